@@ -1,0 +1,279 @@
+//! Backlog per task and the figures published next to it.
+//!
+//! Every function here returns finite numbers: CloudWatch rejects NaN and
+//! infinities, and a scaling policy fed a wrong value scales the wrong way.
+
+use crate::target::{BacklogTarget, QueueKind};
+
+/// Message counts from one `GetQueueAttributes` call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueueCounts {
+    /// `ApproximateNumberOfMessages`.
+    pub visible: u64,
+    /// `ApproximateNumberOfMessagesNotVisible`.
+    pub in_flight: u64,
+    /// `ApproximateNumberOfMessagesDelayed`.
+    pub delayed: u64,
+}
+
+/// Task counts of one ECS service from `DescribeServices`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServiceCounts {
+    pub running: u64,
+    pub pending: u64,
+    pub desired: u64,
+}
+
+/// Which queue counts make up the backlog (`BACKLOG_INCLUDES`). Visible
+/// messages always count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BacklogIncludes {
+    pub in_flight: bool,
+    pub delayed: bool,
+}
+
+impl BacklogIncludes {
+    pub fn backlog(self, counts: QueueCounts) -> u64 {
+        let mut backlog = counts.visible;
+        if self.in_flight {
+            backlog = backlog.saturating_add(counts.in_flight);
+        }
+        if self.delayed {
+            backlog = backlog.saturating_add(counts.delayed);
+        }
+        backlog
+    }
+}
+
+/// Which task count divides the backlog (`TASK_COUNT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskCountMode {
+    #[default]
+    Running,
+    RunningPlusPending,
+    Desired,
+}
+
+impl TaskCountMode {
+    pub fn task_count(self, counts: ServiceCounts) -> u64 {
+        match self {
+            Self::Running => counts.running,
+            Self::RunningPlusPending => counts.running.saturating_add(counts.pending),
+            Self::Desired => counts.desired,
+        }
+    }
+}
+
+/// How far above the target the zero guard publishes when no task runs.
+/// Target tracking only scales out on a value above its target, and it
+/// ignores small excursions inside its tolerance band; twice the target is
+/// clear of that band whatever the target is.
+pub const ZERO_TASK_TARGET_MULTIPLIER: f64 = 2.0;
+
+/// Backlog per task with the zero guard:
+/// - an empty queue is 0, whatever the task count;
+/// - with tasks, backlog ÷ tasks;
+/// - with no task and a backlog, the backlog one task would carry, but never
+///   less than twice the target, so that target tracking scales out from zero
+///   even when the backlog is smaller than the target. Without a known target
+///   only the backlog itself can be published.
+pub fn backlog_per_task(backlog: u64, tasks: u64, target: Option<BacklogTarget>) -> f64 {
+    if backlog == 0 {
+        return 0.0;
+    }
+    if tasks > 0 {
+        return backlog as f64 / tasks as f64;
+    }
+    let one_task = backlog as f64;
+    match target {
+        Some(target) => one_task.max(target.get() * ZERO_TASK_TARGET_MULTIPLIER),
+        None => one_task,
+    }
+}
+
+/// Tasks needed to bring the backlog per task to the target: ceil(backlog ÷ target).
+pub fn desired_tasks(backlog: u64, target: BacklogTarget) -> u64 {
+    let tasks = (backlog as f64 / target.get()).ceil();
+    // `as` saturates, so an absurdly small target yields u64::MAX, not a wrap.
+    tasks as u64
+}
+
+/// In-flight messages per queue before receives start coming back empty while
+/// the queue is still deep. AWS documents 120,000 for standard queues and,
+/// since the November 2024 quota raise, 120,000 for FIFO queues as well
+/// (SQS developer guide, "Amazon SQS FIFO queue quotas"); older material says
+/// 20,000 for FIFO.
+pub fn in_flight_limit(kind: QueueKind) -> u64 {
+    match kind {
+        QueueKind::Standard => 120_000,
+        QueueKind::Fifo => 120_000,
+    }
+}
+
+/// In-flight messages as a percentage of the queue's in-flight limit.
+pub fn in_flight_cap_utilization(in_flight: u64, kind: QueueKind) -> f64 {
+    in_flight as f64 / in_flight_limit(kind) as f64 * 100.0
+}
+
+/// Everything one sample publishes for one target, computed from its reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BacklogSample {
+    pub queue: QueueCounts,
+    pub backlog: u64,
+    /// The denominator used, chosen by [`TaskCountMode`].
+    pub task_count: u64,
+    pub backlog_per_task: f64,
+    pub desired_tasks: Option<u64>,
+    pub in_flight_cap_utilization: f64,
+    /// Visible messages in the dead-letter queue, when the queue has one.
+    pub dlq_backlog: Option<u64>,
+}
+
+/// The reads a sample is computed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Readings {
+    pub queue: QueueCounts,
+    pub service: ServiceCounts,
+    pub dlq_visible: Option<u64>,
+}
+
+/// How the backlog and the task count are chosen, shared by every target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BacklogPolicy {
+    pub includes: BacklogIncludes,
+    pub task_count: TaskCountMode,
+}
+
+impl BacklogPolicy {
+    pub fn sample(
+        self,
+        readings: Readings,
+        kind: QueueKind,
+        target: Option<BacklogTarget>,
+    ) -> BacklogSample {
+        let backlog = self.includes.backlog(readings.queue);
+        let task_count = self.task_count.task_count(readings.service);
+        BacklogSample {
+            queue: readings.queue,
+            backlog,
+            task_count,
+            backlog_per_task: backlog_per_task(backlog, task_count, target),
+            desired_tasks: target.map(|target| desired_tasks(backlog, target)),
+            in_flight_cap_utilization: in_flight_cap_utilization(readings.queue.in_flight, kind),
+            dlq_backlog: readings.dlq_visible,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(value: f64) -> Option<BacklogTarget> {
+        Some(BacklogTarget::new(value).unwrap())
+    }
+
+    #[test]
+    fn backlog_per_task_table() {
+        // (backlog, tasks, target, expected)
+        let cases: &[(u64, u64, Option<BacklogTarget>, f64)] = &[
+            (0, 0, target(100.0), 0.0),
+            (0, 5, target(100.0), 0.0),
+            (0, 0, None, 0.0),
+            (150, 3, target(100.0), 50.0),
+            (1500, 10, target(100.0), 150.0),
+            (1, 3, None, 1.0 / 3.0),
+            (5, 0, target(100.0), 200.0),
+            (5, 0, target(0.5), 5.0),
+            (1000, 0, target(100.0), 1000.0),
+            (200, 0, target(100.0), 200.0),
+            (5, 0, None, 5.0),
+            (u64::MAX, 1, target(100.0), u64::MAX as f64),
+            (u64::MAX, 0, target(100.0), u64::MAX as f64),
+            (u64::MAX, u64::MAX, target(100.0), 1.0),
+        ];
+        for &(backlog, tasks, target, expected) in cases {
+            let got = backlog_per_task(backlog, tasks, target);
+            assert_eq!(got, expected, "backlog {backlog}, tasks {tasks}, target {target:?}");
+            assert!(got.is_finite());
+        }
+    }
+
+    #[test]
+    fn zero_tasks_with_backlog_is_strictly_above_target() {
+        for backlog in [1_u64, 5, 99, 100, 101, 10_000] {
+            for t in [0.001, 1.0, 100.0, 1e9] {
+                let value = backlog_per_task(backlog, 0, target(t));
+                assert!(value > t, "backlog {backlog}, target {t} gave {value}");
+            }
+        }
+    }
+
+    #[test]
+    fn backlog_includes_each_choice() {
+        let counts = QueueCounts { visible: 10, in_flight: 20, delayed: 40 };
+        let cases = [
+            (BacklogIncludes { in_flight: false, delayed: false }, 10),
+            (BacklogIncludes { in_flight: true, delayed: false }, 30),
+            (BacklogIncludes { in_flight: false, delayed: true }, 50),
+            (BacklogIncludes { in_flight: true, delayed: true }, 70),
+        ];
+        for (includes, expected) in cases {
+            assert_eq!(includes.backlog(counts), expected, "{includes:?}");
+        }
+        let huge = QueueCounts { visible: u64::MAX, in_flight: 1, delayed: 1 };
+        assert_eq!(BacklogIncludes { in_flight: true, delayed: true }.backlog(huge), u64::MAX);
+    }
+
+    #[test]
+    fn task_count_each_choice() {
+        let counts = ServiceCounts { running: 3, pending: 2, desired: 7 };
+        assert_eq!(TaskCountMode::Running.task_count(counts), 3);
+        assert_eq!(TaskCountMode::RunningPlusPending.task_count(counts), 5);
+        assert_eq!(TaskCountMode::Desired.task_count(counts), 7);
+        let huge = ServiceCounts { running: u64::MAX, pending: 1, desired: 0 };
+        assert_eq!(TaskCountMode::RunningPlusPending.task_count(huge), u64::MAX);
+    }
+
+    #[test]
+    fn desired_tasks_rounds_up() {
+        let hundred = BacklogTarget::new(100.0).unwrap();
+        assert_eq!(desired_tasks(0, hundred), 0);
+        assert_eq!(desired_tasks(1, hundred), 1);
+        assert_eq!(desired_tasks(100, hundred), 1);
+        assert_eq!(desired_tasks(101, hundred), 2);
+        assert_eq!(desired_tasks(1500, hundred), 15);
+        let tiny = BacklogTarget::new(f64::MIN_POSITIVE).unwrap();
+        assert_eq!(desired_tasks(10, tiny), u64::MAX);
+    }
+
+    #[test]
+    fn in_flight_utilisation_is_a_percentage() {
+        assert_eq!(in_flight_cap_utilization(0, QueueKind::Standard), 0.0);
+        assert_eq!(in_flight_cap_utilization(60_000, QueueKind::Standard), 50.0);
+        assert_eq!(in_flight_cap_utilization(120_000, QueueKind::Fifo), 100.0);
+        assert!(in_flight_cap_utilization(u64::MAX, QueueKind::Fifo).is_finite());
+    }
+
+    #[test]
+    fn sample_combines_policy_and_readings() {
+        let readings = Readings {
+            queue: QueueCounts { visible: 150, in_flight: 30, delayed: 6 },
+            service: ServiceCounts { running: 3, pending: 3, desired: 6 },
+            dlq_visible: Some(4),
+        };
+        let policy = BacklogPolicy {
+            includes: BacklogIncludes { in_flight: true, delayed: false },
+            task_count: TaskCountMode::RunningPlusPending,
+        };
+        let sample = policy.sample(readings, QueueKind::Standard, target(20.0));
+        assert_eq!(sample.backlog, 180);
+        assert_eq!(sample.task_count, 6);
+        assert_eq!(sample.backlog_per_task, 30.0);
+        assert_eq!(sample.desired_tasks, Some(9));
+        assert_eq!(sample.in_flight_cap_utilization, 0.025);
+        assert_eq!(sample.dlq_backlog, Some(4));
+        let without_target = policy.sample(readings, QueueKind::Standard, None);
+        assert_eq!(without_target.desired_tasks, None);
+    }
+}

@@ -1,0 +1,10 @@
+//! Configuration from the environment, read once when a function starts. An
+//! invalid value fails the function's init with the variable and the value.
+
+mod error;
+mod publisher;
+mod vars;
+
+pub use error::ConfigError;
+pub use publisher::{DEFAULT_NAMESPACE, PublisherConfig, Sampling, StorageResolution};
+pub use vars::Vars;

@@ -1,0 +1,334 @@
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::{ConfigError, Vars};
+use crate::backlog::{BacklogIncludes, BacklogPolicy, TaskCountMode};
+use crate::target::{BacklogTarget, QueueRef, Target};
+
+pub const DEFAULT_NAMESPACE: &str = "SqsBackpressure";
+
+/// Upper bound for `SAMPLES_PER_INVOCATION` and `SAMPLE_INTERVAL_SECONDS`:
+/// one sample a second over the one-minute schedule period.
+const MAX_SAMPLES: u32 = 60;
+const MAX_INTERVAL_SECONDS: u64 = 60;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StorageResolution {
+    #[default]
+    Standard,
+    High,
+}
+
+impl StorageResolution {
+    /// The `StorageResolution` value CloudWatch expects, in seconds.
+    pub fn seconds(self) -> i32 {
+        match self {
+            Self::Standard => 60,
+            Self::High => 1,
+        }
+    }
+}
+
+/// Sub-minute sampling within one scheduled invocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sampling {
+    pub samples: u32,
+    pub interval: Duration,
+}
+
+impl Default for Sampling {
+    fn default() -> Self {
+        Self { samples: 1, interval: Duration::ZERO }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PublisherConfig {
+    pub targets: Vec<Target>,
+    pub namespace: String,
+    pub storage_resolution: StorageResolution,
+    pub policy: BacklogPolicy,
+    pub sampling: Sampling,
+}
+
+impl PublisherConfig {
+    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
+        let default_target = backlog_target(vars)?;
+        Ok(Self {
+            targets: targets(vars, default_target)?,
+            namespace: namespace(vars)?,
+            storage_resolution: storage_resolution(vars)?,
+            policy: BacklogPolicy {
+                includes: backlog_includes(vars)?,
+                task_count: task_count(vars)?,
+            },
+            sampling: sampling(vars)?,
+        })
+    }
+}
+
+const SINGLE_TARGET_VARS: [&str; 3] = ["QUEUE_URL", "ECS_CLUSTER_NAME", "ECS_SERVICE_NAME"];
+
+fn targets<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+    default_target: Option<BacklogTarget>,
+) -> Result<Vec<Target>, ConfigError> {
+    let single = SINGLE_TARGET_VARS.map(|name| vars.get(name));
+    match (vars.get("TARGETS"), single.iter().any(Option::is_some)) {
+        (Some(_), true) => Err(ConfigError::Conflict(
+            "set either TARGETS or QUEUE_URL/ECS_CLUSTER_NAME/ECS_SERVICE_NAME, not both",
+        )),
+        (Some(json), false) => targets_from_json(&json, default_target),
+        (None, _) => {
+            let [Some(queue_url), Some(cluster), Some(service)] = single else {
+                let missing = SINGLE_TARGET_VARS
+                    .into_iter()
+                    .zip(&single)
+                    .find_map(|(name, value)| value.is_none().then_some(name))
+                    .unwrap_or(SINGLE_TARGET_VARS[0]);
+                return Err(ConfigError::Missing {
+                    name: missing,
+                    reason: "one target needs QUEUE_URL, ECS_CLUSTER_NAME and ECS_SERVICE_NAME \
+                             (or set TARGETS for several)",
+                });
+            };
+            let queue = QueueRef::parse(&queue_url)
+                .map_err(|e| ConfigError::invalid("QUEUE_URL", &queue_url, e.to_string()))?;
+            check_ecs_name("ECS_CLUSTER_NAME", &cluster)?;
+            check_ecs_name("ECS_SERVICE_NAME", &service)?;
+            Ok(vec![Target { queue, cluster, service, backlog_target: default_target }])
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct TargetSpec {
+    queue_url: String,
+    cluster: String,
+    service: String,
+    target_backlog_per_task: Option<f64>,
+}
+
+fn targets_from_json(
+    json: &str,
+    default_target: Option<BacklogTarget>,
+) -> Result<Vec<Target>, ConfigError> {
+    let invalid =
+        |reason: String| ConfigError::Targets { value: json.to_owned(), reason, source: None };
+    let specs: Vec<TargetSpec> =
+        serde_json::from_str(json).map_err(|source| ConfigError::Targets {
+            value: json.to_owned(),
+            reason: "expected a JSON array of {\"queueUrl\", \"cluster\", \"service\", \
+                 \"targetBacklogPerTask\"?} objects"
+                .to_owned(),
+            source: Some(source),
+        })?;
+    if specs.is_empty() {
+        return Err(invalid("the array is empty; give at least one target".to_owned()));
+    }
+    let mut seen = HashSet::new();
+    specs
+        .into_iter()
+        .enumerate()
+        .map(|(index, spec)| {
+            let queue = QueueRef::parse(&spec.queue_url)
+                .map_err(|e| invalid(format!("target {index}: {e}")))?;
+            for (field, value) in [("cluster", &spec.cluster), ("service", &spec.service)] {
+                if !valid_ecs_name(value) {
+                    return Err(invalid(format!(
+                        "target {index}: {field} {value:?} {ECS_NAME_RULE}"
+                    )));
+                }
+            }
+            let backlog_target = match spec.target_backlog_per_task {
+                None => default_target,
+                Some(value) => Some(BacklogTarget::new(value).ok_or_else(|| {
+                    invalid(format!(
+                        "target {index}: targetBacklogPerTask must be a positive number"
+                    ))
+                })?),
+            };
+            if !seen.insert((spec.queue_url.clone(), spec.cluster.clone(), spec.service.clone())) {
+                return Err(invalid(format!("target {index} repeats an earlier target")));
+            }
+            Ok(Target { queue, cluster: spec.cluster, service: spec.service, backlog_target })
+        })
+        .collect()
+}
+
+const ECS_NAME_RULE: &str = "must be 1-255 letters, digits, hyphens or underscores (or an ARN)";
+
+fn valid_ecs_name(name: &str) -> bool {
+    let is_arn = name.starts_with("arn:") && !name.contains(char::is_whitespace);
+    let is_name = !name.is_empty()
+        && name.len() <= 255
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    is_arn || is_name
+}
+
+fn check_ecs_name(name: &'static str, value: &str) -> Result<(), ConfigError> {
+    if valid_ecs_name(value) {
+        Ok(())
+    } else {
+        Err(ConfigError::invalid(name, value, ECS_NAME_RULE))
+    }
+}
+
+fn positive<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+    name: &'static str,
+) -> Result<Option<f64>, ConfigError> {
+    let value = vars.parse::<f64>(name, "a positive number")?;
+    match value {
+        Some(v) if !(v.is_finite() && v > 0.0) => {
+            Err(ConfigError::invalid(name, &v.to_string(), "expected a positive number"))
+        }
+        _ => Ok(value),
+    }
+}
+
+fn backlog_target<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+) -> Result<Option<BacklogTarget>, ConfigError> {
+    let direct = positive(vars, "TARGET_BACKLOG_PER_TASK")?;
+    let latency = positive(vars, "ACCEPTABLE_LATENCY_SECONDS")?;
+    let processing = positive(vars, "AVG_PROCESSING_SECONDS")?;
+    match (direct, latency, processing) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => Err(ConfigError::Conflict(
+            "set either TARGET_BACKLOG_PER_TASK or ACCEPTABLE_LATENCY_SECONDS with \
+             AVG_PROCESSING_SECONDS, not both",
+        )),
+        (Some(value), None, None) => Ok(BacklogTarget::new(value)),
+        (None, Some(latency), Some(processing)) => {
+            BacklogTarget::from_latency(latency, processing).map(Some).ok_or_else(|| {
+                ConfigError::invalid(
+                    "ACCEPTABLE_LATENCY_SECONDS",
+                    &latency.to_string(),
+                    format!("÷ AVG_PROCESSING_SECONDS={processing} is not a usable target"),
+                )
+            })
+        }
+        (None, Some(_), None) => Err(ConfigError::Missing {
+            name: "AVG_PROCESSING_SECONDS",
+            reason: "ACCEPTABLE_LATENCY_SECONDS is set, and the target is latency ÷ processing time",
+        }),
+        (None, None, Some(_)) => Err(ConfigError::Missing {
+            name: "ACCEPTABLE_LATENCY_SECONDS",
+            reason: "AVG_PROCESSING_SECONDS is set, and the target is latency ÷ processing time",
+        }),
+        (None, None, None) => Ok(None),
+    }
+}
+
+fn namespace<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<String, ConfigError> {
+    let Some(namespace) = vars.get("METRIC_NAMESPACE") else {
+        return Ok(DEFAULT_NAMESPACE.to_owned());
+    };
+    let allowed = |c: char| c.is_ascii_alphanumeric() || ".-_/#: ".contains(c);
+    if namespace.starts_with("AWS/") {
+        Err(ConfigError::invalid(
+            "METRIC_NAMESPACE",
+            &namespace,
+            "the AWS/ prefix is reserved for AWS services",
+        ))
+    } else if namespace.len() > 255 || !namespace.chars().all(allowed) {
+        Err(ConfigError::invalid(
+            "METRIC_NAMESPACE",
+            &namespace,
+            "expected at most 255 of A-Z a-z 0-9 . - _ / # : and space",
+        ))
+    } else {
+        Ok(namespace)
+    }
+}
+
+fn storage_resolution<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+) -> Result<StorageResolution, ConfigError> {
+    match vars.get("STORAGE_RESOLUTION").as_deref() {
+        None | Some("60") => Ok(StorageResolution::Standard),
+        Some("1") => Ok(StorageResolution::High),
+        Some(other) => Err(ConfigError::invalid("STORAGE_RESOLUTION", other, "expected 60 or 1")),
+    }
+}
+
+fn backlog_includes<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+) -> Result<BacklogIncludes, ConfigError> {
+    let Some(value) = vars.get("BACKLOG_INCLUDES") else {
+        return Ok(BacklogIncludes::default());
+    };
+    let (mut visible, mut includes) = (false, BacklogIncludes::default());
+    for token in value.split(',').map(|t| t.trim().to_ascii_lowercase()) {
+        match token.as_str() {
+            "visible" => visible = true,
+            "inflight" => includes.in_flight = true,
+            "delayed" => includes.delayed = true,
+            _ => {
+                return Err(ConfigError::invalid(
+                    "BACKLOG_INCLUDES",
+                    &value,
+                    format!(
+                        "unknown item {token:?}; expected a comma-separated list of visible, inflight, delayed"
+                    ),
+                ));
+            }
+        }
+    }
+    if !visible {
+        return Err(ConfigError::invalid(
+            "BACKLOG_INCLUDES",
+            &value,
+            "the list must include visible (the messages waiting), e.g. visible,inflight",
+        ));
+    }
+    Ok(includes)
+}
+
+fn task_count<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<TaskCountMode, ConfigError> {
+    match vars.get("TASK_COUNT").map(|v| v.to_ascii_lowercase()).as_deref() {
+        None | Some("running") => Ok(TaskCountMode::Running),
+        Some("running+pending") => Ok(TaskCountMode::RunningPlusPending),
+        Some("desired") => Ok(TaskCountMode::Desired),
+        Some(_) => Err(ConfigError::invalid(
+            "TASK_COUNT",
+            &vars.get("TASK_COUNT").unwrap_or_default(),
+            "expected running, running+pending or desired",
+        )),
+    }
+}
+
+fn sampling<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Sampling, ConfigError> {
+    let samples =
+        vars.parse::<u32>("SAMPLES_PER_INVOCATION", "a whole number from 1 to 60")?.unwrap_or(1);
+    if !(1..=MAX_SAMPLES).contains(&samples) {
+        return Err(ConfigError::invalid(
+            "SAMPLES_PER_INVOCATION",
+            &samples.to_string(),
+            "expected a whole number from 1 to 60",
+        ));
+    }
+    let interval = vars.parse::<u64>("SAMPLE_INTERVAL_SECONDS", "whole seconds from 1 to 60")?;
+    match interval {
+        None if samples > 1 => Err(ConfigError::Missing {
+            name: "SAMPLE_INTERVAL_SECONDS",
+            reason: "SAMPLES_PER_INVOCATION is above 1",
+        }),
+        None => Ok(Sampling::default()),
+        Some(seconds) if !(1..=MAX_INTERVAL_SECONDS).contains(&seconds) => {
+            Err(ConfigError::invalid(
+                "SAMPLE_INTERVAL_SECONDS",
+                &seconds.to_string(),
+                "expected whole seconds from 1 to 60",
+            ))
+        }
+        Some(seconds) => Ok(Sampling { samples, interval: Duration::from_secs(seconds) }),
+    }
+}
+
+#[cfg(test)]
+#[path = "publisher_tests.rs"]
+mod tests;

@@ -1,0 +1,45 @@
+use std::str::FromStr;
+
+use super::ConfigError;
+
+/// Environment lookups. An empty value counts as unset, because CloudFormation
+/// passes an optional parameter left blank as an empty string.
+pub struct Vars<F> {
+    lookup: F,
+}
+
+impl Vars<fn(&str) -> Option<String>> {
+    pub fn from_process_env() -> Self {
+        Self { lookup: |name| std::env::var(name).ok() }
+    }
+}
+
+impl<F: Fn(&str) -> Option<String>> Vars<F> {
+    pub fn new(lookup: F) -> Self {
+        Self { lookup }
+    }
+
+    pub fn get(&self, name: &str) -> Option<String> {
+        (self.lookup)(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty())
+    }
+
+    pub fn parse<T: FromStr>(
+        &self,
+        name: &'static str,
+        expected: &str,
+    ) -> Result<Option<T>, ConfigError> {
+        self.get(name)
+            .map(|value| {
+                value
+                    .parse()
+                    .map_err(|_| ConfigError::invalid(name, &value, format!("expected {expected}")))
+            })
+            .transpose()
+    }
+}
+
+impl<F> std::fmt::Debug for Vars<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Vars")
+    }
+}

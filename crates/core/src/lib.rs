@@ -1,0 +1,13 @@
+//! Pure logic shared by the sqs-backpressure functions: backlog maths, metric
+//! datums, configuration parsing and the narrow ports the AWS adapters implement.
+//! Nothing in this crate performs I/O.
+
+pub mod backlog;
+pub mod config;
+pub mod metrics;
+pub mod ports;
+pub mod redrive;
+pub mod target;
+
+pub use backlog::{BacklogIncludes, BacklogSample, QueueCounts, ServiceCounts, TaskCountMode};
+pub use target::{BacklogTarget, QueueRef, Target};

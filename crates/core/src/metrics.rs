@@ -1,0 +1,152 @@
+//! The datums one sample publishes, independent of the CloudWatch SDK.
+
+use std::time::SystemTime;
+
+use crate::backlog::BacklogSample;
+use crate::target::Target;
+
+/// `PutMetricData` accepts at most 1,000 datums per request.
+pub const MAX_DATUMS_PER_REQUEST: usize = 1000;
+
+/// Dimension names, in the order every datum carries them. The scaling
+/// policy in `template.yaml` must name exactly these.
+pub const DIMENSION_NAMES: [&str; 3] = ["ClusterName", "ServiceName", "QueueName"];
+
+pub const BACKLOG_PER_TASK: &str = "BacklogPerTask";
+pub const QUEUE_BACKLOG: &str = "QueueBacklog";
+pub const IN_FLIGHT: &str = "InFlight";
+pub const DELAYED: &str = "Delayed";
+pub const TASK_COUNT: &str = "TaskCount";
+pub const DESIRED_TASKS: &str = "DesiredTasks";
+pub const IN_FLIGHT_CAP_UTILIZATION: &str = "InFlightCapUtilization";
+pub const DLQ_BACKLOG: &str = "DlqBacklog";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Count,
+    Percent,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Datum {
+    pub name: &'static str,
+    pub value: f64,
+    pub unit: Unit,
+    /// Values for [`DIMENSION_NAMES`], in the same order.
+    pub dimensions: [String; 3],
+    pub timestamp: SystemTime,
+}
+
+/// The datums for one target's sample. Optional figures are left out rather
+/// than published as zero: a zero would read as a real measurement.
+pub fn datums(target: &Target, sample: &BacklogSample, timestamp: SystemTime) -> Vec<Datum> {
+    let dimensions =
+        [target.cluster.clone(), target.service.clone(), target.queue.name().to_owned()];
+    let count = |name, value: u64| Some((name, value as f64, Unit::Count));
+    [
+        Some((BACKLOG_PER_TASK, sample.backlog_per_task, Unit::Count)),
+        count(QUEUE_BACKLOG, sample.backlog),
+        count(IN_FLIGHT, sample.queue.in_flight),
+        count(DELAYED, sample.queue.delayed),
+        count(TASK_COUNT, sample.task_count),
+        sample.desired_tasks.and_then(|tasks| count(DESIRED_TASKS, tasks)),
+        Some((IN_FLIGHT_CAP_UTILIZATION, sample.in_flight_cap_utilization, Unit::Percent)),
+        sample.dlq_backlog.and_then(|visible| count(DLQ_BACKLOG, visible)),
+    ]
+    .into_iter()
+    .flatten()
+    .map(|(name, value, unit)| Datum {
+        name,
+        value,
+        unit,
+        dimensions: dimensions.clone(),
+        timestamp,
+    })
+    .collect()
+}
+
+/// Splits one sample's datums into `PutMetricData` requests.
+pub fn requests(datums: &[Datum]) -> std::slice::Chunks<'_, Datum> {
+    datums.chunks(MAX_DATUMS_PER_REQUEST)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backlog::QueueCounts;
+    use crate::target::QueueRef;
+
+    fn target() -> Target {
+        Target {
+            queue: QueueRef::parse("https://sqs.eu-west-1.amazonaws.com/1/work").unwrap(),
+            cluster: "c".into(),
+            service: "s".into(),
+            backlog_target: None,
+        }
+    }
+
+    fn sample(desired: Option<u64>, dlq: Option<u64>) -> BacklogSample {
+        BacklogSample {
+            queue: QueueCounts { visible: 150, in_flight: 7, delayed: 2 },
+            backlog: 150,
+            task_count: 3,
+            backlog_per_task: 50.0,
+            desired_tasks: desired,
+            in_flight_cap_utilization: 0.5,
+            dlq_backlog: dlq,
+        }
+    }
+
+    #[test]
+    fn every_datum_carries_the_three_dimensions() {
+        let now = SystemTime::UNIX_EPOCH;
+        let all = datums(&target(), &sample(Some(2), Some(4)), now);
+        let names: Vec<_> = all.iter().map(|d| d.name).collect();
+        assert_eq!(
+            names,
+            [
+                BACKLOG_PER_TASK,
+                QUEUE_BACKLOG,
+                IN_FLIGHT,
+                DELAYED,
+                TASK_COUNT,
+                DESIRED_TASKS,
+                IN_FLIGHT_CAP_UTILIZATION,
+                DLQ_BACKLOG
+            ]
+        );
+        for datum in &all {
+            assert_eq!(datum.dimensions, ["c", "s", "work"]);
+            assert_eq!(datum.timestamp, now);
+            assert!(datum.value.is_finite());
+            let expected_unit =
+                if datum.name == IN_FLIGHT_CAP_UTILIZATION { Unit::Percent } else { Unit::Count };
+            assert_eq!(datum.unit, expected_unit, "{}", datum.name);
+        }
+        assert_eq!(all[0].value, 50.0);
+        assert_eq!(all[7].value, 4.0);
+    }
+
+    #[test]
+    fn unknown_figures_are_left_out_not_zeroed() {
+        let names: Vec<_> = datums(&target(), &sample(None, None), SystemTime::UNIX_EPOCH)
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        assert!(!names.contains(&DESIRED_TASKS));
+        assert!(!names.contains(&DLQ_BACKLOG));
+        assert_eq!(names.len(), 6);
+    }
+
+    #[test]
+    fn requests_split_at_one_thousand_datums() {
+        let one = datums(&target(), &sample(Some(2), Some(4)), SystemTime::UNIX_EPOCH);
+        for (targets, expected) in
+            [(0, vec![]), (125, vec![1000]), (126, vec![1000, 8]), (300, vec![1000, 1000, 400])]
+        {
+            let all: Vec<Datum> = one.iter().cycle().take(targets * one.len()).cloned().collect();
+            let sizes: Vec<usize> = requests(&all).map(<[Datum]>::len).collect();
+            assert_eq!(sizes, expected, "{targets} targets");
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The narrow interfaces the publisher's AWS adapters implement. Tests pass
+//! SDK clients backed by `aws-smithy-mocks` or by the emulators.
+
+use std::future::Future;
+
+use crate::backlog::{QueueCounts, ServiceCounts};
+use crate::metrics::Datum;
+use crate::target::QueueRef;
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// An AWS API call that failed, after the SDK's own retries.
+#[derive(Debug, thiserror::Error)]
+#[error("{operation} failed")]
+pub struct ApiError {
+    pub operation: &'static str,
+    #[source]
+    pub source: BoxError,
+}
+
+impl ApiError {
+    pub fn new(operation: &'static str, source: impl Into<BoxError>) -> Self {
+        Self { operation, source: source.into() }
+    }
+}
+
+/// What one `GetQueueAttributes` call says about a queue.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct QueueAttributes {
+    pub counts: QueueCounts,
+    /// The raw `RedrivePolicy` attribute, when the queue has one.
+    pub redrive_policy: Option<String>,
+}
+
+pub trait QueueReader: Send + Sync {
+    fn queue_attributes(
+        &self,
+        queue: &QueueRef,
+    ) -> impl Future<Output = Result<QueueAttributes, ApiError>> + Send;
+}
+
+/// One service as `DescribeServices` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DescribedService {
+    pub name: String,
+    pub status: String,
+    pub counts: ServiceCounts,
+}
+
+/// `DescribeServices` reports unknown services as failures, not as an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServiceFailure {
+    pub arn: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DescribedServices {
+    pub services: Vec<DescribedService>,
+    pub failures: Vec<ServiceFailure>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServiceLookupError {
+    #[error("service not found ({reason})")]
+    Missing { reason: String },
+    #[error("service status is {status}, not ACTIVE")]
+    NotActive { status: String },
+}
+
+impl DescribedServices {
+    /// The counts of one requested service. A service that is draining or
+    /// deleted has no meaningful task count for scaling, so it is an error.
+    pub fn counts_for(&self, service: &str) -> Result<ServiceCounts, ServiceLookupError> {
+        if let Some(found) = self.services.iter().find(|s| s.name == service) {
+            return if found.status == "ACTIVE" {
+                Ok(found.counts)
+            } else {
+                Err(ServiceLookupError::NotActive { status: found.status.clone() })
+            };
+        }
+        let reason = self
+            .failures
+            .iter()
+            .find(|f| f.arn == service || f.arn.ends_with(&format!("/{service}")))
+            .map_or_else(|| "absent from the response".to_owned(), |f| f.reason.clone());
+        Err(ServiceLookupError::Missing { reason })
+    }
+}
+
+/// `DescribeServices` accepts at most 10 services per call.
+pub const MAX_SERVICES_PER_DESCRIBE: usize = 10;
+
+pub trait ServiceReader: Send + Sync {
+    fn describe_services(
+        &self,
+        cluster: &str,
+        services: &[String],
+    ) -> impl Future<Output = Result<DescribedServices, ApiError>> + Send;
+}
+
+pub trait MetricSink: Send + Sync {
+    /// Publishes at most [`crate::metrics::MAX_DATUMS_PER_REQUEST`] datums in one request.
+    fn put_metric_data(
+        &self,
+        datums: &[Datum],
+    ) -> impl Future<Output = Result<(), ApiError>> + Send;
+}
+
+/// The whole chain of an error's messages, for one log field.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn described() -> DescribedServices {
+        DescribedServices {
+            services: vec![
+                DescribedService {
+                    name: "live".into(),
+                    status: "ACTIVE".into(),
+                    counts: ServiceCounts { running: 2, pending: 1, desired: 3 },
+                },
+                DescribedService {
+                    name: "gone".into(),
+                    status: "INACTIVE".into(),
+                    counts: ServiceCounts::default(),
+                },
+            ],
+            failures: vec![ServiceFailure {
+                arn: "arn:aws:ecs:eu-west-1:1:service/c/missing".into(),
+                reason: "MISSING".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn finds_active_services_and_explains_the_rest() {
+        let described = described();
+        assert_eq!(described.counts_for("live").unwrap().running, 2);
+        assert_eq!(
+            described.counts_for("gone"),
+            Err(ServiceLookupError::NotActive { status: "INACTIVE".into() })
+        );
+        assert_eq!(
+            described.counts_for("missing"),
+            Err(ServiceLookupError::Missing { reason: "MISSING".into() })
+        );
+        assert_eq!(
+            described.counts_for("other"),
+            Err(ServiceLookupError::Missing { reason: "absent from the response".into() })
+        );
+    }
+
+    #[test]
+    fn error_chain_joins_every_source() {
+        let error = ApiError::new("GetQueueAttributes", std::io::Error::other("throttled"));
+        assert_eq!(error_chain(&error), "GetQueueAttributes failed: throttled");
+    }
+}
