@@ -1,1 +1,46 @@
-fn main() {}
+use std::process::ExitCode;
+
+use backlog_publisher::aws::{CloudWatchSink, EcsServices, SqsQueues};
+use backlog_publisher::handler::handle;
+use backlog_publisher::publisher::Publisher;
+use backpressure_core::config::{PublisherConfig, Vars};
+use backpressure_core::ports::error_chain;
+use lambda_runtime::{LambdaEvent, service_fn};
+use serde_json::Value;
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    lambda_runtime::tracing::init_default_subscriber();
+    let config = match PublisherConfig::from_vars(&Vars::from_process_env()) {
+        Ok(config) => config,
+        Err(error) => {
+            // Exiting during init makes Lambda report Runtime.ExitError with this log line.
+            tracing::error!(error = %error_chain(&error), "invalid configuration");
+            return ExitCode::FAILURE;
+        }
+    };
+    let aws = aws_config::load_from_env().await;
+    let metrics = CloudWatchSink::new(
+        aws_sdk_cloudwatch::Client::new(&aws),
+        config.namespace.clone(),
+        config.storage_resolution,
+    );
+    let publisher = Publisher::new(
+        config,
+        SqsQueues::new(aws_sdk_sqs::Client::new(&aws)),
+        EcsServices::new(aws_sdk_ecs::Client::new(&aws)),
+        metrics,
+    );
+    let publisher = &publisher;
+    let result = lambda_runtime::run(service_fn(move |event: LambdaEvent<Value>| async move {
+        handle(publisher, event).await
+    }))
+    .await;
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(error = %error, "the Lambda runtime stopped");
+            ExitCode::FAILURE
+        }
+    }
+}

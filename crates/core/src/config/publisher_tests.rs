@@ -102,7 +102,8 @@ fn empty_values_count_as_unset() {
 
 #[test]
 fn errors_name_the_variable_and_the_value() {
-    let cases: Vec<(Vec<(&str, &str)>, &[&str])> = vec![
+    type Case = (Vec<(&'static str, &'static str)>, &'static [&'static str]);
+    let cases: Vec<Case> = vec![
         (vec![], &["QUEUE_URL is required"]),
         (vec![("QUEUE_URL", QUEUE), ("ECS_CLUSTER_NAME", "c")], &["ECS_SERVICE_NAME is required"]),
         (single(&[("TARGETS", "[]")]), &["TARGETS", "QUEUE_URL", "not both"]),

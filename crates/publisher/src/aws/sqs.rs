@@ -1,0 +1,52 @@
+use aws_sdk_sqs::Client;
+use aws_sdk_sqs::types::QueueAttributeName;
+use backpressure_core::QueueCounts;
+use backpressure_core::ports::{ApiError, QueueAttributes, QueueReader};
+use backpressure_core::target::QueueRef;
+
+#[derive(Debug, Clone)]
+pub struct SqsQueues {
+    client: Client,
+}
+
+impl SqsQueues {
+    pub fn new(client: Client) -> Self {
+        Self { client }
+    }
+}
+
+const OPERATION: &str = "GetQueueAttributes";
+
+impl QueueReader for SqsQueues {
+    async fn queue_attributes(&self, queue: &QueueRef) -> Result<QueueAttributes, ApiError> {
+        let output = self
+            .client
+            .get_queue_attributes()
+            .queue_url(queue.url())
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesDelayed)
+            .attribute_names(QueueAttributeName::RedrivePolicy)
+            .send()
+            .await
+            .map_err(|e| ApiError::new(OPERATION, e))?;
+        let attributes = output.attributes.unwrap_or_default();
+        // A missing or unreadable count must not become 0: that is a measurement.
+        let count = |name: QueueAttributeName| -> Result<u64, ApiError> {
+            let value = attributes.get(&name).ok_or_else(|| {
+                ApiError::new(OPERATION, format!("the response has no {}", name.as_str()))
+            })?;
+            value.parse().map_err(|_| {
+                ApiError::new(OPERATION, format!("{} is {value:?}, not a count", name.as_str()))
+            })
+        };
+        Ok(QueueAttributes {
+            counts: QueueCounts {
+                visible: count(QueueAttributeName::ApproximateNumberOfMessages)?,
+                in_flight: count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)?,
+                delayed: count(QueueAttributeName::ApproximateNumberOfMessagesDelayed)?,
+            },
+            redrive_policy: attributes.get(&QueueAttributeName::RedrivePolicy).cloned(),
+        })
+    }
+}

@@ -1,0 +1,214 @@
+//! Reading one sample for every target: each queue once, each cluster's
+//! services in calls of ten, all concurrently. A failure is kept per target,
+//! so one bad target never hides or corrupts another's figures.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use backpressure_core::backlog::Readings;
+use backpressure_core::ports::{
+    ApiError, DescribedServices, MAX_SERVICES_PER_DESCRIBE, QueueAttributes, QueueReader,
+    ServiceLookupError, ServiceReader,
+};
+use backpressure_core::redrive::{RedrivePolicyError, dead_letter_target_arn};
+use backpressure_core::target::{QueueRef, QueueRefError, Target};
+use backpressure_core::{QueueCounts, ServiceCounts};
+use futures::future::join_all;
+
+/// Why one target could not be read. Shared failures (a queue or a
+/// `DescribeServices` call used by several targets) are reference-counted.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum TargetError {
+    #[error("reading queue {queue} failed")]
+    Queue {
+        queue: String,
+        #[source]
+        source: Arc<ApiError>,
+    },
+    #[error("queue {queue} has a RedrivePolicy naming no usable dead-letter queue")]
+    RedrivePolicy {
+        queue: String,
+        #[source]
+        source: Arc<RedriveError>,
+    },
+    #[error("reading dead-letter queue {queue} failed")]
+    DeadLetterQueue {
+        queue: String,
+        #[source]
+        source: Arc<ApiError>,
+    },
+    #[error("describing services of cluster {cluster} failed")]
+    DescribeServices {
+        cluster: String,
+        #[source]
+        source: Arc<ApiError>,
+    },
+    #[error("service {service} of cluster {cluster} cannot be counted")]
+    Service {
+        cluster: String,
+        service: String,
+        #[source]
+        source: ServiceLookupError,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RedriveError {
+    #[error(transparent)]
+    Policy(#[from] RedrivePolicyError),
+    #[error(transparent)]
+    Arn(#[from] QueueRefError),
+}
+
+type QueueResult = Result<QueueAttributes, Arc<ApiError>>;
+type DescribeResult = Result<Arc<DescribedServices>, Arc<ApiError>>;
+
+/// Reads every target once. The result is in the order of `targets`.
+pub async fn read_targets<Q: QueueReader, S: ServiceReader>(
+    queues: &Q,
+    services: &S,
+    targets: &[Target],
+) -> Vec<Result<Readings, TargetError>> {
+    let (queue_reads, service_reads) =
+        futures::join!(read_queues(queues, targets), describe_services(services, targets));
+    targets
+        .iter()
+        .map(|target| {
+            let (counts, dlq_visible) = queue_reads
+                .get(target.queue.url())
+                .cloned()
+                .unwrap_or_else(|| unreachable_read(&target.queue))?;
+            let service = service_counts(&service_reads, target)?;
+            Ok(Readings { queue: counts, service, dlq_visible })
+        })
+        .collect()
+}
+
+type QueueReading = Result<(QueueCounts, Option<u64>), TargetError>;
+
+/// Every queue in `read_targets` is read, so a missing entry cannot happen;
+/// reporting it as a failed read keeps even that impossible case honest.
+fn unreachable_read(queue: &QueueRef) -> QueueReading {
+    Err(TargetError::Queue {
+        queue: queue.name().to_owned(),
+        source: Arc::new(ApiError::new("GetQueueAttributes", "the queue was not read")),
+    })
+}
+
+/// Each distinct queue once, then each distinct dead-letter queue once.
+async fn read_queues<Q: QueueReader>(
+    queues: &Q,
+    targets: &[Target],
+) -> HashMap<String, QueueReading> {
+    let mut distinct: Vec<&QueueRef> = targets.iter().map(|t| &t.queue).collect();
+    distinct.sort_by(|a, b| a.url().cmp(b.url()));
+    distinct.dedup();
+    let reads = attributes_of(queues, distinct.iter().copied()).await;
+
+    let dead_letter: HashMap<&str, Result<QueueRef, Arc<RedriveError>>> = reads
+        .iter()
+        .filter_map(|(queue, read)| {
+            let policy = read.as_ref().ok()?.redrive_policy.as_deref()?;
+            let dlq = dead_letter_target_arn(policy)
+                .map_err(RedriveError::from)
+                .and_then(|arn| queue.dead_letter_queue(&arn).map_err(RedriveError::from))
+                .map_err(Arc::new);
+            Some((queue.url(), dlq))
+        })
+        .collect();
+    let mut dlqs: Vec<&QueueRef> = dead_letter.values().filter_map(|d| d.as_ref().ok()).collect();
+    dlqs.sort_by(|a, b| a.url().cmp(b.url()));
+    dlqs.dedup();
+    let dlq_reads: HashMap<&str, QueueResult> = attributes_of(queues, dlqs.iter().copied())
+        .await
+        .into_iter()
+        .map(|(q, r)| (q.url(), r))
+        .collect();
+
+    reads
+        .iter()
+        .map(|(queue, read)| {
+            let name = || queue.name().to_owned();
+            let reading = match read {
+                Err(source) => Err(TargetError::Queue { queue: name(), source: source.clone() }),
+                Ok(attributes) => match dead_letter.get(queue.url()) {
+                    None => Ok((attributes.counts, None)),
+                    Some(Err(source)) => {
+                        Err(TargetError::RedrivePolicy { queue: name(), source: source.clone() })
+                    }
+                    Some(Ok(dlq)) => match dlq_reads.get(dlq.url()) {
+                        Some(Ok(dlq_attributes)) => {
+                            Ok((attributes.counts, Some(dlq_attributes.counts.visible)))
+                        }
+                        Some(Err(source)) => Err(TargetError::DeadLetterQueue {
+                            queue: dlq.name().to_owned(),
+                            source: source.clone(),
+                        }),
+                        None => unreachable_read(dlq),
+                    },
+                },
+            };
+            (queue.url().to_owned(), reading)
+        })
+        .collect()
+}
+
+async fn attributes_of<'q, Q: QueueReader>(
+    queues: &Q,
+    refs: impl Iterator<Item = &'q QueueRef>,
+) -> Vec<(&'q QueueRef, QueueResult)> {
+    join_all(refs.map(|queue| async move {
+        (queue, queues.queue_attributes(queue).await.map_err(Arc::new))
+    }))
+    .await
+}
+
+/// `DescribeServices` per cluster, ten services a call, all calls concurrent.
+async fn describe_services<S: ServiceReader>(
+    services: &S,
+    targets: &[Target],
+) -> HashMap<(String, String), DescribeResult> {
+    let mut by_cluster: HashMap<&str, Vec<String>> = HashMap::new();
+    for target in targets {
+        let names = by_cluster.entry(&target.cluster).or_default();
+        if !names.contains(&target.service) {
+            names.push(target.service.clone());
+        }
+    }
+    let calls = by_cluster.iter().flat_map(|(cluster, names)| {
+        names.chunks(MAX_SERVICES_PER_DESCRIBE).map(move |chunk| async move {
+            let described =
+                services.describe_services(cluster, chunk).await.map(Arc::new).map_err(Arc::new);
+            chunk.iter().map(move |name| ((cluster.to_string(), name.clone()), described.clone()))
+        })
+    });
+    join_all(calls).await.into_iter().flatten().collect()
+}
+
+fn service_counts(
+    reads: &HashMap<(String, String), DescribeResult>,
+    target: &Target,
+) -> Result<ServiceCounts, TargetError> {
+    let key = (target.cluster.clone(), target.service.clone());
+    let described = match reads.get(&key) {
+        Some(Ok(described)) => described,
+        Some(Err(source)) => {
+            return Err(TargetError::DescribeServices {
+                cluster: target.cluster.clone(),
+                source: source.clone(),
+            });
+        }
+        None => {
+            return Err(TargetError::Service {
+                cluster: target.cluster.clone(),
+                service: target.service.clone(),
+                source: ServiceLookupError::Missing { reason: "not described".to_owned() },
+            });
+        }
+    };
+    described.counts_for(&target.service).map_err(|source| TargetError::Service {
+        cluster: target.cluster.clone(),
+        service: target.service.clone(),
+        source,
+    })
+}

@@ -1,0 +1,36 @@
+use std::time::SystemTime;
+
+use backpressure_core::ports::{MetricSink, QueueReader, ServiceReader, error_chain};
+use lambda_runtime::{Diagnostic, LambdaEvent};
+use serde_json::Value;
+use tokio::time::Instant;
+use tracing::{error, info};
+
+use crate::publisher::{InvocationError, Publisher, Summary};
+
+/// The scheduled event carries nothing the publisher needs, so any JSON is
+/// accepted: a manual test invoke with `{}` works the same as the schedule.
+pub async fn handle<Q: QueueReader, S: ServiceReader, M: MetricSink>(
+    publisher: &Publisher<Q, S, M>,
+    event: LambdaEvent<Value>,
+) -> Result<Summary, InvocationError> {
+    let remaining = event.context.deadline().duration_since(SystemTime::now()).unwrap_or_default();
+    info!(
+        request_id = %event.context.request_id,
+        scheduled_time = event.payload.get("time").and_then(serde_json::Value::as_str).unwrap_or("none"),
+        remaining_ms = remaining.as_millis() as u64,
+        targets = publisher.config().targets.len(),
+        "publishing backlog per task"
+    );
+    let result = publisher.run(Instant::now() + remaining).await;
+    if let Err(error) = &result {
+        error!(error = %error_chain(error), error_type = error.error_type(), "invocation failed");
+    }
+    result
+}
+
+impl From<InvocationError> for Diagnostic {
+    fn from(error: InvocationError) -> Self {
+        Diagnostic { error_type: error.error_type().to_owned(), error_message: error_chain(&error) }
+    }
+}

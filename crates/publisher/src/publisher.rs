@@ -1,0 +1,223 @@
+//! One scheduled invocation: take the configured samples, publish each as it
+//! is taken, and fail honestly when a target could not be read or a sample
+//! could not be published.
+
+use std::time::{Duration, SystemTime};
+
+use backpressure_core::config::{PublisherConfig, Sampling};
+use backpressure_core::metrics;
+use backpressure_core::ports::{ApiError, MetricSink, QueueReader, ServiceReader, error_chain};
+use backpressure_core::{BacklogSample, Target};
+use serde::Serialize;
+use tokio::time::{Instant, sleep_until, timeout};
+use tracing::{debug, error, info, warn};
+
+use crate::collect::{TargetError, read_targets};
+
+/// Time kept free before the invocation's deadline, so the function always
+/// returns its own answer instead of being cut off by a Lambda timeout.
+pub const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
+
+#[derive(Debug)]
+pub struct Publisher<Q, S, M> {
+    config: PublisherConfig,
+    queues: Q,
+    services: S,
+    metrics: M,
+}
+
+/// The successful output: the last published figures of every target.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    pub samples: u32,
+    pub targets: Vec<TargetSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetSummary {
+    pub queue_name: String,
+    pub cluster: String,
+    pub service: String,
+    pub backlog: u64,
+    pub task_count: u64,
+    pub backlog_per_task: f64,
+    pub desired_tasks: Option<u64>,
+    pub in_flight: u64,
+    pub delayed: u64,
+    pub in_flight_cap_utilization: f64,
+    pub dlq_backlog: Option<u64>,
+}
+
+impl TargetSummary {
+    fn new(target: &Target, sample: &BacklogSample) -> Self {
+        Self {
+            queue_name: target.queue.name().to_owned(),
+            cluster: target.cluster.clone(),
+            service: target.service.clone(),
+            backlog: sample.backlog,
+            task_count: sample.task_count,
+            backlog_per_task: sample.backlog_per_task,
+            desired_tasks: sample.desired_tasks,
+            in_flight: sample.queue.in_flight,
+            delayed: sample.queue.delayed,
+            in_flight_cap_utilization: sample.in_flight_cap_utilization,
+            dlq_backlog: sample.dlq_backlog,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum InvocationError {
+    /// Raised after every other target has been published.
+    #[error("{failed} of {total} targets were not published: {details}")]
+    TargetsNotPublished { failed: usize, total: usize, details: String },
+    #[error("publishing sample {sample} failed")]
+    Publish {
+        sample: u32,
+        #[source]
+        source: ApiError,
+    },
+    #[error(
+        "sample {sample} could not finish before the invocation's deadline; none of it was published"
+    )]
+    Deadline { sample: u32 },
+}
+
+impl InvocationError {
+    pub fn error_type(&self) -> &'static str {
+        match self {
+            Self::TargetsNotPublished { .. } => "TargetsNotPublished",
+            Self::Publish { .. } => "PutMetricDataFailed",
+            Self::Deadline { .. } => "DeadlineReached",
+        }
+    }
+}
+
+impl<Q: QueueReader, S: ServiceReader, M: MetricSink> Publisher<Q, S, M> {
+    pub fn new(config: PublisherConfig, queues: Q, services: S, metrics: M) -> Self {
+        Self { config, queues, services, metrics }
+    }
+
+    pub fn config(&self) -> &PublisherConfig {
+        &self.config
+    }
+
+    /// Takes the configured samples, `interval` apart, and stops early rather
+    /// than run into `deadline`.
+    pub async fn run(&self, deadline: Instant) -> Result<Summary, InvocationError> {
+        let Sampling { samples, interval } = self.config.sampling;
+        let targets = &self.config.targets;
+        let mut last: Vec<Option<TargetSummary>> = vec![None; targets.len()];
+        let mut failures: Vec<Option<TargetError>> = vec![None; targets.len()];
+        let (start, mut longest, mut taken) = (Instant::now(), Duration::ZERO, 0);
+
+        for index in 0..samples {
+            let due = start + interval * index;
+            if index > 0 && due + longest + DEADLINE_MARGIN > deadline {
+                warn!(
+                    taken,
+                    planned = samples,
+                    "stopping sampling early: the next sample would run into the deadline"
+                );
+                break;
+            }
+            sleep_until(due).await;
+            let started = Instant::now();
+            let budget =
+                deadline.saturating_duration_since(started).saturating_sub(DEADLINE_MARGIN);
+            if budget.is_zero() {
+                return Err(InvocationError::Deadline { sample: index });
+            }
+            let results = timeout(budget, self.sample(index))
+                .await
+                .map_err(|_| InvocationError::Deadline { sample: index })??;
+            longest = longest.max(started.elapsed());
+            taken += 1;
+            for (slot, (target, result)) in targets.iter().zip(results).enumerate() {
+                match result {
+                    Ok(sample) => last[slot] = Some(TargetSummary::new(target, &sample)),
+                    Err(error) => failures[slot] = Some(error),
+                }
+            }
+        }
+
+        let failed: Vec<String> = targets
+            .iter()
+            .zip(&failures)
+            .filter_map(|(target, failure)| {
+                Some(format!("{target}: {}", error_chain(failure.as_ref()?)))
+            })
+            .collect();
+        if !failed.is_empty() {
+            return Err(InvocationError::TargetsNotPublished {
+                failed: failed.len(),
+                total: targets.len(),
+                details: failed.join("; "),
+            });
+        }
+        Ok(Summary { samples: taken, targets: last.into_iter().flatten().collect() })
+    }
+
+    /// Reads every target, publishes the readable ones in one `PutMetricData`
+    /// call (more only past 1,000 datums), and returns each target's result.
+    async fn sample(
+        &self,
+        index: u32,
+    ) -> Result<Vec<Result<BacklogSample, TargetError>>, InvocationError> {
+        let timestamp = SystemTime::now();
+        let targets = &self.config.targets;
+        let readings = read_targets(&self.queues, &self.services, targets).await;
+        let results: Vec<Result<BacklogSample, TargetError>> = targets
+            .iter()
+            .zip(readings)
+            .map(|(target, reading)| {
+                reading.map(|r| {
+                    self.config.policy.sample(r, target.queue.kind(), target.backlog_target)
+                })
+            })
+            .collect();
+
+        let mut datums = Vec::new();
+        for (target, result) in targets.iter().zip(&results) {
+            match result {
+                Ok(sample) => {
+                    debug!(
+                        sample = index,
+                        queue = target.queue.name(),
+                        cluster = %target.cluster,
+                        service = %target.service,
+                        backlog = sample.backlog,
+                        task_count = sample.task_count,
+                        backlog_per_task = sample.backlog_per_task,
+                        "target read"
+                    );
+                    datums.extend(metrics::datums(target, sample, timestamp));
+                }
+                Err(error) => error!(
+                    sample = index,
+                    queue = target.queue.name(),
+                    cluster = %target.cluster,
+                    service = %target.service,
+                    error = %error_chain(error),
+                    "target not published: its reads failed"
+                ),
+            }
+        }
+        for request in metrics::requests(&datums) {
+            self.metrics
+                .put_metric_data(request)
+                .await
+                .map_err(|source| InvocationError::Publish { sample: index, source })?;
+        }
+        info!(
+            sample = index,
+            published = results.iter().filter(|r| r.is_ok()).count(),
+            failed = results.iter().filter(|r| r.is_err()).count(),
+            datums = datums.len(),
+            "sample published"
+        );
+        Ok(results)
+    }
+}

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Local AWS emulation for tests and the demo, on loopback only.
+#   scripts/emulators.sh install        pinned emulators into .venv/
+#   scripts/emulators.sh start | stop   moto_server (SQS, ECS) and LocalStack (CloudWatch)
+#   scripts/emulators.sh run -- CMD...  start, run CMD with the SDK routed to them, stop (always)
+# The SDK is routed with the standard AWS_ENDPOINT_URL_<SERVICE> variables, written to
+# .emulators/env for anything that wants to source them.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+venv="$root/.venv"
+state="$root/.emulators"
+requirements="$root/scripts/requirements-emulators.txt"
+python=${PYTHON:-python3}
+
+log() { printf 'emulators: %s\n' "$*" >&2; }
+
+install() {
+  if [ ! -x "$venv/bin/python" ]; then
+    log "creating $venv"
+    "$python" -m venv "$venv"
+  fi
+  local stamp="$venv/.emulators-installed"
+  if [ ! -f "$stamp" ] || [ "$requirements" -nt "$stamp" ]; then
+    log "installing pinned emulators (first run only; a minute or two)"
+    "$venv/bin/pip" install --quiet -r "$requirements"
+    cp "$requirements" "$stamp"
+  fi
+}
+
+free_port() {
+  "$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+wait_for() { # name url pattern pid
+  local name=$1 url=$2 pattern=$3 pid=$4
+  for _ in $(seq 1 240); do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log "$name exited while starting; its log:"; tail -n 40 "$state/$name.log" >&2; return 1
+    fi
+    if curl -fsS --max-time 2 "$url" 2>/dev/null | grep -q "$pattern"; then return 0; fi
+    sleep 0.5
+  done
+  log "$name did not become ready at $url; its log:"; tail -n 40 "$state/$name.log" >&2; return 1
+}
+
+start() {
+  install
+  stop quietly
+  mkdir -p "$state/localstack-volume" "$state/localstack-tmp"
+  local moto_port localstack_port
+  moto_port=$(free_port)
+  localstack_port=$(free_port)
+
+  log "starting moto_server (SQS, ECS) on 127.0.0.1:$moto_port"
+  setsid "$venv/bin/moto_server" -H 127.0.0.1 -p "$moto_port" >"$state/moto.log" 2>&1 &
+  echo $! >"$state/moto.pid"
+
+  # LocalStack in host mode (no Docker). Its own TMPDIR: two instances sharing one
+  # temporary folder break each other on shutdown.
+  log "starting LocalStack (CloudWatch) on 127.0.0.1:$localstack_port"
+  GATEWAY_LISTEN="127.0.0.1:$localstack_port" SERVICES=cloudwatch \
+    LOCALSTACK_VOLUME_DIR="$state/localstack-volume" TMPDIR="$state/localstack-tmp" \
+    DNS_ADDRESS=0 DISABLE_EVENTS=1 SKIP_SSL_CERT_DOWNLOAD=1 SKIP_INFRA_DOWNLOADS=1 \
+    LOCALSTACK_TELEMETRY_DISABLED=1 \
+    setsid "$venv/bin/python" "$root/scripts/run_localstack.py" >"$state/localstack.log" 2>&1 &
+  echo $! >"$state/localstack.pid"
+
+  cat >"$state/env" <<ENV
+export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:$moto_port
+export AWS_ENDPOINT_URL_ECS=http://127.0.0.1:$moto_port
+export AWS_ENDPOINT_URL_CLOUDWATCH=http://127.0.0.1:$localstack_port
+export AWS_ACCESS_KEY_ID=testing
+export AWS_SECRET_ACCESS_KEY=testing
+export AWS_REGION=us-east-1
+export AWS_DEFAULT_REGION=us-east-1
+export AWS_EC2_METADATA_DISABLED=true
+ENV
+
+  wait_for moto "http://127.0.0.1:$moto_port/moto-api/data.json" '{' "$(cat "$state/moto.pid")"
+  wait_for localstack "http://127.0.0.1:$localstack_port/_localstack/health" '"cloudwatch": "\(available\|running\)"' \
+    "$(cat "$state/localstack.pid")"
+  log "ready (endpoints in .emulators/env)"
+}
+
+stop() {
+  local quiet=${1:-}
+  for name in localstack moto; do
+    local pidfile="$state/$name.pid"
+    [ -f "$pidfile" ] || continue
+    local pid
+    pid=$(cat "$pidfile")
+    if kill -0 "$pid" 2>/dev/null; then
+      [ -n "$quiet" ] || log "stopping $name"
+      # setsid made each emulator a process group: stop its children too.
+      kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+      for _ in $(seq 1 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.25; done
+      kill -KILL -- "-$pid" 2>/dev/null || true
+    fi
+    rm -f "$pidfile"
+  done
+}
+
+run() {
+  [ "${1:-}" = "--" ] && shift
+  trap 'stop' EXIT
+  trap 'exit 130' INT TERM
+  start
+  # shellcheck disable=SC1091
+  . "$state/env"
+  "$@"
+}
+
+case "${1:-}" in
+  install) install ;;
+  start) start ;;
+  stop) stop ;;
+  run) shift; run "$@" ;;
+  *) echo "usage: $0 install|start|stop|run -- CMD..." >&2; exit 2 ;;
+esac

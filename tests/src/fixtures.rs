@@ -1,0 +1,210 @@
+//! Fixtures on the emulators (moto_server for SQS and ECS, LocalStack for
+//! CloudWatch). Clients are routed by the standard `AWS_ENDPOINT_URL_<SERVICE>`
+//! variables that `scripts/emulators.sh run` sets.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aws_sdk_cloudwatch::primitives::DateTime;
+use aws_sdk_cloudwatch::types::{Dimension, Statistic};
+use aws_sdk_ecs::types::{ContainerDefinition, NetworkMode};
+use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+const ENDPOINT_VARS: [&str; 3] =
+    ["AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_ECS", "AWS_ENDPOINT_URL_CLOUDWATCH"];
+
+/// A name no other test in this run uses, so tests can share the emulators.
+pub fn unique(prefix: &str) -> String {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().subsec_nanos();
+    format!("{prefix}-{}-{}-{nanos}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The path of a workspace binary, built by `make test` before the tests run.
+pub fn binary(name: &str) -> Result<PathBuf, BoxError> {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
+    let path = target.join("debug").join(name);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "{} is missing: run `make test` (it builds the functions first)",
+            path.display()
+        )
+        .into())
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Aws {
+    pub sqs: aws_sdk_sqs::Client,
+    pub ecs: aws_sdk_ecs::Client,
+    pub cloudwatch: aws_sdk_cloudwatch::Client,
+}
+
+impl Aws {
+    /// Clients on the emulators. Fails, rather than reaching real AWS, when
+    /// the endpoint variables are not set.
+    pub async fn from_env() -> Result<Self, BoxError> {
+        for name in ENDPOINT_VARS {
+            if std::env::var_os(name).is_none() {
+                return Err(format!(
+                    "{name} is not set: run the end-to-end tests with `make test` \
+                     (scripts/emulators.sh run -- cargo test) so they reach the emulators"
+                )
+                .into());
+            }
+        }
+        let config = aws_config::load_from_env().await;
+        Ok(Self {
+            sqs: aws_sdk_sqs::Client::new(&config),
+            ecs: aws_sdk_ecs::Client::new(&config),
+            cloudwatch: aws_sdk_cloudwatch::Client::new(&config),
+        })
+    }
+
+    pub async fn create_queue(&self, name: &str) -> Result<String, BoxError> {
+        let output = self.sqs.create_queue().queue_name(name).send().await?;
+        output.queue_url.ok_or_else(|| "CreateQueue returned no URL".into())
+    }
+
+    pub async fn queue_arn(&self, url: &str) -> Result<String, BoxError> {
+        let output = self
+            .sqs
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(QueueAttributeName::QueueArn)
+            .send()
+            .await?;
+        output
+            .attributes
+            .and_then(|mut a| a.remove(&QueueAttributeName::QueueArn))
+            .ok_or_else(|| "GetQueueAttributes returned no QueueArn".into())
+    }
+
+    /// A queue whose redrive policy sends to a new dead-letter queue.
+    /// Returns (queue URL, dead-letter queue URL).
+    pub async fn create_queue_with_dlq(&self, name: &str) -> Result<(String, String), BoxError> {
+        let dlq = self.create_queue(&format!("{name}-dlq")).await?;
+        let dlq_arn = self.queue_arn(&dlq).await?;
+        let policy = format!(r#"{{"deadLetterTargetArn":"{dlq_arn}","maxReceiveCount":"5"}}"#);
+        let output = self
+            .sqs
+            .create_queue()
+            .queue_name(name)
+            .attributes(QueueAttributeName::RedrivePolicy, policy)
+            .send()
+            .await?;
+        let url = output.queue_url.ok_or("CreateQueue returned no URL")?;
+        Ok((url, dlq))
+    }
+
+    pub async fn send_messages(&self, url: &str, count: usize) -> Result<(), BoxError> {
+        let ids: Vec<usize> = (0..count).collect();
+        for chunk in ids.chunks(10) {
+            let entries = chunk
+                .iter()
+                .map(|i| {
+                    SendMessageBatchRequestEntry::builder()
+                        .id(format!("m{i}"))
+                        .message_body(format!(r#"{{"n":{i}}}"#))
+                        .build()
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let output = self
+                .sqs
+                .send_message_batch()
+                .queue_url(url)
+                .set_entries(Some(entries))
+                .send()
+                .await?;
+            if !output.failed.is_empty() {
+                return Err(format!("SendMessageBatch failed for {:?}", output.failed).into());
+            }
+        }
+        Ok(())
+    }
+
+    pub async fn delete_queue(&self, url: &str) -> Result<(), BoxError> {
+        self.sqs.delete_queue().queue_url(url).send().await?;
+        Ok(())
+    }
+
+    /// A cluster and a service with `running` running tasks. moto starts a
+    /// new service with none running; `UpdateService` sets running = desired.
+    pub async fn create_service(
+        &self,
+        cluster: &str,
+        service: &str,
+        running: i32,
+    ) -> Result<(), BoxError> {
+        self.ecs.create_cluster().cluster_name(cluster).send().await?;
+        let family = format!("{service}-task");
+        self.ecs
+            .register_task_definition()
+            .family(&family)
+            .network_mode(NetworkMode::Bridge)
+            .container_definitions(
+                ContainerDefinition::builder()
+                    .name("worker")
+                    .image("worker:latest")
+                    .memory(128)
+                    .build(),
+            )
+            .send()
+            .await?;
+        self.ecs
+            .create_service()
+            .cluster(cluster)
+            .service_name(service)
+            .task_definition(&family)
+            .desired_count(0)
+            .send()
+            .await?;
+        self.ecs
+            .update_service()
+            .cluster(cluster)
+            .service(service)
+            .desired_count(running)
+            .send()
+            .await?;
+        Ok(())
+    }
+
+    /// The datapoints' average of one metric over the last `window`, as
+    /// CloudWatch returns them (oldest first).
+    pub async fn metric_averages(
+        &self,
+        namespace: &str,
+        metric: &str,
+        dimensions: &[(&str, &str)],
+        window: Duration,
+    ) -> Result<Vec<f64>, BoxError> {
+        let now = SystemTime::now();
+        let output = self
+            .cloudwatch
+            .get_metric_statistics()
+            .namespace(namespace)
+            .metric_name(metric)
+            .set_dimensions(Some(
+                dimensions
+                    .iter()
+                    .map(|(n, v)| Dimension::builder().name(*n).value(*v).build())
+                    .collect(),
+            ))
+            .start_time(DateTime::from(now - window))
+            .end_time(DateTime::from(now + Duration::from_secs(60)))
+            .period(60)
+            .statistics(Statistic::Average)
+            .send()
+            .await?;
+        let mut points = output.datapoints.unwrap_or_default();
+        points.sort_by_key(|p| p.timestamp.map(|t| t.secs()));
+        Ok(points.iter().filter_map(|p| p.average).collect())
+    }
+}

@@ -1,0 +1,310 @@
+//! A Lambda Runtime API host: starts a function binary as Lambda would, with
+//! `AWS_LAMBDA_RUNTIME_API` pointing here, and feeds it invocations. The
+//! function runs its real `lambda_runtime` loop, so this exercises the same
+//! path as a deployed function.
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::net::TcpListener;
+use tokio::process::Command;
+use tokio::sync::{Notify, oneshot, watch};
+
+/// How an invocation ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// `POST /runtime/invocation/{id}/response`.
+    Response(Value),
+    /// `POST /runtime/invocation/{id}/error`: `{"errorType", "errorMessage"}`.
+    Error(Value),
+    /// `POST /runtime/init/error`.
+    InitError(Value),
+    /// The process ended before answering.
+    Exited(ExitStatus),
+    /// No answer within the invocation's timeout.
+    TimedOut,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    #[error("cannot start {binary}")]
+    Spawn {
+        binary: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot listen on loopback")]
+    Listen(#[source] std::io::Error),
+}
+
+struct Pending {
+    id: String,
+    deadline_ms: u64,
+    event: Bytes,
+}
+
+#[derive(Default)]
+struct State {
+    queue: Mutex<VecDeque<Pending>>,
+    queued: Notify,
+    waiting: Mutex<HashMap<String, oneshot::Sender<Outcome>>>,
+    init_error: Mutex<Option<Value>>,
+    first_next: OnceLock<Instant>,
+    logs: Mutex<Vec<String>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One running function process and the Runtime API it polls.
+pub struct LambdaHost {
+    state: Arc<State>,
+    spawned_at: Instant,
+    exit: watch::Receiver<Option<ExitStatus>>,
+    _kill: oneshot::Sender<()>,
+    next_id: AtomicU64,
+}
+
+impl std::fmt::Debug for LambdaHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LambdaHost").field("spawned_at", &self.spawned_at).finish_non_exhaustive()
+    }
+}
+
+/// Environment a function process inherits from the host's; everything else
+/// (such as a stray QUEUE_URL in the caller's shell) is left out.
+const INHERITED: &[&str] = &[
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "RUST_LOG",
+    "RUST_BACKTRACE",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_EC2_METADATA_DISABLED",
+    "AWS_ENDPOINT_URL",
+];
+
+impl LambdaHost {
+    /// Starts `binary` with `env` on top of Lambda's own variables. The
+    /// process is killed when the host is dropped.
+    pub async fn start(binary: &Path, env: &[(&str, &str)]) -> Result<Self, HostError> {
+        let listener = TcpListener::bind("127.0.0.1:0").await.map_err(HostError::Listen)?;
+        let address = listener.local_addr().map_err(HostError::Listen)?;
+        let state = Arc::new(State::default());
+        tokio::spawn(serve(listener, state.clone()));
+
+        let mut command = Command::new(binary);
+        command.env_clear();
+        for (name, value) in std::env::vars() {
+            if INHERITED.contains(&name.as_str()) || name.starts_with("AWS_ENDPOINT_URL_") {
+                command.env(name, value);
+            }
+        }
+        let name = binary.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        command
+            .env("AWS_LAMBDA_RUNTIME_API", address.to_string())
+            .env("AWS_LAMBDA_FUNCTION_NAME", &name)
+            .env("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+            .env("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "128")
+            .env("AWS_LAMBDA_LOG_GROUP_NAME", format!("/aws/lambda/{name}"))
+            .env("AWS_LAMBDA_LOG_STREAM_NAME", "local")
+            .env("AWS_LAMBDA_LOG_FORMAT", "JSON")
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let spawned_at = Instant::now();
+        let mut child = command
+            .spawn()
+            .map_err(|source| HostError::Spawn { binary: binary.display().to_string(), source })?;
+        if let Some(stdout) = child.stdout.take() {
+            tokio::spawn(collect_lines(stdout, state.clone()));
+        }
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(collect_lines(stderr, state.clone()));
+        }
+        let (exit_tx, exit) = watch::channel(None);
+        let (kill, killed) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            tokio::select! {
+                status = child.wait() => { let _ = exit_tx.send(status.ok()); }
+                _ = killed => { let _ = child.kill().await; }
+            }
+        });
+        Ok(Self { state, spawned_at, exit, _kill: kill, next_id: AtomicU64::new(1) })
+    }
+
+    /// Sends one event and waits for the function's answer, at most `timeout`
+    /// (also the deadline the function is told).
+    pub async fn invoke(&self, event: &Value, timeout: Duration) -> Outcome {
+        let id =
+            format!("00000000-0000-4000-8000-{:012}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let deadline = SystemTime::now() + timeout;
+        let deadline_ms =
+            deadline.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
+        let (answer, answered) = oneshot::channel();
+        lock(&self.state.waiting).insert(id.clone(), answer);
+        lock(&self.state.queue).push_back(Pending {
+            id,
+            deadline_ms,
+            event: Bytes::from(event.to_string()),
+        });
+        self.state.queued.notify_one();
+
+        let mut exit = self.exit.clone();
+        let grace = Duration::from_secs(2);
+        tokio::select! {
+            outcome = answered => outcome.unwrap_or(Outcome::TimedOut),
+            status = exit.wait_for(Option::is_some) => {
+                // An init error is posted just before the process exits.
+                if let Some(error) = lock(&self.state.init_error).take() {
+                    return Outcome::InitError(error);
+                }
+                match status.ok().and_then(|s| *s) {
+                    Some(status) => Outcome::Exited(status),
+                    None => Outcome::TimedOut,
+                }
+            }
+            _ = tokio::time::sleep(timeout + grace) => Outcome::TimedOut,
+        }
+    }
+
+    /// Time from spawning the process to its first `GET /invocation/next`:
+    /// the function's cold start as Lambda bills it (its init phase).
+    pub fn time_to_first_next(&self) -> Option<Duration> {
+        self.state.first_next.get().map(|at| at.duration_since(self.spawned_at))
+    }
+
+    /// Waits until the function has polled for its first invocation.
+    pub async fn wait_until_ready(&self, timeout: Duration) -> Option<Duration> {
+        let start = Instant::now();
+        while start.elapsed() < timeout {
+            if let Some(elapsed) = self.time_to_first_next() {
+                return Some(elapsed);
+            }
+            if self.exit.borrow().is_some() {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        None
+    }
+
+    /// Everything the function wrote to stdout and stderr so far.
+    pub fn logs(&self) -> Vec<String> {
+        lock(&self.state.logs).clone()
+    }
+}
+
+async fn collect_lines(stream: impl AsyncRead + Unpin, state: Arc<State>) {
+    let mut lines = BufReader::new(stream).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if std::env::var_os("LAMBDA_HOST_QUIET").is_none() {
+            eprintln!("  | {line}");
+        }
+        lock(&state.logs).push(line);
+    }
+}
+
+async fn serve(listener: TcpListener, state: Arc<State>) {
+    while let Ok((stream, _)) = listener.accept().await {
+        let state = state.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request| route(state.clone(), request));
+            let _ = http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+        });
+    }
+}
+
+type HttpResponse = Response<Full<Bytes>>;
+
+fn respond(status: StatusCode, body: &'static str) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+    *response.status_mut() = status;
+    response
+}
+
+async fn route(state: Arc<State>, request: Request<Incoming>) -> Result<HttpResponse, Infallible> {
+    let path = request.uri().path().to_owned();
+    let method = request.method().clone();
+    let segments: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let response = match (method, segments.as_slice()) {
+        (Method::GET, ["2018-06-01", "runtime", "invocation", "next"]) => next(&state).await,
+        (
+            Method::POST,
+            ["2018-06-01", "runtime", "invocation", id, kind @ ("response" | "error")],
+        ) => {
+            let body = read_json(request).await;
+            let outcome =
+                if *kind == "response" { Outcome::Response(body) } else { Outcome::Error(body) };
+            match lock(&state.waiting).remove(*id) {
+                Some(waiter) => {
+                    let _ = waiter.send(outcome);
+                    respond(StatusCode::ACCEPTED, r#"{"status":"OK"}"#)
+                }
+                None => respond(StatusCode::BAD_REQUEST, r#"{"errorType":"InvalidRequestID"}"#),
+            }
+        }
+        (Method::POST, ["2018-06-01", "runtime", "init", "error"]) => {
+            let body = read_json(request).await;
+            *lock(&state.init_error) = Some(body);
+            respond(StatusCode::ACCEPTED, r#"{"status":"OK"}"#)
+        }
+        _ => respond(StatusCode::NOT_FOUND, r#"{"errorType":"NotFound"}"#),
+    };
+    Ok(response)
+}
+
+async fn next(state: &State) -> HttpResponse {
+    let _ = state.first_next.set(Instant::now());
+    let pending = loop {
+        let notified = state.queued.notified();
+        if let Some(pending) = lock(&state.queue).pop_front() {
+            break pending;
+        }
+        notified.await;
+    };
+    let mut response = Response::new(Full::new(pending.event));
+    let headers = response.headers_mut();
+    let header = |value: String| {
+        value.parse().unwrap_or_else(|_| hyper::header::HeaderValue::from_static(""))
+    };
+    headers.insert("lambda-runtime-aws-request-id", header(pending.id));
+    headers.insert("lambda-runtime-deadline-ms", header(pending.deadline_ms.to_string()));
+    headers.insert(
+        "lambda-runtime-invoked-function-arn",
+        header("arn:aws:lambda:us-east-1:123456789012:function:local".to_owned()),
+    );
+    headers.insert(
+        "lambda-runtime-trace-id",
+        header("Root=1-00000000-000000000000000000000000".to_owned()),
+    );
+    headers.insert(hyper::header::CONTENT_TYPE, header("application/json".to_owned()));
+    response
+}
+
+async fn read_json(request: Request<Incoming>) -> Value {
+    match request.into_body().collect().await {
+        Ok(body) => serde_json::from_slice(&body.to_bytes()).unwrap_or(Value::Null),
+        Err(_) => Value::Null,
+    }
+}
