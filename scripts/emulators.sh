@@ -11,6 +11,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv="$root/.venv"
 state="$root/.emulators"
 requirements="$root/scripts/requirements-emulators.txt"
+constraints="$root/scripts/constraints-emulators.txt"
 python=${PYTHON:-python3}
 
 log() { printf 'emulators: %s\n' "$*" >&2; }
@@ -21,10 +22,10 @@ install() {
     "$python" -m venv "$venv"
   fi
   local stamp="$venv/.emulators-installed"
-  if [ ! -f "$stamp" ] || [ "$requirements" -nt "$stamp" ]; then
+  if ! cat "$requirements" "$constraints" | cmp -s - "$stamp"; then
     log "installing pinned emulators (first run only; a minute or two)"
-    "$venv/bin/pip" install --quiet -r "$requirements"
-    cp "$requirements" "$stamp"
+    "$venv/bin/pip" install --quiet -r "$requirements" -c "$constraints"
+    cat "$requirements" "$constraints" >"$stamp"
   fi
 }
 
