@@ -21,6 +21,18 @@ pub const DESIRED_TASKS: &str = "DesiredTasks";
 pub const IN_FLIGHT_CAP_UTILIZATION: &str = "InFlightCapUtilization";
 pub const DLQ_BACKLOG: &str = "DlqBacklog";
 
+/// Every metric the publisher can write, in the order it writes them.
+pub const METRIC_NAMES: [&str; 8] = [
+    BACKLOG_PER_TASK,
+    QUEUE_BACKLOG,
+    IN_FLIGHT,
+    DELAYED,
+    TASK_COUNT,
+    DESIRED_TASKS,
+    IN_FLIGHT_CAP_UTILIZATION,
+    DLQ_BACKLOG,
+];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
     Count,
@@ -102,19 +114,7 @@ mod tests {
         let now = SystemTime::UNIX_EPOCH;
         let all = datums(&target(), &sample(Some(2), Some(4)), now);
         let names: Vec<_> = all.iter().map(|d| d.name).collect();
-        assert_eq!(
-            names,
-            [
-                BACKLOG_PER_TASK,
-                QUEUE_BACKLOG,
-                IN_FLIGHT,
-                DELAYED,
-                TASK_COUNT,
-                DESIRED_TASKS,
-                IN_FLIGHT_CAP_UTILIZATION,
-                DLQ_BACKLOG
-            ]
-        );
+        assert_eq!(names, METRIC_NAMES);
         for datum in &all {
             assert_eq!(datum.dimensions, ["c", "s", "work"]);
             assert_eq!(datum.timestamp, now);

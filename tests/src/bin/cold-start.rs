@@ -12,7 +12,8 @@ use e2e_tests::runtime_host::LambdaHost;
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let mut args = std::env::args().skip(1);
-    let binary = PathBuf::from(args.next().ok_or("usage: cold-start BINARY [RUNS] [NAME=VALUE ...]")?);
+    let binary =
+        PathBuf::from(args.next().ok_or("usage: cold-start BINARY [RUNS] [NAME=VALUE ...]")?);
     let runs: usize = args.next().map(|r| r.parse()).transpose()?.unwrap_or(10);
     let env: Vec<(String, String)> = args
         .map(|pair| pair.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())).ok_or(pair))
@@ -22,17 +23,24 @@ async fn main() -> Result<(), BoxError> {
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
         let host = LambdaHost::start(&binary, &env).await?;
-        let elapsed = host
-            .wait_until_ready(Duration::from_secs(10))
-            .await
-            .ok_or_else(|| format!("{} never asked for an invocation: {:?}", binary.display(), host.logs()))?;
+        let elapsed = host.wait_until_ready(Duration::from_secs(10)).await.ok_or_else(|| {
+            format!("{} never asked for an invocation: {:?}", binary.display(), host.logs())
+        })?;
         times.push(elapsed.as_secs_f64() * 1e3);
     }
     let mut sorted = times.clone();
     sorted.sort_by(f64::total_cmp);
     let median = sorted[sorted.len() / 2];
     let listed: Vec<String> = times.iter().map(|t| format!("{t:.2}")).collect();
-    println!("{}: process start → first /next over {runs} starts (ms): {}", binary.display(), listed.join(" "));
-    println!("median {median:.2} ms, min {:.2} ms, max {:.2} ms", sorted[0], sorted[sorted.len() - 1]);
+    println!(
+        "{}: process start → first /next over {runs} starts (ms): {}",
+        binary.display(),
+        listed.join(" ")
+    );
+    println!(
+        "median {median:.2} ms, min {:.2} ms, max {:.2} ms",
+        sorted[0],
+        sorted[sorted.len() - 1]
+    );
     Ok(())
 }
