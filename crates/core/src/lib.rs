@@ -4,6 +4,7 @@
 
 pub mod backlog;
 pub mod config;
+pub mod consumer;
 pub mod metrics;
 pub mod ports;
 pub mod redrive;

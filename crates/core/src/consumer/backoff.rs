@@ -1,0 +1,105 @@
+//! Visibility backoff for retried messages on standard queues: the next
+//! delivery waits longer each time the message has been received.
+
+use std::time::Duration;
+
+/// `ChangeMessageVisibility` accepts at most 12 hours.
+pub const MAX_VISIBILITY: Duration = Duration::from_secs(43_200);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backoff {
+    pub base: Duration,
+    pub max: Duration,
+}
+
+impl Backoff {
+    pub fn is_enabled(self) -> bool {
+        !self.base.is_zero()
+    }
+
+    /// The visibility timeout for a message received `receive_count` times:
+    /// base × 2^(count − 1), capped at `max`, with "equal jitter" (half fixed,
+    /// half random, `jitter` in [0, 1)) so retries of one batch spread out.
+    /// A downstream's `Retry-After` is a floor. Whole seconds, as SQS takes them.
+    pub fn visibility_timeout(
+        self,
+        receive_count: u32,
+        retry_after: Option<Duration>,
+        jitter: f64,
+    ) -> Option<Duration> {
+        if !self.is_enabled() {
+            return None;
+        }
+        let max = self.max.min(MAX_VISIBILITY);
+        let exponent = receive_count.saturating_sub(1).min(32);
+        let ceiling = self.base.saturating_mul(1 << exponent.min(31)).min(max);
+        let jitter = jitter.clamp(0.0, 1.0);
+        let delay = ceiling.mul_f64(0.5 + jitter / 2.0);
+        let delay = retry_after.map_or(delay, |floor| delay.max(floor)).min(max);
+        Some(Duration::from_secs(delay.as_secs_f64().ceil() as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SECOND: Duration = Duration::from_secs(1);
+
+    fn backoff(base: u64, max: u64) -> Backoff {
+        Backoff { base: SECOND * base as u32, max: SECOND * max as u32 }
+    }
+
+    #[test]
+    fn doubles_per_receive_and_stops_at_the_cap() {
+        let b = backoff(10, 900);
+        // jitter 1.0 gives the ceiling, 0.0 half of it.
+        let table = [
+            (1, 10, 5),
+            (2, 20, 10),
+            (3, 40, 20),
+            (4, 80, 40),
+            (7, 640, 320),
+            (8, 900, 450),
+            (50, 900, 450),
+        ];
+        for (count, high, low) in table {
+            assert_eq!(
+                b.visibility_timeout(count, None, 1.0),
+                Some(SECOND * high),
+                "count {count}"
+            );
+            assert_eq!(b.visibility_timeout(count, None, 0.0), Some(SECOND * low), "count {count}");
+        }
+        assert_eq!(
+            b.visibility_timeout(0, None, 1.0),
+            Some(SECOND * 10),
+            "a missing count counts as the first"
+        );
+    }
+
+    #[test]
+    fn jitter_stays_between_half_and_full() {
+        let b = backoff(10, 900);
+        for step in 0..=20 {
+            let jitter = f64::from(step) / 20.0;
+            let value = b.visibility_timeout(3, None, jitter).unwrap();
+            assert!((SECOND * 20..=SECOND * 40).contains(&value), "{jitter}: {value:?}");
+        }
+    }
+
+    #[test]
+    fn retry_after_is_a_floor_under_the_cap() {
+        let b = backoff(10, 900);
+        assert_eq!(b.visibility_timeout(1, Some(SECOND * 120), 0.0), Some(SECOND * 120));
+        assert_eq!(b.visibility_timeout(1, Some(SECOND * 2), 1.0), Some(SECOND * 10));
+        assert_eq!(b.visibility_timeout(1, Some(SECOND * 5000), 0.0), Some(SECOND * 900));
+    }
+
+    #[test]
+    fn zero_base_disables_and_the_sqs_maximum_always_holds() {
+        assert_eq!(backoff(0, 900).visibility_timeout(5, Some(SECOND * 60), 0.5), None);
+        let huge = Backoff { base: SECOND * 100_000, max: SECOND * 100_000 };
+        assert_eq!(huge.visibility_timeout(1, None, 1.0), Some(MAX_VISIBILITY));
+    }
+}

@@ -1,0 +1,233 @@
+//! The queue contract: every body is a JSON work request. A body that breaks
+//! the contract can never succeed on a retry, so it is a permanent failure
+//! with a stable error code.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::outcome::ErrorCode;
+
+/// The supported major version of `schemaVersion`.
+pub const SUPPORTED_MAJOR_VERSION: u64 = 1;
+
+/// The fields the contract requires, read from a body; everything else in the
+/// body is payload and is passed on untouched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkRequest {
+    pub schema_version: String,
+    pub operation: String,
+    pub tenant_id: String,
+    pub idempotency_key: String,
+    pub correlation_id: Option<String>,
+}
+
+/// Why a body breaks the contract.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {detail}")]
+pub struct ContractViolation {
+    pub code: ErrorCode,
+    pub detail: String,
+    /// Whatever contract fields could be read, for the quarantine record.
+    pub partial: PartialRequest,
+}
+
+/// Contract fields that were readable strings, even if the body as a whole is not valid.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PartialRequest {
+    pub schema_version: Option<String>,
+    pub operation: Option<String>,
+    pub tenant_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Envelope {
+    schema_version: Option<Value>,
+    operation: Option<Value>,
+    tenant_id: Option<Value>,
+    idempotency_key: Option<Value>,
+    correlation_id: Option<Value>,
+}
+
+fn text(value: &Option<Value>) -> Option<String> {
+    value.as_ref()?.as_str().map(str::to_owned)
+}
+
+impl WorkRequest {
+    pub fn parse(body: &str) -> Result<Self, ContractViolation> {
+        let violation = |code, detail: String, partial| ContractViolation { code, detail, partial };
+        let value: Value = serde_json::from_str(body).map_err(|e| {
+            violation(
+                ErrorCode::InvalidJson,
+                format!("the body is not JSON: {e}"),
+                PartialRequest::default(),
+            )
+        })?;
+        if !value.is_object() {
+            return Err(violation(
+                ErrorCode::SchemaViolation,
+                "the body is JSON but not an object".to_owned(),
+                PartialRequest::default(),
+            ));
+        }
+        let envelope: Envelope = serde_json::from_value(value).map_err(|e| {
+            violation(ErrorCode::SchemaViolation, e.to_string(), PartialRequest::default())
+        })?;
+        let partial = PartialRequest {
+            schema_version: text(&envelope.schema_version),
+            operation: text(&envelope.operation),
+            tenant_id: text(&envelope.tenant_id),
+        };
+
+        let mut problems = Vec::new();
+        let mut required = |name: &str, value: &Option<Value>| match value {
+            None | Some(Value::Null) => {
+                problems.push(format!("{name} is missing"));
+                None
+            }
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+            Some(Value::String(_)) => {
+                problems.push(format!("{name} is empty"));
+                None
+            }
+            Some(_) => {
+                problems.push(format!("{name} must be a string"));
+                None
+            }
+        };
+        let schema_version = required("schemaVersion", &envelope.schema_version);
+        let operation = required("operation", &envelope.operation);
+        let tenant_id = required("tenantId", &envelope.tenant_id);
+        let idempotency_key = required("idempotencyKey", &envelope.idempotency_key);
+        let correlation_id = match &envelope.correlation_id {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+            Some(_) => {
+                problems.push("correlationId must be a non-empty string when present".to_owned());
+                None
+            }
+        };
+        let (Some(schema_version), Some(operation), Some(tenant_id), Some(idempotency_key), true) =
+            (schema_version, operation, tenant_id, idempotency_key, problems.is_empty())
+        else {
+            return Err(violation(ErrorCode::SchemaViolation, problems.join("; "), partial));
+        };
+
+        match major_version(&schema_version) {
+            Some(SUPPORTED_MAJOR_VERSION) => {}
+            Some(major) => {
+                return Err(violation(
+                    ErrorCode::UnsupportedSchemaVersion,
+                    format!(
+                        "schemaVersion {schema_version:?} has major version {major}; \
+                         this handler accepts {SUPPORTED_MAJOR_VERSION}"
+                    ),
+                    partial,
+                ));
+            }
+            None => {
+                return Err(violation(
+                    ErrorCode::SchemaViolation,
+                    format!(
+                        "schemaVersion {schema_version:?} is not a version such as \"1\" or \"1.2\""
+                    ),
+                    partial,
+                ));
+            }
+        }
+        Ok(Self { schema_version, operation, tenant_id, idempotency_key, correlation_id })
+    }
+}
+
+/// The major number of "1", "1.2" or "1.2.3".
+fn major_version(version: &str) -> Option<u64> {
+    let mut parts = version.split('.');
+    let major = parts.next()?.parse().ok()?;
+    parts.all(|part| part.parse::<u64>().is_ok()).then_some(major)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(body: &str) -> ErrorCode {
+        WorkRequest::parse(body).unwrap_err().code
+    }
+
+    #[test]
+    fn a_valid_request_keeps_its_fields() {
+        let request = WorkRequest::parse(
+            r#"{"schemaVersion":"1.3","operation":"invoice.create","tenantId":"t-42",
+                "idempotencyKey":"k-1","correlationId":"c-9","amount":12}"#,
+        )
+        .unwrap();
+        assert_eq!(request.schema_version, "1.3");
+        assert_eq!(request.operation, "invoice.create");
+        assert_eq!(request.tenant_id, "t-42");
+        assert_eq!(request.idempotency_key, "k-1");
+        assert_eq!(request.correlation_id.as_deref(), Some("c-9"));
+        let without_correlation =
+            r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k"}"#;
+        assert_eq!(WorkRequest::parse(without_correlation).unwrap().correlation_id, None);
+    }
+
+    #[test]
+    fn each_violation_has_its_code() {
+        let cases = [
+            ("", ErrorCode::InvalidJson),
+            ("not json", ErrorCode::InvalidJson),
+            (r#"{"schemaVersion":"1""#, ErrorCode::InvalidJson),
+            ("[1,2]", ErrorCode::SchemaViolation),
+            ("\"text\"", ErrorCode::SchemaViolation),
+            ("{}", ErrorCode::SchemaViolation),
+            (r#"{"schemaVersion":"1","operation":"o","tenantId":"t"}"#, ErrorCode::SchemaViolation),
+            (
+                r#"{"schemaVersion":"1","operation":"o","tenantId":"","idempotencyKey":"k"}"#,
+                ErrorCode::SchemaViolation,
+            ),
+            (
+                r#"{"schemaVersion":"1","operation":7,"tenantId":"t","idempotencyKey":"k"}"#,
+                ErrorCode::SchemaViolation,
+            ),
+            (
+                r#"{"schemaVersion":1,"operation":"o","tenantId":"t","idempotencyKey":"k"}"#,
+                ErrorCode::SchemaViolation,
+            ),
+            (
+                r#"{"schemaVersion":"one","operation":"o","tenantId":"t","idempotencyKey":"k"}"#,
+                ErrorCode::SchemaViolation,
+            ),
+            (
+                r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k","correlationId":5}"#,
+                ErrorCode::SchemaViolation,
+            ),
+            (
+                r#"{"schemaVersion":"2","operation":"o","tenantId":"t","idempotencyKey":"k"}"#,
+                ErrorCode::UnsupportedSchemaVersion,
+            ),
+            (
+                r#"{"schemaVersion":"0.9","operation":"o","tenantId":"t","idempotencyKey":"k"}"#,
+                ErrorCode::UnsupportedSchemaVersion,
+            ),
+        ];
+        for (body, expected) in cases {
+            assert_eq!(code(body), expected, "{body}");
+        }
+    }
+
+    #[test]
+    fn a_violation_names_every_problem_and_keeps_readable_fields() {
+        let violation =
+            WorkRequest::parse(r#"{"schemaVersion":"1","tenantId":"t-1","idempotencyKey":3}"#)
+                .unwrap_err();
+        assert!(violation.detail.contains("operation is missing"), "{}", violation.detail);
+        assert!(
+            violation.detail.contains("idempotencyKey must be a string"),
+            "{}",
+            violation.detail
+        );
+        assert_eq!(violation.partial.tenant_id.as_deref(), Some("t-1"));
+        assert_eq!(violation.partial.schema_version.as_deref(), Some("1"));
+        assert_eq!(violation.partial.operation, None);
+    }
+}

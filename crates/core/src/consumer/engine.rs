@@ -1,0 +1,413 @@
+//! The batch engine: every record of an SQS batch ends in exactly one
+//! outcome — done, quarantined (write confirmed) or retry — and the response
+//! lists exactly the retried messageIds. I/O is behind the `Processor` and
+//! `QuarantineStore` traits.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use futures::{FutureExt, StreamExt, stream};
+use tokio::time::{Instant, sleep_until, timeout_at};
+use tracing::{error, warn};
+
+use super::contract::{PartialRequest, WorkRequest};
+use super::event::{SourceQueue, SqsEvent, SqsRecord};
+use super::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
+use super::quarantine::{Failure, QuarantineRecord};
+use crate::ports::ApiError;
+
+/// One message, as a processor sees it: the contract fields already checked.
+#[derive(Debug)]
+pub struct Message<'a> {
+    pub message_id: &'a str,
+    /// The body exactly as it was sent.
+    pub body: &'a str,
+    pub request: &'a WorkRequest,
+    pub record: &'a SqsRecord,
+    /// Work on this message must be over by then: the engine cuts it off and
+    /// retries the message after it.
+    pub deadline: Instant,
+}
+
+/// The business logic: one message in, one verdict out.
+pub trait Processor: Send + Sync {
+    fn process(&self, message: &Message<'_>) -> impl Future<Output = Verdict> + Send;
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum QuarantineError {
+    #[error("the quarantine record is {size} bytes, above the {limit}-byte message limit")]
+    TooLarge { size: usize, limit: usize },
+    #[error("SQS did not accept the entry ({code}: {message})")]
+    Rejected { code: String, message: String },
+    #[error("the SendMessageBatch call failed")]
+    Call(#[source] Arc<ApiError>),
+    #[error("the quarantine record could not be encoded")]
+    Encode(#[source] Arc<serde_json::Error>),
+    #[error("no result was reported for the entry")]
+    Unreported,
+    #[error("the write did not finish before the invocation's deadline")]
+    Deadline,
+}
+
+/// Durable storage for poison messages.
+pub trait QuarantineStore: Send + Sync {
+    /// Writes every record; returns one result per record, in order, `Ok`
+    /// only when the write is confirmed.
+    fn store(
+        &self,
+        records: &[QuarantineRecord],
+    ) -> impl Future<Output = Vec<Result<(), QuarantineError>>> + Send;
+}
+
+#[derive(Debug, Clone)]
+pub struct EngineSettings {
+    /// Messages (standard queues) or message groups (FIFO) in flight at once.
+    pub concurrency: usize,
+    /// No message starts, and work in flight is cut, when less than this is left.
+    pub deadline_margin: Duration,
+    /// Written into quarantine records.
+    pub handler_version: String,
+}
+
+/// Time kept free after the quarantine writes, for the response itself.
+const RESPONSE_RESERVE: Duration = Duration::from_millis(100);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BatchError {
+    #[error(
+        "record {position} of the batch has no usable messageId, so it cannot be reported on its own; \
+         failing the invocation so that the whole batch is retried"
+    )]
+    MissingMessageId { position: usize },
+    #[error(
+        "the batch's outcomes break the engine's invariant ({0}); failing the invocation so that the whole batch is retried"
+    )]
+    Invariant(String),
+}
+
+/// The outcome of every record, in the order of the batch.
+#[derive(Debug, Clone)]
+pub struct BatchReport {
+    pub outcomes: Vec<Outcome>,
+    /// The messageIds for `batchItemFailures`: each retried message once.
+    pub batch_item_failures: Vec<String>,
+    pub source: Option<SourceQueue>,
+}
+
+#[derive(Debug)]
+pub struct Engine<P, Q> {
+    processor: P,
+    quarantine: Q,
+    settings: EngineSettings,
+}
+
+enum Slot {
+    Pending,
+    Final(Outcome),
+    ToQuarantine { code: ErrorCode, detail: String, partial: PartialRequest },
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+struct Batch<'e> {
+    records: &'e [SqsRecord],
+    ids: Vec<&'e str>,
+    slots: Vec<Mutex<Slot>>,
+    fifo: bool,
+    processing_deadline: Instant,
+}
+
+impl<P: Processor, Q: QuarantineStore> Engine<P, Q> {
+    pub fn new(processor: P, quarantine: Q, settings: EngineSettings) -> Self {
+        Self { processor, quarantine, settings }
+    }
+
+    pub fn processor(&self) -> &P {
+        &self.processor
+    }
+
+    pub async fn run(
+        &self,
+        event: &SqsEvent,
+        deadline: Instant,
+    ) -> Result<BatchReport, BatchError> {
+        let records = &event.records;
+        let ids = records
+            .iter()
+            .enumerate()
+            .map(|(position, record)| {
+                record.usable_message_id().ok_or(BatchError::MissingMessageId { position })
+            })
+            .collect::<Result<Vec<&str>, _>>()
+            .inspect_err(|e| error!(error = %e, "cannot report the batch item by item"))?;
+        let source = records
+            .iter()
+            .find_map(|r| r.event_source_arn.as_deref())
+            .and_then(SourceQueue::from_arn);
+        let fifo = source.as_ref().is_some_and(SourceQueue::is_fifo);
+        let now = Instant::now();
+        let batch = Batch {
+            records,
+            ids,
+            slots: records.iter().map(|_| Mutex::new(Slot::Pending)).collect(),
+            fifo,
+            processing_deadline: deadline
+                .checked_sub(self.settings.deadline_margin)
+                .unwrap_or(now)
+                .max(now),
+        };
+
+        let groups = groups(records, fifo);
+        let work = stream::iter(&groups)
+            .map(|group| self.run_group(&batch, group))
+            .buffer_unordered(self.settings.concurrency.max(1))
+            .for_each(|()| async {});
+        tokio::select! {
+            () = work => {}
+            () = sleep_until(batch.processing_deadline) => {
+                warn!(margin_ms = self.settings.deadline_margin.as_millis() as u64,
+                      "deadline guard: unfinished messages are cut and retried");
+            }
+        }
+
+        self.quarantine_pending(&batch, deadline).await;
+        let outcomes: Vec<Outcome> = batch
+            .slots
+            .into_iter()
+            .map(|slot| match slot.into_inner().unwrap_or_else(PoisonError::into_inner) {
+                Slot::Final(outcome) => outcome,
+                Slot::Pending | Slot::ToQuarantine { .. } => {
+                    Outcome::retry(RetryCause::Deadline, "not finished before the deadline guard")
+                }
+            })
+            .collect();
+        let batch_item_failures = batch_item_failures(&batch.ids, &outcomes)?;
+        Ok(BatchReport { outcomes, batch_item_failures, source })
+    }
+
+    /// One message group in order (FIFO), or one message (standard queue).
+    async fn run_group(&self, batch: &Batch<'_>, group: &[usize]) {
+        for (position, &index) in group.iter().enumerate() {
+            if Instant::now() >= batch.processing_deadline {
+                return;
+            }
+            let slot = self.handle(batch, index).await;
+            let failed = matches!(slot, Slot::Final(Outcome::Retry { .. }));
+            *lock(&batch.slots[index]) = slot;
+            if failed && batch.fifo {
+                let blocked_by = batch.ids[index];
+                for &later in &group[position + 1..] {
+                    *lock(&batch.slots[later]) = Slot::Final(Outcome::retry(
+                        RetryCause::GroupBlocked,
+                        format!(
+                            "message {blocked_by} earlier in its group failed; FIFO order keeps this one back"
+                        ),
+                    ));
+                }
+                return;
+            }
+        }
+    }
+
+    async fn handle(&self, batch: &Batch<'_>, index: usize) -> Slot {
+        let record = &batch.records[index];
+        let message_id = batch.ids[index];
+        let body = record.body.as_deref().unwrap_or_default();
+        let request = match WorkRequest::parse(body) {
+            Ok(request) => request,
+            Err(violation) => {
+                return self
+                    .permanent(batch, index, violation.code, violation.detail, violation.partial)
+                    .await;
+            }
+        };
+        let message = Message {
+            message_id,
+            body,
+            request: &request,
+            record,
+            deadline: batch.processing_deadline,
+        };
+        let verdict = AssertUnwindSafe(self.processor.process(&message)).catch_unwind().await;
+        match verdict {
+            Ok(Verdict::Done) => Slot::Final(Outcome::Done),
+            Ok(Verdict::Retry { detail, retry_after }) => {
+                warn!(message_id, detail = %detail, "message will be retried");
+                Slot::Final(Outcome::Retry { cause: RetryCause::Processor, detail, retry_after })
+            }
+            Ok(Verdict::Permanent { code, detail }) => {
+                let partial = PartialRequest {
+                    schema_version: Some(request.schema_version.clone()),
+                    operation: Some(request.operation.clone()),
+                    tenant_id: Some(request.tenant_id.clone()),
+                };
+                self.permanent(batch, index, code, detail, partial).await
+            }
+            Err(panic) => {
+                let detail = panic_message(panic.as_ref());
+                error!(message_id, panic = %detail, "the processor panicked; the message will be retried");
+                Slot::Final(Outcome::retry(
+                    RetryCause::Panicked,
+                    format!("the processor panicked: {detail}"),
+                ))
+            }
+        }
+    }
+
+    /// A permanent failure is quarantined at once on FIFO queues (the rest of
+    /// its group waits for the write) and after processing on standard queues
+    /// (in batches of ten).
+    async fn permanent(
+        &self,
+        batch: &Batch<'_>,
+        index: usize,
+        code: ErrorCode,
+        detail: String,
+        partial: PartialRequest,
+    ) -> Slot {
+        warn!(message_id = batch.ids[index], error_code = %code, detail = %detail, "permanent failure");
+        if !batch.fifo {
+            return Slot::ToQuarantine { code, detail, partial };
+        }
+        let record = self.quarantine_record(batch, index, &code, &detail, &partial);
+        let result = self.quarantine.store(std::slice::from_ref(&record)).await.into_iter().next();
+        self.confirmed(batch.ids[index], code, result.unwrap_or(Err(QuarantineError::Unreported)))
+    }
+
+    fn quarantine_record(
+        &self,
+        batch: &Batch<'_>,
+        index: usize,
+        code: &ErrorCode,
+        detail: &str,
+        partial: &PartialRequest,
+    ) -> QuarantineRecord {
+        let failure = Failure { code, detail, request: partial };
+        QuarantineRecord::new(
+            &batch.records[index],
+            failure,
+            &self.settings.handler_version,
+            SystemTime::now(),
+        )
+    }
+
+    fn confirmed(
+        &self,
+        message_id: &str,
+        code: ErrorCode,
+        result: Result<(), QuarantineError>,
+    ) -> Slot {
+        match result {
+            Ok(()) => Slot::Final(Outcome::Quarantined { code }),
+            Err(e) => {
+                error!(message_id, error_code = %code, error = %crate::ports::error_chain(&e),
+                       "quarantine write not confirmed; the message will be retried");
+                Slot::Final(Outcome::retry(
+                    RetryCause::QuarantineFailed,
+                    format!("{code}, and {e}"),
+                ))
+            }
+        }
+    }
+
+    /// Standard queues: the permanent failures, written in batches once
+    /// processing is over, bounded by the invocation's deadline.
+    async fn quarantine_pending(&self, batch: &Batch<'_>, deadline: Instant) {
+        let mut pending = Vec::new();
+        for (index, slot) in batch.slots.iter().enumerate() {
+            if let Slot::ToQuarantine { code, detail, partial } = &*lock(slot) {
+                let record = self.quarantine_record(batch, index, code, detail, partial);
+                pending.push((index, code.clone(), record));
+            }
+        }
+        if pending.is_empty() {
+            return;
+        }
+        let records: Vec<QuarantineRecord> = pending.iter().map(|(_, _, r)| r.clone()).collect();
+        let reserve_deadline = deadline.checked_sub(RESPONSE_RESERVE).unwrap_or(deadline);
+        let results = timeout_at(reserve_deadline, self.quarantine.store(&records))
+            .await
+            .unwrap_or_else(|_| vec![Err(QuarantineError::Deadline); records.len()]);
+        let mut results = results.into_iter();
+        for (index, code, _) in pending {
+            let result = results.next().unwrap_or(Err(QuarantineError::Unreported));
+            *lock(&batch.slots[index]) = self.confirmed(batch.ids[index], code, result);
+        }
+    }
+}
+
+/// FIFO: the records of each message group, in batch order, groups in order
+/// of first appearance. Standard: every record alone.
+fn groups(records: &[SqsRecord], fifo: bool) -> Vec<Vec<usize>> {
+    if !fifo {
+        return (0..records.len()).map(|i| vec![i]).collect();
+    }
+    let mut groups: Vec<(Option<&str>, Vec<usize>)> = Vec::new();
+    let mut by_key: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (index, record) in records.iter().enumerate() {
+        match record.message_group_id() {
+            Some(key) => match by_key.get(key) {
+                Some(&g) => groups[g].1.push(index),
+                None => {
+                    by_key.insert(key, groups.len());
+                    groups.push((Some(key), vec![index]));
+                }
+            },
+            // A FIFO record always has a group; without one it is ordered with nothing.
+            None => groups.push((None, vec![index])),
+        }
+    }
+    groups.into_iter().map(|(_, members)| members).collect()
+}
+
+/// The retried ids, each once, in batch order — after checking that every
+/// record has its outcome and every listed id is a non-empty id of this batch.
+fn batch_item_failures(ids: &[&str], outcomes: &[Outcome]) -> Result<Vec<String>, BatchError> {
+    if ids.len() != outcomes.len() {
+        return Err(BatchError::Invariant(format!(
+            "{} records but {} outcomes",
+            ids.len(),
+            outcomes.len()
+        )));
+    }
+    let mut listed = HashSet::new();
+    let failures: Vec<String> = ids
+        .iter()
+        .zip(outcomes)
+        .filter(|(_, outcome)| outcome.is_retry())
+        .filter(|(id, _)| listed.insert(**id))
+        .map(|(id, _)| (*id).to_owned())
+        .collect();
+    let batch_ids: HashSet<&str> = ids.iter().copied().collect();
+    if let Some(bad) =
+        failures.iter().find(|id| id.trim().is_empty() || !batch_ids.contains(id.as_str()))
+    {
+        return Err(BatchError::Invariant(format!("{bad:?} is not a messageId of this batch")));
+    }
+    let retried: HashSet<&str> =
+        ids.iter().zip(outcomes).filter(|(_, o)| o.is_retry()).map(|(id, _)| *id).collect();
+    if retried.len() != failures.len() {
+        return Err(BatchError::Invariant(
+            "a retried message is missing from the response".to_owned(),
+        ));
+    }
+    Ok(failures)
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-text panic payload".to_owned())
+}
+
+#[cfg(test)]
+#[path = "engine_tests.rs"]
+mod tests;

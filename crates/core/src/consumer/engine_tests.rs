@@ -1,0 +1,393 @@
+use std::collections::HashSet;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use serde_json::json;
+use tokio::time::Instant;
+
+use super::*;
+
+/// What a test message asks the scripted processor to do, by its `operation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Behaviour {
+    Ok,
+    Retry,
+    Reject,
+    Panic,
+    /// Not JSON at all: the engine rejects it before the processor.
+    Garbage,
+    /// Takes longer than any deadline in these tests.
+    Hang,
+}
+
+impl Behaviour {
+    fn body(self, index: usize) -> String {
+        let operation = match self {
+            Self::Garbage => return format!("garbage {index}"),
+            Self::Ok => "ok",
+            Self::Retry => "retry",
+            Self::Reject => "reject",
+            Self::Panic => "panic",
+            Self::Hang => "hang",
+        };
+        json!({"schemaVersion": "1", "operation": operation, "tenantId": "t", "idempotencyKey": format!("k{index}")})
+            .to_string()
+    }
+}
+
+#[derive(Default)]
+struct ScriptedProcessor {
+    started: Mutex<Vec<String>>,
+}
+
+impl Processor for ScriptedProcessor {
+    async fn process(&self, message: &Message<'_>) -> Verdict {
+        lock(&self.started).push(message.message_id.to_owned());
+        match message.request.operation.as_str() {
+            "ok" => Verdict::Done,
+            "retry" => Verdict::retry("downstream said 503"),
+            "reject" => Verdict::permanent(ErrorCode::DownstreamRejected, "HTTP 400"),
+            "panic" => panic!("processor bug on {}", message.message_id),
+            _ => {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                Verdict::Done
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+struct MemoryQuarantine {
+    refuse: HashSet<String>,
+    stored: Mutex<Vec<QuarantineRecord>>,
+}
+
+impl QuarantineStore for MemoryQuarantine {
+    async fn store(&self, records: &[QuarantineRecord]) -> Vec<Result<(), QuarantineError>> {
+        records
+            .iter()
+            .map(|record| {
+                if self.refuse.contains(&record.message_id) {
+                    Err(QuarantineError::Rejected {
+                        code: "Test".into(),
+                        message: "refused".into(),
+                    })
+                } else {
+                    lock(&self.stored).push(record.clone());
+                    Ok(())
+                }
+            })
+            .collect()
+    }
+}
+
+fn record(index: usize, behaviour: Behaviour, group: Option<&str>, arn: &str) -> SqsRecord {
+    let mut attributes = serde_json::Map::new();
+    attributes.insert("ApproximateReceiveCount".into(), json!("1"));
+    attributes.insert("SentTimestamp".into(), json!("1700000000000"));
+    if let Some(group) = group {
+        attributes.insert("MessageGroupId".into(), json!(group));
+    }
+    SqsRecord {
+        message_id: Some(format!("m{index}")),
+        receipt_handle: Some(format!("rh{index}")),
+        body: Some(behaviour.body(index)),
+        attributes,
+        event_source_arn: Some(arn.to_owned()),
+        ..Default::default()
+    }
+}
+
+const STANDARD: &str = "arn:aws:sqs:us-east-1:123456789012:work";
+const FIFO: &str = "arn:aws:sqs:us-east-1:123456789012:work.fifo";
+
+fn engine(refuse: &[&str], concurrency: usize) -> Engine<ScriptedProcessor, MemoryQuarantine> {
+    let quarantine = MemoryQuarantine {
+        refuse: refuse.iter().map(|s| (*s).to_owned()).collect(),
+        ..Default::default()
+    };
+    let settings = EngineSettings {
+        concurrency,
+        deadline_margin: Duration::from_secs(2),
+        handler_version: "test".into(),
+    };
+    Engine::new(ScriptedProcessor::default(), quarantine, settings)
+}
+
+fn standard_batch(behaviours: &[Behaviour]) -> SqsEvent {
+    SqsEvent {
+        records: behaviours
+            .iter()
+            .enumerate()
+            .map(|(i, b)| record(i, *b, None, STANDARD))
+            .collect(),
+    }
+}
+
+fn far_deadline() -> Instant {
+    Instant::now() + Duration::from_secs(600)
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_verdict_becomes_its_outcome() {
+    use Behaviour::*;
+    let engine = engine(&[], 4);
+    let event = standard_batch(&[Ok, Retry, Reject, Garbage, Panic]);
+    let report = engine.run(&event, far_deadline()).await.unwrap();
+    assert_eq!(report.outcomes[0], Outcome::Done);
+    assert!(matches!(&report.outcomes[1], Outcome::Retry { cause: RetryCause::Processor, .. }));
+    assert_eq!(report.outcomes[2], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
+    assert_eq!(report.outcomes[3], Outcome::Quarantined { code: ErrorCode::InvalidJson });
+    assert!(
+        matches!(&report.outcomes[4], Outcome::Retry { cause: RetryCause::Panicked, detail, .. } if detail.contains("processor bug on m4"))
+    );
+    assert_eq!(report.batch_item_failures, ["m1", "m4"]);
+    let stored: Vec<String> =
+        lock(&engine.quarantine.stored).iter().map(|r| r.message_id.clone()).collect();
+    assert_eq!(stored, ["m2", "m3"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panicking_processor_only_retries_its_own_message() {
+    let engine = engine(&[], 1);
+    let event = standard_batch(&[Behaviour::Ok, Behaviour::Panic, Behaviour::Ok]);
+    let report = engine.run(&event, far_deadline()).await.unwrap();
+    assert_eq!(report.batch_item_failures, ["m1"]);
+    assert_eq!(report.outcomes[2], Outcome::Done);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unconfirmed_quarantine_write_means_retry() {
+    let engine = engine(&["m1"], 2);
+    let event = standard_batch(&[Behaviour::Reject, Behaviour::Garbage]);
+    let report = engine.run(&event, far_deadline()).await.unwrap();
+    assert_eq!(report.outcomes[0], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
+    assert!(matches!(
+        &report.outcomes[1],
+        Outcome::Retry { cause: RetryCause::QuarantineFailed, .. }
+    ));
+    assert_eq!(report.batch_item_failures, ["m1"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_near_deadline_retries_unfinished_work_instead_of_timing_out() {
+    use Behaviour::*;
+    let engine = engine(&[], 2);
+    let event = standard_batch(&[Ok, Hang, Hang, Ok, Reject]);
+    let start = Instant::now();
+    let deadline = start + Duration::from_secs(5);
+    let report = engine.run(&event, deadline).await.unwrap();
+    assert!(
+        Instant::now() <= deadline - Duration::from_secs(2) + Duration::from_millis(1),
+        "cut at the margin"
+    );
+    assert_eq!(report.outcomes[0], Outcome::Done);
+    assert!(matches!(&report.outcomes[1], Outcome::Retry { cause: RetryCause::Deadline, .. }));
+    assert!(matches!(&report.outcomes[2], Outcome::Retry { cause: RetryCause::Deadline, .. }));
+    // m3 and m4 never started: both hung messages held the two slots.
+    assert!(matches!(&report.outcomes[3], Outcome::Retry { cause: RetryCause::Deadline, .. }));
+    assert_eq!(report.batch_item_failures, ["m1", "m2", "m3", "m4"]);
+    assert_eq!(*lock(&engine.processor.started), ["m0", "m1", "m2"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deadline_already_inside_the_margin_starts_nothing() {
+    let engine = engine(&[], 4);
+    let event = standard_batch(&[Behaviour::Ok, Behaviour::Ok]);
+    let report = engine.run(&event, Instant::now() + Duration::from_secs(1)).await.unwrap();
+    assert_eq!(report.batch_item_failures, ["m0", "m1"]);
+    assert!(lock(&engine.processor.started).is_empty());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_record_without_message_id_fails_the_whole_batch() {
+    let engine = engine(&[], 4);
+    let mut event = standard_batch(&[Behaviour::Ok, Behaviour::Ok, Behaviour::Ok]);
+    event.records[2].message_id = Some(String::new());
+    let error = engine.run(&event, far_deadline()).await.unwrap_err();
+    assert_eq!(error, BatchError::MissingMessageId { position: 2 });
+    assert!(lock(&engine.processor.started).is_empty(), "nothing is processed twice");
+}
+
+#[tokio::test(start_paused = true)]
+async fn fifo_skips_the_rest_of_a_failed_group_only() {
+    use Behaviour::*;
+    let engine = engine(&[], 4);
+    let plan = [(Ok, "a"), (Retry, "a"), (Ok, "a"), (Ok, "b"), (Reject, "b"), (Ok, "b")];
+    let event = SqsEvent {
+        records: plan.iter().enumerate().map(|(i, (b, g))| record(i, *b, Some(g), FIFO)).collect(),
+    };
+    let report = engine.run(&event, far_deadline()).await.unwrap();
+    assert_eq!(report.batch_item_failures, ["m1", "m2"]);
+    assert!(matches!(&report.outcomes[2], Outcome::Retry { cause: RetryCause::GroupBlocked, .. }));
+    assert_eq!(report.outcomes[4], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
+    assert_eq!(report.outcomes[5], Outcome::Done, "a confirmed quarantine lets the group carry on");
+    let started = lock(&engine.processor.started).clone();
+    assert!(!started.contains(&"m2".to_owned()));
+    let stored = lock(&engine.quarantine.stored);
+    assert_eq!(stored[0].message_group_id.as_deref(), Some("b"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn fifo_quarantine_failure_blocks_the_group() {
+    let engine = engine(&["m0"], 4);
+    let plan = [Behaviour::Garbage, Behaviour::Ok];
+    let event = SqsEvent {
+        records: plan.iter().enumerate().map(|(i, b)| record(i, *b, Some("g"), FIFO)).collect(),
+    };
+    let report = engine.run(&event, far_deadline()).await.unwrap();
+    assert_eq!(report.batch_item_failures, ["m0", "m1"]);
+    assert!(lock(&engine.processor.started).is_empty());
+}
+
+fn behaviour() -> impl Strategy<Value = Behaviour> {
+    prop_oneof![
+        6 => Just(Behaviour::Ok),
+        2 => Just(Behaviour::Retry),
+        2 => Just(Behaviour::Reject),
+        1 => Just(Behaviour::Panic),
+        2 => Just(Behaviour::Garbage),
+        1 => Just(Behaviour::Hang),
+    ]
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    messages: Vec<(Behaviour, u8, bool)>,
+    fifo: bool,
+    concurrency: usize,
+    deadline_secs: u64,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        prop::collection::vec((behaviour(), 0_u8..4, prop::bool::weighted(0.15)), 0..40),
+        any::<bool>(),
+        1_usize..8,
+        prop_oneof![Just(1_u64), Just(3), Just(600)],
+    )
+        .prop_map(|(messages, fifo, concurrency, deadline_secs)| Case {
+            messages,
+            fifo,
+            concurrency,
+            deadline_secs,
+        })
+}
+
+fn check(case: &Case) -> Result<(), TestCaseError> {
+    let runtime =
+        tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build()?;
+    runtime.block_on(async {
+        let refuse: Vec<String> = case
+            .messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.2)
+            .map(|(i, _)| format!("m{i}"))
+            .collect();
+        let refuse: Vec<&str> = refuse.iter().map(String::as_str).collect();
+        let engine = engine(&refuse, case.concurrency);
+        let arn = if case.fifo { FIFO } else { STANDARD };
+        let groups = ["g0", "g1", "g2", "g3"];
+        let event = SqsEvent {
+            records: case
+                .messages
+                .iter()
+                .enumerate()
+                .map(|(i, (b, g, _))| record(i, *b, Some(groups[*g as usize]), arn))
+                .collect(),
+        };
+        let report =
+            engine.run(&event, Instant::now() + Duration::from_secs(case.deadline_secs)).await?;
+        let ids: Vec<String> = (0..case.messages.len()).map(|i| format!("m{i}")).collect();
+
+        // Every record has exactly one outcome, and the response lists exactly the retried ones, once.
+        prop_assert_eq!(report.outcomes.len(), ids.len());
+        let expected: Vec<String> = ids
+            .iter()
+            .zip(&report.outcomes)
+            .filter(|(_, o)| o.is_retry())
+            .map(|(id, _)| id.clone())
+            .collect();
+        prop_assert_eq!(&report.batch_item_failures, &expected);
+
+        let stored: HashSet<String> =
+            lock(&engine.quarantine.stored).iter().map(|r| r.message_id.clone()).collect();
+        let started = lock(&engine.processor.started).clone();
+        for (i, (outcome, (behaviour, _, refused))) in
+            report.outcomes.iter().zip(&case.messages).enumerate()
+        {
+            let id = &ids[i];
+            match outcome {
+                Outcome::Done => prop_assert_eq!(*behaviour, Behaviour::Ok),
+                Outcome::Quarantined { .. } => {
+                    prop_assert!(matches!(behaviour, Behaviour::Reject | Behaviour::Garbage));
+                    prop_assert!(!refused, "quarantined although the store refused it");
+                    prop_assert!(stored.contains(id), "quarantined without a stored record");
+                }
+                Outcome::Retry { .. } => {
+                    prop_assert!(!stored.contains(id) || case.deadline_secs < 600)
+                }
+            }
+            let nothing_hangs = case.messages.iter().all(|m| m.0 != Behaviour::Hang);
+            if case.deadline_secs == 600 && nothing_hangs {
+                let expected_retry = match behaviour {
+                    Behaviour::Retry | Behaviour::Panic | Behaviour::Hang => true,
+                    Behaviour::Reject | Behaviour::Garbage => *refused,
+                    Behaviour::Ok => false,
+                };
+                if !case.fifo {
+                    prop_assert_eq!(outcome.is_retry(), expected_retry, "{} {:?}", id, behaviour);
+                }
+            }
+        }
+
+        if case.fifo {
+            for group in 0..4_u8 {
+                let members: Vec<usize> = case
+                    .messages
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| m.1 == group)
+                    .map(|(i, _)| i)
+                    .collect();
+                // Within a group, processing started in batch order.
+                let order: Vec<usize> = started
+                    .iter()
+                    .filter_map(|id| id[1..].parse::<usize>().ok())
+                    .filter(|i| members.contains(i))
+                    .collect();
+                prop_assert!(
+                    order.windows(2).all(|w| w[0] < w[1]),
+                    "group {} out of order: {:?}",
+                    group,
+                    order
+                );
+                // After a failure in the group, nothing later in it was processed, and all of it is retried.
+                if let Some(first_failure) =
+                    members.iter().position(|&i| report.outcomes[i].is_retry())
+                {
+                    for &later in &members[first_failure + 1..] {
+                        prop_assert!(
+                            !started.contains(&ids[later]),
+                            "{} processed after a failure in its group",
+                            ids[later]
+                        );
+                        prop_assert!(report.outcomes[later].is_retry());
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_batch_invariant_holds_for_any_batch(case in case()) {
+        check(&case)?;
+    }
+}

@@ -1,0 +1,202 @@
+//! The SQS event as Lambda delivers it, decoded so that nothing in one
+//! record can fail the batch: every field is optional and bodies stay text
+//! until the engine parses them one by one.
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One record of an SQS event. Attributes are kept as delivered, because a
+/// quarantine record carries them unchanged.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SqsRecord {
+    pub message_id: Option<String>,
+    pub receipt_handle: Option<String>,
+    pub body: Option<String>,
+    pub attributes: Map<String, Value>,
+    pub message_attributes: Map<String, Value>,
+    #[serde(rename = "md5OfBody")]
+    pub md5_of_body: Option<String>,
+    pub event_source: Option<String>,
+    #[serde(rename = "eventSourceARN")]
+    pub event_source_arn: Option<String>,
+    pub aws_region: Option<String>,
+}
+
+impl SqsRecord {
+    fn attribute(&self, name: &str) -> Option<&str> {
+        self.attributes.get(name).and_then(Value::as_str)
+    }
+
+    /// `ApproximateReceiveCount`: 1 on the first delivery.
+    pub fn receive_count(&self) -> Option<u32> {
+        self.attribute("ApproximateReceiveCount")?.parse().ok()
+    }
+
+    /// `SentTimestamp`, in milliseconds since the epoch.
+    pub fn sent_timestamp_ms(&self) -> Option<u64> {
+        self.attribute("SentTimestamp")?.parse().ok()
+    }
+
+    pub fn message_group_id(&self) -> Option<&str> {
+        self.attribute("MessageGroupId")
+    }
+
+    /// The messageId, if it can identify the record in `batchItemFailures`.
+    pub fn usable_message_id(&self) -> Option<&str> {
+        self.message_id.as_deref().filter(|id| !id.trim().is_empty())
+    }
+
+    /// A message attribute's string value (`{"stringValue": ..., "dataType": "String"}`).
+    pub fn message_attribute(&self, name: &str) -> Option<&str> {
+        self.message_attributes.get(name)?.get("stringValue")?.as_str()
+    }
+}
+
+/// An SQS event: `{"Records": [...]}`. Anything else is rejected with a
+/// message that says what arrived instead.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct SqsEvent {
+    #[serde(rename = "Records")]
+    pub records: Vec<SqsRecord>,
+}
+
+const NOT_SQS: &str = "the event is not an SQS event: expected an object with a \"Records\" array \
+                       (is the function invoked by something other than its SQS event source mapping?)";
+
+impl<'de> Deserialize<'de> for SqsEvent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EventVisitor;
+
+        impl<'de> Visitor<'de> for EventVisitor {
+            type Value = SqsEvent;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(NOT_SQS)
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SqsEvent, A::Error> {
+                let mut records = None;
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    if key == "Records" {
+                        let value: Vec<SqsRecord> = map.next_value().map_err(|e| {
+                            de::Error::custom(format!(
+                                "the event's Records are not SQS records: {e}"
+                            ))
+                        })?;
+                        records = Some(value);
+                    } else {
+                        map.next_value::<de::IgnoredAny>()?;
+                    }
+                }
+                records
+                    .map(|records| SqsEvent { records })
+                    .ok_or_else(|| de::Error::custom(NOT_SQS))
+            }
+        }
+
+        deserializer.deserialize_any(EventVisitor)
+    }
+}
+
+/// The source queue, from a record's `eventSourceARN`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceQueue {
+    pub arn: String,
+    pub region: String,
+    pub account: String,
+    pub name: String,
+    partition: String,
+}
+
+impl SourceQueue {
+    pub fn from_arn(arn: &str) -> Option<Self> {
+        let fields: Vec<&str> = arn.split(':').collect();
+        let ["arn", partition, "sqs", region, account, name] = fields[..] else {
+            return None;
+        };
+        if [partition, region, account, name].iter().any(|f| f.is_empty()) {
+            return None;
+        }
+        Some(Self {
+            arn: arn.to_owned(),
+            region: region.to_owned(),
+            account: account.to_owned(),
+            name: name.to_owned(),
+            partition: partition.to_owned(),
+        })
+    }
+
+    pub fn is_fifo(&self) -> bool {
+        self.name.ends_with(".fifo")
+    }
+
+    /// The queue URL for API calls on it (such as `ChangeMessageVisibilityBatch`).
+    pub fn url(&self) -> String {
+        let domain = match self.partition.as_str() {
+            "aws-cn" => "amazonaws.com.cn",
+            _ => "amazonaws.com",
+        };
+        format!("https://sqs.{}.{domain}/{}/{}", self.region, self.account, self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_the_documented_sample_and_keeps_attributes() {
+        let event: SqsEvent = serde_json::from_str(
+            r#"{"Records":[{"messageId":"059f36b4-87a3-44ab-83d2-661975830a7d",
+              "receiptHandle":"AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a",
+              "body":"{\"a\":1}",
+              "attributes":{"ApproximateReceiveCount":"3","SentTimestamp":"1545082649183",
+                            "SenderId":"AIDAIENQZJOLO23YVJ4VO","ApproximateFirstReceiveTimestamp":"1545082649185"},
+              "messageAttributes":{"tenantId":{"stringValue":"t-1","dataType":"String"}},
+              "md5OfBody":"e4e68fb7bd0e697a0ae8f1bb342846b3","eventSource":"aws:sqs",
+              "eventSourceARN":"arn:aws:sqs:us-east-2:123456789012:my-queue","awsRegion":"us-east-2"}]}"#,
+        )
+        .unwrap();
+        let record = &event.records[0];
+        assert_eq!(record.usable_message_id(), Some("059f36b4-87a3-44ab-83d2-661975830a7d"));
+        assert_eq!(record.receive_count(), Some(3));
+        assert_eq!(record.sent_timestamp_ms(), Some(1_545_082_649_183));
+        assert_eq!(record.message_attribute("tenantId"), Some("t-1"));
+        assert_eq!(record.body.as_deref(), Some(r#"{"a":1}"#));
+    }
+
+    #[test]
+    fn a_record_missing_fields_still_decodes() {
+        let event: SqsEvent =
+            serde_json::from_str(r#"{"Records":[{}, {"messageId":" "}]}"#).unwrap();
+        assert_eq!(event.records.len(), 2);
+        assert_eq!(event.records[0].usable_message_id(), None);
+        assert_eq!(event.records[1].usable_message_id(), None);
+    }
+
+    #[test]
+    fn what_is_not_an_sqs_event_says_so() {
+        for text in [r#"{"detail-type":"Scheduled Event"}"#, "[]", "42", r#"{"Records": 5}"#] {
+            let error = serde_json::from_str::<SqsEvent>(text).unwrap_err().to_string();
+            assert!(
+                error.contains("not an SQS event") || error.contains("not SQS records"),
+                "{text}: {error}"
+            );
+        }
+    }
+
+    #[test]
+    fn source_queue_from_the_arn() {
+        let queue =
+            SourceQueue::from_arn("arn:aws:sqs:eu-west-1:123456789012:orders.fifo").unwrap();
+        assert!(queue.is_fifo());
+        assert_eq!(queue.url(), "https://sqs.eu-west-1.amazonaws.com/123456789012/orders.fifo");
+        let china = SourceQueue::from_arn("arn:aws-cn:sqs:cn-north-1:123456789012:q").unwrap();
+        assert_eq!(china.url(), "https://sqs.cn-north-1.amazonaws.com.cn/123456789012/q");
+        assert!(!china.is_fifo());
+        assert_eq!(SourceQueue::from_arn("arn:aws:sns:eu-west-1:1:topic"), None);
+        assert_eq!(SourceQueue::from_arn("not an arn"), None);
+    }
+}

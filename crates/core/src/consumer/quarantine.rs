@@ -1,0 +1,220 @@
+//! The quarantine record: everything an operator needs to understand, fix
+//! and redrive a poison message, as one JSON document.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::contract::PartialRequest;
+use super::event::SqsRecord;
+use super::outcome::ErrorCode;
+
+/// SQS accepts at most 1 MiB in one `SendMessageBatch` call.
+pub const MAX_BATCH_BYTES: usize = 1_048_576;
+/// `SendMessageBatch` accepts at most 10 entries.
+pub const MAX_BATCH_ENTRIES: usize = 10;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuarantineRecord {
+    pub message_id: String,
+    pub source_queue_arn: Option<String>,
+    pub error_code: String,
+    pub error_detail: String,
+    pub schema_version: Option<String>,
+    pub operation: Option<String>,
+    pub tenant_id: Option<String>,
+    pub receive_count: Option<u32>,
+    /// When SQS accepted the message (`SentTimestamp`), RFC 3339.
+    pub first_seen: Option<String>,
+    /// When this handler gave up on it, RFC 3339.
+    pub last_seen: String,
+    pub handler_version: String,
+    pub remediation_status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_group_id: Option<String>,
+    pub body: Option<String>,
+    pub attributes: Map<String, Value>,
+    pub message_attributes: Map<String, Value>,
+}
+
+/// What the engine knows when it quarantines a message.
+#[derive(Debug, Clone, Copy)]
+pub struct Failure<'a> {
+    pub code: &'a ErrorCode,
+    pub detail: &'a str,
+    pub request: &'a PartialRequest,
+}
+
+impl QuarantineRecord {
+    pub fn new(
+        record: &SqsRecord,
+        failure: Failure<'_>,
+        handler_version: &str,
+        now: SystemTime,
+    ) -> Self {
+        Self {
+            message_id: record.message_id.clone().unwrap_or_default(),
+            source_queue_arn: record.event_source_arn.clone(),
+            error_code: failure.code.as_str().to_owned(),
+            error_detail: failure.detail.to_owned(),
+            schema_version: failure.request.schema_version.clone(),
+            operation: failure.request.operation.clone(),
+            tenant_id: failure.request.tenant_id.clone(),
+            receive_count: record.receive_count(),
+            first_seen: record
+                .sent_timestamp_ms()
+                .map(|ms| rfc3339(UNIX_EPOCH + Duration::from_millis(ms))),
+            last_seen: rfc3339(now),
+            handler_version: handler_version.to_owned(),
+            remediation_status: "new",
+            message_group_id: record.message_group_id().map(str::to_owned),
+            body: record.body.clone(),
+            attributes: record.attributes.clone(),
+            message_attributes: record.message_attributes.clone(),
+        }
+    }
+
+    /// The SQS message attributes to filter quarantined messages by.
+    pub fn message_attributes(&self) -> Vec<(&'static str, &str)> {
+        let mut attributes = vec![("errorCode", self.error_code.as_str())];
+        if let Some(tenant) = self.tenant_id.as_deref().filter(|t| !t.is_empty()) {
+            attributes.push(("tenantId", tenant));
+        }
+        attributes
+    }
+
+    /// The size SQS counts against its limits: the body plus each message
+    /// attribute's name, data type and value.
+    pub fn sqs_size(&self, body: &str) -> usize {
+        body.len()
+            + self
+                .message_attributes()
+                .iter()
+                .map(|(name, value)| name.len() + "String".len() + value.len())
+                .sum::<usize>()
+    }
+}
+
+/// Groups encoded records (by their SQS size) into `SendMessageBatch` calls:
+/// at most 10 entries and 1 MiB a call. Records larger than `max_message`
+/// cannot be sent at all and are returned separately.
+pub fn plan_batches(sizes: &[usize], max_message: usize) -> (Vec<Vec<usize>>, Vec<usize>) {
+    let (mut batches, mut too_large) = (Vec::new(), Vec::new());
+    let (mut current, mut current_bytes) = (Vec::new(), 0);
+    for (index, &size) in sizes.iter().enumerate() {
+        if size > max_message || size > MAX_BATCH_BYTES {
+            too_large.push(index);
+            continue;
+        }
+        if current.len() == MAX_BATCH_ENTRIES || current_bytes + size > MAX_BATCH_BYTES {
+            batches.push(std::mem::take(&mut current));
+            current_bytes = 0;
+        }
+        current.push(index);
+        current_bytes += size;
+    }
+    if !current.is_empty() {
+        batches.push(current);
+    }
+    (batches, too_large)
+}
+
+/// RFC 3339 in UTC with milliseconds, e.g. `2026-11-30T12:00:00.000Z`.
+pub fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (year, month, day) = civil_from_days(days as i64);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_rfc3339() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_545_082_649_183);
+        assert_eq!(rfc3339(t), "2018-12-17T21:37:29.183Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00.000Z");
+        let later = UNIX_EPOCH + Duration::from_secs(4_102_444_800); // 2100-01-01
+        assert_eq!(rfc3339(later), "2100-01-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn batches_respect_count_and_bytes() {
+        let (batches, too_large) = plan_batches(&[10; 25], 262_144);
+        assert_eq!(batches.iter().map(Vec::len).collect::<Vec<_>>(), [10, 10, 5]);
+        assert!(too_large.is_empty());
+
+        let big = 400_000;
+        let (batches, too_large) = plan_batches(&[big, big, big, 300_000, 5], 1_048_576);
+        assert_eq!(batches, vec![vec![0, 1], vec![2, 3, 4]]);
+        assert!(too_large.is_empty());
+
+        let (batches, too_large) = plan_batches(&[100, 300_000, 100], 262_144);
+        assert_eq!(batches, vec![vec![0, 2]]);
+        assert_eq!(too_large, [1]);
+    }
+
+    #[test]
+    fn record_carries_the_original_and_the_diagnosis() {
+        let record: SqsRecord = serde_json::from_value(serde_json::json!({
+            "messageId": "m-1",
+            "body": "not json",
+            "attributes": {"ApproximateReceiveCount": "2", "SentTimestamp": "1545082649183", "MessageGroupId": "g"},
+            "messageAttributes": {"trace": {"stringValue": "x", "dataType": "String"}},
+            "eventSourceARN": "arn:aws:sqs:us-east-1:1:q.fifo"
+        }))
+        .unwrap();
+        let partial = PartialRequest { tenant_id: Some("t-9".into()), ..Default::default() };
+        let failure = Failure {
+            code: &ErrorCode::InvalidJson,
+            detail: "the body is not JSON",
+            request: &partial,
+        };
+        let quarantined =
+            QuarantineRecord::new(&record, failure, "batch-consumer/0.1.0", UNIX_EPOCH);
+        let json = serde_json::to_value(&quarantined).unwrap();
+        assert_eq!(json["messageId"], "m-1");
+        assert_eq!(json["sourceQueueArn"], "arn:aws:sqs:us-east-1:1:q.fifo");
+        assert_eq!(json["errorCode"], "invalid_json");
+        assert_eq!(json["errorDetail"], "the body is not JSON");
+        assert_eq!(json["tenantId"], "t-9");
+        assert_eq!(json["receiveCount"], 2);
+        assert_eq!(json["firstSeen"], "2018-12-17T21:37:29.183Z");
+        assert_eq!(json["lastSeen"], "1970-01-01T00:00:00.000Z");
+        assert_eq!(json["remediationStatus"], "new");
+        assert_eq!(json["messageGroupId"], "g");
+        assert_eq!(json["body"], "not json");
+        assert_eq!(json["messageAttributes"]["trace"]["stringValue"], "x");
+        assert_eq!(
+            quarantined.message_attributes(),
+            [("errorCode", "invalid_json"), ("tenantId", "t-9")]
+        );
+    }
+}

@@ -1,0 +1,137 @@
+//! Counts per batch, for the summary log line and the Embedded Metric
+//! Format documents CloudWatch turns into metrics. No message content.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use super::outcome::Outcome;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BatchSummary {
+    pub records: usize,
+    pub done: usize,
+    pub quarantined: usize,
+    pub retried: usize,
+    /// Permanent failures per error code (quarantined or not).
+    pub by_error_code: BTreeMap<String, usize>,
+    /// Retries per cause.
+    pub by_retry_cause: BTreeMap<&'static str, usize>,
+}
+
+impl BatchSummary {
+    pub fn new<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Self {
+        let mut summary = Self::default();
+        for outcome in outcomes {
+            summary.records += 1;
+            match outcome {
+                Outcome::Done => summary.done += 1,
+                Outcome::Quarantined { code } => {
+                    summary.quarantined += 1;
+                    *summary.by_error_code.entry(code.as_str().to_owned()).or_default() += 1;
+                }
+                Outcome::Retry { cause, .. } => {
+                    summary.retried += 1;
+                    *summary.by_retry_cause.entry(cause.as_str()).or_default() += 1;
+                }
+            }
+        }
+        summary
+    }
+
+    /// `code=count,...`, for one log field.
+    pub fn error_codes_field(&self) -> String {
+        join(self.by_error_code.iter().map(|(k, v)| (k.as_str(), *v)))
+    }
+
+    pub fn retry_causes_field(&self) -> String {
+        join(self.by_retry_cause.iter().map(|(k, v)| (*k, *v)))
+    }
+
+    /// One EMF document for the outcome counts, dimensioned by queue, and one
+    /// per error code, dimensioned by queue and code.
+    pub fn emf_documents(
+        &self,
+        namespace: &str,
+        queue: &str,
+        duration: Duration,
+        now: SystemTime,
+    ) -> Vec<Value> {
+        let timestamp = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
+        let directive = |dimensions: Value, metrics: Value| {
+            json!({"Timestamp": timestamp, "CloudWatchMetrics": [{
+                "Namespace": namespace, "Dimensions": dimensions, "Metrics": metrics}]})
+        };
+        let mut documents = vec![json!({
+            "_aws": directive(json!([["QueueName"]]), json!([
+                {"Name": "MessagesProcessed", "Unit": "Count"},
+                {"Name": "MessagesQuarantined", "Unit": "Count"},
+                {"Name": "MessagesRetried", "Unit": "Count"},
+                {"Name": "BatchSize", "Unit": "Count"},
+                {"Name": "BatchDuration", "Unit": "Milliseconds"},
+            ])),
+            "QueueName": queue,
+            "MessagesProcessed": self.done,
+            "MessagesQuarantined": self.quarantined,
+            "MessagesRetried": self.retried,
+            "BatchSize": self.records,
+            "BatchDuration": duration.as_secs_f64() * 1000.0,
+        })];
+        documents.extend(self.by_error_code.iter().map(|(code, count)| {
+            json!({
+                "_aws": directive(json!([["QueueName", "ErrorCode"]]), json!([{"Name": "PermanentFailures", "Unit": "Count"}])),
+                "QueueName": queue,
+                "ErrorCode": code,
+                "PermanentFailures": count,
+            })
+        }));
+        documents
+    }
+}
+
+fn join<'a>(pairs: impl Iterator<Item = (&'a str, usize)>) -> String {
+    pairs.map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consumer::outcome::{ErrorCode, RetryCause};
+
+    #[test]
+    fn counts_every_outcome_once() {
+        let outcomes = [
+            Outcome::Done,
+            Outcome::Done,
+            Outcome::Quarantined { code: ErrorCode::InvalidJson },
+            Outcome::Quarantined { code: ErrorCode::InvalidJson },
+            Outcome::Quarantined { code: ErrorCode::DownstreamRejected },
+            Outcome::retry(RetryCause::Deadline, "late"),
+        ];
+        let summary = BatchSummary::new(&outcomes);
+        assert_eq!(
+            (summary.records, summary.done, summary.quarantined, summary.retried),
+            (6, 2, 3, 1)
+        );
+        assert_eq!(summary.error_codes_field(), "downstream_rejected=1,invalid_json=2");
+        assert_eq!(summary.retry_causes_field(), "deadline=1");
+
+        let docs = summary.emf_documents("Ns", "orders", Duration::from_millis(1500), UNIX_EPOCH);
+        assert_eq!(docs.len(), 3);
+        assert_eq!(docs[0]["_aws"]["CloudWatchMetrics"][0]["Namespace"], "Ns");
+        assert_eq!(docs[0]["MessagesQuarantined"], 3);
+        assert_eq!(docs[0]["BatchDuration"], 1500.0);
+        assert_eq!(docs[1]["ErrorCode"], "downstream_rejected");
+        assert_eq!(docs[2]["PermanentFailures"], 2);
+        for doc in &docs {
+            let names = doc["_aws"]["CloudWatchMetrics"][0]["Metrics"].as_array().unwrap();
+            for name in names {
+                assert!(
+                    doc.get(name["Name"].as_str().unwrap()).is_some(),
+                    "every declared metric has a value"
+                );
+            }
+        }
+    }
+}
