@@ -47,6 +47,8 @@ pub enum QuarantineError {
     Call(#[source] Arc<ApiError>),
     #[error("the quarantine record could not be encoded")]
     Encode(#[source] Arc<serde_json::Error>),
+    #[error("the entry could not be built: {0}")]
+    Invalid(String),
     #[error("no result was reported for the entry")]
     Unreported,
     #[error("the write did not finish before the invocation's deadline")]

@@ -3,8 +3,10 @@
 
 pub mod backoff;
 pub mod contract;
+pub mod delivery;
 pub mod engine;
 pub mod event;
 pub mod outcome;
 pub mod quarantine;
+pub mod response;
 pub mod summary;

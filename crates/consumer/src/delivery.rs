@@ -1,0 +1,133 @@
+//! The default processor: POST each work request, unchanged, to the
+//! downstream service, on keep-alive connections, within the deadline.
+
+use std::time::{Duration, SystemTime};
+
+use backpressure_core::config::Downstream;
+use backpressure_core::consumer::delivery::{retry_after_seconds, verdict_for_status};
+use backpressure_core::consumer::engine::{Message, Processor};
+use backpressure_core::consumer::outcome::{ErrorCode, Verdict};
+use backpressure_core::ports::error_chain;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Bytes;
+use hyper::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use hyper::{Request, Uri};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use tokio::time::{Instant, timeout_at};
+
+use crate::rate_limit::RateLimiter;
+
+/// A response body is read (so the connection can be reused) but never kept.
+const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeliveryError {
+    #[error("DOWNSTREAM_URL {0:?} is not a valid URI")]
+    Url(String, #[source] hyper::http::uri::InvalidUri),
+    #[error("the system's TLS root certificates could not be loaded")]
+    Roots(#[source] std::io::Error),
+}
+
+#[derive(Debug)]
+pub struct HttpDelivery {
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    url: Uri,
+    timeout: Duration,
+    limiter: Option<RateLimiter>,
+}
+
+impl HttpDelivery {
+    pub fn new(downstream: &Downstream) -> Result<Self, DeliveryError> {
+        let url: Uri =
+            downstream.url.parse().map_err(|e| DeliveryError::Url(downstream.url.clone(), e))?;
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_native_roots()
+            .map_err(DeliveryError::Roots)?
+            .https_or_http()
+            .enable_http1()
+            .build();
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build(connector);
+        Ok(Self {
+            client,
+            url,
+            timeout: downstream.timeout,
+            limiter: downstream.max_rps.map(RateLimiter::per_second),
+        })
+    }
+
+    fn request(&self, message: &Message<'_>) -> Result<Request<Full<Bytes>>, String> {
+        let header = |name: &str, value: &str| {
+            HeaderValue::from_str(value)
+                .map_err(|_| format!("{name} contains characters an HTTP header cannot carry"))
+        };
+        let correlation = message.request.correlation_id.as_deref().unwrap_or(message.message_id);
+        Request::post(self.url.clone())
+            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
+            .header("Idempotency-Key", header("idempotencyKey", &message.request.idempotency_key)?)
+            .header("X-Correlation-Id", header("correlationId", correlation)?)
+            .header("X-Tenant-Id", header("tenantId", &message.request.tenant_id)?)
+            .body(Full::new(Bytes::copy_from_slice(message.body.as_bytes())))
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl Processor for HttpDelivery {
+    async fn process(&self, message: &Message<'_>) -> Verdict {
+        let request = match self.request(message) {
+            Ok(request) => request,
+            Err(detail) => return Verdict::permanent(ErrorCode::SchemaViolation, detail),
+        };
+        if let Some(limiter) = &self.limiter {
+            if !limiter.wait(message.deadline).await {
+                return Verdict::retry("DOWNSTREAM_MAX_RPS leaves no request slot before the deadline");
+            }
+        }
+        // Never past the engine's deadline: a late answer could not be reported anyway.
+        let started = Instant::now();
+        let give_up = (started + self.timeout).min(message.deadline);
+        let exchange = async {
+            let response = self.client.request(request).await?;
+            let status = response.status().as_u16();
+            let retry_after = response.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
+            // Drain the body so the connection goes back to the pool.
+            let _ = Limited::new(response.into_body(), MAX_RESPONSE_BYTES).collect().await;
+            Ok::<_, hyper_util::client::legacy::Error>((status, retry_after))
+        };
+        match timeout_at(give_up, exchange).await {
+            Ok(Ok((status, retry_after))) => verdict_for_status(status, retry_after),
+            Ok(Err(error)) => Verdict::retry(format!("the downstream could not be reached: {}", error_chain(&error))),
+            Err(_) => Verdict::retry(format!(
+                "the downstream did not answer within {} ms",
+                started.elapsed().as_millis()
+            )),
+        }
+    }
+}
+
+/// `Retry-After`: delta-seconds or an HTTP-date.
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    retry_after_seconds(value).or_else(|| {
+        let at = httpdate::parse_http_date(value.trim()).ok()?;
+        Some(at.duration_since(SystemTime::now()).unwrap_or_default())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_in_both_forms() {
+        assert_eq!(parse_retry_after("30"), Some(Duration::from_secs(30)));
+        let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(120));
+        let parsed = parse_retry_after(&later).unwrap();
+        assert!(parsed > Duration::from_secs(100) && parsed <= Duration::from_secs(120), "{parsed:?}");
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("soon"), None);
+    }
+}

@@ -1,0 +1,179 @@
+use std::time::Duration;
+
+use super::publisher::namespace;
+use super::{ConfigError, Vars};
+use crate::consumer::backoff::{Backoff, MAX_VISIBILITY};
+use crate::target::QueueRef;
+
+/// The default processor's downstream HTTP service.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Downstream {
+    pub url: String,
+    pub timeout: Duration,
+    /// Requests per second one function instance may send, when capped.
+    pub max_rps: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConsumerConfig {
+    pub downstream: Downstream,
+    pub quarantine_queue: QueueRef,
+    /// The largest quarantine record sent; larger ones are retried instead.
+    pub quarantine_max_message_bytes: usize,
+    pub concurrency: usize,
+    pub deadline_margin: Duration,
+    pub backoff: Backoff,
+    pub namespace: String,
+}
+
+const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+const DEFAULT_CONCURRENCY: usize = 32;
+const DEFAULT_MARGIN_MS: u64 = 2_000;
+const DEFAULT_RETRY_BASE_SECONDS: u64 = 10;
+const DEFAULT_RETRY_MAX_SECONDS: u64 = 900;
+/// SQS's default `MaximumMessageSize`; a queue may allow up to 1 MiB.
+const DEFAULT_QUARANTINE_MAX_BYTES: usize = 262_144;
+
+impl ConsumerConfig {
+    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
+        let url = vars.get("DOWNSTREAM_URL").ok_or(ConfigError::Missing {
+            name: "DOWNSTREAM_URL",
+            reason: "the default processor delivers every message to it",
+        })?;
+        if !(url.starts_with("http://") || url.starts_with("https://")) || url.contains(char::is_whitespace) {
+            return Err(ConfigError::invalid("DOWNSTREAM_URL", &url, "expected an http:// or https:// URL"));
+        }
+        let quarantine_url = vars.get("QUARANTINE_QUEUE_URL").ok_or(ConfigError::Missing {
+            name: "QUARANTINE_QUEUE_URL",
+            reason: "permanent failures are written there before they are acknowledged",
+        })?;
+        let quarantine_queue = QueueRef::parse(&quarantine_url)
+            .map_err(|e| ConfigError::invalid("QUARANTINE_QUEUE_URL", &quarantine_url, e.to_string()))?;
+
+        let timeout_ms = ranged(vars, "DOWNSTREAM_TIMEOUT_MS", 1, 900_000)?.unwrap_or(DEFAULT_TIMEOUT_MS);
+        let max_rps = match vars.parse::<f64>("DOWNSTREAM_MAX_RPS", "a positive number")? {
+            Some(rps) if !(rps.is_finite() && rps > 0.0) => {
+                return Err(ConfigError::invalid("DOWNSTREAM_MAX_RPS", &rps.to_string(), "expected a positive number"));
+            }
+            rps => rps,
+        };
+        let base = ranged(vars, "RETRY_BASE_SECONDS", 0, MAX_VISIBILITY.as_secs())?
+            .unwrap_or(DEFAULT_RETRY_BASE_SECONDS);
+        let max = ranged(vars, "RETRY_MAX_SECONDS", 0, MAX_VISIBILITY.as_secs())?
+            .unwrap_or(DEFAULT_RETRY_MAX_SECONDS);
+        if base > max {
+            return Err(ConfigError::invalid(
+                "RETRY_BASE_SECONDS",
+                &base.to_string(),
+                format!("it is above RETRY_MAX_SECONDS={max}"),
+            ));
+        }
+        Ok(Self {
+            downstream: Downstream { url, timeout: Duration::from_millis(timeout_ms), max_rps },
+            quarantine_queue,
+            quarantine_max_message_bytes: ranged(vars, "QUARANTINE_MAX_MESSAGE_BYTES", 1024, 1_048_576)?
+                .map_or(DEFAULT_QUARANTINE_MAX_BYTES, |b| b as usize),
+            concurrency: ranged(vars, "CONSUMER_CONCURRENCY", 1, 10_000)?
+                .map_or(DEFAULT_CONCURRENCY, |c| c as usize),
+            deadline_margin: Duration::from_millis(
+                ranged(vars, "DEADLINE_MARGIN_MS", 100, 900_000)?.unwrap_or(DEFAULT_MARGIN_MS),
+            ),
+            backoff: Backoff { base: Duration::from_secs(base), max: Duration::from_secs(max) },
+            namespace: namespace(vars)?,
+        })
+    }
+}
+
+/// A whole number from `min` to `max`, when set.
+fn ranged<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+    name: &'static str,
+    min: u64,
+    max: u64,
+) -> Result<Option<u64>, ConfigError> {
+    let expected = format!("a whole number from {min} to {max}");
+    match vars.parse::<u64>(name, &expected)? {
+        Some(value) if !(min..=max).contains(&value) => {
+            Err(ConfigError::invalid(name, &value.to_string(), expected))
+        }
+        value => Ok(value),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    const QUARANTINE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/quarantine";
+
+    fn config(extra: &[(&str, &str)]) -> Result<ConsumerConfig, ConfigError> {
+        let mut env: HashMap<String, String> =
+            [("DOWNSTREAM_URL", "http://127.0.0.1:8080/work"), ("QUARANTINE_QUEUE_URL", QUARANTINE)]
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+        for (k, v) in extra {
+            env.insert((*k).to_owned(), (*v).to_owned());
+        }
+        ConsumerConfig::from_vars(&Vars::new(move |name| env.get(name).cloned()))
+    }
+
+    #[test]
+    fn defaults() {
+        let config = config(&[]).unwrap();
+        assert_eq!(config.downstream.timeout, Duration::from_secs(5));
+        assert_eq!(config.downstream.max_rps, None);
+        assert_eq!(config.quarantine_queue.name(), "quarantine");
+        assert_eq!(config.quarantine_max_message_bytes, 262_144);
+        assert_eq!(config.concurrency, 32);
+        assert_eq!(config.deadline_margin, Duration::from_secs(2));
+        assert_eq!(config.backoff, Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) });
+        assert_eq!(config.namespace, "SqsBackpressure");
+    }
+
+    #[test]
+    fn every_setting_parsed() {
+        let config = config(&[
+            ("DOWNSTREAM_TIMEOUT_MS", "250"),
+            ("DOWNSTREAM_MAX_RPS", "12.5"),
+            ("QUARANTINE_MAX_MESSAGE_BYTES", "1048576"),
+            ("CONSUMER_CONCURRENCY", "4"),
+            ("DEADLINE_MARGIN_MS", "1500"),
+            ("RETRY_BASE_SECONDS", "0"),
+            ("RETRY_MAX_SECONDS", "43200"),
+        ])
+        .unwrap();
+        assert_eq!(config.downstream.timeout, Duration::from_millis(250));
+        assert_eq!(config.downstream.max_rps, Some(12.5));
+        assert_eq!(config.quarantine_max_message_bytes, 1_048_576);
+        assert_eq!(config.concurrency, 4);
+        assert_eq!(config.deadline_margin, Duration::from_millis(1500));
+        assert!(!config.backoff.is_enabled());
+        assert_eq!(config.backoff.max, Duration::from_secs(43_200));
+    }
+
+    #[test]
+    fn errors_name_the_variable_and_the_value() {
+        let cases: &[(&[(&str, &str)], &str)] = &[
+            (&[("DOWNSTREAM_URL", "")], "DOWNSTREAM_URL is required"),
+            (&[("DOWNSTREAM_URL", "ftp://x")], "DOWNSTREAM_URL=\"ftp://x\""),
+            (&[("QUARANTINE_QUEUE_URL", "")], "QUARANTINE_QUEUE_URL is required"),
+            (&[("QUARANTINE_QUEUE_URL", "quarantine")], "QUARANTINE_QUEUE_URL=\"quarantine\""),
+            (&[("DOWNSTREAM_TIMEOUT_MS", "0")], "DOWNSTREAM_TIMEOUT_MS=\"0\""),
+            (&[("DOWNSTREAM_TIMEOUT_MS", "soon")], "DOWNSTREAM_TIMEOUT_MS=\"soon\""),
+            (&[("DOWNSTREAM_MAX_RPS", "-2")], "DOWNSTREAM_MAX_RPS=\"-2\""),
+            (&[("CONSUMER_CONCURRENCY", "0")], "CONSUMER_CONCURRENCY=\"0\""),
+            (&[("DEADLINE_MARGIN_MS", "10")], "DEADLINE_MARGIN_MS=\"10\""),
+            (&[("RETRY_MAX_SECONDS", "50000")], "RETRY_MAX_SECONDS=\"50000\""),
+            (&[("RETRY_BASE_SECONDS", "60"), ("RETRY_MAX_SECONDS", "30")], "RETRY_BASE_SECONDS=\"60\""),
+            (&[("QUARANTINE_MAX_MESSAGE_BYTES", "2000000")], "QUARANTINE_MAX_MESSAGE_BYTES=\"2000000\""),
+            (&[("METRIC_NAMESPACE", "AWS/Lambda")], "METRIC_NAMESPACE=\"AWS/Lambda\""),
+        ];
+        for (pairs, expected) in cases {
+            let error = config(pairs).unwrap_err().to_string();
+            assert!(error.contains(expected), "{pairs:?}: {error:?} lacks {expected:?}");
+        }
+    }
+}
