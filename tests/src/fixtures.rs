@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use aws_sdk_cloudwatch::primitives::DateTime;
 use aws_sdk_cloudwatch::types::{Dimension, Statistic};
 use aws_sdk_ecs::types::{ContainerDefinition, NetworkMode};
-use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
+use aws_sdk_sqs::types::{Message, QueueAttributeName, SendMessageBatchRequestEntry};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -128,6 +128,32 @@ impl Aws {
             }
         }
         Ok(())
+    }
+
+    /// Every message on a queue, with its message attributes, until `expected`
+    /// have arrived or the queue stays empty for a few polls. Messages stay
+    /// in flight, so a second call does not see them again.
+    pub async fn receive_all(&self, url: &str, expected: usize) -> Result<Vec<Message>, BoxError> {
+        let mut messages = Vec::new();
+        let mut empty_polls = 0;
+        while messages.len() < expected && empty_polls < 3 {
+            let output = self
+                .sqs
+                .receive_message()
+                .queue_url(url)
+                .max_number_of_messages(10)
+                .message_attribute_names("All")
+                .visibility_timeout(300)
+                .send()
+                .await?;
+            let batch = output.messages.unwrap_or_default();
+            if batch.is_empty() {
+                empty_polls += 1;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            messages.extend(batch);
+        }
+        Ok(messages)
     }
 
     pub async fn delete_queue(&self, url: &str) -> Result<(), BoxError> {

@@ -82,10 +82,10 @@ impl Processor for HttpDelivery {
             Ok(request) => request,
             Err(detail) => return Verdict::permanent(ErrorCode::SchemaViolation, detail),
         };
-        if let Some(limiter) = &self.limiter {
-            if !limiter.wait(message.deadline).await {
-                return Verdict::retry("DOWNSTREAM_MAX_RPS leaves no request slot before the deadline");
-            }
+        if let Some(limiter) = &self.limiter
+            && !limiter.wait(message.deadline).await
+        {
+            return Verdict::retry("DOWNSTREAM_MAX_RPS leaves no request slot before the deadline");
         }
         // Never past the engine's deadline: a late answer could not be reported anyway.
         let started = Instant::now();
@@ -93,14 +93,21 @@ impl Processor for HttpDelivery {
         let exchange = async {
             let response = self.client.request(request).await?;
             let status = response.status().as_u16();
-            let retry_after = response.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok()).and_then(parse_retry_after);
+            let retry_after = response
+                .headers()
+                .get(RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_retry_after);
             // Drain the body so the connection goes back to the pool.
             let _ = Limited::new(response.into_body(), MAX_RESPONSE_BYTES).collect().await;
             Ok::<_, hyper_util::client::legacy::Error>((status, retry_after))
         };
         match timeout_at(give_up, exchange).await {
             Ok(Ok((status, retry_after))) => verdict_for_status(status, retry_after),
-            Ok(Err(error)) => Verdict::retry(format!("the downstream could not be reached: {}", error_chain(&error))),
+            Ok(Err(error)) => Verdict::retry(format!(
+                "the downstream could not be reached: {}",
+                error_chain(&error)
+            )),
             Err(_) => Verdict::retry(format!(
                 "the downstream did not answer within {} ms",
                 started.elapsed().as_millis()
@@ -126,7 +133,10 @@ mod tests {
         assert_eq!(parse_retry_after("30"), Some(Duration::from_secs(30)));
         let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(120));
         let parsed = parse_retry_after(&later).unwrap();
-        assert!(parsed > Duration::from_secs(100) && parsed <= Duration::from_secs(120), "{parsed:?}");
+        assert!(
+            parsed > Duration::from_secs(100) && parsed <= Duration::from_secs(120),
+            "{parsed:?}"
+        );
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("soon"), None);
     }

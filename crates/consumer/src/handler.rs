@@ -5,7 +5,9 @@ use std::io::Write;
 use std::time::{Duration, SystemTime};
 
 use backpressure_core::consumer::backoff::{Backoff, VisibilityChange, VisibilityPort};
-use backpressure_core::consumer::engine::{BatchError, BatchReport, Engine, Processor, QuarantineStore};
+use backpressure_core::consumer::engine::{
+    BatchError, BatchReport, Engine, Processor, QuarantineStore,
+};
 use backpressure_core::consumer::event::SqsEvent;
 use backpressure_core::consumer::outcome::Outcome;
 use backpressure_core::consumer::response::BatchResponse;
@@ -36,7 +38,11 @@ impl<P: Processor, Q: QuarantineStore, V: VisibilityPort> Consumer<P, Q, V> {
     }
 
     /// Processes one batch; the deadline is the invocation's.
-    pub async fn consume(&self, event: &SqsEvent, deadline: Instant) -> Result<BatchResponse, BatchError> {
+    pub async fn consume(
+        &self,
+        event: &SqsEvent,
+        deadline: Instant,
+    ) -> Result<BatchResponse, BatchError> {
         let started = Instant::now();
         let report = self.engine.run(event, deadline).await?;
         self.back_off(event, &report, deadline).await;
@@ -86,8 +92,13 @@ impl<P: Processor, Q: QuarantineStore, V: VisibilityPort> Consumer<P, Q, V> {
         let until = deadline.checked_sub(VISIBILITY_RESERVE).unwrap_or(deadline);
         match timeout_at(until, self.visibility.change_visibility(&source.url(), &changes)).await {
             Ok(Ok(0)) => {}
-            Ok(Ok(failed)) => warn!(failed, "some visibility changes were refused; those messages return on the queue's own timeout"),
-            Ok(Err(error)) => warn!(error = %error_chain(&error), "visibility backoff failed; retried messages return on the queue's own timeout"),
+            Ok(Ok(failed)) => warn!(
+                failed,
+                "some visibility changes were refused; those messages return on the queue's own timeout"
+            ),
+            Ok(Err(error)) => {
+                warn!(error = %error_chain(&error), "visibility backoff failed; retried messages return on the queue's own timeout")
+            }
             Err(_) => warn!("visibility backoff did not finish before the deadline"),
         }
     }

@@ -36,7 +36,11 @@ async fn main() -> ExitCode {
     );
     let engine = Engine::new(
         delivery,
-        SqsQuarantine::new(sqs.clone(), config.quarantine_queue.clone(), config.quarantine_max_message_bytes),
+        SqsQuarantine::new(
+            sqs.clone(),
+            config.quarantine_queue.clone(),
+            config.quarantine_max_message_bytes,
+        ),
         EngineSettings {
             concurrency: config.concurrency,
             deadline_margin: config.deadline_margin,

@@ -28,9 +28,11 @@ impl SqsQuarantine {
         record: &QuarantineRecord,
         body: String,
     ) -> Result<SendMessageBatchRequestEntry, QuarantineError> {
-        let mut entry = SendMessageBatchRequestEntry::builder().id(format!("q{id}")).message_body(body);
+        let mut entry =
+            SendMessageBatchRequestEntry::builder().id(format!("q{id}")).message_body(body);
         for (name, value) in record.message_attributes() {
-            let value = MessageAttributeValue::builder().data_type("String").string_value(value).build();
+            let value =
+                MessageAttributeValue::builder().data_type("String").string_value(value).build();
             if let Ok(value) = value {
                 entry = entry.message_attributes(name, value);
             }
@@ -39,13 +41,18 @@ impl SqsQuarantine {
             // A FIFO quarantine queue also deduplicates a record written twice
             // (a write confirmed too late to count) within SQS's 5-minute window.
             entry = entry
-                .message_group_id(record.message_group_id.clone().unwrap_or_else(|| record.error_code.clone()))
+                .message_group_id(
+                    record.message_group_id.clone().unwrap_or_else(|| record.error_code.clone()),
+                )
                 .message_deduplication_id(&record.message_id);
         }
         entry.build().map_err(|e| QuarantineError::Invalid(e.to_string()))
     }
 
-    async fn send(&self, entries: Vec<(usize, SendMessageBatchRequestEntry)>) -> Vec<(usize, Result<(), QuarantineError>)> {
+    async fn send(
+        &self,
+        entries: Vec<(usize, SendMessageBatchRequestEntry)>,
+    ) -> Vec<(usize, Result<(), QuarantineError>)> {
         let indexes: Vec<usize> = entries.iter().map(|(i, _)| *i).collect();
         let output = self
             .client
@@ -58,7 +65,10 @@ impl SqsQuarantine {
             Ok(output) => output,
             Err(error) => {
                 let error = Arc::new(ApiError::new("SendMessageBatch", error));
-                return indexes.into_iter().map(|i| (i, Err(QuarantineError::Call(error.clone())))).collect();
+                return indexes
+                    .into_iter()
+                    .map(|i| (i, Err(QuarantineError::Call(error.clone()))))
+                    .collect();
             }
         };
         indexes
@@ -83,7 +93,8 @@ impl SqsQuarantine {
 
 impl QuarantineStore for SqsQuarantine {
     async fn store(&self, records: &[QuarantineRecord]) -> Vec<Result<(), QuarantineError>> {
-        let mut results: Vec<Result<(), QuarantineError>> = vec![Err(QuarantineError::Unreported); records.len()];
+        let mut results: Vec<Result<(), QuarantineError>> =
+            vec![Err(QuarantineError::Unreported); records.len()];
         let mut bodies: Vec<Option<String>> = Vec::with_capacity(records.len());
         let mut sizes = Vec::with_capacity(records.len());
         for (index, record) in records.iter().enumerate() {
@@ -103,8 +114,10 @@ impl QuarantineStore for SqsQuarantine {
         let (batches, too_large) = plan_batches(&sizes, self.max_message_bytes);
         for index in too_large {
             if bodies[index].is_some() {
-                results[index] =
-                    Err(QuarantineError::TooLarge { size: sizes[index], limit: self.max_message_bytes });
+                results[index] = Err(QuarantineError::TooLarge {
+                    size: sizes[index],
+                    limit: self.max_message_bytes,
+                });
             }
         }
         let mut calls = Vec::with_capacity(batches.len());

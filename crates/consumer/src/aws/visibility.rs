@@ -19,7 +19,11 @@ impl SqsVisibility {
 }
 
 impl VisibilityPort for SqsVisibility {
-    async fn change_visibility(&self, queue_url: &str, changes: &[VisibilityChange]) -> Result<usize, ApiError> {
+    async fn change_visibility(
+        &self,
+        queue_url: &str,
+        changes: &[VisibilityChange],
+    ) -> Result<usize, ApiError> {
         let calls = changes.chunks(MAX_ENTRIES).map(|chunk| {
             let entries = chunk
                 .iter()
@@ -28,16 +32,23 @@ impl VisibilityPort for SqsVisibility {
                     ChangeMessageVisibilityBatchRequestEntry::builder()
                         .id(format!("v{i}"))
                         .receipt_handle(&change.receipt_handle)
-                        .visibility_timeout(i32::try_from(change.timeout.as_secs()).unwrap_or(i32::MAX))
+                        .visibility_timeout(
+                            i32::try_from(change.timeout.as_secs()).unwrap_or(i32::MAX),
+                        )
                         .build()
                         .ok()
                 })
                 .collect::<Vec<_>>();
-            self.client.change_message_visibility_batch().queue_url(queue_url).set_entries(Some(entries)).send()
+            self.client
+                .change_message_visibility_batch()
+                .queue_url(queue_url)
+                .set_entries(Some(entries))
+                .send()
         });
         let mut failed = 0;
         for result in join_all(calls.collect::<Vec<_>>()).await {
-            failed += result.map_err(|e| ApiError::new("ChangeMessageVisibilityBatch", e))?.failed.len();
+            failed +=
+                result.map_err(|e| ApiError::new("ChangeMessageVisibilityBatch", e))?.failed.len();
         }
         Ok(failed)
     }

@@ -40,20 +40,32 @@ impl ConsumerConfig {
             name: "DOWNSTREAM_URL",
             reason: "the default processor delivers every message to it",
         })?;
-        if !(url.starts_with("http://") || url.starts_with("https://")) || url.contains(char::is_whitespace) {
-            return Err(ConfigError::invalid("DOWNSTREAM_URL", &url, "expected an http:// or https:// URL"));
+        if !(url.starts_with("http://") || url.starts_with("https://"))
+            || url.contains(char::is_whitespace)
+        {
+            return Err(ConfigError::invalid(
+                "DOWNSTREAM_URL",
+                &url,
+                "expected an http:// or https:// URL",
+            ));
         }
         let quarantine_url = vars.get("QUARANTINE_QUEUE_URL").ok_or(ConfigError::Missing {
             name: "QUARANTINE_QUEUE_URL",
             reason: "permanent failures are written there before they are acknowledged",
         })?;
-        let quarantine_queue = QueueRef::parse(&quarantine_url)
-            .map_err(|e| ConfigError::invalid("QUARANTINE_QUEUE_URL", &quarantine_url, e.to_string()))?;
+        let quarantine_queue = QueueRef::parse(&quarantine_url).map_err(|e| {
+            ConfigError::invalid("QUARANTINE_QUEUE_URL", &quarantine_url, e.to_string())
+        })?;
 
-        let timeout_ms = ranged(vars, "DOWNSTREAM_TIMEOUT_MS", 1, 900_000)?.unwrap_or(DEFAULT_TIMEOUT_MS);
+        let timeout_ms =
+            ranged(vars, "DOWNSTREAM_TIMEOUT_MS", 1, 900_000)?.unwrap_or(DEFAULT_TIMEOUT_MS);
         let max_rps = match vars.parse::<f64>("DOWNSTREAM_MAX_RPS", "a positive number")? {
             Some(rps) if !(rps.is_finite() && rps > 0.0) => {
-                return Err(ConfigError::invalid("DOWNSTREAM_MAX_RPS", &rps.to_string(), "expected a positive number"));
+                return Err(ConfigError::invalid(
+                    "DOWNSTREAM_MAX_RPS",
+                    &rps.to_string(),
+                    "expected a positive number",
+                ));
             }
             rps => rps,
         };
@@ -71,8 +83,13 @@ impl ConsumerConfig {
         Ok(Self {
             downstream: Downstream { url, timeout: Duration::from_millis(timeout_ms), max_rps },
             quarantine_queue,
-            quarantine_max_message_bytes: ranged(vars, "QUARANTINE_MAX_MESSAGE_BYTES", 1024, 1_048_576)?
-                .map_or(DEFAULT_QUARANTINE_MAX_BYTES, |b| b as usize),
+            quarantine_max_message_bytes: ranged(
+                vars,
+                "QUARANTINE_MAX_MESSAGE_BYTES",
+                1024,
+                1_048_576,
+            )?
+            .map_or(DEFAULT_QUARANTINE_MAX_BYTES, |b| b as usize),
             concurrency: ranged(vars, "CONSUMER_CONCURRENCY", 1, 10_000)?
                 .map_or(DEFAULT_CONCURRENCY, |c| c as usize),
             deadline_margin: Duration::from_millis(
@@ -109,11 +126,13 @@ mod tests {
     const QUARANTINE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/quarantine";
 
     fn config(extra: &[(&str, &str)]) -> Result<ConsumerConfig, ConfigError> {
-        let mut env: HashMap<String, String> =
-            [("DOWNSTREAM_URL", "http://127.0.0.1:8080/work"), ("QUARANTINE_QUEUE_URL", QUARANTINE)]
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect();
+        let mut env: HashMap<String, String> = [
+            ("DOWNSTREAM_URL", "http://127.0.0.1:8080/work"),
+            ("QUARANTINE_QUEUE_URL", QUARANTINE),
+        ]
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
         for (k, v) in extra {
             env.insert((*k).to_owned(), (*v).to_owned());
         }
@@ -129,7 +148,10 @@ mod tests {
         assert_eq!(config.quarantine_max_message_bytes, 262_144);
         assert_eq!(config.concurrency, 32);
         assert_eq!(config.deadline_margin, Duration::from_secs(2));
-        assert_eq!(config.backoff, Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) });
+        assert_eq!(
+            config.backoff,
+            Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) }
+        );
         assert_eq!(config.namespace, "SqsBackpressure");
     }
 
@@ -167,8 +189,14 @@ mod tests {
             (&[("CONSUMER_CONCURRENCY", "0")], "CONSUMER_CONCURRENCY=\"0\""),
             (&[("DEADLINE_MARGIN_MS", "10")], "DEADLINE_MARGIN_MS=\"10\""),
             (&[("RETRY_MAX_SECONDS", "50000")], "RETRY_MAX_SECONDS=\"50000\""),
-            (&[("RETRY_BASE_SECONDS", "60"), ("RETRY_MAX_SECONDS", "30")], "RETRY_BASE_SECONDS=\"60\""),
-            (&[("QUARANTINE_MAX_MESSAGE_BYTES", "2000000")], "QUARANTINE_MAX_MESSAGE_BYTES=\"2000000\""),
+            (
+                &[("RETRY_BASE_SECONDS", "60"), ("RETRY_MAX_SECONDS", "30")],
+                "RETRY_BASE_SECONDS=\"60\"",
+            ),
+            (
+                &[("QUARANTINE_MAX_MESSAGE_BYTES", "2000000")],
+                "QUARANTINE_MAX_MESSAGE_BYTES=\"2000000\"",
+            ),
             (&[("METRIC_NAMESPACE", "AWS/Lambda")], "METRIC_NAMESPACE=\"AWS/Lambda\""),
         ];
         for (pairs, expected) in cases {

@@ -223,7 +223,9 @@ fn backlog_target<F: Fn(&str) -> Option<String>>(
     }
 }
 
-pub(super) fn namespace<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<String, ConfigError> {
+pub(super) fn namespace<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+) -> Result<String, ConfigError> {
     let Some(namespace) = vars.get("METRIC_NAMESPACE") else {
         return Ok(DEFAULT_NAMESPACE.to_owned());
     };

@@ -13,8 +13,14 @@ pub fn verdict_for_status(status: u16, retry_after: Option<Duration>) -> Verdict
         408 | 425 | 429 | 500..=599 => {
             Verdict::Retry { detail: format!("the downstream answered HTTP {status}"), retry_after }
         }
-        400..=499 => Verdict::permanent(ErrorCode::DownstreamRejected, format!("the downstream answered HTTP {status}")),
-        _ => Verdict::Retry { detail: format!("the downstream answered an unexpected HTTP {status}"), retry_after },
+        400..=499 => Verdict::permanent(
+            ErrorCode::DownstreamRejected,
+            format!("the downstream answered HTTP {status}"),
+        ),
+        _ => Verdict::Retry {
+            detail: format!("the downstream answered an unexpected HTTP {status}"),
+            retry_after,
+        },
     }
 }
 

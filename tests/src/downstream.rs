@@ -1,0 +1,117 @@
+//! A downstream HTTP service for the consumer's tests and demo, on loopback.
+//! It answers by the work request's `operation`: `*.reject` → 422,
+//! `*.throttle` → 429 with `Retry-After: 30`, `*.fail` → 503, `*.slow` →
+//! 204 after 10 s, anything else → 204. Every request is recorded.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// One request as the downstream received it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Received {
+    pub path: String,
+    pub content_type: Option<String>,
+    pub idempotency_key: Option<String>,
+    pub correlation_id: Option<String>,
+    pub tenant_id: Option<String>,
+    pub body: String,
+    pub status: u16,
+}
+
+#[derive(Debug)]
+pub struct Downstream {
+    address: SocketAddr,
+    received: Arc<Mutex<Vec<Received>>>,
+    server: JoinHandle<()>,
+}
+
+impl Downstream {
+    pub async fn start() -> std::io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let address = listener.local_addr()?;
+        let received: Arc<Mutex<Vec<Received>>> = Arc::default();
+        let log = received.clone();
+        let server = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let log = log.clone();
+                tokio::spawn(async move {
+                    let service = service_fn(move |request| answer(request, log.clone()));
+                    let _ =
+                        http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        });
+        Ok(Self { address, received, server })
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}/work", self.address)
+    }
+
+    pub fn received(&self) -> Vec<Received> {
+        self.received.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+impl Drop for Downstream {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+fn header(request: &Request<Incoming>, name: &str) -> Option<String> {
+    request.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned)
+}
+
+async fn answer(
+    request: Request<Incoming>,
+    log: Arc<Mutex<Vec<Received>>>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let mut received = Received {
+        path: request.uri().path().to_owned(),
+        content_type: header(&request, "content-type"),
+        idempotency_key: header(&request, "idempotency-key"),
+        correlation_id: header(&request, "x-correlation-id"),
+        tenant_id: header(&request, "x-tenant-id"),
+        body: String::new(),
+        status: 0,
+    };
+    let body = request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    received.body = String::from_utf8_lossy(&body).into_owned();
+    let operation = serde_json::from_slice::<Value>(&body)
+        .ok()
+        .and_then(|v| v.get("operation").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_default();
+    let mut response = Response::new(Full::new(Bytes::new()));
+    let status = match operation.rsplit('.').next().unwrap_or_default() {
+        "reject" => StatusCode::UNPROCESSABLE_ENTITY,
+        "throttle" => {
+            response
+                .headers_mut()
+                .insert("retry-after", hyper::header::HeaderValue::from_static("30"));
+            StatusCode::TOO_MANY_REQUESTS
+        }
+        "fail" => StatusCode::SERVICE_UNAVAILABLE,
+        "slow" => {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            StatusCode::NO_CONTENT
+        }
+        _ => StatusCode::NO_CONTENT,
+    };
+    *response.status_mut() = status;
+    received.status = status.as_u16();
+    log.lock().unwrap_or_else(PoisonError::into_inner).push(received);
+    Ok(response)
+}
