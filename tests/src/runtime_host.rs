@@ -73,6 +73,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// One running function process and the Runtime API it polls.
 pub struct LambdaHost {
     state: Arc<State>,
+    pid: Option<u32>,
     spawned_at: Instant,
     exit: watch::Receiver<Option<ExitStatus>>,
     _kill: oneshot::Sender<()>,
@@ -136,6 +137,7 @@ impl LambdaHost {
         let mut child = command
             .spawn()
             .map_err(|source| HostError::Spawn { binary: binary.display().to_string(), source })?;
+        let pid = child.id();
         if let Some(stdout) = child.stdout.take() {
             tokio::spawn(collect_lines(stdout, state.clone()));
         }
@@ -150,7 +152,7 @@ impl LambdaHost {
                 _ = killed => { let _ = child.kill().await; }
             }
         });
-        Ok(Self { state, spawned_at, exit, _kill: kill, next_id: AtomicU64::new(1) })
+        Ok(Self { state, pid, spawned_at, exit, _kill: kill, next_id: AtomicU64::new(1) })
     }
 
     /// Sends one event and waits for the function's answer, at most `timeout`
@@ -207,6 +209,13 @@ impl LambdaHost {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         None
+    }
+
+    /// The function process's peak resident memory so far (`VmHWM`), in KiB.
+    pub fn peak_rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid?)).ok()?;
+        let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
     }
 
     /// Everything the function wrote to stdout and stderr so far.
