@@ -45,7 +45,8 @@ fn batch() -> Value {
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let mut args = std::env::args().skip(1);
-    let binary = PathBuf::from(args.next().ok_or("usage: consumer-load BINARY [RUNS] [NAME=VALUE ...]")?);
+    let binary =
+        PathBuf::from(args.next().ok_or("usage: consumer-load BINARY [RUNS] [NAME=VALUE ...]")?);
     let runs: usize = args.next().map(|r| r.parse()).transpose()?.unwrap_or(3);
     let extra: Vec<(String, String)> = args
         .map(|pair| pair.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())).ok_or(pair))
@@ -62,7 +63,10 @@ async fn main() -> Result<(), BoxError> {
         let url = downstream.url();
         let mut env = vec![
             ("DOWNSTREAM_URL", url.as_str()),
-            ("QUARANTINE_QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/123456789012/load-quarantine"),
+            (
+                "QUARANTINE_QUEUE_URL",
+                "https://sqs.us-east-1.amazonaws.com/123456789012/load-quarantine",
+            ),
             ("RETRY_BASE_SECONDS", "0"),
             ("AWS_LAMBDA_LOG_LEVEL", "error"),
         ];

@@ -1,9 +1,12 @@
-//! `make demo`: runs backlog-publisher against the emulators, through the
-//! Lambda Runtime API, on `events/schedule.json`, and prints what it published.
+//! `make demo`: runs both functions against the emulators, through the Lambda
+//! Runtime API, on the sample events, and prints what they did: the metrics
+//! backlog-publisher put to CloudWatch, and batch-consumer's partial batch
+//! responses and quarantine records.
 
 use std::time::Duration;
 
 use backpressure_core::metrics::{DIMENSION_NAMES, METRIC_NAMES};
+use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError, binary};
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 
@@ -12,11 +15,17 @@ const NAMESPACE: &str = "SqsBackpressure";
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let aws = Aws::from_env().await?;
-    let event: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../events/schedule.json"
-    ))?)?;
+    publisher(&aws).await?;
+    consumer(&aws).await
+}
 
+fn sample(name: &str) -> Result<serde_json::Value, BoxError> {
+    let path = format!("{}/../events/{name}", env!("CARGO_MANIFEST_DIR"));
+    Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
+}
+
+async fn publisher(aws: &Aws) -> Result<(), BoxError> {
+    let event = sample("schedule.json")?;
     // The demo's emulators start empty on every run, so fixed names are safe.
     let (queue, idle_queue) = ("orders-work".to_owned(), "reports-work".to_owned());
     let (cluster, busy, idle) =
@@ -29,7 +38,7 @@ async fn main() -> Result<(), BoxError> {
     let idle_queue_url = aws.create_queue(&idle_queue).await?;
     aws.send_messages(&idle_queue_url, 5).await?;
 
-    println!("\n== Emulated AWS");
+    println!("\n#### backlog-publisher\n\n== Emulated AWS");
     println!("  queue {queue}: 150 messages waiting, its dead-letter queue holds 2");
     println!("  ECS service {cluster}/{busy}: 3 running tasks");
     println!(
@@ -77,5 +86,84 @@ async fn main() -> Result<(), BoxError> {
         "\n  The idle service has no task but 5 messages wait: BacklogPerTask is published at twice\n  \
          the target (200), above it, so target tracking scales the service out from zero."
     );
+    Ok(())
+}
+
+async fn consumer(aws: &Aws) -> Result<(), BoxError> {
+    println!("\n#### batch-consumer");
+    let downstream = Downstream::start().await?;
+    let quarantine_url = aws.create_queue("orders-quarantine").await?;
+    let url = downstream.url();
+    println!(
+        "\n== A local downstream at {url}: *.reject → 422, *.throttle → 429, *.fail → 503, else 204"
+    );
+    println!("== Quarantine queue {quarantine_url}");
+    let env = [("DOWNSTREAM_URL", url.as_str()), ("QUARANTINE_QUEUE_URL", quarantine_url.as_str())];
+    for name in ["sqs-standard.json", "sqs-fifo.json"] {
+        let event = sample(name)?;
+        println!("\n== Invoking batch-consumer with events/{name} (its logs follow)");
+        let host = LambdaHost::start(&binary("batch-consumer")?, &env).await?;
+        let outcome = host.invoke(&event, Duration::from_secs(30)).await;
+        let Outcome::Response(body) = outcome else {
+            return Err(
+                format!("the consumer did not answer with a batch response: {outcome:?}").into()
+            );
+        };
+        println!("\n  response: {body}");
+        let records = event["Records"].as_array().cloned().unwrap_or_default();
+        let failed: Vec<&str> = body["batchItemFailures"]
+            .as_array()
+            .map(|f| f.iter().filter_map(|f| f["itemIdentifier"].as_str()).collect())
+            .unwrap_or_default();
+        let quarantined: Vec<serde_json::Value> = aws
+            .receive_all(&quarantine_url, records.len())
+            .await?
+            .iter()
+            .filter_map(|m| serde_json::from_str(m.body()?).ok())
+            .collect();
+        println!("\n  outcome per message:");
+        for record in &records {
+            let id = record["messageId"].as_str().unwrap_or_default();
+            let work: serde_json::Value =
+                serde_json::from_str(record["body"].as_str().unwrap_or_default())
+                    .unwrap_or(serde_json::Value::Null);
+            let group = record["attributes"]["MessageGroupId"]
+                .as_str()
+                .map(|g| format!(" [{g}]"))
+                .unwrap_or_default();
+            let outcome = if failed.contains(&id) {
+                "retry (in batchItemFailures)".to_owned()
+            } else if let Some(q) = quarantined.iter().find(|q| q["messageId"] == id) {
+                format!("quarantined: {}", q["errorCode"].as_str().unwrap_or_default())
+            } else {
+                "done (delivered)".to_owned()
+            };
+            let operation = work["operation"].as_str().unwrap_or("(not a work request)");
+            println!("    {id}{group} {operation:<20} → {outcome}");
+        }
+        println!("\n  quarantine records read back from the queue:");
+        for record in &quarantined {
+            println!(
+                "    {} errorCode={} tenantId={} receiveCount={} firstSeen={} messageGroupId={}\n      errorDetail: {}",
+                record["messageId"].as_str().unwrap_or_default(),
+                record["errorCode"],
+                record["tenantId"],
+                record["receiveCount"],
+                record["firstSeen"],
+                record.get("messageGroupId").unwrap_or(&serde_json::Value::Null),
+                record["errorDetail"].as_str().unwrap_or_default(),
+            );
+        }
+    }
+    println!("\n== Deliveries the downstream received");
+    for request in downstream.received() {
+        println!(
+            "    HTTP {} Idempotency-Key={} X-Tenant-Id={} X-Correlation-Id={}",
+            request.status,
+            request.idempotency_key.unwrap_or_default(),
+            request.tenant_id.unwrap_or_default(),
+            request.correlation_id.unwrap_or_default()
+        );
+    }
     Ok(())
 }
