@@ -1,6 +1,6 @@
 use std::process::ExitCode;
 
-use backpressure_core::config::{ConsumerConfig, Vars};
+use backpressure_core::config::{ConsumerConfig, Downstream, Vars};
 use backpressure_core::consumer::engine::{Engine, EngineSettings};
 use backpressure_core::consumer::event::SqsEvent;
 use backpressure_core::ports::error_chain;
@@ -12,15 +12,18 @@ use lambda_runtime::{LambdaEvent, service_fn};
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     lambda_runtime::tracing::init_default_subscriber();
-    let config = match ConsumerConfig::from_vars(&Vars::from_process_env()) {
-        Ok(config) => config,
+    let vars = Vars::from_process_env();
+    let settings = ConsumerConfig::from_vars(&vars)
+        .and_then(|config| Ok((config, Downstream::from_vars(&vars)?)));
+    let (config, downstream) = match settings {
+        Ok(settings) => settings,
         Err(error) => {
             // Exiting during init makes Lambda report Runtime.ExitError with this log line.
             tracing::error!(error = %error_chain(&error), "invalid configuration");
             return ExitCode::FAILURE;
         }
     };
-    let delivery = match HttpDelivery::new(&config.downstream) {
+    let delivery = match HttpDelivery::new(&downstream) {
         Ok(delivery) => delivery,
         Err(error) => {
             tracing::error!(error = %error_chain(&error), "cannot set up the downstream client");

@@ -14,9 +14,9 @@ pub struct Downstream {
     pub max_rps: Option<f64>,
 }
 
+/// Everything but the processor's own settings: a custom processor reads its own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConsumerConfig {
-    pub downstream: Downstream,
     pub quarantine_queue: QueueRef,
     /// The largest quarantine record sent; larger ones are retried instead.
     pub quarantine_max_message_bytes: usize,
@@ -34,7 +34,7 @@ const DEFAULT_RETRY_MAX_SECONDS: u64 = 900;
 /// SQS's default `MaximumMessageSize`; a queue may allow up to 1 MiB.
 const DEFAULT_QUARANTINE_MAX_BYTES: usize = 262_144;
 
-impl ConsumerConfig {
+impl Downstream {
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
         let url = vars.get("DOWNSTREAM_URL").ok_or(ConfigError::Missing {
             name: "DOWNSTREAM_URL",
@@ -49,14 +49,6 @@ impl ConsumerConfig {
                 "expected an http:// or https:// URL",
             ));
         }
-        let quarantine_url = vars.get("QUARANTINE_QUEUE_URL").ok_or(ConfigError::Missing {
-            name: "QUARANTINE_QUEUE_URL",
-            reason: "permanent failures are written there before they are acknowledged",
-        })?;
-        let quarantine_queue = QueueRef::parse(&quarantine_url).map_err(|e| {
-            ConfigError::invalid("QUARANTINE_QUEUE_URL", &quarantine_url, e.to_string())
-        })?;
-
         let timeout_ms =
             ranged(vars, "DOWNSTREAM_TIMEOUT_MS", 1, 900_000)?.unwrap_or(DEFAULT_TIMEOUT_MS);
         let max_rps = match vars.parse::<f64>("DOWNSTREAM_MAX_RPS", "a positive number")? {
@@ -69,6 +61,19 @@ impl ConsumerConfig {
             }
             rps => rps,
         };
+        Ok(Self { url, timeout: Duration::from_millis(timeout_ms), max_rps })
+    }
+}
+
+impl ConsumerConfig {
+    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
+        let quarantine_url = vars.get("QUARANTINE_QUEUE_URL").ok_or(ConfigError::Missing {
+            name: "QUARANTINE_QUEUE_URL",
+            reason: "permanent failures are written there before they are acknowledged",
+        })?;
+        let quarantine_queue = QueueRef::parse(&quarantine_url).map_err(|e| {
+            ConfigError::invalid("QUARANTINE_QUEUE_URL", &quarantine_url, e.to_string())
+        })?;
         let base = ranged(vars, "RETRY_BASE_SECONDS", 0, MAX_VISIBILITY.as_secs())?
             .unwrap_or(DEFAULT_RETRY_BASE_SECONDS);
         let max = ranged(vars, "RETRY_MAX_SECONDS", 0, MAX_VISIBILITY.as_secs())?
@@ -81,7 +86,6 @@ impl ConsumerConfig {
             ));
         }
         Ok(Self {
-            downstream: Downstream { url, timeout: Duration::from_millis(timeout_ms), max_rps },
             quarantine_queue,
             quarantine_max_message_bytes: ranged(
                 vars,
@@ -125,7 +129,7 @@ mod tests {
 
     const QUARANTINE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/quarantine";
 
-    fn config(extra: &[(&str, &str)]) -> Result<ConsumerConfig, ConfigError> {
+    fn config(extra: &[(&str, &str)]) -> Result<(ConsumerConfig, Downstream), ConfigError> {
         let mut env: HashMap<String, String> = [
             ("DOWNSTREAM_URL", "http://127.0.0.1:8080/work"),
             ("QUARANTINE_QUEUE_URL", QUARANTINE),
@@ -136,14 +140,15 @@ mod tests {
         for (k, v) in extra {
             env.insert((*k).to_owned(), (*v).to_owned());
         }
-        ConsumerConfig::from_vars(&Vars::new(move |name| env.get(name).cloned()))
+        let vars = Vars::new(move |name| env.get(name).cloned());
+        Ok((ConsumerConfig::from_vars(&vars)?, Downstream::from_vars(&vars)?))
     }
 
     #[test]
     fn defaults() {
-        let config = config(&[]).unwrap();
-        assert_eq!(config.downstream.timeout, Duration::from_secs(5));
-        assert_eq!(config.downstream.max_rps, None);
+        let (config, downstream) = config(&[]).unwrap();
+        assert_eq!(downstream.timeout, Duration::from_secs(5));
+        assert_eq!(downstream.max_rps, None);
         assert_eq!(config.quarantine_queue.name(), "quarantine");
         assert_eq!(config.quarantine_max_message_bytes, 262_144);
         assert_eq!(config.concurrency, 32);
@@ -157,7 +162,7 @@ mod tests {
 
     #[test]
     fn every_setting_parsed() {
-        let config = config(&[
+        let (config, downstream) = config(&[
             ("DOWNSTREAM_TIMEOUT_MS", "250"),
             ("DOWNSTREAM_MAX_RPS", "12.5"),
             ("QUARANTINE_MAX_MESSAGE_BYTES", "1048576"),
@@ -167,8 +172,8 @@ mod tests {
             ("RETRY_MAX_SECONDS", "43200"),
         ])
         .unwrap();
-        assert_eq!(config.downstream.timeout, Duration::from_millis(250));
-        assert_eq!(config.downstream.max_rps, Some(12.5));
+        assert_eq!(downstream.timeout, Duration::from_millis(250));
+        assert_eq!(downstream.max_rps, Some(12.5));
         assert_eq!(config.quarantine_max_message_bytes, 1_048_576);
         assert_eq!(config.concurrency, 4);
         assert_eq!(config.deadline_margin, Duration::from_millis(1500));
