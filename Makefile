@@ -6,7 +6,7 @@ EMULATORS := scripts/emulators.sh
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test demo lint unit e2e emulators emulators-stop coldstart release clean
+.PHONY: test demo lint unit emulators emulators-stop coldstart load release clean
 
 ## make test: formatting, lints, unit and adapter tests, end-to-end tests on the emulators
 test: lint
@@ -20,9 +20,9 @@ lint:
 
 ## make unit: the tests that need no emulator
 unit:
-	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backlog-publisher
+	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backlog-publisher -p batch-consumer
 
-## make demo: both emulators, the publisher invoked on events/schedule.json, metrics read back
+## make demo: the emulators, both functions invoked on the sample events, what they did
 demo:
 	$(CARGO) build --workspace --bins
 	$(EMULATORS) install
@@ -35,14 +35,23 @@ emulators-stop:
 	$(EMULATORS) stop
 
 release:
-	$(CARGO) build --release -p backlog-publisher
-	@ls -l target/release/backlog-publisher
+	$(CARGO) build --release -p backlog-publisher -p batch-consumer
+	@ls -l target/release/backlog-publisher target/release/batch-consumer
 
-## make coldstart: process start → first Runtime API request, release build, 20 starts
+## make coldstart: process start → first Runtime API request, release builds, 20 starts each
 coldstart: release
 	$(CARGO) build --quiet -p e2e-tests --bin cold-start
 	LAMBDA_HOST_QUIET=1 AWS_REGION=us-east-1 target/debug/cold-start target/release/backlog-publisher 20 \
 	  QUEUE_URL=https://sqs.us-east-1.amazonaws.com/123456789012/work ECS_CLUSTER_NAME=c ECS_SERVICE_NAME=s
+	LAMBDA_HOST_QUIET=1 AWS_REGION=us-east-1 target/debug/cold-start target/release/batch-consumer 20 \
+	  DOWNSTREAM_URL=http://127.0.0.1:9/work \
+	  QUARANTINE_QUEUE_URL=https://sqs.us-east-1.amazonaws.com/123456789012/quarantine
+
+## make load: batch-consumer (release) on a 5,000-message, ~6 MB batch to a local downstream
+load: release
+	$(CARGO) build --quiet -p e2e-tests --bin consumer-load
+	LAMBDA_HOST_QUIET=1 AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \
+	  target/debug/consumer-load target/release/batch-consumer 5
 
 clean:
 	$(EMULATORS) stop
