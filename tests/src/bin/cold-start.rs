@@ -3,26 +3,20 @@
 //!
 //! usage: cold-start BINARY [RUNS] [NAME=VALUE ...]
 
-use std::path::PathBuf;
 use std::time::Duration;
 
+use e2e_tests::cli::MeasureArgs;
 use e2e_tests::fixtures::BoxError;
 use e2e_tests::runtime_host::LambdaHost;
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
-    let mut args = std::env::args().skip(1);
-    let binary =
-        PathBuf::from(args.next().ok_or("usage: cold-start BINARY [RUNS] [NAME=VALUE ...]")?);
-    let runs: usize = args.next().map(|r| r.parse()).transpose()?.unwrap_or(10);
-    let env: Vec<(String, String)> = args
-        .map(|pair| pair.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())).ok_or(pair))
-        .collect::<Result<_, _>>()?;
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let args = MeasureArgs::from_env("cold-start BINARY [RUNS] [NAME=VALUE ...]", 10)?;
+    let (binary, runs, env) = (&args.binary, args.runs, args.env_pairs());
 
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs {
-        let host = LambdaHost::start(&binary, &env).await?;
+        let host = LambdaHost::start(binary, &env).await?;
         let elapsed = host.wait_until_ready(Duration::from_secs(10)).await.ok_or_else(|| {
             format!("{} never asked for an invocation: {:?}", binary.display(), host.logs())
         })?;

@@ -4,9 +4,9 @@
 //!
 //! usage: consumer-load BINARY [RUNS] [NAME=VALUE ...]
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use e2e_tests::cli::MeasureArgs;
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::BoxError;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
@@ -44,21 +44,14 @@ fn batch() -> Value {
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
-    let mut args = std::env::args().skip(1);
-    let binary =
-        PathBuf::from(args.next().ok_or("usage: consumer-load BINARY [RUNS] [NAME=VALUE ...]")?);
-    let runs: usize = args.next().map(|r| r.parse()).transpose()?.unwrap_or(3);
-    let extra: Vec<(String, String)> = args
-        .map(|pair| pair.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned())).ok_or(pair))
-        .collect::<Result<_, _>>()?;
-
+    let args = MeasureArgs::from_env("consumer-load BINARY [RUNS] [NAME=VALUE ...]", 3)?;
     let event = batch();
     let size = event.to_string().len();
     if size > PAYLOAD_LIMIT {
         return Err(format!("the batch is {size} bytes, above Lambda's {PAYLOAD_LIMIT}").into());
     }
     println!("batch: {MESSAGES} messages, {size} bytes");
-    for run in 1..=runs {
+    for run in 1..=args.runs {
         let downstream = Downstream::start().await?;
         let url = downstream.url();
         let mut env = vec![
@@ -70,8 +63,8 @@ async fn main() -> Result<(), BoxError> {
             ("RETRY_BASE_SECONDS", "0"),
             ("AWS_LAMBDA_LOG_LEVEL", "error"),
         ];
-        env.extend(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-        let host = LambdaHost::start(&binary, &env).await?;
+        env.extend(args.env_pairs());
+        let host = LambdaHost::start(&args.binary, &env).await?;
         host.wait_until_ready(Duration::from_secs(10)).await.ok_or("the consumer never polled")?;
         let started = Instant::now();
         let outcome = host.invoke(&event, Duration::from_secs(300)).await;
