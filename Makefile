@@ -6,10 +6,10 @@ EMULATORS := scripts/emulators.sh
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test demo lint unit emulators emulators-stop coldstart load release clean
+.PHONY: test demo lint template-lint unit invoke build deploy emulators emulators-stop coldstart load release clean
 
-## make test: formatting, lints, unit and adapter tests, end-to-end tests on the emulators
-test: lint
+## make test: formatting, lints, template checks, unit and adapter tests, end-to-end tests
+test: lint template-lint
 	$(CARGO) build --workspace --bins
 	$(EMULATORS) install
 	$(EMULATORS) run -- $(CARGO) $(TEST_RUNNER) --workspace
@@ -17,6 +17,10 @@ test: lint
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## cfn-lint and `sam validate --lint` (pinned, in .venv-sam/)
+template-lint:
+	scripts/sam.sh lint
 
 ## make unit: the tests that need no emulator
 unit:
@@ -27,6 +31,30 @@ demo:
 	$(CARGO) build --workspace --bins
 	$(EMULATORS) install
 	$(EMULATORS) run -- $(CARGO) run --quiet -p e2e-tests --bin demo
+
+## make invoke FUNCTION=publisher|consumer EVENT=events/<file>.json: one function through
+## cargo-lambda (watch + invoke) against the emulators; prints its response
+FUNCTION ?= publisher
+EVENT ?= events/schedule.json
+invoke:
+	$(CARGO) build --quiet -p e2e-tests --bin local-env
+	scripts/sam.sh install
+	$(EMULATORS) install
+	$(EMULATORS) run -- scripts/invoke.sh $(FUNCTION) $(EVENT)
+
+## make build: release binaries with cargo-lambda, arm64 when the aarch64 target is installed
+ARCH := $(shell rustup target list --installed 2>/dev/null | grep -q aarch64-unknown-linux-gnu && echo arm64 || echo x86_64)
+build:
+	scripts/sam.sh install
+	PATH="$(CURDIR)/.venv-sam/bin:$$PATH" $(CARGO) lambda build --release $(if $(filter arm64,$(ARCH)),--arm64,--x86-64) \
+	  --bin backlog-publisher --bin batch-consumer
+	@ls -l target/lambda/*/bootstrap
+	@echo "built for $(ARCH); deploy with Architecture=$(ARCH)"
+
+## make deploy: sam build, then a guided deploy (asks for the parameters, saves samconfig.toml)
+deploy:
+	scripts/sam.sh build --parameter-overrides Architecture=$(ARCH)
+	scripts/sam.sh deploy --guided --capabilities CAPABILITY_IAM --parameter-overrides Architecture=$(ARCH)
 
 emulators:
 	$(EMULATORS) start

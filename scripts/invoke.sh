@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# make invoke FUNCTION=publisher|consumer EVENT=events/<file>.json
+# Runs one function on an event file through cargo-lambda (watch + invoke) against the emulators,
+# with the resources it needs created first, and prints its response. Stops what it started.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+function=${1:?usage: $0 publisher|consumer EVENT_FILE}
+event=${2:?usage: $0 publisher|consumer EVENT_FILE}
+case "$function" in
+  publisher) binary=backlog-publisher ;;
+  consumer) binary=batch-consumer ;;
+  *) echo "FUNCTION must be publisher or consumer, not '$function'" >&2; exit 2 ;;
+esac
+[ -f "$event" ] || { echo "no event file $event" >&2; exit 2; }
+state="$root/.emulators"
+mkdir -p "$state"
+export PATH="$root/.venv-sam/bin:$PATH"
+
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
+trap cleanup EXIT
+
+"$root/target/debug/local-env" "$function" "$state/$function.env" &
+pids+=($!)
+for _ in $(seq 1 100); do [ -s "$state/$function.env" ] && break; sleep 0.1; done
+[ -s "$state/$function.env" ] || { echo "the local environment was not prepared" >&2; exit 1; }
+
+port=$("$root/.venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# The watch log lives outside the crates, or cargo-lambda would rebuild on every line it writes.
+(cd "$root" && cargo lambda watch -A 127.0.0.1 -P "$port" --env-file "$state/$function.env" \
+  --ignore-changes --bin "$binary" >"$state/watch.log" 2>&1) &
+pids+=($!)
+for _ in $(seq 1 300); do
+  (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  sleep 0.2
+done
+
+echo "== cargo lambda invoke $binary --data-file $event" >&2
+cargo lambda invoke -A 127.0.0.1 -P "$port" --data-file "$event" "$binary" || {
+  status=$?
+  echo "== the invocation failed; cargo lambda watch said:" >&2
+  tail -n 40 "$state/watch.log" >&2
+  exit "$status"
+}
+echo

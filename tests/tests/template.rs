@@ -1,0 +1,190 @@
+//! `template.yaml` against the code: the environment each function gets is
+//! exactly what it reads, and the scaling policy reads exactly the metric the
+//! publisher writes. (cfn-lint and `sam validate --lint` run in `make test` too.)
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
+
+use std::collections::BTreeSet;
+
+use backpressure_core::config::{CONSUMER_VARIABLES, PUBLISHER_VARIABLES};
+use backpressure_core::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES};
+use serde_yaml::Value;
+use serde_yaml::value::TaggedValue;
+
+fn template() -> Value {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml")).unwrap();
+    serde_yaml::from_str(&text).unwrap()
+}
+
+fn resource<'t>(template: &'t Value, name: &str) -> &'t Value {
+    &template["Resources"][name]["Properties"]
+}
+
+/// The parameter a `!Ref` names.
+fn reference(value: &Value) -> String {
+    match value {
+        Value::Tagged(tagged) if tagged.tag == "Ref" => tagged.value.as_str().unwrap().to_owned(),
+        other => panic!("expected a !Ref, got {other:?}"),
+    }
+}
+
+fn env_names(template: &Value, function: &str) -> BTreeSet<String> {
+    resource(template, function)["Environment"]["Variables"]
+        .as_mapping()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn names(list: &[&str]) -> BTreeSet<String> {
+    list.iter().map(|s| (*s).to_owned()).collect()
+}
+
+#[test]
+fn publisher_environment_is_what_the_publisher_reads() {
+    let set = env_names(&template(), "PublisherFunction");
+    let read = names(PUBLISHER_VARIABLES);
+    let unknown: Vec<_> = set.difference(&read).collect();
+    assert!(
+        unknown.is_empty(),
+        "the template sets variables the publisher never reads: {unknown:?}"
+    );
+    // The template configures one target with an explicit target value; the other forms of the
+    // same settings are the only variables it leaves out.
+    let left_out: BTreeSet<String> = read.difference(&set).cloned().collect();
+    assert_eq!(
+        left_out,
+        names(&["TARGETS", "ACCEPTABLE_LATENCY_SECONDS", "AVG_PROCESSING_SECONDS"])
+    );
+}
+
+#[test]
+fn consumer_environment_is_what_the_consumer_reads() {
+    let template = template();
+    assert_eq!(env_names(&template, "ConsumerFunction"), names(CONSUMER_VARIABLES));
+    let env = &resource(&template, "ConsumerFunction")["Environment"]["Variables"];
+    assert_eq!(
+        env["QUARANTINE_MAX_MESSAGE_BYTES"],
+        resource(&template, "QuarantineQueue")["MaximumMessageSize"],
+        "the record size limit is the quarantine queue's own"
+    );
+}
+
+#[test]
+fn scaling_policy_reads_the_metric_the_publisher_writes() {
+    let template = template();
+    let policy = &resource(&template, "BacklogPerTaskScalingPolicy")["TargetTrackingScalingPolicyConfiguration"];
+    let metric = &policy["CustomizedMetricSpecification"];
+    assert_eq!(metric["MetricName"].as_str(), Some(BACKLOG_PER_TASK));
+    assert_eq!(
+        metric["Statistic"].as_str(),
+        Some("Average"),
+        "Sum would multiply with sub-minute samples"
+    );
+    let dimensions: Vec<&str> = metric["Dimensions"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|d| d["Name"].as_str().unwrap())
+        .collect();
+    assert_eq!(dimensions, DIMENSION_NAMES);
+
+    let publisher_env = &resource(&template, "PublisherFunction")["Environment"]["Variables"];
+    assert_eq!(reference(&metric["Namespace"]), reference(&publisher_env["METRIC_NAMESPACE"]));
+    assert_eq!(
+        reference(&policy["TargetValue"]),
+        reference(&publisher_env["TARGET_BACKLOG_PER_TASK"])
+    );
+    assert_eq!(
+        reference(&metric["Dimensions"][0]["Value"]),
+        reference(&publisher_env["ECS_CLUSTER_NAME"])
+    );
+    assert_eq!(
+        reference(&metric["Dimensions"][1]["Value"]),
+        reference(&publisher_env["ECS_SERVICE_NAME"])
+    );
+    let scale_out = policy["ScaleOutCooldown"].as_u64().unwrap();
+    let scale_in = policy["ScaleInCooldown"].as_u64().unwrap();
+    assert!(scale_in > scale_out, "scale in slower than scale out");
+
+    let missing = resource(&template, "BacklogPerTaskMissingAlarm");
+    let alarm_dimensions: Vec<&str> = missing["Dimensions"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|d| d["Name"].as_str().unwrap())
+        .collect();
+    assert_eq!(alarm_dimensions, DIMENSION_NAMES);
+    assert_eq!(missing["MetricName"].as_str(), Some(BACKLOG_PER_TASK));
+    assert_eq!(missing["TreatMissingData"].as_str(), Some("breaching"));
+}
+
+#[test]
+fn work_queue_visibility_is_six_times_the_consumer_timeout() {
+    let template = template();
+    let allowed: BTreeSet<u64> = template["Parameters"]["ConsumerTimeout"]["AllowedValues"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    let mapping = template["Mappings"]["VisibilityTimeoutFor"].as_mapping().unwrap();
+    let mapped: BTreeSet<u64> =
+        mapping.keys().map(|k| k.as_str().unwrap().parse().unwrap()).collect();
+    assert_eq!(mapped, allowed, "every allowed timeout has a visibility timeout");
+    for (timeout, row) in mapping {
+        let timeout: u64 = timeout.as_str().unwrap().parse().unwrap();
+        assert_eq!(row["Seconds"].as_u64(), Some(6 * timeout));
+        assert!(6 * timeout <= 43_200, "within SQS's maximum visibility timeout");
+    }
+    let visibility = &resource(&template, "WorkQueue")["VisibilityTimeout"];
+    let Value::Tagged(find) = visibility else {
+        panic!("VisibilityTimeout is computed with !FindInMap")
+    };
+    let TaggedValue { tag, value } = find.as_ref();
+    assert_eq!(tag, "FindInMap");
+    assert_eq!(value[0].as_str(), Some("VisibilityTimeoutFor"));
+    assert_eq!(reference(&value[1]), "ConsumerTimeout");
+    assert_eq!(reference(&resource(&template, "ConsumerFunction")["Timeout"]), "ConsumerTimeout");
+}
+
+#[test]
+fn reserved_concurrency_is_not_below_the_mapping_maximum() {
+    let template = template();
+    let consumer = resource(&template, "ConsumerFunction");
+    let scaling =
+        &consumer["Events"]["WorkQueue"]["Properties"]["ScalingConfig"]["MaximumConcurrency"];
+    assert_eq!(reference(&consumer["ReservedConcurrentExecutions"]), reference(scaling));
+    let response_types = &consumer["Events"]["WorkQueue"]["Properties"]["FunctionResponseTypes"];
+    assert_eq!(response_types[0].as_str(), Some("ReportBatchItemFailures"));
+}
+
+#[test]
+fn no_wildcard_actions_and_star_resources_only_with_a_condition() {
+    let template = template();
+    for role in ["PublisherRole", "ConsumerRole"] {
+        for policy in resource(&template, role)["Policies"].as_sequence().unwrap() {
+            for statement in policy["PolicyDocument"]["Statement"].as_sequence().unwrap() {
+                let actions: Vec<&str> = match &statement["Action"] {
+                    Value::String(action) => vec![action.as_str()],
+                    Value::Sequence(actions) => {
+                        actions.iter().map(|a| a.as_str().unwrap()).collect()
+                    }
+                    other => panic!("{role}: unexpected Action {other:?}"),
+                };
+                assert!(
+                    actions.iter().all(|a| !a.contains('*')),
+                    "{role}: wildcard action in {actions:?}"
+                );
+                if statement["Resource"].as_str() == Some("*") {
+                    assert!(
+                        statement["Condition"].is_mapping(),
+                        "{role}: Resource \"*\" without a condition"
+                    );
+                }
+            }
+        }
+    }
+}
