@@ -19,8 +19,9 @@ export PATH="$root/.venv-sam/bin:$PATH"
 
 pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill -INT "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  for pid in "${pids[@]}"; do pkill -TERM -P "$pid" 2>/dev/null || true; kill -TERM "$pid" 2>/dev/null || true; done
+  sleep 0.5
+  for pid in "${pids[@]}"; do pkill -KILL -P "$pid" 2>/dev/null || true; kill -KILL "$pid" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 
@@ -29,10 +30,14 @@ pids+=($!)
 for _ in $(seq 1 100); do [ -s "$state/$function.env" ] && break; sleep 0.1; done
 [ -s "$state/$function.env" ] || { echo "the local environment was not prepared" >&2; exit 1; }
 
+# Built before watching, so the first invocation's deadline is not spent compiling.
+package=$([ "$function" = publisher ] && echo backlog-publisher || echo batch-consumer)
+(cd "$root" && cargo build --quiet -p "$package" --bin "$binary")
+
 port=$("$root/.venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # The watch log lives outside the crates, or cargo-lambda would rebuild on every line it writes.
 (cd "$root" && cargo lambda watch -A 127.0.0.1 -P "$port" --env-file "$state/$function.env" \
-  --ignore-changes --bin "$binary" >"$state/watch.log" 2>&1) &
+  --ignore-changes --wait --timeout 60 --bin "$binary" >"$state/watch.log" 2>&1) &
 pids+=($!)
 for _ in $(seq 1 300); do
   (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
@@ -40,7 +45,7 @@ for _ in $(seq 1 300); do
 done
 
 echo "== cargo lambda invoke $binary --data-file $event" >&2
-cargo lambda invoke -A 127.0.0.1 -P "$port" --data-file "$event" "$binary" || {
+timeout 120 cargo lambda invoke -A 127.0.0.1 -P "$port" --data-file "$event" "$binary" || {
   status=$?
   echo "== the invocation failed; cargo lambda watch said:" >&2
   tail -n 40 "$state/watch.log" >&2

@@ -12,6 +12,7 @@ use backpressure_core::consumer::event::SqsEvent;
 use backpressure_core::consumer::outcome::Outcome;
 use backpressure_core::consumer::response::BatchResponse;
 use backpressure_core::consumer::summary::BatchSummary;
+use backpressure_core::deadline;
 use backpressure_core::ports::error_chain;
 use lambda_runtime::{Diagnostic, LambdaEvent};
 use tokio::time::{Instant, timeout_at};
@@ -116,7 +117,7 @@ pub async fn handle<P: Processor, Q: QuarantineStore, V: VisibilityPort>(
     consumer: &Consumer<P, Q, V>,
     event: LambdaEvent<SqsEvent>,
 ) -> Result<BatchResponse, ConsumerError> {
-    let remaining = event.context.deadline().duration_since(SystemTime::now()).unwrap_or_default();
+    let remaining = deadline::remaining(event.context.deadline, SystemTime::now());
     info!(
         request_id = %event.context.request_id,
         records = event.payload.records.len(),

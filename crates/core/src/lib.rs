@@ -5,6 +5,7 @@
 pub mod backlog;
 pub mod config;
 pub mod consumer;
+pub mod deadline;
 pub mod metrics;
 pub mod ports;
 pub mod redrive;

@@ -1,5 +1,6 @@
 use std::time::SystemTime;
 
+use backpressure_core::deadline;
 use backpressure_core::ports::{MetricSink, QueueReader, ServiceReader, error_chain};
 use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde_json::Value;
@@ -14,10 +15,11 @@ pub async fn handle<Q: QueueReader, S: ServiceReader, M: MetricSink>(
     publisher: &Publisher<Q, S, M>,
     event: LambdaEvent<Value>,
 ) -> Result<Summary, InvocationError> {
-    let remaining = event.context.deadline().duration_since(SystemTime::now()).unwrap_or_default();
+    let remaining = deadline::remaining(event.context.deadline, SystemTime::now());
     info!(
         request_id = %event.context.request_id,
         scheduled_time = event.payload.get("time").and_then(serde_json::Value::as_str).unwrap_or("none"),
+        deadline_ms = event.context.deadline,
         remaining_ms = remaining.as_millis() as u64,
         targets = publisher.config().targets.len(),
         "publishing backlog per task"
