@@ -7,7 +7,7 @@
 use std::collections::BTreeSet;
 
 use backpressure_core::config::{CONSUMER_VARIABLES, PUBLISHER_VARIABLES};
-use backpressure_core::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES};
+use backpressure_core::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES};
 use serde_yaml::Value;
 use serde_yaml::value::TaggedValue;
 
@@ -187,4 +187,28 @@ fn no_wildcard_actions_and_star_resources_only_with_a_condition() {
             }
         }
     }
+}
+
+#[test]
+fn scale_from_zero_alarm_reads_the_publisher_metrics_and_adds_a_task() {
+    let template = template();
+    let alarm = resource(&template, "ScaleFromZeroAlarm");
+    let metrics = alarm["Metrics"].as_sequence().unwrap();
+    for (id, metric) in [("tasks", "TaskCount"), ("backlog", "QueueBacklog")] {
+        let stat =
+            &metrics.iter().find(|m| m["Id"].as_str() == Some(id)).unwrap()["MetricStat"]["Metric"];
+        assert_eq!(stat["MetricName"].as_str(), Some(metric));
+        let dimensions: Vec<&str> = stat["Dimensions"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|d| d["Name"].as_str().unwrap())
+            .collect();
+        assert_eq!(dimensions, DIMENSION_NAMES);
+    }
+    assert!(METRIC_NAMES.contains(&"TaskCount") && METRIC_NAMES.contains(&"QueueBacklog"));
+    let policy = &resource(&template, "ScaleFromZeroPolicy")["StepScalingPolicyConfiguration"];
+    assert_eq!(policy["AdjustmentType"].as_str(), Some("ChangeInCapacity"));
+    assert_eq!(policy["StepAdjustments"][0]["ScalingAdjustment"].as_i64(), Some(1));
+    assert_eq!(reference(&alarm["AlarmActions"][0]), "ScaleFromZeroPolicy");
 }
