@@ -38,6 +38,11 @@ fn env_names(template: &Value, function: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// The names of a metric's `Dimensions`, in order.
+fn dimension_names(dimensions: &Value) -> Vec<&str> {
+    dimensions.as_sequence().unwrap().iter().map(|d| d["Name"].as_str().unwrap()).collect()
+}
+
 fn names(list: &[&str]) -> BTreeSet<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
 }
@@ -83,13 +88,7 @@ fn scaling_policy_reads_the_metric_the_publisher_writes() {
         Some("Average"),
         "Sum would multiply with sub-minute samples"
     );
-    let dimensions: Vec<&str> = metric["Dimensions"]
-        .as_sequence()
-        .unwrap()
-        .iter()
-        .map(|d| d["Name"].as_str().unwrap())
-        .collect();
-    assert_eq!(dimensions, DIMENSION_NAMES);
+    assert_eq!(dimension_names(&metric["Dimensions"]), DIMENSION_NAMES);
 
     let publisher_env = &resource(&template, "PublisherFunction")["Environment"]["Variables"];
     assert_eq!(reference(&metric["Namespace"]), reference(&publisher_env["METRIC_NAMESPACE"]));
@@ -110,13 +109,7 @@ fn scaling_policy_reads_the_metric_the_publisher_writes() {
     assert!(scale_in > scale_out, "scale in slower than scale out");
 
     let missing = resource(&template, "BacklogPerTaskMissingAlarm");
-    let alarm_dimensions: Vec<&str> = missing["Dimensions"]
-        .as_sequence()
-        .unwrap()
-        .iter()
-        .map(|d| d["Name"].as_str().unwrap())
-        .collect();
-    assert_eq!(alarm_dimensions, DIMENSION_NAMES);
+    assert_eq!(dimension_names(&missing["Dimensions"]), DIMENSION_NAMES);
     assert_eq!(missing["MetricName"].as_str(), Some(BACKLOG_PER_TASK));
     assert_eq!(missing["TreatMissingData"].as_str(), Some("breaching"));
 }
@@ -198,13 +191,7 @@ fn scale_from_zero_alarm_reads_the_publisher_metrics_and_adds_a_task() {
         let stat =
             &metrics.iter().find(|m| m["Id"].as_str() == Some(id)).unwrap()["MetricStat"]["Metric"];
         assert_eq!(stat["MetricName"].as_str(), Some(metric));
-        let dimensions: Vec<&str> = stat["Dimensions"]
-            .as_sequence()
-            .unwrap()
-            .iter()
-            .map(|d| d["Name"].as_str().unwrap())
-            .collect();
-        assert_eq!(dimensions, DIMENSION_NAMES);
+        assert_eq!(dimension_names(&stat["Dimensions"]), DIMENSION_NAMES);
     }
     assert!(METRIC_NAMES.contains(&"TaskCount") && METRIC_NAMES.contains(&"QueueBacklog"));
     let policy = &resource(&template, "ScaleFromZeroPolicy")["StepScalingPolicyConfiguration"];
