@@ -321,23 +321,25 @@ impl<P: Processor, Q: QuarantineStore> Engine<P, Q> {
     /// Standard queues: the permanent failures, written in batches once
     /// processing is over, bounded by the invocation's deadline.
     async fn quarantine_pending(&self, batch: &Batch<'_>, deadline: Instant) {
+        // Which slot and code each record belongs to, kept apart so the records
+        // (which carry whole bodies) are built once and never copied.
         let mut pending = Vec::new();
+        let mut records = Vec::new();
         for (index, slot) in batch.slots.iter().enumerate() {
             if let Slot::ToQuarantine { code, detail, partial } = &*lock(slot) {
-                let record = self.quarantine_record(batch, index, code, detail, partial);
-                pending.push((index, code.clone(), record));
+                records.push(self.quarantine_record(batch, index, code, detail, partial));
+                pending.push((index, code.clone()));
             }
         }
         if pending.is_empty() {
             return;
         }
-        let records: Vec<QuarantineRecord> = pending.iter().map(|(_, _, r)| r.clone()).collect();
         let reserve_deadline = deadline.checked_sub(RESPONSE_RESERVE).unwrap_or(deadline);
         let results = timeout_at(reserve_deadline, self.quarantine.store(&records))
             .await
             .unwrap_or_else(|_| vec![Err(QuarantineError::Deadline); records.len()]);
         let mut results = results.into_iter();
-        for (index, code, _) in pending {
+        for (index, code) in pending {
             let result = results.next().unwrap_or(Err(QuarantineError::Unreported));
             *lock(&batch.slots[index]) = self.confirmed(batch.ids[index], code, result);
         }
