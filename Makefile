@@ -6,7 +6,7 @@ EMULATORS := scripts/emulators.sh
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test demo lint template-lint unit invoke build deploy emulators emulators-stop coldstart load release clean
+.PHONY: test demo lint template-lint unit invoke build deploy emulators emulators-stop bench release clean
 
 ## make test: formatting, lints, template checks, unit and adapter tests, end-to-end tests
 test: lint template-lint
@@ -66,20 +66,11 @@ release:
 	$(CARGO) build --release -p backlog-publisher -p batch-consumer
 	@ls -l target/release/backlog-publisher target/release/batch-consumer
 
-## make coldstart: process start → first Runtime API request, release builds, 20 starts each
-coldstart: release
-	$(CARGO) build --quiet -p e2e-tests --bin cold-start
-	LAMBDA_HOST_QUIET=1 AWS_REGION=us-east-1 target/debug/cold-start target/release/backlog-publisher 20 \
-	  QUEUE_URL=https://sqs.us-east-1.amazonaws.com/123456789012/work ECS_CLUSTER_NAME=c ECS_SERVICE_NAME=s
-	LAMBDA_HOST_QUIET=1 AWS_REGION=us-east-1 target/debug/cold-start target/release/batch-consumer 20 \
-	  DOWNSTREAM_URL=http://127.0.0.1:9/work \
-	  QUARANTINE_QUEUE_URL=https://sqs.us-east-1.amazonaws.com/123456789012/quarantine
-
-## make load: batch-consumer (release) on a 5,000-message, ~6 MB batch to a local downstream
-load: release
-	$(CARGO) build --quiet -p e2e-tests --bin consumer-load
-	LAMBDA_HOST_QUIET=1 AWS_REGION=us-east-1 AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local \
-	  target/debug/consumer-load target/release/batch-consumer 5
+## make bench: cold start, throughput, engine overhead, publisher fan-out and size, next to the
+## usual Python tools (Powertools, boto3) on this machine; the table goes to bench/results/latest.md.
+## Installs nginx and wrk (Debian) and the Python anchors (.venv-bench/). Not part of `make test`.
+bench:
+	bench/run.sh
 
 clean:
 	$(EMULATORS) stop

@@ -1,7 +1,8 @@
 //! Helpers for the end-to-end tests and the demo: a Lambda Runtime API host
 //! and fixtures on the emulated AWS services.
 
-pub mod cli;
+pub mod bench;
+pub mod counting_proxy;
 pub mod downstream;
 pub mod fixtures;
 pub mod runtime_host;

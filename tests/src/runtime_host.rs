@@ -63,6 +63,9 @@ struct State {
     waiting: Mutex<HashMap<String, oneshot::Sender<Outcome>>>,
     init_error: Mutex<Option<Value>>,
     first_next: OnceLock<Instant>,
+    /// When each invocation's event was handed to the function, then how long it took.
+    served_at: Mutex<HashMap<String, Instant>>,
+    durations: Mutex<HashMap<String, Duration>>,
     logs: Mutex<Vec<String>>,
 }
 
@@ -107,13 +110,23 @@ impl LambdaHost {
     /// Starts `binary` with `env` on top of Lambda's own variables. The
     /// process is killed when the host is dropped.
     pub async fn start(binary: &Path, env: &[(&str, &str)]) -> Result<Self, HostError> {
+        Self::start_command(binary, &[], env).await
+    }
+
+    /// Like `start`, for a program that takes arguments (a Python runtime
+    /// interface client with its handler, say).
+    pub async fn start_command(
+        binary: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Result<Self, HostError> {
         let listener = TcpListener::bind("127.0.0.1:0").await.map_err(HostError::Listen)?;
         let address = listener.local_addr().map_err(HostError::Listen)?;
         let state = Arc::new(State::default());
         tokio::spawn(serve(listener, state.clone()));
 
         let mut command = Command::new(binary);
-        command.env_clear();
+        command.args(args).env_clear();
         for (name, value) in std::env::vars() {
             if INHERITED.contains(&name.as_str()) || name.starts_with("AWS_ENDPOINT_URL_") {
                 command.env(name, value);
@@ -158,6 +171,16 @@ impl LambdaHost {
     /// Sends one event and waits for the function's answer, at most `timeout`
     /// (also the deadline the function is told).
     pub async fn invoke(&self, event: &Value, timeout: Duration) -> Outcome {
+        self.invoke_timed(Bytes::from(event.to_string()), timeout).await.0
+    }
+
+    /// `invoke` for an event already encoded, with the invocation's duration as
+    /// Lambda bills it: from handing the event over to receiving the answer.
+    pub async fn invoke_timed(
+        &self,
+        event: Bytes,
+        timeout: Duration,
+    ) -> (Outcome, Option<Duration>) {
         let id =
             format!("00000000-0000-4000-8000-{:012}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let deadline = SystemTime::now() + timeout;
@@ -165,13 +188,13 @@ impl LambdaHost {
             deadline.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
         let (answer, answered) = oneshot::channel();
         lock(&self.state.waiting).insert(id.clone(), answer);
-        lock(&self.state.queue).push_back(Pending {
-            id,
-            deadline_ms,
-            event: Bytes::from(event.to_string()),
-        });
+        lock(&self.state.queue).push_back(Pending { id: id.clone(), deadline_ms, event });
         self.state.queued.notify_one();
+        let outcome = self.answer(answered, timeout).await;
+        (outcome, lock(&self.state.durations).remove(&id))
+    }
 
+    async fn answer(&self, answered: oneshot::Receiver<Outcome>, timeout: Duration) -> Outcome {
         let mut exit = self.exit.clone();
         let grace = Duration::from_secs(2);
         tokio::select! {
@@ -216,6 +239,18 @@ impl LambdaHost {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid?)).ok()?;
         let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
         line.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    /// CPU time the function process has used so far, all threads, from
+    /// `/proc/<pid>/task/*/schedstat` (nanoseconds on a CPU).
+    pub fn cpu_time(&self) -> Option<Duration> {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", self.pid?)).ok()?;
+        let nanos = tasks
+            .filter_map(Result::ok)
+            .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+            .filter_map(|line| line.split_whitespace().next()?.parse::<u64>().ok())
+            .sum();
+        Some(Duration::from_nanos(nanos))
     }
 
     /// Everything the function wrote to stdout and stderr so far.
@@ -265,6 +300,9 @@ async fn route(state: Arc<State>, request: Request<Incoming>) -> Result<HttpResp
             let body = read_json(request).await;
             let outcome =
                 if *kind == "response" { Outcome::Response(body) } else { Outcome::Error(body) };
+            if let Some(served) = lock(&state.served_at).remove(*id) {
+                lock(&state.durations).insert((*id).to_owned(), served.elapsed());
+            }
             match lock(&state.waiting).remove(*id) {
                 Some(waiter) => {
                     let _ = waiter.send(outcome);
@@ -292,6 +330,7 @@ async fn next(state: &State) -> HttpResponse {
         }
         notified.await;
     };
+    lock(&state.served_at).insert(pending.id.clone(), Instant::now());
     let mut response = Response::new(Full::new(pending.event));
     let headers = response.headers_mut();
     let header = |value: String| {

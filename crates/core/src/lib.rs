@@ -6,6 +6,8 @@ pub mod backlog;
 pub mod config;
 pub mod consumer;
 pub mod deadline;
+#[cfg(feature = "fixtures")]
+pub mod fixtures;
 pub mod metrics;
 pub mod ports;
 pub mod redrive;

@@ -2,7 +2,10 @@
 //! the contract can never succeed on a retry, so it is a permanent failure
 //! with a stable error code.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use super::outcome::ErrorCode;
@@ -39,8 +42,10 @@ pub struct PartialRequest {
     pub tenant_id: Option<String>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// The contract's members of a body, read in one pass: every other member
+/// (the payload) is skipped without being built. A repeated member keeps its
+/// last value, as a `serde_json::Map` would.
+#[derive(Default)]
 struct Envelope {
     schema_version: Option<Value>,
     operation: Option<Value>,
@@ -49,30 +54,67 @@ struct Envelope {
     correlation_id: Option<Value>,
 }
 
+impl<'de> Deserialize<'de> for Envelope {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct EnvelopeVisitor;
+
+        impl<'de> Visitor<'de> for EnvelopeVisitor {
+            type Value = Envelope;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+                let mut envelope = Envelope::default();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    let member = match key.as_ref() {
+                        "schemaVersion" => &mut envelope.schema_version,
+                        "operation" => &mut envelope.operation,
+                        "tenantId" => &mut envelope.tenant_id,
+                        "idempotencyKey" => &mut envelope.idempotency_key,
+                        "correlationId" => &mut envelope.correlation_id,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *member = Some(map.next_value()?);
+                }
+                Ok(envelope)
+            }
+        }
+
+        deserializer.deserialize_map(EnvelopeVisitor)
+    }
+}
+
 fn text(value: &Option<Value>) -> Option<String> {
     value.as_ref()?.as_str().map(str::to_owned)
 }
 
+fn violation(code: ErrorCode, detail: String, partial: PartialRequest) -> ContractViolation {
+    ContractViolation { code, detail, partial }
+}
+
+/// Why a body could not be read as an object: a second, slower pass that
+/// tells text that is not JSON from JSON of another shape. Only bad bodies
+/// pay for it.
+fn unreadable(body: &str, error: &serde_json::Error) -> ContractViolation {
+    let (code, detail) = match serde_json::from_str::<Value>(body) {
+        Err(e) => (ErrorCode::InvalidJson, format!("the body is not JSON: {e}")),
+        Ok(value) if !value.is_object() => {
+            (ErrorCode::SchemaViolation, "the body is JSON but not an object".to_owned())
+        }
+        Ok(_) => (ErrorCode::SchemaViolation, error.to_string()),
+    };
+    violation(code, detail, PartialRequest::default())
+}
+
 impl WorkRequest {
     pub fn parse(body: &str) -> Result<Self, ContractViolation> {
-        let violation = |code, detail: String, partial| ContractViolation { code, detail, partial };
-        let value: Value = serde_json::from_str(body).map_err(|e| {
-            violation(
-                ErrorCode::InvalidJson,
-                format!("the body is not JSON: {e}"),
-                PartialRequest::default(),
-            )
-        })?;
-        if !value.is_object() {
-            return Err(violation(
-                ErrorCode::SchemaViolation,
-                "the body is JSON but not an object".to_owned(),
-                PartialRequest::default(),
-            ));
-        }
-        let envelope: Envelope = serde_json::from_value(value).map_err(|e| {
-            violation(ErrorCode::SchemaViolation, e.to_string(), PartialRequest::default())
-        })?;
+        let envelope: Envelope =
+            serde_json::from_str(body).map_err(|error| unreadable(body, &error))?;
         let partial = PartialRequest {
             schema_version: text(&envelope.schema_version),
             operation: text(&envelope.operation),
@@ -229,5 +271,27 @@ mod tests {
         assert_eq!(violation.partial.tenant_id.as_deref(), Some("t-1"));
         assert_eq!(violation.partial.schema_version.as_deref(), Some("1"));
         assert_eq!(violation.partial.operation, None);
+    }
+
+    #[test]
+    fn the_payload_is_skipped_whatever_its_shape_and_the_last_repeat_wins() {
+        let body = r#"{"payload":{"deep":[1,2.5e3,{"x":null}],"s":"\u00e9\"q"},
+            "schemaVersion":"1","operation":"first","tenantId":"t","idempotencyKey":"k",
+            "operation":"last","list":[true,false,"x"],"n":-0.0}"#;
+        let request = WorkRequest::parse(body).unwrap();
+        assert_eq!(request.operation, "last");
+        // The same answer as reading the whole body as a map.
+        let map: serde_json::Map<String, Value> = serde_json::from_str(body).unwrap();
+        assert_eq!(map["operation"], "last");
+    }
+
+    #[test]
+    fn invalid_json_after_the_contract_members_is_still_invalid_json() {
+        let body =
+            r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k","p":[1,}"#;
+        let violation = WorkRequest::parse(body).unwrap_err();
+        assert_eq!(violation.code, ErrorCode::InvalidJson);
+        assert!(violation.detail.starts_with("the body is not JSON: "), "{}", violation.detail);
+        assert_eq!(code(r#"{"schemaVersion":"1"} trailing"#), ErrorCode::InvalidJson);
     }
 }

@@ -1,0 +1,167 @@
+"""Turns the JSON results of bench/run.sh into the Markdown table of bench/results/latest.md.
+
+usage: report.py RESULTS_DIR CRITERION_DIR
+Every target of the benchmark issue gets a row saying met or missed, with the numbers.
+"""
+
+import datetime
+import json
+import os
+import platform
+import sys
+
+results_dir, criterion_dir = sys.argv[1], sys.argv[2]
+MB = 1_000_000
+
+
+def load(name):
+    path = os.path.join(results_dir, name)
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)
+
+
+def criterion(bench):
+    path = os.path.join(criterion_dir, "batch-5000", bench, "new", "estimates.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)["median"]["point_estimate"] / 1e6  # ns → ms
+
+
+def cpu():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def fmt(x, digits=1):
+    return "—" if x is None else f"{x:,.{digits}f}"
+
+
+def span(summary, digits=1):
+    if not summary:
+        return "—"
+    return f"{fmt(summary['median'], digits)} ({fmt(summary['min'], digits)}–{fmt(summary['max'], digits)})"
+
+
+targets = []  # (target, measured, met)
+
+
+def check(target, measured, met):
+    targets.append((target, measured, "met" if met else ("**missed**" if met is not None else "not measured")))
+
+
+out = []
+p = out.append
+p(f"Measured {datetime.date.today().isoformat()} on {os.cpu_count()} × {cpu()}, "
+  f"{platform.system()} {platform.release()}. Medians, with (min–max) over the runs.\n")
+
+# Cold start
+cold_consumer, cold_powertools = load("cold-consumer.json"), load("cold-powertools.json")
+publisher = load("publisher.json") or {}
+cold_publisher = publisher.get("cold_start")
+p("### Cold start (process start → first `GET /next`; then the first invocation)\n")
+p("| Function | Runs | Init, ms | First invocation, ms |")
+p("|---|---:|---:|---:|")
+for label, r in (("backlog-publisher (1 target, emulators)", cold_publisher),
+                 ("batch-consumer (10 messages)", cold_consumer),
+                 ("Powertools BatchProcessor, Python + awslambdaric (10 messages)", cold_powertools)):
+    if r:
+        p(f"| {label} | {r['runs']} | {span(r['init_ms'], 2)} | {span(r['first_invocation_ms'], 2)} |")
+for label, r in (("backlog-publisher", cold_publisher), ("batch-consumer", cold_consumer)):
+    init = r["init_ms"]["median"] if r else None
+    check(f"{label} cold start ≤ 20 ms", f"{fmt(init, 2)} ms", None if init is None else init <= 20)
+if cold_consumer and cold_powertools:
+    ratio = cold_powertools["init_ms"]["median"] / cold_consumer["init_ms"]["median"]
+    check("cold start ≥ 10× faster than the Powertools consumer",
+          f"{fmt(cold_powertools['init_ms']['median'], 1)} ms / {fmt(cold_consumer['init_ms']['median'], 2)} ms = {ratio:.1f}×",
+          ratio >= 10)
+
+# Throughput
+ceiling = load("ceiling.json")
+ours = {}
+for name in sorted(os.listdir(results_dir)):
+    if name.startswith("throughput-ours-"):
+        r = load(name)
+        ours[int(name.removeprefix("throughput-ours-").removesuffix(".json"))] = r
+sync, async_ = load("throughput-powertools-sync.json"), load("throughput-powertools-async.json")
+p("\n### Consumer throughput (5,000 messages, ~6 MB batch, nginx answering 204)\n")
+p("| Consumer | Runs | Messages/s | Invocation, ms | Peak RSS, MiB |")
+p("|---|---:|---:|---:|---:|")
+for r in [ours[k] for k in sorted(ours)] + [x for x in (sync, async_) if x]:
+    p(f"| {r['label']} | {r['runs']} | {span(r['messages_per_second'], 0)} | {span(r['invocation_ms'], 0)} | "
+      f"{span(r['peak_rss_mib'], 1)} |")
+if ceiling:
+    p(f"| downstream ceiling: wrk → nginx, same requests (best of 3 shapes) | — | "
+      f"{fmt(ceiling['requests_per_second'], 0)} | — | — |")
+default = ours.get(32)
+if default:
+    rate = default["messages_per_second"]["median"]
+    if sync:
+        s = sync["messages_per_second"]["median"]
+        check("throughput ≥ 10× Powertools BatchProcessor", f"{rate:,.0f} / {s:,.0f} msg/s = {rate / s:.1f}×", rate / s >= 10)
+    if async_:
+        a = async_["messages_per_second"]["median"]
+        check("throughput ≥ 2× Powertools AsyncBatchProcessor", f"{rate:,.0f} / {a:,.0f} msg/s = {rate / a:.1f}×", rate / a >= 2)
+    if ceiling:
+        c = ceiling["requests_per_second"]
+        check("throughput ≥ ½ the downstream's ceiling", f"{rate:,.0f} / {c:,.0f} req/s = {rate / c:.2f}", rate / c >= 0.5)
+if ours:
+    peak = max(r["peak_rss_mib"]["max"] for r in ours.values())
+    check("peak RSS on the 6 MB batch ≤ 64 MB", f"{peak:.1f} MiB (highest of every run above)", peak * 1.048576 <= 64)
+
+# Engine overhead
+bare, engine = criterion("bare-parse"), criterion("engine-no-op")
+p("\n### Engine overhead (criterion, `cargo bench -p backpressure-core --features fixtures`)\n")
+p("| Work on the 5,000-message event | Median, ms |")
+p("|---|---:|")
+p(f"| bare `serde_json::from_slice::<Value>` | {fmt(bare, 2)} |")
+p(f"| engine: parse the event, check each body's contract, run a no-op processor, build the report | {fmt(engine, 2)} |")
+if bare and engine:
+    check("engine overhead ≤ 1.5× the bare parse", f"{engine:.2f} / {bare:.2f} ms = {engine / bare:.2f}×", engine / bare <= 1.5)
+
+# Publisher
+if publisher.get("results"):
+    p("\n### Publisher fan-out (emulators: moto for SQS and ECS, LocalStack for CloudWatch)\n")
+    p("| Targets | Ours, ms | Ours: API calls (SQS / ECS / CloudWatch) | boto3 sequential, ms | boto3: API calls |")
+    p("|---:|---:|---|---:|---|")
+    walls = {}
+    for r in publisher["results"]:
+        o, b = r["ours"], r["boto3"] or {}
+        calls = " / ".join(str(o["calls"][s]["total"]) for s in ("sqs", "ecs", "cloudwatch"))
+        bcalls = " / ".join(str(b["calls"][s]) for s in ("sqs", "ecs", "cloudwatch")) if b else "—"
+        walls[r["targets"]] = (o["wall_ms"]["median"], b.get("wall_ms", {}).get("median"))
+        p(f"| {r['targets']} | {span(o['wall_ms'], 1)} | {calls} | {span(b.get('wall_ms'), 1)} | {bcalls} |")
+    if 1 in walls and 50 in walls:
+        ratio = walls[50][0] / walls[1][0]
+        anchor = f"; boto3: {walls[50][1] / walls[1][1]:.1f}×" if walls[1][1] else ""
+        check("publisher: 50 targets ≤ 3× the wall time of 1",
+              f"{walls[50][0]:.1f} / {walls[1][0]:.1f} ms = {ratio:.1f}×{anchor}", ratio <= 3)
+
+# Size
+size = load("size.json")
+if size:
+    p("\n### Stripped release binaries\n")
+    p("| Function | x86_64, bytes | arm64, bytes |")
+    p("|---|---:|---:|")
+    for name in ("backlog-publisher", "batch-consumer"):
+        arm = (size.get("arm64") or {}).get(name)
+        p(f"| {name} | {size['x86_64'][name]:,} | {'—' if arm is None else f'{arm:,}'} |")
+        for arch in ("x86_64", "arm64"):
+            n = (size.get(arch) or {}).get(name)
+            if n is not None:
+                check(f"{name} ({arch}) ≤ 8 MB", f"{n / MB:.2f} MB ({n:,} bytes)", n <= 8 * MB)
+
+p("\n### Targets\n")
+p("| Target | Measured | |")
+p("|---|---|---|")
+for target, measured, met in targets:
+    p(f"| {target} | {measured} | {met} |")
+print("\n".join(out))

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# make bench: our functions next to the usual Python tools, on the same work, on
+# this machine, in one run. Results: target/bench/*.json, the table in
+# bench/results/latest.md (bench/report.py). Not part of `make test`.
+#
+#   bench/run.sh            everything (the publisher part inside scripts/emulators.sh run)
+#   bench/run.sh consumer | engine | publisher | size | report   one part
+#
+# BENCH_RUNS (3): throughput runs per variant; BENCH_STARTS (10): cold starts per function;
+# BENCH_ARM64 (1): also build arm64 with cargo-lambda when the aarch64 target is installed.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+out="$root/target/bench"
+venv="$root/.venv-bench"
+runs=${BENCH_RUNS:-3}
+starts=${BENCH_STARTS:-10}
+harness="$root/target/debug"
+release="$root/target/release"
+
+log() { printf '\nbench: %s\n' "$*" >&2; }
+
+install_tools() {
+  local missing=()
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+  command -v wrk >/dev/null || missing+=(wrk)
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]} from Debian"
+    local sudo=""
+    [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # The package starts a system nginx on port 80; the benchmark runs its own.
+    $sudo service nginx stop >/dev/null 2>&1 || true
+  fi
+  if [ ! -x "$venv/bin/python" ]; then
+    log "creating $venv"
+    python3 -m venv "$venv"
+  fi
+  local stamp="$venv/.installed"
+  if ! cat bench/requirements.txt bench/constraints.txt | cmp -s - "$stamp"; then
+    log "installing the Python anchors (Powertools, awslambdaric, requests, aiohttp, boto3)"
+    "$venv/bin/pip" install --quiet -r bench/requirements.txt -c bench/constraints.txt
+    cat bench/requirements.txt bench/constraints.txt >"$stamp"
+  fi
+}
+
+build() {
+  log "building the functions (release) and the harness"
+  cargo build --release -p backlog-publisher -p batch-consumer
+  cargo build -p e2e-tests --bins
+}
+
+nginx_dir=""
+start_downstream() {
+  nginx_dir=$(mktemp -d)
+  local port
+  port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  sed -e "s#PREFIX#$nginx_dir#g" -e "s#PORT#$port#g" bench/nginx.conf >"$nginx_dir/nginx.conf"
+  local nginx
+  nginx=$(command -v nginx || echo /usr/sbin/nginx)
+  "$nginx" -p "$nginx_dir" -c "$nginx_dir/nginx.conf"
+  trap stop_downstream EXIT
+  downstream="http://127.0.0.1:$port/work"
+  curl -fsS -o /dev/null -X POST --data '{}' "$downstream"
+  log "nginx answering 204 at $downstream"
+}
+
+stop_downstream() {
+  [ -n "$nginx_dir" ] && [ -f "$nginx_dir/nginx.pid" ] && kill "$(cat "$nginx_dir/nginx.pid")" 2>/dev/null || true
+}
+
+ceiling() {
+  log "the downstream's own ceiling (wrk, same requests)"
+  local best=0 line
+  for shape in "1 32" "2 64" "2 256"; do
+    set -- $shape
+    line=$(wrk -t"$1" -c"$2" -d8s -s bench/wrk-post.lua "$downstream" | awk '/Requests\/sec/ {print $2}')
+    echo "wrk -t$1 -c$2: $line requests/s" >&2
+    best=$(python3 -c "print(max($best, $line))")
+  done
+  printf '{"label": "nginx ceiling (wrk)", "requests_per_second": %s}\n' "$best" >"$out/ceiling.json"
+}
+
+consumer() {
+  start_downstream
+  ceiling
+  local ours=(--env "DOWNSTREAM_URL=$downstream" --env AWS_LAMBDA_LOG_LEVEL=error
+    --env QUARANTINE_QUEUE_URL=https://sqs.us-east-1.amazonaws.com/123456789012/bench-quarantine
+    --env AWS_REGION=us-east-1 --env AWS_ACCESS_KEY_ID=bench --env AWS_SECRET_ACCESS_KEY=bench)
+  local python=(--env "DOWNSTREAM_URL=$downstream" --env "PYTHONPATH=$root/bench/python"
+    --env "LAMBDA_TASK_ROOT=$root/bench/python" --env POWERTOOLS_LOG_LEVEL=ERROR)
+  local ric=("$venv/bin/python" -m awslambdaric)
+
+  log "cold starts ($starts each)"
+  "$harness/bench-cold-start" --label "batch-consumer" --runs "$starts" --batch 10 \
+    --out "$out/cold-consumer.json" "${ours[@]}" -- "$release/batch-consumer"
+  "$harness/bench-cold-start" --label "Powertools BatchProcessor (Python)" --runs "$starts" --batch 10 \
+    --out "$out/cold-powertools.json" "${python[@]}" -- "${ric[@]}" powertools_consumer.sync_handler
+
+  log "consumer throughput, 5,000 messages ($runs runs each)"
+  for concurrency in 1 8 32 128; do
+    "$harness/bench-consumer" --label "batch-consumer, CONSUMER_CONCURRENCY=$concurrency" --runs "$runs" \
+      --out "$out/throughput-ours-$concurrency.json" "${ours[@]}" --env "CONSUMER_CONCURRENCY=$concurrency" \
+      -- "$release/batch-consumer"
+  done
+  "$harness/bench-consumer" --label "Powertools BatchProcessor + requests" --runs "$runs" \
+    --out "$out/throughput-powertools-sync.json" "${python[@]}" -- "${ric[@]}" powertools_consumer.sync_handler
+  "$harness/bench-consumer" --label "Powertools AsyncBatchProcessor + aiohttp" --runs "$runs" \
+    --out "$out/throughput-powertools-async.json" "${python[@]}" -- "${ric[@]}" powertools_consumer.async_handler
+  stop_downstream
+}
+
+engine() {
+  log "engine overhead (criterion)"
+  cargo bench -p backpressure-core --features fixtures --bench engine
+}
+
+publisher() {
+  if [ -z "${AWS_ENDPOINT_URL_SQS:-}" ]; then
+    scripts/emulators.sh install
+    exec scripts/emulators.sh run -- "$0" publisher
+  fi
+  log "publisher: cold starts and fan-out to 1, 10 and 50 targets, next to boto3"
+  "$harness/bench-publisher" --targets 1,10,50 --runs 5 --starts "$starts" \
+    --anchor "$venv/bin/python $root/bench/python/boto3_publisher.py" \
+    --out "$out/publisher.json" -- "$release/backlog-publisher"
+}
+
+size() {
+  log "binary sizes"
+  local arm64=null
+  if [ "${BENCH_ARM64:-1}" = 1 ] && rustup target list --installed 2>/dev/null | grep -q aarch64-unknown-linux-gnu; then
+    scripts/sam.sh install
+    PATH="$root/.venv-sam/bin:$PATH" cargo lambda build --release --arm64 \
+      --bin backlog-publisher --bin batch-consumer
+    arm64=$(printf '{"backlog-publisher": %s, "batch-consumer": %s}' \
+      "$(stat -c %s target/lambda/backlog-publisher/bootstrap)" "$(stat -c %s target/lambda/batch-consumer/bootstrap)")
+  fi
+  printf '{"x86_64": {"backlog-publisher": %s, "batch-consumer": %s}, "arm64": %s}\n' \
+    "$(stat -c %s "$release/backlog-publisher")" "$(stat -c %s "$release/batch-consumer")" "$arm64" \
+    >"$out/size.json"
+  cat "$out/size.json"
+}
+
+report() {
+  mkdir -p bench/results
+  "$venv/bin/python" bench/report.py "$out" "$root/target/criterion" >bench/results/latest.md
+  cat bench/results/latest.md
+}
+
+mkdir -p "$out"
+case "${1:-all}" in
+  all)
+    install_tools
+    build
+    rm -f "$out"/*.json
+    consumer
+    engine
+    "$0" publisher
+    size
+    report
+    ;;
+  consumer) install_tools; consumer ;;
+  engine) engine ;;
+  publisher) install_tools; publisher ;;
+  size) size ;;
+  report) report ;;
+  *) echo "usage: $0 [all|consumer|engine|publisher|size|report]" >&2; exit 2 ;;
+esac

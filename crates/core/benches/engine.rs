@@ -1,0 +1,72 @@
+//! The engine's own cost: a 5,000-message, ~6 MB event taken from bytes to a
+//! batch report with a processor that does nothing, next to the floor any
+//! handler pays, a bare `serde_json` parse of the same bytes.
+//!
+//! `cargo bench -p backpressure-core --features fixtures --bench engine`
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use backpressure_core::consumer::engine::{
+    Engine, EngineSettings, Message, Processor, QuarantineError, QuarantineStore,
+};
+use backpressure_core::consumer::event::SqsEvent;
+use backpressure_core::consumer::outcome::Verdict;
+use backpressure_core::consumer::quarantine::QuarantineRecord;
+use backpressure_core::fixtures::work_batch;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+
+struct NoOp;
+
+impl Processor for NoOp {
+    async fn process(&self, _message: &Message<'_>) -> Verdict {
+        Verdict::Done
+    }
+}
+
+impl QuarantineStore for NoOp {
+    async fn store(&self, records: &[QuarantineRecord]) -> Vec<Result<(), QuarantineError>> {
+        records.iter().map(|_| Ok(())).collect()
+    }
+}
+
+fn engine_overhead(c: &mut Criterion) {
+    let bytes = work_batch(5_000).to_string().into_bytes();
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+        Ok(runtime) => runtime,
+        Err(error) => panic!("cannot build the runtime: {error}"),
+    };
+    let engine = Engine::new(
+        NoOp,
+        NoOp,
+        EngineSettings {
+            concurrency: 32,
+            deadline_margin: Duration::from_secs(1),
+            handler_version: "bench".to_owned(),
+        },
+    );
+
+    let mut group = c.benchmark_group("batch-5000");
+    group.throughput(Throughput::Bytes(bytes.len() as u64)).sample_size(30);
+    group.bench_function("bare-parse", |b| {
+        b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(&bytes)))
+    });
+    group.bench_function("engine-no-op", |b| {
+        b.iter(|| {
+            let event: SqsEvent = match serde_json::from_slice(black_box(&bytes)) {
+                Ok(event) => event,
+                Err(error) => panic!("the generated event does not parse: {error}"),
+            };
+            let deadline = tokio::time::Instant::now() + Duration::from_secs(900);
+            let report = runtime.block_on(engine.run(&event, deadline));
+            match report {
+                Ok(report) => assert!(report.batch_item_failures.is_empty()),
+                Err(error) => panic!("the engine failed the batch: {error}"),
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, engine_overhead);
+criterion_main!(benches);

@@ -1,0 +1,147 @@
+//! What the benchmark binaries share: their command line, medians, and the
+//! JSON result file each writes for `bench/report.py`.
+//!
+//! Command line: `--option value ... [--env NAME=VALUE ...] -- PROGRAM [ARGS ...]`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::fixtures::BoxError;
+
+#[derive(Debug, Default)]
+pub struct BenchArgs {
+    options: HashMap<String, String>,
+    pub env: Vec<(String, String)>,
+    pub program: PathBuf,
+    pub args: Vec<String>,
+}
+
+impl BenchArgs {
+    pub fn from_env(usage: &str) -> Result<Self, BoxError> {
+        Self::parse(std::env::args().skip(1), usage)
+    }
+
+    fn parse(mut words: impl Iterator<Item = String>, usage: &str) -> Result<Self, BoxError> {
+        let mut parsed = Self::default();
+        while let Some(word) = words.next() {
+            if word == "--" {
+                let program = words.next().ok_or_else(|| format!("no program; usage: {usage}"))?;
+                parsed.program = PathBuf::from(program);
+                parsed.args = words.collect();
+                return Ok(parsed);
+            }
+            let name = word
+                .strip_prefix("--")
+                .ok_or_else(|| format!("unexpected {word:?}; usage: {usage}"))?;
+            let value = words.next().ok_or_else(|| format!("--{name} needs a value"))?;
+            if name == "env" {
+                let (key, value) =
+                    value.split_once('=').ok_or_else(|| format!("--env {value:?}: NAME=VALUE"))?;
+                parsed.env.push((key.to_owned(), value.to_owned()));
+            } else {
+                parsed.options.insert(name.to_owned(), value);
+            }
+        }
+        Ok(parsed)
+    }
+
+    pub fn option(&self, name: &str) -> Option<&str> {
+        self.options.get(name).map(String::as_str)
+    }
+
+    pub fn number(&self, name: &str, default: usize) -> Result<usize, BoxError> {
+        self.option(name)
+            .map(|value| value.parse().map_err(|e| format!("--{name} {value:?}: {e}")))
+            .transpose()
+            .map(|n| n.unwrap_or(default))
+            .map_err(Into::into)
+    }
+
+    pub fn env_pairs(&self) -> Vec<(&str, &str)> {
+        self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
+    }
+
+    pub fn arg_refs(&self) -> Vec<&str> {
+        self.args.iter().map(String::as_str).collect()
+    }
+
+    /// Writes `result` to `--out`, if given, and prints it.
+    pub fn report(&self, result: &Value) -> Result<(), BoxError> {
+        let text = serde_json::to_string_pretty(result)?;
+        if let Some(path) = self.option("out") {
+            write(Path::new(path), &text)?;
+        }
+        println!("{text}");
+        Ok(())
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), BoxError> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()).into())
+}
+
+/// Median, minimum, maximum and every sample, as JSON.
+pub fn summary(samples: &[f64]) -> Value {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    json!({
+        "median": median(samples),
+        "min": sorted.first(),
+        "max": sorted.last(),
+        "samples": samples,
+    })
+}
+
+/// The middle sample (the mean of the two middle ones for an even count).
+pub fn median(samples: &[f64]) -> Option<f64> {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(line: &str) -> impl Iterator<Item = String> {
+        line.split_whitespace().map(str::to_owned).collect::<Vec<_>>().into_iter()
+    }
+
+    #[test]
+    fn options_env_and_program_are_read() {
+        let args =
+            BenchArgs::parse(words("--runs 3 --env A=1 --env B=x=y -- python -m mod.fn"), "u")
+                .unwrap();
+        assert_eq!(args.number("runs", 10).unwrap(), 3);
+        assert_eq!(args.number("starts", 10).unwrap(), 10);
+        assert_eq!(args.env_pairs(), vec![("A", "1"), ("B", "x=y")]);
+        assert_eq!(args.program, PathBuf::from("python"));
+        assert_eq!(args.arg_refs(), vec!["-m", "mod.fn"]);
+    }
+
+    #[test]
+    fn bad_command_lines_are_refused() {
+        assert!(BenchArgs::parse(words("--runs"), "u").is_err());
+        assert!(BenchArgs::parse(words("runs 3"), "u").is_err());
+        assert!(BenchArgs::parse(words("--env A"), "u").is_err());
+        assert!(BenchArgs::parse(words("--runs x -- p"), "u").unwrap().number("runs", 1).is_err());
+    }
+
+    #[test]
+    fn medians() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(summary(&[2.0, 1.0])["max"], json!(2.0));
+    }
+}

@@ -1,0 +1,169 @@
+//! Publisher fan-out against the emulators: one invocation with 1, 10 and 50
+//! targets (one queue with a backlog and one ECS service each, one cluster),
+//! its wall time as the host sees it and its API calls per operation, counted
+//! by a proxy in a separate run so the timed runs go straight to the emulators.
+//! Anchor: the same work done sequentially with boto3 (`--anchor`), timed in
+//! Python around the loop with its clients already made.
+//!
+//! With `--starts N` it also times N cold starts on the first target set:
+//! process start → first `GET /next`, and the first invocation.
+//!
+//! usage: bench-publisher [--targets 1,10,50] [--runs 5] [--starts 10]
+//!        [--anchor "python script.py"] [--out FILE] -- PUBLISHER
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use e2e_tests::bench::{BenchArgs, summary};
+use e2e_tests::counting_proxy::CountingProxy;
+use e2e_tests::fixtures::{Aws, BoxError, unique};
+use e2e_tests::runtime_host::{LambdaHost, Outcome};
+use hyper::body::Bytes;
+use serde_json::{Value, json};
+
+const USAGE: &str = "bench-publisher [--targets 1,10,50] [--runs 5] [--starts 10] \
+                     [--anchor \"python script.py\"] [--out FILE] -- PUBLISHER";
+const ENDPOINTS: [&str; 3] =
+    ["AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_ECS", "AWS_ENDPOINT_URL_CLOUDWATCH"];
+
+async fn targets(aws: &Aws, count: usize) -> Result<String, BoxError> {
+    let cluster = unique("bench");
+    let mut targets = Vec::with_capacity(count);
+    for i in 0..count {
+        let queue = aws.create_queue(&unique(&format!("bench-{i}"))).await?;
+        aws.send_messages(&queue, 3).await?;
+        let service = format!("worker-{i}");
+        aws.create_service(&cluster, &service, 1).await?;
+        targets.push(json!({"queueUrl": queue, "cluster": cluster, "service": service}));
+    }
+    Ok(Value::Array(targets).to_string())
+}
+
+async fn invoke(host: &LambdaHost) -> Result<f64, BoxError> {
+    let event = Bytes::from_static(include_bytes!("../../../events/schedule.json"));
+    let (outcome, duration) = host.invoke_timed(event, Duration::from_secs(60)).await;
+    match outcome {
+        Outcome::Response(_) => Ok(duration.ok_or("the host saw no duration")?.as_secs_f64() * 1e3),
+        other => Err(format!("the publisher failed: {other:?}; logs: {:?}", host.logs()).into()),
+    }
+}
+
+async fn cold_starts(
+    args: &BenchArgs,
+    env: &[(&str, &str)],
+    starts: usize,
+) -> Result<Value, BoxError> {
+    let (mut init, mut first) = (Vec::new(), Vec::new());
+    for _ in 0..starts {
+        let host = LambdaHost::start_command(&args.program, &args.arg_refs(), env).await?;
+        let ready = host
+            .wait_until_ready(Duration::from_secs(30))
+            .await
+            .ok_or_else(|| format!("the publisher never polled: {:?}", host.logs()))?;
+        init.push(ready.as_secs_f64() * 1e3);
+        first.push(invoke(&host).await?);
+    }
+    Ok(json!({"runs": starts, "init_ms": summary(&init), "first_invocation_ms": summary(&first)}))
+}
+
+async fn start(args: &BenchArgs, env: &[(&str, &str)]) -> Result<LambdaHost, BoxError> {
+    let host = LambdaHost::start_command(&args.program, &args.arg_refs(), env).await?;
+    host.wait_until_ready(Duration::from_secs(30))
+        .await
+        .ok_or_else(|| format!("the publisher never polled: {:?}", host.logs()))?;
+    Ok(host)
+}
+
+/// API calls of one invocation, by operation, through counting proxies.
+async fn count_calls(args: &BenchArgs, base: &[(&str, &str)]) -> Result<Value, BoxError> {
+    let mut proxies = Vec::new();
+    for name in ENDPOINTS {
+        let upstream = std::env::var(name).map_err(|_| format!("{name} is not set"))?;
+        proxies.push((name, CountingProxy::start(&upstream).await?));
+    }
+    let mut env = base.to_vec();
+    env.extend(proxies.iter().map(|(name, proxy)| (*name, proxy.url())));
+    let host = start(args, &env).await?;
+    invoke(&host).await?;
+    let calls: BTreeMap<String, Value> = proxies
+        .iter()
+        .map(|(name, proxy)| {
+            let service = name.trim_start_matches("AWS_ENDPOINT_URL_").to_lowercase();
+            (service, json!({"total": proxy.total(), "operations": proxy.counts()}))
+        })
+        .collect();
+    Ok(json!(calls))
+}
+
+async fn anchor(command: &str, targets: &str, runs: usize) -> Result<Value, BoxError> {
+    let mut words = command.split_whitespace();
+    let program = words.next().ok_or("--anchor is empty")?;
+    let output = tokio::process::Command::new(program)
+        .args(words)
+        .arg((runs + 1).to_string())
+        .env("TARGETS", targets)
+        .output()
+        .await?;
+    if !output.status.success() {
+        return Err(
+            format!("the anchor failed: {}", String::from_utf8_lossy(&output.stderr)).into()
+        );
+    }
+    let result: Value = serde_json::from_slice(&output.stdout)?;
+    let times: Vec<f64> = result["times_ms"]
+        .as_array()
+        .ok_or("the anchor printed no times_ms")?
+        .iter()
+        .filter_map(Value::as_f64)
+        .collect();
+    let (first, warm) = times.split_first().ok_or("the anchor made no run")?;
+    Ok(json!({"first_ms": first, "wall_ms": summary(warm), "calls": result["calls"]}))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let args = BenchArgs::from_env(USAGE)?;
+    let runs = args.number("runs", 5)?;
+    let counts: Vec<usize> = args
+        .option("targets")
+        .unwrap_or("1,10,50")
+        .split(',')
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
+    let aws = Aws::from_env().await?;
+    let starts = args.number("starts", 0)?;
+    let mut cold_start = Value::Null;
+    let mut results = Vec::new();
+    for count in counts {
+        let targets = targets(&aws, count).await?;
+        let mut env = args.env_pairs();
+        env.extend([
+            ("TARGETS", targets.as_str()),
+            ("TARGET_BACKLOG_PER_TASK", "100"),
+            ("METRIC_NAMESPACE", "SqsBackpressure/Bench"),
+            ("AWS_LAMBDA_LOG_LEVEL", "error"),
+        ]);
+        if starts > 0 && cold_start.is_null() {
+            cold_start = cold_starts(&args, &env, starts).await?;
+        }
+        let host = start(&args, &env).await?;
+        let first = invoke(&host).await?;
+        let mut warm = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            warm.push(invoke(&host).await?);
+        }
+        drop(host);
+        let calls = count_calls(&args, &env).await?;
+        let anchor = match args.option("anchor") {
+            Some(command) => anchor(command, &targets, runs).await?,
+            None => Value::Null,
+        };
+        results.push(json!({
+            "targets": count,
+            "ours": {"first_ms": first, "wall_ms": summary(&warm), "calls": calls},
+            "boto3": anchor,
+        }));
+    }
+    args.report(&json!({"label": args.option("label").unwrap_or("publisher-fan-out"),
+                        "runs": runs, "cold_start": cold_start, "results": results}))
+}
