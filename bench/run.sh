@@ -4,7 +4,7 @@
 # bench/results/latest.md (bench/report.py). Not part of `make test`.
 #
 #   bench/run.sh            everything (the publisher part inside scripts/emulators.sh run)
-#   bench/run.sh consumer | engine | publisher | size | report   one part
+#   bench/run.sh consumer | engine | publisher | size | profile | report   one part
 #
 # BENCH_RUNS (3): throughput runs per variant; BENCH_STARTS (10): cold starts per function;
 # BENCH_ARM64 (1): also build arm64 with cargo-lambda when the aarch64 target is installed.
@@ -25,6 +25,7 @@ install_tools() {
   local missing=()
   command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
   command -v wrk >/dev/null || missing+=(wrk)
+  command -v perf >/dev/null || missing+=(linux-perf)
   if [ ${#missing[@]} -gt 0 ]; then
     log "installing ${missing[*]} from Debian"
     local sudo=""
@@ -83,12 +84,18 @@ ceiling() {
   printf '{"label": "nginx ceiling (wrk)", "requests_per_second": %s}\n' "$best" >"$out/ceiling.json"
 }
 
+# The consumer's settings for every run: the downstream, and a quarantine queue it never
+# writes to (every message of the benchmark batch is valid).
+ours_env() {
+  ours=(--env "DOWNSTREAM_URL=$downstream" --env AWS_LAMBDA_LOG_LEVEL=error
+    --env QUARANTINE_QUEUE_URL=https://sqs.us-east-1.amazonaws.com/123456789012/bench-quarantine
+    --env AWS_REGION=us-east-1 --env AWS_ACCESS_KEY_ID=bench --env AWS_SECRET_ACCESS_KEY=bench)
+}
+
 consumer() {
   start_downstream
   ceiling
-  local ours=(--env "DOWNSTREAM_URL=$downstream" --env AWS_LAMBDA_LOG_LEVEL=error
-    --env QUARANTINE_QUEUE_URL=https://sqs.us-east-1.amazonaws.com/123456789012/bench-quarantine
-    --env AWS_REGION=us-east-1 --env AWS_ACCESS_KEY_ID=bench --env AWS_SECRET_ACCESS_KEY=bench)
+  ours_env
   local python=(--env "DOWNSTREAM_URL=$downstream" --env "PYTHONPATH=$root/bench/python"
     --env "LAMBDA_TASK_ROOT=$root/bench/python" --env POWERTOOLS_LOG_LEVEL=ERROR)
   local ric=("$venv/bin/python" -m awslambdaric)
@@ -144,6 +151,45 @@ size() {
   cat "$out/size.json"
 }
 
+# Where the consumer's CPU goes on the throughput run: a flame graph, the top symbols, the
+# kernel/user split and the system calls per message, into bench/results/.
+profile() {
+  if ! perf stat -e task-clock true >/dev/null 2>&1; then
+    log "perf cannot count on this machine: no profile"
+    return
+  fi
+  command -v inferno-flamegraph >/dev/null || cargo install --locked --quiet inferno
+  log "profiling the consumer's throughput run (perf)"
+  cargo build --profile profiling -p batch-consumer
+  start_downstream
+  ours_env
+  local data="$out/consumer.perf.data" results="$root/bench/results"
+  perf record -q -a -F 4999 --call-graph dwarf,16384 -o "$data" -- "$harness/bench-consumer" --label profile \
+    --runs 3 "${ours[@]}" -- "$root/target/profiling/batch-consumer" >/dev/null
+  perf script -i "$data" --comm batch-consumer 2>/dev/null | inferno-collapse-perf | inferno-flamegraph \
+    --title "batch-consumer: 3 × 5,000 messages to nginx (perf, all samples of the process)" \
+    >"$results/consumer-throughput.svg"
+  {
+    echo "# batch-consumer, 3 runs of 5,000 messages to nginx: perf samples of the process"
+    perf report -i "$data" --comm batch-consumer --percentage relative --no-children --sort symbol \
+      --stdio -g none 2>/dev/null | grep '%' | awk '{gsub("%","",$1); if ($2=="[k]") k+=$1; else u+=$1}
+        END {printf "kernel %.1f%%, user space %.1f%%\n\n", k, u}'
+    perf report -i "$data" --comm batch-consumer --percentage relative --no-children --sort dso,symbol \
+      --stdio -g none 2>/dev/null | grep '%' | head -40 | cut -c1-150
+  } >"$results/consumer-throughput-perf.txt"
+  perf record -q -e raw_syscalls:sys_enter -a -o "$out/syscalls.perf.data" -- "$harness/bench-consumer" \
+    --label syscalls --runs 1 "${ours[@]}" -- "$release/batch-consumer" >/dev/null
+  {
+    echo "# batch-consumer, one run of 5,000 messages (plus a 10-message warm-up): system calls by number"
+    echo "# (x86_64: 20 writev, 45 recvfrom, 232 epoll_wait)"
+    perf script -i "$out/syscalls.perf.data" -F comm,trace 2>/dev/null | awk '$1 == "batch-consumer" {print $3}' \
+      | sort | uniq -c | sort -rn | head -12
+  } >"$results/consumer-syscalls.txt"
+  rm -f "$data" "$out/syscalls.perf.data"
+  stop_downstream
+  cat "$results/consumer-throughput-perf.txt" | head -20
+}
+
 report() {
   mkdir -p bench/results
   "$venv/bin/python" bench/report.py "$out" "$root/target/criterion" >bench/results/latest.md
@@ -151,6 +197,8 @@ report() {
 }
 
 mkdir -p "$out"
+# The functions' own log lines are not part of the benchmark's output.
+export LAMBDA_HOST_QUIET=1
 case "${1:-all}" in
   all)
     install_tools
@@ -160,12 +208,14 @@ case "${1:-all}" in
     engine
     "$0" publisher
     size
+    profile
     report
     ;;
   consumer) install_tools; consumer ;;
   engine) engine ;;
   publisher) install_tools; publisher ;;
   size) size ;;
+  profile) install_tools; profile ;;
   report) report ;;
-  *) echo "usage: $0 [all|consumer|engine|publisher|size|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|consumer|engine|publisher|size|profile|report]" >&2; exit 2 ;;
 esac

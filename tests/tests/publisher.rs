@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use e2e_tests::counting_proxy::CountingProxy;
 use e2e_tests::fixtures::{Aws, binary, unique};
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use serde_json::Value;
@@ -183,4 +184,34 @@ async fn an_invalid_variable_fails_the_init_naming_it_and_its_value() {
     assert!(matches!(outcome, Outcome::Exited(status) if !status.success()), "{outcome:?}");
     let logs = host.logs().join("\n");
     assert!(logs.contains(r#"TASK_COUNT=\"sometimes\" is invalid"#), "{logs}");
+}
+
+#[tokio::test]
+async fn g_twelve_targets_cost_one_read_per_queue_two_describes_and_one_put() {
+    let aws = Aws::from_env().await.unwrap();
+    let cluster = unique("cluster");
+    let mut targets = Vec::new();
+    for i in 0..12 {
+        let queue_url = aws.create_queue(&unique(&format!("fan-{i}"))).await.unwrap();
+        let service = format!("svc-{i}");
+        aws.create_service(&cluster, &service, 1).await.unwrap();
+        targets.push(format!(
+            r#"{{"queueUrl":"{queue_url}","cluster":"{cluster}","service":"{service}"}}"#
+        ));
+    }
+    let targets = format!("[{}]", targets.join(","));
+    // Each service's calls go through a proxy that counts them by operation.
+    let mut proxies = Vec::new();
+    for name in ["AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_ECS", "AWS_ENDPOINT_URL_CLOUDWATCH"] {
+        let upstream = std::env::var(name).unwrap();
+        proxies.push((name, CountingProxy::start(&upstream).await.unwrap()));
+    }
+    let mut env: Vec<(&str, &str)> = vec![("TARGETS", targets.as_str())];
+    env.extend(proxies.iter().map(|(name, proxy)| (*name, proxy.url())));
+    response(invoke_publisher(&env).await);
+
+    let calls = |i: usize| proxies[i].1.counts().into_iter().collect::<Vec<_>>();
+    assert_eq!(calls(0), [("GetQueueAttributes".to_owned(), 12)]);
+    assert_eq!(calls(1), [("DescribeServices".to_owned(), 2)]);
+    assert_eq!(calls(2), [("PutMetricData".to_owned(), 1)]);
 }

@@ -10,7 +10,7 @@ use backpressure_core::consumer::outcome::{ErrorCode, Verdict};
 use backpressure_core::ports::error_chain;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Bytes;
-use hyper::header::{CONTENT_TYPE, HeaderValue, RETRY_AFTER};
+use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue, RETRY_AFTER};
 use hyper::{Request, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
@@ -19,6 +19,11 @@ use hyper_util::rt::TokioExecutor;
 use tokio::time::{Instant, timeout_at};
 
 use crate::rate_limit::RateLimiter;
+
+// Lower-case constants: a name given as text is parsed and lower-cased per request.
+const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+const CORRELATION_ID: HeaderName = HeaderName::from_static("x-correlation-id");
+const TENANT_ID: HeaderName = HeaderName::from_static("x-tenant-id");
 
 /// A response body is read (so the connection can be reused) but never kept.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;
@@ -68,9 +73,9 @@ impl HttpDelivery {
         let correlation = message.request.correlation_id.as_deref().unwrap_or(message.message_id);
         Request::post(self.url.clone())
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-            .header("Idempotency-Key", header("idempotencyKey", &message.request.idempotency_key)?)
-            .header("X-Correlation-Id", header("correlationId", correlation)?)
-            .header("X-Tenant-Id", header("tenantId", &message.request.tenant_id)?)
+            .header(IDEMPOTENCY_KEY, header("idempotencyKey", &message.request.idempotency_key)?)
+            .header(CORRELATION_ID, header("correlationId", correlation)?)
+            .header(TENANT_ID, header("tenantId", &message.request.tenant_id)?)
             .body(Full::new(Bytes::copy_from_slice(message.body.as_bytes())))
             .map_err(|e| e.to_string())
     }

@@ -1,6 +1,8 @@
 //! The engine's own cost: a 5,000-message, ~6 MB event taken from bytes to a
 //! batch report with a processor that does nothing, next to the floor any
-//! handler pays, a bare `serde_json` parse of the same bytes.
+//! handler pays: a bare `serde_json` parse of the same bytes, both into a
+//! `serde_json::Value` and into `aws_lambda_events`' typed `SqsEvent` (what a
+//! plain Rust handler gets from `lambda_runtime`).
 //!
 //! `cargo bench -p backpressure-core --features fixtures --bench engine`
 
@@ -50,6 +52,11 @@ fn engine_overhead(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(bytes.len() as u64)).sample_size(30);
     group.bench_function("bare-parse", |b| {
         b.iter(|| serde_json::from_slice::<serde_json::Value>(black_box(&bytes)))
+    });
+    group.bench_function("typed-parse", |b| {
+        b.iter(|| {
+            serde_json::from_slice::<aws_lambda_events::event::sqs::SqsEvent>(black_box(&bytes))
+        })
     });
     group.bench_function("engine-no-op", |b| {
         b.iter(|| {

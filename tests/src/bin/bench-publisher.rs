@@ -12,7 +12,10 @@
 //!        [--anchor "python script.py"] [--out FILE] -- PUBLISHER
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use aws_sdk_cloudwatch::types::{Dimension, MetricDatum, StandardUnit};
+use aws_sdk_sqs::types::QueueAttributeName;
 
 use e2e_tests::bench::{BenchArgs, summary};
 use e2e_tests::counting_proxy::CountingProxy;
@@ -23,6 +26,8 @@ use serde_json::{Value, json};
 
 const USAGE: &str = "bench-publisher [--targets 1,10,50] [--runs 5] [--starts 10] \
                      [--anchor \"python script.py\"] [--out FILE] -- PUBLISHER";
+/// What the publisher sends per target here (no DLQ, a backlog target set).
+const DATUMS_PER_TARGET: usize = 7;
 const ENDPOINTS: [&str; 3] =
     ["AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_ECS", "AWS_ENDPOINT_URL_CLOUDWATCH"];
 
@@ -95,6 +100,88 @@ async fn count_calls(args: &BenchArgs, base: &[(&str, &str)]) -> Result<Value, B
     Ok(json!(calls))
 }
 
+fn millis(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1e3
+}
+
+/// How the emulators themselves scale with the work, whoever the client:
+/// one `GetQueueAttributes` alone, then one per target all at once; and
+/// `PutMetricData` with one target's datums, then every target's.
+async fn emulator_probe(
+    aws: &Aws,
+    targets: &str,
+    datums_per_target: usize,
+) -> Result<Value, BoxError> {
+    let queues: Vec<String> = serde_json::from_str::<Vec<Value>>(targets)?
+        .iter()
+        .filter_map(|t| t["queueUrl"].as_str().map(str::to_owned))
+        .collect();
+    let first = queues.first().ok_or("no queue")?.clone();
+    let read = |queue: String| {
+        let sqs = aws.sqs.clone();
+        async move {
+            sqs.get_queue_attributes()
+                .queue_url(queue)
+                .attribute_names(QueueAttributeName::All)
+                .send()
+                .await
+        }
+    };
+    let mut alone = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        read(first.clone()).await?;
+        alone.push(millis(started));
+    }
+    let started = Instant::now();
+    let mut reads = tokio::task::JoinSet::new();
+    for queue in &queues {
+        reads.spawn(read(queue.clone()));
+    }
+    while let Some(result) = reads.join_next().await {
+        result??;
+    }
+    let together = millis(started);
+
+    let datums = |count: usize| -> Vec<MetricDatum> {
+        (0..count)
+            .map(|i| {
+                MetricDatum::builder()
+                    .metric_name(format!("Probe{}", i % datums_per_target))
+                    .set_dimensions(Some(
+                        ["ClusterName", "ServiceName", "QueueName"]
+                            .iter()
+                            .map(|name| {
+                                let value = format!("{name}-{}", i / datums_per_target);
+                                Dimension::builder().name(*name).value(value).build()
+                            })
+                            .collect(),
+                    ))
+                    .value(1.0)
+                    .unit(StandardUnit::Count)
+                    .build()
+            })
+            .collect()
+    };
+    let mut put = BTreeMap::new();
+    for count in [datums_per_target, datums_per_target * queues.len()] {
+        let started = Instant::now();
+        aws.cloudwatch
+            .put_metric_data()
+            .namespace("SqsBackpressure/Probe")
+            .set_metric_data(Some(datums(count)))
+            .send()
+            .await?;
+        put.insert(count.to_string(), millis(started));
+    }
+    Ok(json!({
+        "get_queue_attributes_alone_ms": summary(&alone),
+        "get_queue_attributes_all_at_once_ms": together,
+        "queues": queues.len(),
+        "put_metric_data_ms_by_datums": put,
+    }))
+}
+
 async fn anchor(command: &str, targets: &str, runs: usize) -> Result<Value, BoxError> {
     let mut words = command.split_whitespace();
     let program = words.next().ok_or("--anchor is empty")?;
@@ -154,6 +241,7 @@ async fn main() -> Result<(), BoxError> {
         }
         drop(host);
         let calls = count_calls(&args, &env).await?;
+        let probe = emulator_probe(&aws, &targets, DATUMS_PER_TARGET).await?;
         let anchor = match args.option("anchor") {
             Some(command) => anchor(command, &targets, runs).await?,
             None => Value::Null,
@@ -162,6 +250,7 @@ async fn main() -> Result<(), BoxError> {
             "targets": count,
             "ours": {"first_ms": first, "wall_ms": summary(&warm), "calls": calls},
             "boto3": anchor,
+            "emulator_probe": probe,
         }));
     }
     args.report(&json!({"label": args.option("label").unwrap_or("publisher-fan-out"),
