@@ -69,7 +69,10 @@ start_downstream() {
 }
 
 stop_downstream() {
-  [ -n "$nginx_dir" ] && [ -f "$nginx_dir/nginx.pid" ] && kill "$(cat "$nginx_dir/nginx.pid")" 2>/dev/null || true
+  if [ -n "$nginx_dir" ] && [ -f "$nginx_dir/nginx.pid" ]; then
+    kill "$(cat "$nginx_dir/nginx.pid" 2>/dev/null)" 2>/dev/null || true
+  fi
+  nginx_dir=""
 }
 
 ceiling() {
@@ -154,6 +157,9 @@ size() {
 # Where the consumer's CPU goes on the throughput run: a flame graph, the top symbols, the
 # kernel/user split and the system calls per message, into bench/results/.
 profile() {
+  # Report pipelines end in `head`, which closes the pipe early on purpose.
+  local -
+  set +o pipefail
   if ! perf stat -e task-clock true >/dev/null 2>&1; then
     log "perf cannot count on this machine: no profile"
     return

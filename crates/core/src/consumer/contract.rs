@@ -89,10 +89,6 @@ impl<'de> Deserialize<'de> for Envelope {
     }
 }
 
-fn text(value: &Option<Value>) -> Option<String> {
-    value.as_ref()?.as_str().map(str::to_owned)
-}
-
 fn violation(code: ErrorCode, detail: String, partial: PartialRequest) -> ContractViolation {
     ContractViolation { code, detail, partial }
 }
@@ -111,71 +107,93 @@ fn unreadable(body: &str, error: &serde_json::Error) -> ContractViolation {
     violation(code, detail, PartialRequest::default())
 }
 
+/// A required member: its text when usable, otherwise what the quarantine
+/// record can still show (an empty string is kept, a non-string is not).
+type Member = Result<String, Option<String>>;
+
+fn required(name: &str, value: Option<Value>, problems: &mut Vec<String>) -> Member {
+    match value {
+        None | Some(Value::Null) => {
+            problems.push(format!("{name} is missing"));
+            Err(None)
+        }
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s),
+        Some(Value::String(s)) => {
+            problems.push(format!("{name} is empty"));
+            Err(Some(s))
+        }
+        Some(_) => {
+            problems.push(format!("{name} must be a string"));
+            Err(None)
+        }
+    }
+}
+
+fn readable(member: &Member) -> Option<String> {
+    match member {
+        Ok(text) => Some(text.clone()),
+        Err(text) => text.clone(),
+    }
+}
+
 impl WorkRequest {
     pub fn parse(body: &str) -> Result<Self, ContractViolation> {
         let envelope: Envelope =
             serde_json::from_str(body).map_err(|error| unreadable(body, &error))?;
-        let partial = PartialRequest {
-            schema_version: text(&envelope.schema_version),
-            operation: text(&envelope.operation),
-            tenant_id: text(&envelope.tenant_id),
-        };
-
+        // Strings move out of the envelope; the partial request for a
+        // quarantine record is only built on the failure paths.
         let mut problems = Vec::new();
-        let mut required = |name: &str, value: &Option<Value>| match value {
-            None | Some(Value::Null) => {
-                problems.push(format!("{name} is missing"));
-                None
-            }
-            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
-            Some(Value::String(_)) => {
-                problems.push(format!("{name} is empty"));
-                None
-            }
-            Some(_) => {
-                problems.push(format!("{name} must be a string"));
-                None
-            }
-        };
-        let schema_version = required("schemaVersion", &envelope.schema_version);
-        let operation = required("operation", &envelope.operation);
-        let tenant_id = required("tenantId", &envelope.tenant_id);
-        let idempotency_key = required("idempotencyKey", &envelope.idempotency_key);
-        let correlation_id = match &envelope.correlation_id {
+        let schema_version = required("schemaVersion", envelope.schema_version, &mut problems);
+        let operation = required("operation", envelope.operation, &mut problems);
+        let tenant_id = required("tenantId", envelope.tenant_id, &mut problems);
+        let idempotency_key = required("idempotencyKey", envelope.idempotency_key, &mut problems);
+        let correlation_id = match envelope.correlation_id {
             None | Some(Value::Null) => None,
-            Some(Value::String(s)) if !s.trim().is_empty() => Some(s.clone()),
+            Some(Value::String(s)) if !s.trim().is_empty() => Some(s),
             Some(_) => {
                 problems.push("correlationId must be a non-empty string when present".to_owned());
                 None
             }
         };
-        let (Some(schema_version), Some(operation), Some(tenant_id), Some(idempotency_key), true) =
-            (schema_version, operation, tenant_id, idempotency_key, problems.is_empty())
-        else {
+        if !problems.is_empty() {
+            let partial = PartialRequest {
+                schema_version: readable(&schema_version),
+                operation: readable(&operation),
+                tenant_id: readable(&tenant_id),
+            };
             return Err(violation(ErrorCode::SchemaViolation, problems.join("; "), partial));
+        }
+        // No problem means every required member is usable.
+        let (Ok(schema_version), Ok(operation), Ok(tenant_id), Ok(idempotency_key)) =
+            (schema_version, operation, tenant_id, idempotency_key)
+        else {
+            let detail = "a required member is unusable".to_owned();
+            return Err(violation(ErrorCode::SchemaViolation, detail, PartialRequest::default()));
         };
 
-        match major_version(&schema_version) {
-            Some(SUPPORTED_MAJOR_VERSION) => {}
-            Some(major) => {
-                return Err(violation(
-                    ErrorCode::UnsupportedSchemaVersion,
-                    format!(
-                        "schemaVersion {schema_version:?} has major version {major}; \
-                         this handler accepts {SUPPORTED_MAJOR_VERSION}"
-                    ),
-                    partial,
-                ));
-            }
-            None => {
-                return Err(violation(
-                    ErrorCode::SchemaViolation,
-                    format!(
-                        "schemaVersion {schema_version:?} is not a version such as \"1\" or \"1.2\""
-                    ),
-                    partial,
-                ));
-            }
+        let unsupported = match major_version(&schema_version) {
+            Some(SUPPORTED_MAJOR_VERSION) => None,
+            Some(major) => Some((
+                ErrorCode::UnsupportedSchemaVersion,
+                format!(
+                    "schemaVersion {schema_version:?} has major version {major}; \
+                     this handler accepts {SUPPORTED_MAJOR_VERSION}"
+                ),
+            )),
+            None => Some((
+                ErrorCode::SchemaViolation,
+                format!(
+                    "schemaVersion {schema_version:?} is not a version such as \"1\" or \"1.2\""
+                ),
+            )),
+        };
+        if let Some((code, detail)) = unsupported {
+            let partial = PartialRequest {
+                schema_version: Some(schema_version),
+                operation: Some(operation),
+                tenant_id: Some(tenant_id),
+            };
+            return Err(violation(code, detail, partial));
         }
         Ok(Self { schema_version, operation, tenant_id, idempotency_key, correlation_id })
     }

@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 use std::future::Future;
+use std::ops::Range;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -165,9 +166,9 @@ impl<P: Processor, Q: QuarantineStore> Engine<P, Q> {
                 .max(now),
         };
 
-        let groups = groups(records, fifo);
-        let work = stream::iter(&groups)
-            .map(|group| self.run_group(&batch, group))
+        let (order, groups) = groups(records, fifo);
+        let work = stream::iter(groups)
+            .map(|group| self.run_group(&batch, &order[group]))
             .buffer_unordered(self.settings.concurrency.max(1))
             .for_each(|()| async {});
         tokio::select! {
@@ -347,27 +348,36 @@ impl<P: Processor, Q: QuarantineStore> Engine<P, Q> {
 }
 
 /// FIFO: the records of each message group, in batch order, groups in order
-/// of first appearance. Standard: every record alone.
-fn groups(records: &[SqsRecord], fifo: bool) -> Vec<Vec<usize>> {
+/// of first appearance. Standard: every record alone. Returned as one list of
+/// record indices and the range of it each group takes, so a standard batch
+/// costs no allocation per record.
+fn groups(records: &[SqsRecord], fifo: bool) -> (Vec<usize>, Vec<Range<usize>>) {
     if !fifo {
-        return (0..records.len()).map(|i| vec![i]).collect();
+        return ((0..records.len()).collect(), (0..records.len()).map(|i| i..i + 1).collect());
     }
-    let mut groups: Vec<(Option<&str>, Vec<usize>)> = Vec::new();
+    let mut members: Vec<Vec<usize>> = Vec::new();
     let mut by_key: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (index, record) in records.iter().enumerate() {
         match record.message_group_id() {
             Some(key) => match by_key.get(key) {
-                Some(&g) => groups[g].1.push(index),
+                Some(&g) => members[g].push(index),
                 None => {
-                    by_key.insert(key, groups.len());
-                    groups.push((Some(key), vec![index]));
+                    by_key.insert(key, members.len());
+                    members.push(vec![index]);
                 }
             },
             // A FIFO record always has a group; without one it is ordered with nothing.
-            None => groups.push((None, vec![index])),
+            None => members.push(vec![index]),
         }
     }
-    groups.into_iter().map(|(_, members)| members).collect()
+    let mut order = Vec::with_capacity(records.len());
+    let mut ranges = Vec::with_capacity(members.len());
+    for group in members {
+        let start = order.len();
+        order.extend(group);
+        ranges.push(start..order.len());
+    }
+    (order, ranges)
 }
 
 /// The retried ids, each once, in batch order — after checking that every
@@ -388,6 +398,10 @@ fn batch_item_failures(ids: &[&str], outcomes: &[Outcome]) -> Result<Vec<String>
         .filter(|(id, _)| listed.insert(**id))
         .map(|(id, _)| (*id).to_owned())
         .collect();
+    if failures.is_empty() {
+        // Nothing retried: nothing listed that could be wrong.
+        return Ok(failures);
+    }
     let batch_ids: HashSet<&str> = ids.iter().copied().collect();
     if let Some(bad) =
         failures.iter().find(|id| id.trim().is_empty() || !batch_ids.contains(id.as_str()))
