@@ -176,6 +176,19 @@ if publisher.get("results"):
           f"`PutMetricData` of every datum, no DescribeServices): 1 target {floors[1]:.1f} ms, "
           f"50 targets {floors[50]:.1f} ms, **{floors[50] / floors[1]:.1f}×**. Ours: "
           f"{walls[1][0] / floors[1]:.2f}× and {walls[50][0] / floors[50]:.2f}× that floor.")
+    model = {r["targets"]: r["latency_model"] for r in publisher["results"] if r.get("latency_model")}
+    if model:
+        delay = next(iter(model.values()))["latency_ms"]
+        p(f"\nOurs against a latency model (`tests/src/latency_model.rs`: every call answered after "
+          f"{delay} ms, all concurrently, as a regional endpoint would; not AWS and not an emulator):\n")
+        p("| Targets | Ours, ms |")
+        p("|---:|---:|")
+        for count in sorted(model):
+            p(f"| {count} | {span(model[count]['wall_ms'], 1)} |")
+        if 1 in model and 50 in model:
+            m1, m50 = model[1]["wall_ms"]["median"], model[50]["wall_ms"]["median"]
+            check(f"publisher: 50 targets ≤ 3× the wall time of 1, against the latency model ({delay} ms per call)",
+                  f"{m50:.1f} / {m1:.1f} ms = {m50 / m1:.2f}×", m50 / m1 <= 3)
     if 1 in walls and 50 in walls:
         ratio = walls[50][0] / walls[1][0]
         anchor = f"; boto3: {walls[50][1] / walls[1][1]:.1f}×" if walls[1][1] else ""

@@ -147,8 +147,8 @@ publisher() {
     scripts/emulators.sh install
     exec scripts/emulators.sh run -- "$0" publisher
   fi
-  log "publisher: cold starts and fan-out to 1, 10 and 50 targets, next to boto3"
-  "$harness/bench-publisher" --targets 1,10,50 --runs 5 --starts "$starts" \
+  log "publisher: cold starts and fan-out to 1, 10 and 50 targets, next to boto3; then a latency model"
+  "$harness/bench-publisher" --targets 1,10,50 --runs 5 --starts "$starts" --model-latency-ms 20 \
     --anchor "$venv/bin/python $root/bench/python/boto3_publisher.py" \
     --out "$out/publisher.json" -- "$release/backlog-publisher"
 }

@@ -5,4 +5,5 @@ pub mod bench;
 pub mod counting_proxy;
 pub mod downstream;
 pub mod fixtures;
+pub mod latency_model;
 pub mod runtime_host;

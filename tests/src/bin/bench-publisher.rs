@@ -6,9 +6,11 @@
 //! Python around the loop with its clients already made.
 //!
 //! With `--starts N` it also times N cold starts on the first target set:
-//! process start → first `GET /next`, and the first invocation.
+//! process start → first `GET /next`, and the first invocation. With
+//! `--model-latency-ms N` it also runs against `LatencyModel` (every call
+//! answered after N ms, concurrently), to show the fan-out's own scaling.
 //!
-//! usage: bench-publisher [--targets 1,10,50] [--runs 5] [--starts 10]
+//! usage: bench-publisher [--targets 1,10,50] [--runs 5] [--starts 10] [--model-latency-ms 20]
 //!        [--anchor "python script.py"] [--out FILE] -- PUBLISHER
 
 use std::collections::BTreeMap;
@@ -20,11 +22,12 @@ use aws_sdk_sqs::types::QueueAttributeName;
 use e2e_tests::bench::{BenchArgs, summary};
 use e2e_tests::counting_proxy::CountingProxy;
 use e2e_tests::fixtures::{Aws, BoxError, unique};
+use e2e_tests::latency_model::LatencyModel;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use hyper::body::Bytes;
 use serde_json::{Value, json};
 
-const USAGE: &str = "bench-publisher [--targets 1,10,50] [--runs 5] [--starts 10] \
+const USAGE: &str = "bench-publisher [--targets 1,10,50] [--runs 5] [--starts 10] [--model-latency-ms 20] \
                      [--anchor \"python script.py\"] [--out FILE] -- PUBLISHER";
 /// What the publisher sends per target here (no DLQ, a backlog target set).
 const DATUMS_PER_TARGET: usize = 7;
@@ -182,6 +185,38 @@ async fn emulator_probe(
     }))
 }
 
+/// Ours against the latency model: `count` targets, every call answered after
+/// `delay`, concurrently. Warm runs only, after one first invocation.
+async fn against_model(
+    args: &BenchArgs,
+    count: usize,
+    delay: Duration,
+    runs: usize,
+) -> Result<Value, BoxError> {
+    let model = LatencyModel::start(delay).await?;
+    let targets: Vec<Value> = (0..count)
+        .map(|i| {
+            json!({"queueUrl": format!("https://sqs.us-east-1.amazonaws.com/123456789012/model-{i}"),
+                   "cluster": "model", "service": format!("worker-{i}")})
+        })
+        .collect();
+    let targets = Value::Array(targets).to_string();
+    let mut env = args.env_pairs();
+    env.extend([
+        ("TARGETS", targets.as_str()),
+        ("TARGET_BACKLOG_PER_TASK", "100"),
+        ("AWS_LAMBDA_LOG_LEVEL", "error"),
+    ]);
+    env.extend(ENDPOINTS.iter().map(|name| (*name, model.url())));
+    let host = start(args, &env).await?;
+    invoke(&host).await?;
+    let mut warm = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        warm.push(invoke(&host).await?);
+    }
+    Ok(json!({"latency_ms": delay.as_millis() as u64, "wall_ms": summary(&warm)}))
+}
+
 async fn anchor(command: &str, targets: &str, runs: usize) -> Result<Value, BoxError> {
     let mut words = command.split_whitespace();
     let program = words.next().ok_or("--anchor is empty")?;
@@ -242,6 +277,10 @@ async fn main() -> Result<(), BoxError> {
         drop(host);
         let calls = count_calls(&args, &env).await?;
         let probe = emulator_probe(&aws, &targets, DATUMS_PER_TARGET).await?;
+        let model = match args.number("model-latency-ms", 0)? {
+            0 => Value::Null,
+            ms => against_model(&args, count, Duration::from_millis(ms as u64), runs).await?,
+        };
         let anchor = match args.option("anchor") {
             Some(command) => anchor(command, &targets, runs).await?,
             None => Value::Null,
@@ -251,6 +290,7 @@ async fn main() -> Result<(), BoxError> {
             "ours": {"first_ms": first, "wall_ms": summary(&warm), "calls": calls},
             "boto3": anchor,
             "emulator_probe": probe,
+            "latency_model": model,
         }));
     }
     args.report(&json!({"label": args.option("label").unwrap_or("publisher-fan-out"),
