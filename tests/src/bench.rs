@@ -5,10 +5,13 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
+use hyper::body::Bytes;
 use serde_json::{Value, json};
 
 use crate::fixtures::BoxError;
+use crate::runtime_host::{LambdaHost, Outcome};
 
 #[derive(Debug, Default)]
 pub struct BenchArgs {
@@ -85,12 +88,61 @@ fn write(path: &Path, text: &str) -> Result<(), BoxError> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()).into())
 }
 
+/// One invocation that must answer with a response and no batch item
+/// failures; its duration as the host saw it.
+pub async fn invoke_ok(
+    host: &LambdaHost,
+    event: Bytes,
+    timeout: Duration,
+) -> Result<Duration, BoxError> {
+    let (outcome, duration) = host.invoke_timed(event, timeout).await;
+    let Outcome::Response(response) = outcome else {
+        return Err(format!("the invocation failed: {outcome:?}; logs: {:?}", host.logs()).into());
+    };
+    let failures = response["batchItemFailures"].as_array().map_or(0, Vec::len);
+    if failures > 0 {
+        return Err(format!("the invocation reported {failures} batch item failures").into());
+    }
+    Ok(duration.ok_or("the host saw no duration")?)
+}
+
+/// Starts `program` and waits for its first `GET /next`: the init time.
+pub async fn start_ready(
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<(LambdaHost, Duration), BoxError> {
+    let host = LambdaHost::start_command(program, args, env).await?;
+    let ready = host.wait_until_ready(Duration::from_secs(30)).await.ok_or_else(|| {
+        format!("{} never asked for an invocation: {:?}", program.display(), host.logs())
+    })?;
+    Ok((host, ready))
+}
+
+/// `runs` fresh processes: init time and the first invocation's duration, in ms.
+pub async fn cold_starts(
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    event: &Bytes,
+    runs: usize,
+) -> Result<Value, BoxError> {
+    let (mut init, mut first) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let (host, ready) = start_ready(program, args, env).await?;
+        init.push(ready.as_secs_f64() * 1e3);
+        let duration = invoke_ok(&host, event.clone(), Duration::from_secs(60)).await?;
+        first.push(duration.as_secs_f64() * 1e3);
+    }
+    Ok(json!({"runs": runs, "init_ms": summary(&init), "first_invocation_ms": summary(&first)}))
+}
+
 /// Median, minimum, maximum and every sample, as JSON.
 pub fn summary(samples: &[f64]) -> Value {
     let mut sorted = samples.to_vec();
     sorted.sort_by(f64::total_cmp);
     json!({
-        "median": median(samples),
+        "median": median_of_sorted(&sorted),
         "min": sorted.first(),
         "max": sorted.last(),
         "samples": samples,
@@ -101,6 +153,10 @@ pub fn summary(samples: &[f64]) -> Value {
 pub fn median(samples: &[f64]) -> Option<f64> {
     let mut sorted = samples.to_vec();
     sorted.sort_by(f64::total_cmp);
+    median_of_sorted(&sorted)
+}
+
+fn median_of_sorted(sorted: &[f64]) -> Option<f64> {
     let n = sorted.len();
     match n {
         0 => None,

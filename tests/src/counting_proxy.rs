@@ -53,6 +53,18 @@ impl CountingProxy {
         Ok(Self { url, counts, server })
     }
 
+    /// One proxy in front of each endpoint in `ENDPOINT_VARS`, with the
+    /// variable each replaces.
+    pub async fn for_each_endpoint() -> Result<Vec<(&'static str, Self)>, crate::fixtures::BoxError>
+    {
+        let mut proxies = Vec::new();
+        for name in crate::fixtures::ENDPOINT_VARS {
+            let upstream = std::env::var(name).map_err(|_| format!("{name} is not set"))?;
+            proxies.push((name, Self::start(&upstream).await?));
+        }
+        Ok(proxies)
+    }
+
     pub fn url(&self) -> &str {
         &self.url
     }

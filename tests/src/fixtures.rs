@@ -13,7 +13,8 @@ use aws_sdk_sqs::types::{Message, QueueAttributeName, SendMessageBatchRequestEnt
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-const ENDPOINT_VARS: [&str; 3] =
+/// The variables that route each SDK client (the functions' and the tests') to the emulators.
+pub const ENDPOINT_VARS: [&str; 3] =
     ["AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_ECS", "AWS_ENDPOINT_URL_CLOUDWATCH"];
 
 /// A name no other test in this run uses, so tests can share the emulators.

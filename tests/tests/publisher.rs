@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use e2e_tests::counting_proxy::CountingProxy;
-use e2e_tests::fixtures::{Aws, binary, unique};
+use e2e_tests::fixtures::{Aws, ENDPOINT_VARS, binary, unique};
 use e2e_tests::latency_model::LatencyModel;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use serde_json::Value;
@@ -202,11 +202,7 @@ async fn g_twelve_targets_cost_one_read_per_queue_two_describes_and_one_put() {
     }
     let targets = format!("[{}]", targets.join(","));
     // Each service's calls go through a proxy that counts them by operation.
-    let mut proxies = Vec::new();
-    for name in ["AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_ECS", "AWS_ENDPOINT_URL_CLOUDWATCH"] {
-        let upstream = std::env::var(name).unwrap();
-        proxies.push((name, CountingProxy::start(&upstream).await.unwrap()));
-    }
+    let proxies = CountingProxy::for_each_endpoint().await.unwrap();
     let mut env: Vec<(&str, &str)> = vec![("TARGETS", targets.as_str())];
     env.extend(proxies.iter().map(|(name, proxy)| (*name, proxy.url())));
     response(invoke_publisher(&env).await);
@@ -225,9 +221,7 @@ async fn h_the_benchmarks_latency_model_serves_a_whole_invocation() {
     let targets = r#"[{"queueUrl":"https://sqs.us-east-1.amazonaws.com/123456789012/m-0","cluster":"model","service":"worker-0"},
                       {"queueUrl":"https://sqs.us-east-1.amazonaws.com/123456789012/m-1","cluster":"model","service":"worker-1"}]"#;
     let mut env = vec![("TARGETS", targets), ("TARGET_BACKLOG_PER_TASK", "100")];
-    for name in ["AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_ECS", "AWS_ENDPOINT_URL_CLOUDWATCH"] {
-        env.push((name, model.url()));
-    }
+    env.extend(ENDPOINT_VARS.map(|name| (name, model.url())));
     let body = response(invoke_publisher(&env).await);
     let targets = body["targets"].as_array().unwrap();
     assert_eq!(targets.len(), 2, "{body}");

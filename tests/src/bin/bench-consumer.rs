@@ -11,26 +11,15 @@
 use std::time::Duration;
 
 use backpressure_core::fixtures::{PAYLOAD_LIMIT, work_batch};
-use e2e_tests::bench::{BenchArgs, summary};
+use e2e_tests::bench::{BenchArgs, invoke_ok, start_ready, summary};
 use e2e_tests::fixtures::BoxError;
-use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use hyper::body::Bytes;
 use serde_json::json;
 
+/// Lambda's longest timeout.
+const TIMEOUT: Duration = Duration::from_secs(900);
 const USAGE: &str = "bench-consumer --label L [--runs 3] [--messages 5000] [--out FILE] \
                      --env DOWNSTREAM_URL=... [--env NAME=VALUE ...] -- PROGRAM [ARGS ...]";
-
-async fn invoke(host: &LambdaHost, event: Bytes, messages: usize) -> Result<Duration, BoxError> {
-    let (outcome, duration) = host.invoke_timed(event, Duration::from_secs(900)).await;
-    let Outcome::Response(response) = outcome else {
-        return Err(format!("the invocation failed: {outcome:?}; logs: {:?}", host.logs()).into());
-    };
-    let failures = response["batchItemFailures"].as_array().map_or(0, Vec::len);
-    if failures > 0 {
-        return Err(format!("{failures} of {messages} messages were not delivered").into());
-    }
-    Ok(duration.ok_or("the host saw no duration")?)
-}
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
@@ -47,14 +36,10 @@ async fn main() -> Result<(), BoxError> {
     let (mut rates, mut millis, mut rss, mut cpu) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
-        let host =
-            LambdaHost::start_command(&args.program, &args.arg_refs(), &args.env_pairs()).await?;
-        host.wait_until_ready(Duration::from_secs(30))
-            .await
-            .ok_or_else(|| format!("the function never polled: {:?}", host.logs()))?;
-        invoke(&host, warm_up.clone(), 10).await?;
+        let (host, _) = start_ready(&args.program, &args.arg_refs(), &args.env_pairs()).await?;
+        invoke_ok(&host, warm_up.clone(), TIMEOUT).await?;
         let cpu_before = host.cpu_time().ok_or("no CPU time for the process")?;
-        let elapsed = invoke(&host, batch.clone(), messages).await?.as_secs_f64();
+        let elapsed = invoke_ok(&host, batch.clone(), TIMEOUT).await?.as_secs_f64();
         let cpu_used = host.cpu_time().ok_or("no CPU time for the process")? - cpu_before;
         cpu.push(cpu_used.as_secs_f64() * 1e3);
         millis.push(elapsed * 1e3);

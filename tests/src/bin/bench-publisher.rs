@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 use aws_sdk_cloudwatch::types::{Dimension, MetricDatum, StandardUnit};
 use aws_sdk_sqs::types::QueueAttributeName;
 
-use e2e_tests::bench::{BenchArgs, summary};
+use e2e_tests::bench::{BenchArgs, cold_starts, invoke_ok, start_ready, summary};
 use e2e_tests::counting_proxy::CountingProxy;
-use e2e_tests::fixtures::{Aws, BoxError, unique};
+use e2e_tests::fixtures::{Aws, BoxError, ENDPOINT_VARS, unique};
 use e2e_tests::latency_model::LatencyModel;
-use e2e_tests::runtime_host::{LambdaHost, Outcome};
+use e2e_tests::runtime_host::LambdaHost;
 use hyper::body::Bytes;
 use serde_json::{Value, json};
 
@@ -31,8 +31,6 @@ const USAGE: &str = "bench-publisher [--targets 1,10,50] [--runs 5] [--starts 10
                      [--anchor \"python script.py\"] [--out FILE] -- PUBLISHER";
 /// What the publisher sends per target here (no DLQ, a backlog target set).
 const DATUMS_PER_TARGET: usize = 7;
-const ENDPOINTS: [&str; 3] =
-    ["AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_ECS", "AWS_ENDPOINT_URL_CLOUDWATCH"];
 
 async fn targets(aws: &Aws, count: usize) -> Result<String, BoxError> {
     let cluster = unique("bench");
@@ -49,46 +47,16 @@ async fn targets(aws: &Aws, count: usize) -> Result<String, BoxError> {
 
 async fn invoke(host: &LambdaHost) -> Result<f64, BoxError> {
     let event = Bytes::from_static(include_bytes!("../../../events/schedule.json"));
-    let (outcome, duration) = host.invoke_timed(event, Duration::from_secs(60)).await;
-    match outcome {
-        Outcome::Response(_) => Ok(duration.ok_or("the host saw no duration")?.as_secs_f64() * 1e3),
-        other => Err(format!("the publisher failed: {other:?}; logs: {:?}", host.logs()).into()),
-    }
-}
-
-async fn cold_starts(
-    args: &BenchArgs,
-    env: &[(&str, &str)],
-    starts: usize,
-) -> Result<Value, BoxError> {
-    let (mut init, mut first) = (Vec::new(), Vec::new());
-    for _ in 0..starts {
-        let host = LambdaHost::start_command(&args.program, &args.arg_refs(), env).await?;
-        let ready = host
-            .wait_until_ready(Duration::from_secs(30))
-            .await
-            .ok_or_else(|| format!("the publisher never polled: {:?}", host.logs()))?;
-        init.push(ready.as_secs_f64() * 1e3);
-        first.push(invoke(&host).await?);
-    }
-    Ok(json!({"runs": starts, "init_ms": summary(&init), "first_invocation_ms": summary(&first)}))
+    Ok(invoke_ok(host, event, Duration::from_secs(60)).await?.as_secs_f64() * 1e3)
 }
 
 async fn start(args: &BenchArgs, env: &[(&str, &str)]) -> Result<LambdaHost, BoxError> {
-    let host = LambdaHost::start_command(&args.program, &args.arg_refs(), env).await?;
-    host.wait_until_ready(Duration::from_secs(30))
-        .await
-        .ok_or_else(|| format!("the publisher never polled: {:?}", host.logs()))?;
-    Ok(host)
+    Ok(start_ready(&args.program, &args.arg_refs(), env).await?.0)
 }
 
 /// API calls of one invocation, by operation, through counting proxies.
 async fn count_calls(args: &BenchArgs, base: &[(&str, &str)]) -> Result<Value, BoxError> {
-    let mut proxies = Vec::new();
-    for name in ENDPOINTS {
-        let upstream = std::env::var(name).map_err(|_| format!("{name} is not set"))?;
-        proxies.push((name, CountingProxy::start(&upstream).await?));
-    }
+    let proxies = CountingProxy::for_each_endpoint().await?;
     let mut env = base.to_vec();
     env.extend(proxies.iter().map(|(name, proxy)| (*name, proxy.url())));
     let host = start(args, &env).await?;
@@ -207,7 +175,7 @@ async fn against_model(
         ("TARGET_BACKLOG_PER_TASK", "100"),
         ("AWS_LAMBDA_LOG_LEVEL", "error"),
     ]);
-    env.extend(ENDPOINTS.iter().map(|name| (*name, model.url())));
+    env.extend(ENDPOINT_VARS.iter().map(|name| (*name, model.url())));
     let host = start(args, &env).await?;
     invoke(&host).await?;
     let mut warm = Vec::with_capacity(runs);
@@ -266,7 +234,8 @@ async fn main() -> Result<(), BoxError> {
             ("AWS_LAMBDA_LOG_LEVEL", "error"),
         ]);
         if starts > 0 && cold_start.is_null() {
-            cold_start = cold_starts(&args, &env, starts).await?;
+            let event = Bytes::from_static(include_bytes!("../../../events/schedule.json"));
+            cold_start = cold_starts(&args.program, &args.arg_refs(), &env, &event, starts).await?;
         }
         let host = start(&args, &env).await?;
         let first = invoke(&host).await?;

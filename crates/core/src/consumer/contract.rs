@@ -155,21 +155,22 @@ impl WorkRequest {
                 None
             }
         };
-        if !problems.is_empty() {
-            let partial = PartialRequest {
-                schema_version: readable(&schema_version),
-                operation: readable(&operation),
-                tenant_id: readable(&tenant_id),
+        let (schema_version, operation, tenant_id, idempotency_key) =
+            match (schema_version, operation, tenant_id, idempotency_key) {
+                (Ok(s), Ok(o), Ok(t), Ok(k)) if problems.is_empty() => (s, o, t, k),
+                (schema_version, operation, tenant_id, _) => {
+                    let partial = PartialRequest {
+                        schema_version: readable(&schema_version),
+                        operation: readable(&operation),
+                        tenant_id: readable(&tenant_id),
+                    };
+                    return Err(violation(
+                        ErrorCode::SchemaViolation,
+                        problems.join("; "),
+                        partial,
+                    ));
+                }
             };
-            return Err(violation(ErrorCode::SchemaViolation, problems.join("; "), partial));
-        }
-        // No problem means every required member is usable.
-        let (Ok(schema_version), Ok(operation), Ok(tenant_id), Ok(idempotency_key)) =
-            (schema_version, operation, tenant_id, idempotency_key)
-        else {
-            let detail = "a required member is unusable".to_owned();
-            return Err(violation(ErrorCode::SchemaViolation, detail, PartialRequest::default()));
-        };
 
         let unsupported = match major_version(&schema_version) {
             Some(SUPPORTED_MAJOR_VERSION) => None,
