@@ -1,15 +1,18 @@
 //! A downstream HTTP service for the consumer's tests and demo, on loopback.
 //! It answers by the work request's `operation`: `*.reject` → 422,
 //! `*.throttle` → 429 with `Retry-After: 30`, `*.fail` → 503, `*.slow` →
-//! 204 after 10 s, anything else → 204. Every request is recorded.
+//! 204 after 10 s, `*.slowbody` → 202 at once with its body 3 s later,
+//! `*.rejectslowbody` → 422 likewise, anything else → 204. Every request is
+//! recorded.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Bytes, Frame, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
@@ -78,7 +81,7 @@ fn header(request: &Request<Incoming>, name: &str) -> Option<String> {
 async fn answer(
     request: Request<Incoming>,
     log: Arc<Mutex<Vec<Received>>>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Response<BoxBody<Bytes, Infallible>>, Infallible> {
     let mut received = Received {
         path: request.uri().path().to_owned(),
         content_type: header(&request, "content-type"),
@@ -94,7 +97,7 @@ async fn answer(
         .ok()
         .and_then(|v| v.get("operation").and_then(Value::as_str).map(str::to_owned))
         .unwrap_or_default();
-    let mut response = Response::new(Full::new(Bytes::new()));
+    let mut response = Response::new(Full::new(Bytes::new()).boxed());
     let status = match operation.rsplit('.').next().unwrap_or_default() {
         "reject" => StatusCode::UNPROCESSABLE_ENTITY,
         "throttle" => {
@@ -104,6 +107,14 @@ async fn answer(
             StatusCode::TOO_MANY_REQUESTS
         }
         "fail" => StatusCode::SERVICE_UNAVAILABLE,
+        "slowbody" => {
+            *response.body_mut() = slow_body();
+            StatusCode::ACCEPTED
+        }
+        "rejectslowbody" => {
+            *response.body_mut() = slow_body();
+            StatusCode::UNPROCESSABLE_ENTITY
+        }
         "slow" => {
             tokio::time::sleep(Duration::from_secs(10)).await;
             StatusCode::NO_CONTENT
@@ -114,4 +125,13 @@ async fn answer(
     received.status = status.as_u16();
     log.lock().unwrap_or_else(PoisonError::into_inner).push(received);
     Ok(response)
+}
+
+/// A body whose only chunk comes 3 s after the status line.
+fn slow_body() -> BoxBody<Bytes, Infallible> {
+    let chunk = futures::stream::once(async {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        Ok::<_, Infallible>(Frame::data(Bytes::from_static(b"{\"accepted\":true}")))
+    });
+    StreamBody::new(chunk).boxed()
 }

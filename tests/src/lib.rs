@@ -2,8 +2,8 @@
 //! and fixtures on the emulated AWS services.
 
 pub mod bench;
-pub mod counting_proxy;
 pub mod downstream;
+pub mod fault_proxy;
 pub mod fixtures;
 pub mod latency_model;
 pub mod runtime_host;

@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use e2e_tests::counting_proxy::CountingProxy;
+use e2e_tests::fault_proxy::FaultProxy;
 use e2e_tests::fixtures::{Aws, ENDPOINT_VARS, binary, unique};
 use e2e_tests::latency_model::LatencyModel;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
@@ -202,7 +202,7 @@ async fn g_twelve_targets_cost_one_read_per_queue_two_describes_and_one_put() {
     }
     let targets = format!("[{}]", targets.join(","));
     // Each service's calls go through a proxy that counts them by operation.
-    let proxies = CountingProxy::for_each_endpoint().await.unwrap();
+    let proxies = FaultProxy::for_each_endpoint().await.unwrap();
     let mut env: Vec<(&str, &str)> = vec![("TARGETS", targets.as_str())];
     env.extend(proxies.iter().map(|(name, proxy)| (*name, proxy.url())));
     response(invoke_publisher(&env).await);

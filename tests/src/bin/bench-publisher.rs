@@ -20,7 +20,7 @@ use aws_sdk_cloudwatch::types::{Dimension, MetricDatum, StandardUnit};
 use aws_sdk_sqs::types::QueueAttributeName;
 
 use e2e_tests::bench::{BenchArgs, cold_starts, invoke_ok, start_ready, summary};
-use e2e_tests::counting_proxy::CountingProxy;
+use e2e_tests::fault_proxy::FaultProxy;
 use e2e_tests::fixtures::{Aws, BoxError, ENDPOINT_VARS, unique};
 use e2e_tests::latency_model::LatencyModel;
 use e2e_tests::runtime_host::LambdaHost;
@@ -56,7 +56,7 @@ async fn start(args: &BenchArgs, env: &[(&str, &str)]) -> Result<LambdaHost, Box
 
 /// API calls of one invocation, by operation, through counting proxies.
 async fn count_calls(args: &BenchArgs, base: &[(&str, &str)]) -> Result<Value, BoxError> {
-    let proxies = CountingProxy::for_each_endpoint().await?;
+    let proxies = FaultProxy::for_each_endpoint().await?;
     let mut env = base.to_vec();
     env.extend(proxies.iter().map(|(name, proxy)| (*name, proxy.url())));
     let host = start(args, &env).await?;

@@ -1,0 +1,479 @@
+//! A reverse proxy on loopback between a function and an emulator. It counts
+//! the AWS API calls passing through it by operation, injects the faults a
+//! test asks for (deny, throttle, 500, delay, hang, failed batch entries), and
+//! enforces what moto does not: SQS's rule on the characters a message body
+//! or string attribute may hold.
+//!
+//! It reads the operation the way each protocol names it: the `X-Amz-Target`
+//! header (AWS JSON), the path's `/operation/<Name>` (Smithy RPC v2 CBOR) or
+//! the body's `Action=` (AWS Query).
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode, Uri};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// What the proxy does to a request a rule matches.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fault {
+    /// 400 AccessDenied: an IAM policy that does not allow the call.
+    Deny,
+    /// 400 ThrottlingException, which the SDK retries with backoff.
+    Throttle,
+    /// 500 InternalFailure, which the SDK retries.
+    ServerError,
+    /// Forwarded after this long.
+    Delay(Duration),
+    /// Never answered.
+    Hang,
+    /// The batch entries at these positions fail (`Failed` in the answer,
+    /// code `InternalError`); the others are forwarded.
+    FailEntries(Vec<usize>),
+}
+
+impl Fault {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Deny => "deny",
+            Self::Throttle => "throttle",
+            Self::ServerError => "500",
+            Self::Delay(_) => "delay",
+            Self::Hang => "hang",
+            Self::FailEntries(_) => "partial batch failure",
+        }
+    }
+}
+
+/// A fault for the requests of one operation, optionally only those whose
+/// body contains a given text (a queue URL, say).
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub operation: String,
+    pub body_contains: Option<String>,
+    pub fault: Fault,
+}
+
+impl Rule {
+    pub fn new(operation: &str, fault: Fault) -> Self {
+        Self { operation: operation.to_owned(), body_contains: None, fault }
+    }
+
+    pub fn when_body_contains(mut self, text: &str) -> Self {
+        self.body_contains = Some(text.to_owned());
+        self
+    }
+
+    fn matches(&self, operation: &str, body: &[u8]) -> bool {
+        self.operation == operation
+            && self
+                .body_contains
+                .as_deref()
+                .is_none_or(|text| String::from_utf8_lossy(body).contains(text))
+    }
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    counts: BTreeMap<String, u64>,
+    rules: Vec<Rule>,
+    /// Entries refused for characters SQS does not accept.
+    refused_characters: u64,
+}
+
+type State = Arc<Mutex<Shared>>;
+
+fn lock(state: &State) -> std::sync::MutexGuard<'_, Shared> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[derive(Debug)]
+pub struct FaultProxy {
+    url: String,
+    state: State,
+    server: JoinHandle<()>,
+}
+
+impl FaultProxy {
+    /// Listens on loopback and forwards everything to `upstream` (`http://host:port`).
+    pub async fn start(upstream: &str) -> Result<Self, crate::fixtures::BoxError> {
+        let upstream: Uri = upstream.parse()?;
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let state = State::default();
+        let client: Client<HttpConnector, Full<Bytes>> =
+            Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+        let shared = state.clone();
+        let server = tokio::spawn(async move {
+            let mut connections = tokio::task::JoinSet::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                let (client, upstream, shared) = (client.clone(), upstream.clone(), shared.clone());
+                connections.spawn(async move {
+                    let service = service_fn(move |request| {
+                        handle(request, client.clone(), upstream.clone(), shared.clone())
+                    });
+                    let _ =
+                        http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        });
+        Ok(Self { url, state, server })
+    }
+
+    /// One proxy in front of each endpoint in `ENDPOINT_VARS`, with the
+    /// variable each replaces.
+    pub async fn for_each_endpoint() -> Result<Vec<(&'static str, Self)>, crate::fixtures::BoxError>
+    {
+        let mut proxies = Vec::new();
+        for name in crate::fixtures::ENDPOINT_VARS {
+            let upstream = std::env::var(name).map_err(|_| format!("{name} is not set"))?;
+            proxies.push((name, Self::start(&upstream).await?));
+        }
+        Ok(proxies)
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// Adds a rule; the first matching rule applies.
+    pub fn inject(&self, rule: Rule) {
+        lock(&self.state).rules.push(rule);
+    }
+
+    pub fn clear(&self) {
+        lock(&self.state).rules.clear();
+    }
+
+    /// Calls per operation so far, faulted or not.
+    pub fn counts(&self) -> BTreeMap<String, u64> {
+        lock(&self.state).counts.clone()
+    }
+
+    pub fn total(&self) -> u64 {
+        self.counts().values().sum()
+    }
+
+    /// Messages or entries refused because SQS would not accept their characters.
+    pub fn refused_characters(&self) -> u64 {
+        lock(&self.state).refused_characters
+    }
+}
+
+impl Drop for FaultProxy {
+    fn drop(&mut self) {
+        // Aborting the accept loop drops its JoinSet, which aborts every
+        // connection, hung ones included.
+        self.server.abort();
+    }
+}
+
+/// The operation a request calls, by whichever convention its protocol uses.
+pub fn operation(target: Option<&str>, path: &str, body: &[u8]) -> String {
+    if let Some(target) = target {
+        return target.rsplit('.').next().unwrap_or(target).to_owned();
+    }
+    if let Some((_, name)) = path.rsplit_once("/operation/") {
+        return name.to_owned();
+    }
+    String::from_utf8_lossy(body)
+        .split('&')
+        .find_map(|pair| pair.strip_prefix("Action="))
+        .unwrap_or("unknown")
+        .to_owned()
+}
+
+/// SQS's allowed characters: #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
+pub fn sqs_accepts(text: &str) -> bool {
+    text.chars().all(|c| {
+        matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}')
+            || c >= '\u{10000}'
+    })
+}
+
+/// Whether an SQS send entry (or a whole `SendMessage` request) holds only
+/// characters SQS accepts, in its body and its string attributes.
+fn entry_acceptable(entry: &Value) -> bool {
+    let body_ok = entry.get("MessageBody").and_then(Value::as_str).is_none_or(sqs_accepts);
+    let attributes_ok =
+        entry.get("MessageAttributes").and_then(Value::as_object).is_none_or(|attributes| {
+            attributes.iter().all(|(name, value)| {
+                sqs_accepts(name)
+                    && value.get("StringValue").and_then(Value::as_str).is_none_or(sqs_accepts)
+            })
+        });
+    body_ok && attributes_ok
+}
+
+type HttpResponse = Response<Full<Bytes>>;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    Json,
+    Cbor,
+    Query,
+}
+
+fn error_response(
+    protocol: Protocol,
+    status: StatusCode,
+    code: &str,
+    message: &str,
+) -> HttpResponse {
+    let (content_type, body) = match protocol {
+        Protocol::Json => (
+            "application/x-amz-json-1.0",
+            Bytes::from(json!({"__type": code, "message": message}).to_string()),
+        ),
+        Protocol::Cbor => ("application/cbor", Bytes::from(cbor_error(code, message))),
+        Protocol::Query => (
+            "text/xml",
+            Bytes::from(format!(
+                "<ErrorResponse><Error><Type>Sender</Type><Code>{code}</Code>\
+                 <Message>{message}</Message></Error><RequestId>fault-proxy</RequestId></ErrorResponse>"
+            )),
+        ),
+    };
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = status;
+    let headers = response.headers_mut();
+    headers
+        .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static(content_type));
+    if protocol == Protocol::Cbor {
+        headers.insert("smithy-protocol", hyper::header::HeaderValue::from_static("rpc-v2-cbor"));
+    }
+    response
+}
+
+/// `{"__type": code, "message": message}` in CBOR (RFC 8949): a map of two
+/// text strings, which is all an RPC v2 CBOR error body needs.
+fn cbor_error(code: &str, message: &str) -> Vec<u8> {
+    fn text(out: &mut Vec<u8>, value: &str) {
+        let len = value.len();
+        if len < 24 {
+            out.push(0x60 | len as u8);
+        } else if len < 256 {
+            out.extend([0x78, len as u8]);
+        } else {
+            out.push(0x79);
+            out.extend((len.min(u16::MAX as usize) as u16).to_be_bytes());
+        }
+        out.extend(value.as_bytes());
+    }
+    let mut out = vec![0xA2];
+    for (key, value) in [("__type", code), ("message", message)] {
+        text(&mut out, key);
+        text(&mut out, value);
+    }
+    out
+}
+
+async fn handle(
+    request: Request<Incoming>,
+    client: Client<HttpConnector, Full<Bytes>>,
+    upstream: Uri,
+    state: State,
+) -> Result<HttpResponse, Infallible> {
+    let (parts, body) = request.into_parts();
+    let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let target = parts.headers.get("x-amz-target").and_then(|v| v.to_str().ok());
+    let protocol = match target {
+        Some(_) => Protocol::Json,
+        None if parts.uri.path().contains("/operation/") => Protocol::Cbor,
+        None => Protocol::Query,
+    };
+    let name = operation(target, parts.uri.path(), &body);
+    let fault = {
+        let mut shared = lock(&state);
+        *shared.counts.entry(name.clone()).or_default() += 1;
+        shared.rules.iter().find(|rule| rule.matches(&name, &body)).map(|rule| rule.fault.clone())
+    };
+    let message = format!("injected by the fault proxy for {name}");
+    let response = match fault {
+        Some(Fault::Deny) => {
+            error_response(protocol, StatusCode::BAD_REQUEST, "AccessDeniedException", &message)
+        }
+        Some(Fault::Throttle) => {
+            error_response(protocol, StatusCode::BAD_REQUEST, "ThrottlingException", &message)
+        }
+        Some(Fault::ServerError) => {
+            error_response(protocol, StatusCode::INTERNAL_SERVER_ERROR, "InternalFailure", &message)
+        }
+        Some(Fault::Hang) => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            error_response(protocol, StatusCode::GATEWAY_TIMEOUT, "Hang", &message)
+        }
+        Some(Fault::Delay(delay)) => {
+            tokio::time::sleep(delay).await;
+            forward_sqs_checked(parts, body, &name, &[], &client, &upstream, &state).await
+        }
+        Some(Fault::FailEntries(positions)) => {
+            forward_sqs_checked(parts, body, &name, &positions, &client, &upstream, &state).await
+        }
+        None => forward_sqs_checked(parts, body, &name, &[], &client, &upstream, &state).await,
+    };
+    Ok(response)
+}
+
+/// Forwards the request. SQS sends have entries with characters SQS refuses
+/// (and the entries at `fail_positions`) taken out and reported as failed,
+/// as SQS itself would.
+async fn forward_sqs_checked(
+    mut parts: hyper::http::request::Parts,
+    body: Bytes,
+    operation: &str,
+    fail_positions: &[usize],
+    client: &Client<HttpConnector, Full<Bytes>>,
+    upstream: &Uri,
+    state: &State,
+) -> HttpResponse {
+    let batch = matches!(
+        operation,
+        "SendMessageBatch" | "ChangeMessageVisibilityBatch" | "DeleteMessageBatch"
+    );
+    if operation == "SendMessage"
+        && let Ok(request) = serde_json::from_slice::<Value>(&body)
+        && !entry_acceptable(&request)
+    {
+        lock(state).refused_characters += 1;
+        return error_response(
+            Protocol::Json,
+            StatusCode::BAD_REQUEST,
+            "InvalidMessageContents",
+            "Invalid characters found",
+        );
+    }
+    let (body, failed) = match serde_json::from_slice::<Value>(&body) {
+        Ok(mut request) if batch => {
+            let entries =
+                request.get("Entries").and_then(Value::as_array).cloned().unwrap_or_default();
+            let mut kept = Vec::new();
+            let mut failed = Vec::new();
+            for (position, entry) in entries.into_iter().enumerate() {
+                let id = entry.get("Id").cloned().unwrap_or(Value::Null);
+                if fail_positions.contains(&position) {
+                    failed.push(json!({"Id": id, "SenderFault": false, "Code": "InternalError",
+                                       "Message": "injected by the fault proxy"}));
+                } else if operation == "SendMessageBatch" && !entry_acceptable(&entry) {
+                    lock(state).refused_characters += 1;
+                    failed.push(
+                        json!({"Id": id, "SenderFault": true, "Code": "InvalidMessageContents",
+                                       "Message": "Invalid characters found"}),
+                    );
+                } else {
+                    kept.push(entry);
+                }
+            }
+            if kept.is_empty() {
+                let answer = json!({"Successful": [], "Failed": failed});
+                let mut response = Response::new(Full::new(Bytes::from(answer.to_string())));
+                response.headers_mut().insert(
+                    hyper::header::CONTENT_TYPE,
+                    hyper::header::HeaderValue::from_static("application/x-amz-json-1.0"),
+                );
+                return response;
+            }
+            request["Entries"] = Value::Array(kept);
+            (Bytes::from(request.to_string()), failed)
+        }
+        _ => (body, Vec::new()),
+    };
+    parts.headers.remove(hyper::header::CONTENT_LENGTH);
+    let response = forward(parts, body, client, upstream).await;
+    if failed.is_empty() {
+        return response;
+    }
+    let (mut parts, upstream_body) = response.into_parts();
+    let upstream_body = upstream_body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let Ok(mut answer) = serde_json::from_slice::<Value>(&upstream_body) else {
+        return Response::from_parts(parts, Full::new(upstream_body));
+    };
+    if let Some(object) = answer.as_object_mut() {
+        let list = object.entry("Failed").or_insert_with(|| Value::Array(Vec::new()));
+        if let Some(list) = list.as_array_mut() {
+            list.extend(failed);
+        }
+    }
+    parts.headers.remove(hyper::header::CONTENT_LENGTH);
+    Response::from_parts(parts, Full::new(Bytes::from(answer.to_string())))
+}
+
+async fn forward(
+    mut parts: hyper::http::request::Parts,
+    body: Bytes,
+    client: &Client<HttpConnector, Full<Bytes>>,
+    upstream: &Uri,
+) -> HttpResponse {
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let authority = upstream.authority().map_or("", |a| a.as_str());
+    let failed = |status: StatusCode| {
+        let mut response = Response::new(Full::new(Bytes::new()));
+        *response.status_mut() = status;
+        response
+    };
+    let Ok(uri) = format!("http://{authority}{path}").parse::<Uri>() else {
+        return failed(StatusCode::BAD_REQUEST);
+    };
+    parts.uri = uri;
+    parts.headers.remove(hyper::header::HOST);
+    match client.request(Request::from_parts(parts, Full::new(body))).await {
+        Ok(response) => {
+            let (parts, body) = response.into_parts();
+            let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+            Response::from_parts(parts, Full::new(body))
+        }
+        Err(_) => failed(StatusCode::BAD_GATEWAY),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_are_read_by_protocol() {
+        let json = operation(Some("AmazonSQS.GetQueueAttributes"), "/", b"{}");
+        assert_eq!(json, "GetQueueAttributes");
+        let cbor =
+            operation(None, "/service/GraniteServiceVersion20100801/operation/PutMetricData", b"");
+        assert_eq!(cbor, "PutMetricData");
+        let query = operation(None, "/", b"Action=PutMetricData&Version=2010-08-01");
+        assert_eq!(query, "PutMetricData");
+        assert_eq!(operation(None, "/", b""), "unknown");
+    }
+
+    #[test]
+    fn the_sqs_character_rule() {
+        for good in ["", "plain", "tab\tnew\nline\r", "\u{D7FF}\u{E000}\u{FFFD}", "😀\u{10FFFF}"]
+        {
+            assert!(sqs_accepts(good), "{good:?}");
+        }
+        for bad in ["\u{0}", "a\u{1}b", "\u{B}", "\u{C}", "\u{1F}", "\u{FFFE}", "\u{FFFF}"] {
+            assert!(!sqs_accepts(bad), "{bad:?}");
+        }
+        let entry = json!({"MessageBody": "ok",
+                           "MessageAttributes": {"tenantId": {"DataType": "String", "StringValue": "\u{0}"}}});
+        assert!(!entry_acceptable(&entry));
+    }
+
+    #[test]
+    fn cbor_error_bodies_are_maps_of_text() {
+        let body = cbor_error("ThrottlingException", "slow down");
+        assert_eq!(body[0], 0xA2);
+        assert_eq!(body[1], 0x66); // "__type", 6 bytes
+        assert_eq!(&body[2..8], b"__type");
+        assert_eq!(body[8], 0x73); // 19 bytes follow
+        assert_eq!(&body[9..28], b"ThrottlingException");
+    }
+}
