@@ -43,6 +43,7 @@ pub trait QueueReader: Send + Sync {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DescribedService {
     pub name: String,
+    pub arn: String,
     pub status: String,
     pub counts: ServiceCounts,
 }
@@ -69,10 +70,16 @@ pub enum ServiceLookupError {
 }
 
 impl DescribedServices {
-    /// The counts of one requested service. A service that is draining or
-    /// deleted has no meaningful task count for scaling, so it is an error.
+    /// The counts of one requested service, asked for by name or by ARN. A
+    /// service that is draining or deleted has no meaningful task count for
+    /// scaling, so it is an error.
     pub fn counts_for(&self, service: &str) -> Result<ServiceCounts, ServiceLookupError> {
-        if let Some(found) = self.services.iter().find(|s| s.name == service) {
+        let found = if service.starts_with("arn:") {
+            self.services.iter().find(|s| s.arn == service)
+        } else {
+            self.services.iter().find(|s| s.name == service)
+        };
+        if let Some(found) = found {
             return if found.status == "ACTIVE" {
                 Ok(found.counts)
             } else {
@@ -128,11 +135,13 @@ mod tests {
             services: vec![
                 DescribedService {
                     name: "live".into(),
+                    arn: "arn:aws:ecs:eu-west-1:1:service/c/live".into(),
                     status: "ACTIVE".into(),
                     counts: ServiceCounts { running: 2, pending: 1, desired: 3 },
                 },
                 DescribedService {
                     name: "gone".into(),
+                    arn: "arn:aws:ecs:eu-west-1:1:service/c/gone".into(),
                     status: "INACTIVE".into(),
                     counts: ServiceCounts::default(),
                 },
@@ -148,6 +157,13 @@ mod tests {
     fn finds_active_services_and_explains_the_rest() {
         let described = described();
         assert_eq!(described.counts_for("live").unwrap().running, 2);
+        let by_arn = described.counts_for("arn:aws:ecs:eu-west-1:1:service/c/live");
+        assert_eq!(by_arn.unwrap().running, 2);
+        assert!(described.counts_for("arn:aws:ecs:eu-west-1:1:service/other/live").is_err());
+        assert_eq!(
+            described.counts_for("arn:aws:ecs:eu-west-1:1:service/c/missing"),
+            Err(ServiceLookupError::Missing { reason: "MISSING".into() })
+        );
         assert_eq!(
             described.counts_for("gone"),
             Err(ServiceLookupError::NotActive { status: "INACTIVE".into() })

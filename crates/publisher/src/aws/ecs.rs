@@ -41,6 +41,7 @@ impl ServiceReader for EcsServices {
                 .iter()
                 .map(|service| DescribedService {
                     name: service.service_name().unwrap_or_default().to_owned(),
+                    arn: service.service_arn().unwrap_or_default().to_owned(),
                     status: service.status().unwrap_or_default().to_owned(),
                     counts: ServiceCounts {
                         running: count(service.running_count()),
