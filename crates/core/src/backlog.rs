@@ -93,9 +93,7 @@ pub fn backlog_per_task(backlog: u64, tasks: u64, target: Option<BacklogTarget>)
 
 /// Tasks needed to bring the backlog per task to the target: ceil(backlog ÷ target).
 pub fn desired_tasks(backlog: u64, target: BacklogTarget) -> u64 {
-    let tasks = (backlog as f64 / target.get()).ceil();
-    // `as` saturates, so an absurdly small target yields u64::MAX, not a wrap.
-    tasks as u64
+    target.tasks_for(backlog)
 }
 
 /// In-flight messages per queue before receives start coming back empty while
@@ -167,7 +165,11 @@ impl BacklogPolicy {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+    use crate::metrics::{cloudwatch_accepts, datums};
+    use crate::target::{QueueRef, Target};
 
     fn target(value: f64) -> Option<BacklogTarget> {
         Some(BacklogTarget::new(value).unwrap())
@@ -185,6 +187,8 @@ mod tests {
             (1, 3, None, 1.0 / 3.0),
             (5, 0, target(100.0), 200.0),
             (5, 0, target(0.5), 5.0),
+            (u64::MAX, 0, target(1e9), u64::MAX as f64),
+            (1, 0, target(1e9), 2e9),
             (1000, 0, target(100.0), 1000.0),
             (200, 0, target(100.0), 200.0),
             (5, 0, None, 5.0),
@@ -202,7 +206,7 @@ mod tests {
     #[test]
     fn zero_tasks_with_backlog_is_strictly_above_target() {
         for backlog in [1_u64, 5, 99, 100, 101, 10_000] {
-            for t in [0.001, 1.0, 100.0, 1e9] {
+            for t in [BacklogTarget::MIN, 1.0, 100.0, BacklogTarget::MAX] {
                 let value = backlog_per_task(backlog, 0, target(t));
                 assert!(value > t, "backlog {backlog}, target {t} gave {value}");
             }
@@ -243,8 +247,8 @@ mod tests {
         assert_eq!(desired_tasks(100, hundred), 1);
         assert_eq!(desired_tasks(101, hundred), 2);
         assert_eq!(desired_tasks(1500, hundred), 15);
-        let tiny = BacklogTarget::new(f64::MIN_POSITIVE).unwrap();
-        assert_eq!(desired_tasks(10, tiny), u64::MAX);
+        let seven_tenths = BacklogTarget::new(0.7).unwrap();
+        assert_eq!(desired_tasks(21, seven_tenths), 30);
     }
 
     #[test]
@@ -275,5 +279,39 @@ mod tests {
         assert_eq!(sample.dlq_backlog, Some(4));
         let without_target = policy.sample(readings, QueueKind::Standard, None);
         assert_eq!(without_target.desired_tasks, None);
+    }
+
+    proptest! {
+        /// Whatever the queue, the service and the (validated) target say, every
+        /// datum a sample produces is one CloudWatch accepts.
+        #[test]
+        fn every_published_value_is_acceptable_to_cloudwatch(
+            visible in any::<u64>(), in_flight in any::<u64>(), delayed in any::<u64>(),
+            running in any::<u64>(), pending in any::<u64>(), desired in any::<u64>(),
+            dlq in proptest::option::of(any::<u64>()),
+            target in proptest::option::of(BacklogTarget::MIN..=BacklogTarget::MAX),
+            includes in (any::<bool>(), any::<bool>()),
+            mode in 0..3_u8,
+        ) {
+            let policy = BacklogPolicy {
+                includes: BacklogIncludes { in_flight: includes.0, delayed: includes.1 },
+                task_count: [TaskCountMode::Running, TaskCountMode::RunningPlusPending, TaskCountMode::Desired][mode as usize],
+            };
+            let readings = Readings {
+                queue: QueueCounts { visible, in_flight, delayed },
+                service: ServiceCounts { running, pending, desired },
+                dlq_visible: dlq,
+            };
+            let target = target.and_then(BacklogTarget::new);
+            let sample = policy.sample(readings, QueueKind::Fifo, target);
+            let queue = QueueRef::parse("https://sqs.eu-west-1.amazonaws.com/1/q.fifo").unwrap();
+            let target_ref = Target { queue, cluster: "c".into(), service: "s".into(), backlog_target: target };
+            for datum in datums(&target_ref, &sample, std::time::SystemTime::UNIX_EPOCH) {
+                prop_assert!(cloudwatch_accepts(datum.value), "{} = {}", datum.name, datum.value);
+            }
+            if sample.backlog > 0 && sample.task_count == 0 && let Some(target) = target {
+                prop_assert!(sample.backlog_per_task > target.get());
+            }
+        }
     }
 }

@@ -33,6 +33,14 @@ pub const METRIC_NAMES: [&str; 8] = [
     DLQ_BACKLOG,
 ];
 
+/// CloudWatch's rule for a datum's value: 0, or a magnitude from 2^-260 to
+/// 2^360 (NaN and infinities refused). One refused value fails the whole
+/// `PutMetricData` request, every target's datums with it.
+pub fn cloudwatch_accepts(value: f64) -> bool {
+    let magnitude = value.abs();
+    value == 0.0 || (magnitude >= 2f64.powi(-260) && magnitude <= 2f64.powi(360))
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
     Count,
@@ -52,8 +60,11 @@ pub struct Datum {
 /// The datums for one target's sample. Optional figures are left out rather
 /// than published as zero: a zero would read as a real measurement.
 pub fn datums(target: &Target, sample: &BacklogSample, timestamp: SystemTime) -> Vec<Datum> {
-    let dimensions =
-        [target.cluster.clone(), target.service.clone(), target.queue.name().to_owned()];
+    let dimensions = [
+        target.cluster_name().to_owned(),
+        target.service_name().to_owned(),
+        target.queue.name().to_owned(),
+    ];
     let count = |name, value: u64| Some((name, value as f64, Unit::Count));
     [
         Some((BACKLOG_PER_TASK, sample.backlog_per_task, Unit::Count)),
@@ -125,6 +136,16 @@ mod tests {
         }
         assert_eq!(all[0].value, 50.0);
         assert_eq!(all[7].value, 4.0);
+    }
+
+    #[test]
+    fn the_cloudwatch_value_rule() {
+        for good in [0.0, -0.0, 1.0, 2f64.powi(360), -(2f64.powi(-260)), u64::MAX as f64] {
+            assert!(cloudwatch_accepts(good), "{good}");
+        }
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 2f64.powi(361), 2f64.powi(-261)] {
+            assert!(!cloudwatch_accepts(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -54,8 +54,8 @@ impl TargetSummary {
     fn new(target: &Target, sample: &BacklogSample) -> Self {
         Self {
             queue_name: target.queue.name().to_owned(),
-            cluster: target.cluster.clone(),
-            service: target.service.clone(),
+            cluster: target.cluster_name().to_owned(),
+            service: target.service_name().to_owned(),
             backlog: sample.backlog,
             task_count: sample.task_count,
             backlog_per_task: sample.backlog_per_task,

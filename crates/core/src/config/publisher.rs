@@ -147,7 +147,7 @@ fn targets_from_json(
                 None => default_target,
                 Some(value) => Some(BacklogTarget::new(value).ok_or_else(|| {
                     invalid(format!(
-                        "target {index}: targetBacklogPerTask must be a positive number"
+                        "target {index}: targetBacklogPerTask is {value}; {TARGET_RANGE}"
                     ))
                 })?),
             };
@@ -190,10 +190,19 @@ fn positive<F: Fn(&str) -> Option<String>>(
     }
 }
 
+const TARGET_RANGE: &str = "the backlog per task target must be from 0.001 to 1000000000";
+
 fn backlog_target<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
 ) -> Result<Option<BacklogTarget>, ConfigError> {
-    let direct = positive(vars, "TARGET_BACKLOG_PER_TASK")?;
+    let direct = match vars.get("TARGET_BACKLOG_PER_TASK") {
+        None => None,
+        Some(text) => {
+            Some(text.parse::<f64>().ok().and_then(BacklogTarget::new).ok_or_else(|| {
+                ConfigError::invalid("TARGET_BACKLOG_PER_TASK", &text, TARGET_RANGE)
+            })?)
+        }
+    };
     let latency = positive(vars, "ACCEPTABLE_LATENCY_SECONDS")?;
     let processing = positive(vars, "AVG_PROCESSING_SECONDS")?;
     match (direct, latency, processing) {
@@ -201,13 +210,16 @@ fn backlog_target<F: Fn(&str) -> Option<String>>(
             "set either TARGET_BACKLOG_PER_TASK or ACCEPTABLE_LATENCY_SECONDS with \
              AVG_PROCESSING_SECONDS, not both",
         )),
-        (Some(value), None, None) => Ok(BacklogTarget::new(value)),
+        (Some(target), None, None) => Ok(Some(target)),
         (None, Some(latency), Some(processing)) => {
             BacklogTarget::from_latency(latency, processing).map(Some).ok_or_else(|| {
                 ConfigError::invalid(
                     "ACCEPTABLE_LATENCY_SECONDS",
                     &latency.to_string(),
-                    format!("÷ AVG_PROCESSING_SECONDS={processing} is not a usable target"),
+                    format!(
+                        "÷ AVG_PROCESSING_SECONDS={processing} gives {}; {TARGET_RANGE}",
+                        latency / processing
+                    ),
                 )
             })
         }

@@ -117,7 +117,18 @@ fn errors_name_the_variable_and_the_value() {
         ),
         (
             single(&[("TARGET_BACKLOG_PER_TASK", "0")]),
-            &["TARGET_BACKLOG_PER_TASK=\"0\"", "positive"],
+            &["TARGET_BACKLOG_PER_TASK=\"0\"", "from 0.001 to 1000000000"],
+        ),
+        (
+            single(&[("TARGET_BACKLOG_PER_TASK", "1e300")]),
+            &["TARGET_BACKLOG_PER_TASK=\"1e300\"", "from 0.001 to 1000000000"],
+        ),
+        (
+            single(&[
+                ("ACCEPTABLE_LATENCY_SECONDS", "1e200"),
+                ("AVG_PROCESSING_SECONDS", "1e-200"),
+            ]),
+            &["ACCEPTABLE_LATENCY_SECONDS", "from 0.001 to 1000000000"],
         ),
         (single(&[("TARGET_BACKLOG_PER_TASK", "lots")]), &["TARGET_BACKLOG_PER_TASK=\"lots\""]),
         (single(&[("TARGET_BACKLOG_PER_TASK", "NaN")]), &["TARGET_BACKLOG_PER_TASK=\"NaN\""]),
