@@ -1,6 +1,8 @@
 //! Reading one sample for every target: each queue once, each cluster's
 //! services in calls of ten, all concurrently. A failure is kept per target,
-//! so one bad target never hides or corrupts another's figures.
+//! so one bad target never hides or corrupts another's figures. The
+//! dead-letter queue is auxiliary: when it cannot be read, the scaling
+//! figures still stand and only `DlqBacklog` is missing.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,18 +27,6 @@ pub enum TargetError {
         #[source]
         source: Arc<ApiError>,
     },
-    #[error("queue {queue} has a RedrivePolicy naming no usable dead-letter queue")]
-    RedrivePolicy {
-        queue: String,
-        #[source]
-        source: Arc<RedriveError>,
-    },
-    #[error("reading dead-letter queue {queue} failed")]
-    DeadLetterQueue {
-        queue: String,
-        #[source]
-        source: Arc<ApiError>,
-    },
     #[error("describing services of cluster {cluster} failed")]
     DescribeServices {
         cluster: String,
@@ -50,6 +40,31 @@ pub enum TargetError {
         #[source]
         source: ServiceLookupError,
     },
+}
+
+/// Why a queue's dead-letter backlog is unknown.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum DeadLetterError {
+    #[error("queue {queue} has a RedrivePolicy naming no usable dead-letter queue")]
+    Policy {
+        queue: String,
+        #[source]
+        source: Arc<RedriveError>,
+    },
+    #[error("reading dead-letter queue {arn} of queue {queue} failed")]
+    Read {
+        queue: String,
+        arn: String,
+        #[source]
+        source: Arc<ApiError>,
+    },
+}
+
+/// One target's reads: the figures, and why `DlqBacklog` is missing if it is.
+#[derive(Debug, Clone)]
+pub struct TargetReading {
+    pub readings: Readings,
+    pub dead_letter_error: Option<DeadLetterError>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -68,23 +83,32 @@ pub async fn read_targets<Q: QueueReader, S: ServiceReader>(
     queues: &Q,
     services: &S,
     targets: &[Target],
-) -> Vec<Result<Readings, TargetError>> {
+) -> Vec<Result<TargetReading, TargetError>> {
     let (queue_reads, service_reads) =
         futures::join!(read_queues(queues, targets), describe_services(services, targets));
     targets
         .iter()
         .map(|target| {
-            let (counts, dlq_visible) = queue_reads
+            let (counts, dead_letter) = queue_reads
                 .get(target.queue.url())
                 .cloned()
                 .unwrap_or_else(|| unreachable_read(&target.queue))?;
             let service = service_counts(&service_reads, target)?;
-            Ok(Readings { queue: counts, service, dlq_visible })
+            let (dlq_visible, dead_letter_error) = match dead_letter {
+                None => (None, None),
+                Some(Ok(visible)) => (Some(visible), None),
+                Some(Err(error)) => (None, Some(error)),
+            };
+            Ok(TargetReading {
+                readings: Readings { queue: counts, service, dlq_visible },
+                dead_letter_error,
+            })
         })
         .collect()
 }
 
-type QueueReading = Result<(QueueCounts, Option<u64>), TargetError>;
+/// A queue's counts and, when it has a redrive policy, its dead-letter backlog.
+type QueueReading = Result<(QueueCounts, Option<Result<u64, DeadLetterError>>), TargetError>;
 
 /// Every queue in `read_targets` is read, so a missing entry cannot happen;
 /// reporting it as a failed read keeps even that impossible case honest.
@@ -105,18 +129,22 @@ async fn read_queues<Q: QueueReader>(
     distinct.dedup();
     let reads = attributes_of(queues, distinct.iter().copied()).await;
 
-    let dead_letter: HashMap<&str, Result<QueueRef, Arc<RedriveError>>> = reads
+    let dead_letter: HashMap<&str, Result<(String, QueueRef), Arc<RedriveError>>> = reads
         .iter()
         .filter_map(|(queue, read)| {
             let policy = read.as_ref().ok()?.redrive_policy.as_deref()?;
             let dlq = dead_letter_target_arn(policy)
                 .map_err(RedriveError::from)
-                .and_then(|arn| queue.dead_letter_queue(&arn).map_err(RedriveError::from))
+                .and_then(|arn| {
+                    let dlq = queue.dead_letter_queue(&arn).map_err(RedriveError::from)?;
+                    Ok((arn, dlq))
+                })
                 .map_err(Arc::new);
             Some((queue.url(), dlq))
         })
         .collect();
-    let mut dlqs: Vec<&QueueRef> = dead_letter.values().filter_map(|d| d.as_ref().ok()).collect();
+    let mut dlqs: Vec<&QueueRef> =
+        dead_letter.values().filter_map(|d| d.as_ref().ok().map(|(_, dlq)| dlq)).collect();
     dlqs.sort_by(|a, b| a.url().cmp(b.url()));
     dlqs.dedup();
     let dlq_reads: HashMap<&str, QueueResult> = attributes_of(queues, dlqs.iter().copied())
@@ -131,22 +159,30 @@ async fn read_queues<Q: QueueReader>(
             let name = || queue.name().to_owned();
             let reading = match read {
                 Err(source) => Err(TargetError::Queue { queue: name(), source: source.clone() }),
-                Ok(attributes) => match dead_letter.get(queue.url()) {
-                    None => Ok((attributes.counts, None)),
-                    Some(Err(source)) => {
-                        Err(TargetError::RedrivePolicy { queue: name(), source: source.clone() })
-                    }
-                    Some(Ok(dlq)) => match dlq_reads.get(dlq.url()) {
-                        Some(Ok(dlq_attributes)) => {
-                            Ok((attributes.counts, Some(dlq_attributes.counts.visible)))
+                Ok(attributes) => {
+                    let dead_letter = dead_letter.get(queue.url()).map(|dlq| match dlq {
+                        Err(source) => {
+                            Err(DeadLetterError::Policy { queue: name(), source: source.clone() })
                         }
-                        Some(Err(source)) => Err(TargetError::DeadLetterQueue {
-                            queue: dlq.name().to_owned(),
-                            source: source.clone(),
-                        }),
-                        None => unreachable_read(dlq),
-                    },
-                },
+                        Ok((arn, dlq)) => match dlq_reads.get(dlq.url()) {
+                            Some(Ok(dlq_attributes)) => Ok(dlq_attributes.counts.visible),
+                            Some(Err(source)) => Err(DeadLetterError::Read {
+                                queue: name(),
+                                arn: arn.clone(),
+                                source: source.clone(),
+                            }),
+                            None => Err(DeadLetterError::Read {
+                                queue: name(),
+                                arn: arn.clone(),
+                                source: Arc::new(ApiError::new(
+                                    "GetQueueAttributes",
+                                    "the dead-letter queue was not read",
+                                )),
+                            }),
+                        },
+                    });
+                    Ok((attributes.counts, dead_letter))
+                }
             };
             (queue.url().to_owned(), reading)
         })

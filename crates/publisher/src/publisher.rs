@@ -2,6 +2,7 @@
 //! is taken, and fail honestly when a target could not be read or a sample
 //! could not be published.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use backpressure_core::config::{PublisherConfig, Sampling};
@@ -12,7 +13,7 @@ use serde::Serialize;
 use tokio::time::{Instant, sleep_until, timeout};
 use tracing::{debug, error, info, warn};
 
-use crate::collect::{TargetError, read_targets};
+use crate::collect::{DeadLetterError, TargetError, TargetReading, read_targets};
 
 /// Time kept free before the invocation's deadline, so the function always
 /// returns its own answer instead of being cut off by a Lambda timeout.
@@ -79,10 +80,16 @@ pub enum InvocationError {
         #[source]
         source: ApiError,
     },
-    #[error(
-        "sample {sample} could not finish before the invocation's deadline; none of it was published"
-    )]
-    Deadline { sample: u32 },
+    /// Every target's scaling figures were published, but a dead-letter
+    /// queue could not be read: `DlqBacklog` is missing for those targets.
+    #[error("{failed} of {total} targets have no DlqBacklog: {details}")]
+    DeadLetterQueueUnreadable { failed: usize, total: usize, details: String },
+    #[error("sample {sample} could not finish before the invocation's deadline; {}",
+        match published_requests {
+            0 => "none of it was published".to_owned(),
+            n => format!("{n} of its PutMetricData requests had been accepted, the rest not"),
+        })]
+    Deadline { sample: u32, published_requests: usize },
 }
 
 impl InvocationError {
@@ -90,10 +97,13 @@ impl InvocationError {
         match self {
             Self::TargetsNotPublished { .. } => "TargetsNotPublished",
             Self::Publish { .. } => "PutMetricDataFailed",
+            Self::DeadLetterQueueUnreadable { .. } => "DeadLetterQueueUnreadable",
             Self::Deadline { .. } => "DeadlineReached",
         }
     }
 }
+
+type SampleResult = Result<(BacklogSample, Option<DeadLetterError>), TargetError>;
 
 impl<Q: QueueReader, S: ServiceReader, M: MetricSink> Publisher<Q, S, M> {
     pub fn new(config: PublisherConfig, queues: Q, services: S, metrics: M) -> Self {
@@ -111,6 +121,7 @@ impl<Q: QueueReader, S: ServiceReader, M: MetricSink> Publisher<Q, S, M> {
         let targets = &self.config.targets;
         let mut last: Vec<Option<TargetSummary>> = vec![None; targets.len()];
         let mut failures: Vec<Option<TargetError>> = vec![None; targets.len()];
+        let mut dead_letter_failures: Vec<Option<DeadLetterError>> = vec![None; targets.len()];
         let (start, mut longest, mut taken) = (Instant::now(), Duration::ZERO, 0);
 
         for index in 0..samples {
@@ -128,16 +139,26 @@ impl<Q: QueueReader, S: ServiceReader, M: MetricSink> Publisher<Q, S, M> {
             let budget =
                 deadline.saturating_duration_since(started).saturating_sub(DEADLINE_MARGIN);
             if budget.is_zero() {
-                return Err(InvocationError::Deadline { sample: index });
+                return Err(InvocationError::Deadline { sample: index, published_requests: 0 });
             }
-            let results = timeout(budget, self.sample(index))
-                .await
-                .map_err(|_| InvocationError::Deadline { sample: index })??;
+            let published = AtomicUsize::new(0);
+            let results =
+                timeout(budget, self.sample(index, &published)).await.map_err(|_| {
+                    InvocationError::Deadline {
+                        sample: index,
+                        published_requests: published.load(Ordering::Relaxed),
+                    }
+                })??;
             longest = longest.max(started.elapsed());
             taken += 1;
             for (slot, (target, result)) in targets.iter().zip(results).enumerate() {
                 match result {
-                    Ok(sample) => last[slot] = Some(TargetSummary::new(target, &sample)),
+                    Ok((sample, dead_letter_error)) => {
+                        last[slot] = Some(TargetSummary::new(target, &sample));
+                        if dead_letter_error.is_some() {
+                            dead_letter_failures[slot] = dead_letter_error;
+                        }
+                    }
                     Err(error) => failures[slot] = Some(error),
                 }
             }
@@ -157,24 +178,45 @@ impl<Q: QueueReader, S: ServiceReader, M: MetricSink> Publisher<Q, S, M> {
                 details: failed.join("; "),
             });
         }
+        let without_dlq: Vec<String> = targets
+            .iter()
+            .zip(&dead_letter_failures)
+            .filter_map(|(target, failure)| {
+                Some(format!("{target}: {}", error_chain(failure.as_ref()?)))
+            })
+            .collect();
+        if !without_dlq.is_empty() {
+            return Err(InvocationError::DeadLetterQueueUnreadable {
+                failed: without_dlq.len(),
+                total: targets.len(),
+                details: without_dlq.join("; "),
+            });
+        }
         Ok(Summary { samples: taken, targets: last.into_iter().flatten().collect() })
     }
 
     /// Reads every target, publishes the readable ones in one `PutMetricData`
     /// call (more only past 1,000 datums), and returns each target's result.
+    /// `published` counts the requests accepted so far, for a deadline report.
     async fn sample(
         &self,
         index: u32,
-    ) -> Result<Vec<Result<BacklogSample, TargetError>>, InvocationError> {
+        published: &AtomicUsize,
+    ) -> Result<Vec<SampleResult>, InvocationError> {
         let timestamp = SystemTime::now();
         let targets = &self.config.targets;
         let readings = read_targets(&self.queues, &self.services, targets).await;
-        let results: Vec<Result<BacklogSample, TargetError>> = targets
+        let results: Vec<SampleResult> = targets
             .iter()
             .zip(readings)
             .map(|(target, reading)| {
-                reading.map(|r| {
-                    self.config.policy.sample(r, target.queue.kind(), target.backlog_target)
+                reading.map(|TargetReading { readings, dead_letter_error }| {
+                    let sample = self.config.policy.sample(
+                        readings,
+                        target.queue.kind(),
+                        target.backlog_target,
+                    );
+                    (sample, dead_letter_error)
                 })
             })
             .collect();
@@ -182,7 +224,20 @@ impl<Q: QueueReader, S: ServiceReader, M: MetricSink> Publisher<Q, S, M> {
         let mut datums = Vec::new();
         for (target, result) in targets.iter().zip(&results) {
             match result {
-                Ok(sample) => {
+                Ok((sample, dead_letter_error)) => {
+                    if let Some(error) = dead_letter_error {
+                        error!(
+                            sample = index,
+                            queue = target.queue.name(),
+                            dead_letter_queue_arn = match error {
+                                DeadLetterError::Read { arn, .. } => arn.as_str(),
+                                DeadLetterError::Policy { .. } => "unknown",
+                            },
+                            error = %error_chain(error),
+                            "DlqBacklog not published: the dead-letter queue could not be read; \
+                             the scaling figures are published"
+                        );
+                    }
                     debug!(
                         sample = index,
                         queue = target.queue.name(),
@@ -210,6 +265,7 @@ impl<Q: QueueReader, S: ServiceReader, M: MetricSink> Publisher<Q, S, M> {
                 .put_metric_data(request)
                 .await
                 .map_err(|source| InvocationError::Publish { sample: index, source })?;
+            published.fetch_add(1, Ordering::Relaxed);
         }
         info!(
             sample = index,
