@@ -27,6 +27,8 @@ const TENANT_ID: HeaderName = HeaderName::from_static("x-tenant-id");
 
 /// A response body is read (so the connection can be reused) but never kept.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+/// How long a response body may take to arrive after its status line.
+const BODY_DRAIN_BUDGET: Duration = Duration::from_secs(1);
 
 #[derive(Debug, thiserror::Error)]
 pub enum DeliveryError {
@@ -95,20 +97,19 @@ impl Processor for HttpDelivery {
         // Never past the engine's deadline: a late answer could not be reported anyway.
         let started = Instant::now();
         let give_up = (started + self.timeout).min(message.deadline);
-        let exchange = async {
-            let response = self.client.request(request).await?;
-            let status = response.status().as_u16();
-            let retry_after = response
-                .headers()
-                .get(RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(parse_retry_after);
-            // Drain the body so the connection goes back to the pool.
-            let _ = Limited::new(response.into_body(), MAX_RESPONSE_BYTES).collect().await;
-            Ok::<_, hyper_util::client::legacy::Error>((status, retry_after))
-        };
-        match timeout_at(give_up, exchange).await {
-            Ok(Ok((status, retry_after))) => verdict_for_status(status, retry_after),
+        // The verdict comes from the status line: a slow or endless body must
+        // not turn a delivered message into a retry (a duplicate downstream).
+        match timeout_at(give_up, self.client.request(request)).await {
+            Ok(Ok(response)) => {
+                let status = response.status().as_u16();
+                let retry_after = response
+                    .headers()
+                    .get(RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(parse_retry_after);
+                drain_in_background(response.into_body());
+                verdict_for_status(status, retry_after)
+            }
             Ok(Err(error)) => Verdict::retry(format!(
                 "the downstream could not be reached: {}",
                 error_chain(&error)
@@ -119,6 +120,15 @@ impl Processor for HttpDelivery {
             )),
         }
     }
+}
+
+/// Reads the body (bounded, on its own short budget) so the connection can go
+/// back to the pool; a body that does not arrive in time just closes it.
+fn drain_in_background(body: hyper::body::Incoming) {
+    tokio::spawn(async move {
+        let drain = Limited::new(body, MAX_RESPONSE_BYTES).collect();
+        let _ = tokio::time::timeout(BODY_DRAIN_BUDGET, drain).await;
+    });
 }
 
 /// `Retry-After`: delta-seconds or an HTTP-date.
