@@ -31,8 +31,10 @@ impl SqsQuarantine {
         let mut entry =
             SendMessageBatchRequestEntry::builder().id(format!("q{id}")).message_body(body);
         for (name, value) in record.message_attributes() {
-            let value =
-                MessageAttributeValue::builder().data_type("String").string_value(value).build();
+            let value = MessageAttributeValue::builder()
+                .data_type("String")
+                .string_value(value.into_owned())
+                .build();
             if let Ok(value) = value {
                 entry = entry.message_attributes(name, value);
             }
@@ -98,7 +100,7 @@ impl QuarantineStore for SqsQuarantine {
         let mut bodies: Vec<Option<String>> = Vec::with_capacity(records.len());
         let mut sizes = Vec::with_capacity(records.len());
         for (index, record) in records.iter().enumerate() {
-            match serde_json::to_string(record) {
+            match record.to_sqs_json() {
                 Ok(body) => {
                     sizes.push(record.sqs_size(&body));
                     bodies.push(Some(body));

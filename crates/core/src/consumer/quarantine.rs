@@ -3,7 +3,11 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use std::borrow::Cow;
+use std::io;
+
 use serde::Serialize;
+use serde_json::ser::Formatter;
 use serde_json::{Map, Value};
 
 use super::contract::PartialRequest;
@@ -76,13 +80,27 @@ impl QuarantineRecord {
         }
     }
 
-    /// The SQS message attributes to filter quarantined messages by.
-    pub fn message_attributes(&self) -> Vec<(&'static str, &str)> {
-        let mut attributes = vec![("errorCode", self.error_code.as_str())];
+    /// The SQS message attributes to filter quarantined messages by, with
+    /// every character SQS refuses replaced by U+FFFD: a filter value needs
+    /// no exact copy (the record body has that), but it must be accepted.
+    pub fn message_attributes(&self) -> Vec<(&'static str, Cow<'_, str>)> {
+        let mut attributes = vec![("errorCode", sqs_safe(&self.error_code))];
         if let Some(tenant) = self.tenant_id.as_deref().filter(|t| !t.is_empty()) {
-            attributes.push(("tenantId", tenant));
+            attributes.push(("tenantId", sqs_safe(tenant)));
         }
         attributes
+    }
+
+    /// The record as the quarantine message's body: JSON in which every
+    /// character SQS refuses is written as a `\uXXXX` escape, so SQS accepts
+    /// it whatever the poison message's fields decoded to, and a JSON parser
+    /// gives back the original text byte for byte.
+    pub fn to_sqs_json(&self) -> Result<String, serde_json::Error> {
+        let mut out = Vec::with_capacity(self.body.as_ref().map_or(0, String::len) + 512);
+        let mut serializer = serde_json::Serializer::with_formatter(&mut out, SqsSafeFormatter);
+        self.serialize(&mut serializer)?;
+        // serde_json writes only valid UTF-8, and the formatter only ASCII escapes.
+        String::from_utf8(out).map_err(|e| serde_json::Error::io(std::io::Error::other(e)))
     }
 
     /// The size SQS counts against its limits: the body plus each message
@@ -94,6 +112,47 @@ impl QuarantineRecord {
                 .iter()
                 .map(|(name, value)| name.len() + "String".len() + value.len())
                 .sum::<usize>()
+    }
+}
+
+/// Whether SQS accepts a character in a message body or string attribute:
+/// #x9 | #xA | #xD | #x20–#xD7FF | #xE000–#xFFFD | #x10000–#x10FFFF.
+pub fn sqs_accepts(c: char) -> bool {
+    matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}')
+        || c >= '\u{10000}'
+}
+
+/// `text` with every character SQS refuses replaced by U+FFFD.
+pub fn sqs_safe(text: &str) -> Cow<'_, str> {
+    if text.chars().all(sqs_accepts) {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(text.chars().map(|c| if sqs_accepts(c) { c } else { '\u{FFFD}' }).collect())
+    }
+}
+
+/// serde_json's compact output, with characters SQS refuses escaped.
+/// serde_json already escapes the control characters below U+0020; this adds
+/// the non-characters U+FFFE and U+FFFF (and anything else outside SQS's set).
+struct SqsSafeFormatter;
+
+impl Formatter for SqsSafeFormatter {
+    fn write_string_fragment<W: ?Sized + io::Write>(
+        &mut self,
+        writer: &mut W,
+        fragment: &str,
+    ) -> io::Result<()> {
+        let mut rest = fragment;
+        while let Some(at) = rest.find(|c: char| !sqs_accepts(c)) {
+            writer.write_all(rest[..at].as_bytes())?;
+            let c = rest[at..].chars().next().unwrap_or('\u{FFFD}');
+            let mut units = [0_u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                write!(writer, "\\u{unit:04x}")?;
+            }
+            rest = &rest[at + c.len_utf8()..];
+        }
+        writer.write_all(rest.as_bytes())
     }
 }
 
@@ -212,9 +271,48 @@ mod tests {
         assert_eq!(json["messageGroupId"], "g");
         assert_eq!(json["body"], "not json");
         assert_eq!(json["messageAttributes"]["trace"]["stringValue"], "x");
+        let attributes = quarantined.message_attributes();
+        let attributes: Vec<(&str, &str)> =
+            attributes.iter().map(|(n, v)| (*n, v.as_ref())).collect();
+        assert_eq!(attributes, [("errorCode", "invalid_json"), ("tenantId", "t-9")]);
+    }
+
+    fn poisoned(body: &str, tenant: &str) -> QuarantineRecord {
+        let record: SqsRecord = serde_json::from_value(serde_json::json!({
+            "messageId": "m-1", "body": body, "attributes": {}, "messageAttributes": {}
+        }))
+        .unwrap();
+        let partial = PartialRequest { tenant_id: Some(tenant.into()), ..Default::default() };
+        let failure = Failure {
+            code: &ErrorCode::SchemaViolation,
+            detail: &format!("tenantId {tenant:?} is odd"),
+            request: &partial,
+        };
+        QuarantineRecord::new(&record, failure, "v", UNIX_EPOCH)
+    }
+
+    #[test]
+    fn records_are_acceptable_to_sqs_whatever_the_message_held() {
+        let nasty =
+            "a\u{0}b\u{1}\u{B}\u{C}\u{1F}\u{7F}\u{FFFE}\u{FFFF}\u{D7FF}\u{E000}😀\u{10FFFF}";
+        let record = poisoned(r#"{"tenantId":"\u0000\uffff"}"#, nasty);
+        let json = record.to_sqs_json().unwrap();
+        assert!(json.chars().all(sqs_accepts), "{json:?}");
+        let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(back["tenantId"], nasty, "the decoded field survives the escape");
+        assert_eq!(back["body"], r#"{"tenantId":"\u0000\uffff"}"#, "the body byte for byte");
+        for (_, value) in record.message_attributes() {
+            assert!(value.chars().all(sqs_accepts), "{value:?}");
+        }
         assert_eq!(
-            quarantined.message_attributes(),
-            [("errorCode", "invalid_json"), ("tenantId", "t-9")]
+            record.message_attributes()[1].1,
+            "a\u{FFFD}b\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{7F}\u{FFFD}\u{FFFD}\u{D7FF}\u{E000}😀\u{10FFFF}"
         );
+    }
+
+    #[test]
+    fn plain_records_encode_as_serde_json_does() {
+        let record = poisoned("not json", "tenant-a");
+        assert_eq!(record.to_sqs_json().unwrap(), serde_json::to_string(&record).unwrap());
     }
 }
