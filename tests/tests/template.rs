@@ -199,3 +199,21 @@ fn scale_from_zero_alarm_reads_the_publisher_metrics_and_adds_a_task() {
     assert_eq!(policy["StepAdjustments"][0]["ScalingAdjustment"].as_i64(), Some(1));
     assert_eq!(reference(&alarm["AlarmActions"][0]), "ScaleFromZeroPolicy");
 }
+
+#[test]
+fn a_failed_scheduled_run_is_not_retried_asynchronously() {
+    let template = template();
+    let config = &resource(&template, "PublisherFunction")["EventInvokeConfig"];
+    assert_eq!(config["MaximumRetryAttempts"].as_u64(), Some(0), "{config:?}");
+    let age = config["MaximumEventAgeInSeconds"].as_u64().unwrap();
+    assert!((60..=120).contains(&age), "stale schedule events are dropped: {age}");
+}
+
+#[test]
+fn both_functions_get_the_api_call_timeout() {
+    let template = template();
+    for function in ["PublisherFunction", "ConsumerFunction"] {
+        let env = &resource(&template, function)["Environment"]["Variables"];
+        assert_eq!(reference(&env["API_CALL_TIMEOUT_MS"]), "ApiCallTimeoutMs", "{function}");
+    }
+}

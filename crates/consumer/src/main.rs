@@ -1,5 +1,6 @@
 use std::process::ExitCode;
 
+use aws_config::timeout::TimeoutConfig;
 use backpressure_core::config::{ConsumerConfig, Downstream, Vars};
 use backpressure_core::consumer::engine::{Engine, EngineSettings};
 use backpressure_core::consumer::event::SqsEvent;
@@ -11,7 +12,7 @@ use lambda_runtime::{LambdaEvent, service_fn};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    lambda_runtime::tracing::init_default_subscriber();
+    backpressure_core::logging::init();
     let vars = Vars::from_process_env();
     let settings = ConsumerConfig::from_vars(&vars)
         .and_then(|config| Ok((config, Downstream::from_vars(&vars)?)));
@@ -30,7 +31,13 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let aws = aws_config::load_from_env().await;
+    // Each call's own budget, retries included: a hung call fails on its own
+    // instead of taking the whole invocation's time.
+    let timeouts = TimeoutConfig::builder()
+        .operation_timeout(config.api_call_timeout)
+        .operation_attempt_timeout(config.api_call_timeout / 2)
+        .build();
+    let aws = aws_config::from_env().timeout_config(timeouts).load().await;
     let sqs = aws_sdk_sqs::Client::new(&aws);
     let handler_version = format!(
         "batch-consumer/{} ({})",

@@ -1,5 +1,6 @@
 use std::process::ExitCode;
 
+use aws_config::timeout::TimeoutConfig;
 use backlog_publisher::aws::{CloudWatchSink, EcsServices, SqsQueues};
 use backlog_publisher::handler::handle;
 use backlog_publisher::publisher::Publisher;
@@ -10,7 +11,7 @@ use serde_json::Value;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    lambda_runtime::tracing::init_default_subscriber();
+    backpressure_core::logging::init();
     let config = match PublisherConfig::from_vars(&Vars::from_process_env()) {
         Ok(config) => config,
         Err(error) => {
@@ -19,7 +20,13 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let aws = aws_config::load_from_env().await;
+    // Each call's own budget, retries included: a hung call fails on its own
+    // instead of taking the whole invocation's time.
+    let timeouts = TimeoutConfig::builder()
+        .operation_timeout(config.api_call_timeout)
+        .operation_attempt_timeout(config.api_call_timeout / 2)
+        .build();
+    let aws = aws_config::from_env().timeout_config(timeouts).load().await;
     let metrics = CloudWatchSink::new(
         aws_sdk_cloudwatch::Client::new(&aws),
         config.namespace.clone(),

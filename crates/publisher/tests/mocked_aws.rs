@@ -43,6 +43,7 @@ fn config(targets: Vec<Target>) -> PublisherConfig {
         storage_resolution: StorageResolution::Standard,
         policy: Default::default(),
         sampling: Sampling::default(),
+        api_call_timeout: Duration::from_secs(5),
     }
 }
 

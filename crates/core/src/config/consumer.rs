@@ -24,9 +24,15 @@ pub struct ConsumerConfig {
     pub deadline_margin: Duration,
     pub backoff: Backoff,
     pub namespace: String,
+    /// Each AWS call's own budget (`API_CALL_TIMEOUT_MS`).
+    pub api_call_timeout: Duration,
 }
 
 const DEFAULT_TIMEOUT_MS: u64 = 5_000;
+/// One request every 1,000 s at the slowest: below that the spacing between
+/// requests outgrows any invocation; above a million a second it means nothing.
+const MIN_MAX_RPS: f64 = 0.001;
+const MAX_MAX_RPS: f64 = 1_000_000.0;
 const DEFAULT_CONCURRENCY: usize = 32;
 const DEFAULT_MARGIN_MS: u64 = 2_000;
 const DEFAULT_RETRY_BASE_SECONDS: u64 = 10;
@@ -51,15 +57,22 @@ impl Downstream {
         }
         let timeout_ms =
             ranged(vars, "DOWNSTREAM_TIMEOUT_MS", 1, 900_000)?.unwrap_or(DEFAULT_TIMEOUT_MS);
-        let max_rps = match vars.parse::<f64>("DOWNSTREAM_MAX_RPS", "a positive number")? {
-            Some(rps) if !(rps.is_finite() && rps > 0.0) => {
-                return Err(ConfigError::invalid(
-                    "DOWNSTREAM_MAX_RPS",
-                    &rps.to_string(),
-                    "expected a positive number",
-                ));
-            }
-            rps => rps,
+        let max_rps = match vars.get("DOWNSTREAM_MAX_RPS") {
+            None => None,
+            Some(text) => Some(
+                text.parse::<f64>()
+                    .ok()
+                    .filter(|rps| (MIN_MAX_RPS..=MAX_MAX_RPS).contains(rps))
+                    .ok_or_else(|| {
+                        ConfigError::invalid(
+                            "DOWNSTREAM_MAX_RPS",
+                            &text,
+                            format!(
+                                "expected requests per second from {MIN_MAX_RPS} to {MAX_MAX_RPS}"
+                            ),
+                        )
+                    })?,
+            ),
         };
         Ok(Self { url, timeout: Duration::from_millis(timeout_ms), max_rps })
     }
@@ -101,8 +114,22 @@ impl ConsumerConfig {
             ),
             backoff: Backoff { base: Duration::from_secs(base), max: Duration::from_secs(max) },
             namespace: namespace(vars)?,
+            api_call_timeout: api_call_timeout(vars)?,
         })
     }
+}
+
+const DEFAULT_API_CALL_TIMEOUT_MS: u64 = 5_000;
+
+/// `API_CALL_TIMEOUT_MS`: how long one AWS call (its retries included) may
+/// take. Well inside the invocation's time, so that a hung call costs only the
+/// work that depends on it, never the whole invocation.
+pub(super) fn api_call_timeout<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+) -> Result<Duration, ConfigError> {
+    Ok(Duration::from_millis(
+        ranged(vars, "API_CALL_TIMEOUT_MS", 100, 60_000)?.unwrap_or(DEFAULT_API_CALL_TIMEOUT_MS),
+    ))
 }
 
 /// A whole number from `min` to `max`, when set.

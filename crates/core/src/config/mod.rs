@@ -26,6 +26,7 @@ pub const PUBLISHER_VARIABLES: &[&str] = &[
     "TASK_COUNT",
     "SAMPLES_PER_INVOCATION",
     "SAMPLE_INTERVAL_SECONDS",
+    "API_CALL_TIMEOUT_MS",
 ];
 
 /// Every variable batch-consumer reads (with its default processor).
@@ -40,6 +41,7 @@ pub const CONSUMER_VARIABLES: &[&str] = &[
     "RETRY_BASE_SECONDS",
     "RETRY_MAX_SECONDS",
     "METRIC_NAMESPACE",
+    "API_CALL_TIMEOUT_MS",
 ];
 
 #[cfg(test)]

@@ -51,6 +51,8 @@ pub struct PublisherConfig {
     pub storage_resolution: StorageResolution,
     pub policy: BacklogPolicy,
     pub sampling: Sampling,
+    /// Each AWS call's own budget (`API_CALL_TIMEOUT_MS`).
+    pub api_call_timeout: Duration,
 }
 
 impl PublisherConfig {
@@ -65,6 +67,7 @@ impl PublisherConfig {
                 task_count: task_count(vars)?,
             },
             sampling: sampling(vars)?,
+            api_call_timeout: super::consumer::api_call_timeout(vars)?,
         })
     }
 }
