@@ -2,7 +2,7 @@
 //! report the counts, return the partial batch response.
 
 use std::io::Write;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use backpressure_core::consumer::backoff::{Backoff, VisibilityChange, VisibilityPort};
 use backpressure_core::consumer::engine::{
@@ -73,16 +73,25 @@ impl<P: Processor, Q: QuarantineStore, V: VisibilityPort> Consumer<P, Q, V> {
         if !self.backoff.is_enabled() {
             return;
         }
+        let now = SystemTime::now();
         let changes: Vec<VisibilityChange> = event
             .records
             .iter()
             .zip(&report.outcomes)
             .filter_map(|(record, outcome)| {
-                let Outcome::Retry { retry_after, .. } = outcome else { return None };
+                let retry_after = match outcome {
+                    Outcome::Retry { retry_after, .. } => *retry_after,
+                    Outcome::QuarantineFailed { .. } => None,
+                    Outcome::Done | Outcome::Quarantined { .. } => return None,
+                };
+                let since_first_receive = record.first_receive_timestamp_ms().map(|ms| {
+                    now.duration_since(UNIX_EPOCH + Duration::from_millis(ms)).unwrap_or_default()
+                });
                 let timeout = self.backoff.visibility_timeout(
                     record.receive_count().unwrap_or(1),
-                    *retry_after,
+                    retry_after,
                     fastrand::f64(),
+                    since_first_receive,
                 )?;
                 Some(VisibilityChange { receipt_handle: record.receipt_handle.clone()?, timeout })
             })

@@ -8,6 +8,8 @@ pub mod consumer;
 pub mod deadline;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
+#[cfg(feature = "subscriber")]
+pub mod logging;
 pub mod metrics;
 pub mod ports;
 pub mod redrive;

@@ -41,22 +41,34 @@ impl Backoff {
     /// base × 2^(count − 1), capped at `max`, with "equal jitter" (half fixed,
     /// half random, `jitter` in [0, 1)) so retries of one batch spread out.
     /// A downstream's `Retry-After` is a floor. Whole seconds, as SQS takes them.
+    ///
+    /// SQS refuses a visibility timeout that reaches past 12 hours from the
+    /// message's first receipt, so `since_first_receive`
+    /// (`ApproximateFirstReceiveTimestamp` to now) shortens the cap; `None`
+    /// when no time is left, and the message comes back on the queue's own timeout.
     pub fn visibility_timeout(
         self,
         receive_count: u32,
         retry_after: Option<Duration>,
         jitter: f64,
+        since_first_receive: Option<Duration>,
     ) -> Option<Duration> {
         if !self.is_enabled() {
             return None;
         }
-        let max = self.max.min(MAX_VISIBILITY);
+        let lease_left = MAX_VISIBILITY.saturating_sub(since_first_receive.unwrap_or_default());
+        // Whole seconds, rounded down, so the cap itself is never past the limit.
+        let lease_left = Duration::from_secs(lease_left.as_secs());
+        if lease_left.is_zero() {
+            return None;
+        }
+        let max = self.max.min(lease_left);
         let exponent = receive_count.saturating_sub(1).min(32);
         let ceiling = self.base.saturating_mul(1 << exponent.min(31)).min(max);
         let jitter = jitter.clamp(0.0, 1.0);
         let delay = ceiling.mul_f64(0.5 + jitter / 2.0);
         let delay = retry_after.map_or(delay, |floor| delay.max(floor)).min(max);
-        Some(Duration::from_secs(delay.as_secs_f64().ceil() as u64))
+        Some(Duration::from_secs(delay.as_secs_f64().ceil() as u64).min(max))
     }
 }
 
@@ -85,14 +97,18 @@ mod tests {
         ];
         for (count, high, low) in table {
             assert_eq!(
-                b.visibility_timeout(count, None, 1.0),
+                b.visibility_timeout(count, None, 1.0, None),
                 Some(SECOND * high),
                 "count {count}"
             );
-            assert_eq!(b.visibility_timeout(count, None, 0.0), Some(SECOND * low), "count {count}");
+            assert_eq!(
+                b.visibility_timeout(count, None, 0.0, None),
+                Some(SECOND * low),
+                "count {count}"
+            );
         }
         assert_eq!(
-            b.visibility_timeout(0, None, 1.0),
+            b.visibility_timeout(0, None, 1.0, None),
             Some(SECOND * 10),
             "a missing count counts as the first"
         );
@@ -103,7 +119,7 @@ mod tests {
         let b = backoff(10, 900);
         for step in 0..=20 {
             let jitter = f64::from(step) / 20.0;
-            let value = b.visibility_timeout(3, None, jitter).unwrap();
+            let value = b.visibility_timeout(3, None, jitter, None).unwrap();
             assert!((SECOND * 20..=SECOND * 40).contains(&value), "{jitter}: {value:?}");
         }
     }
@@ -111,15 +127,32 @@ mod tests {
     #[test]
     fn retry_after_is_a_floor_under_the_cap() {
         let b = backoff(10, 900);
-        assert_eq!(b.visibility_timeout(1, Some(SECOND * 120), 0.0), Some(SECOND * 120));
-        assert_eq!(b.visibility_timeout(1, Some(SECOND * 2), 1.0), Some(SECOND * 10));
-        assert_eq!(b.visibility_timeout(1, Some(SECOND * 5000), 0.0), Some(SECOND * 900));
+        assert_eq!(b.visibility_timeout(1, Some(SECOND * 120), 0.0, None), Some(SECOND * 120));
+        assert_eq!(b.visibility_timeout(1, Some(SECOND * 2), 1.0, None), Some(SECOND * 10));
+        assert_eq!(b.visibility_timeout(1, Some(SECOND * 5000), 0.0, None), Some(SECOND * 900));
     }
 
     #[test]
     fn zero_base_disables_and_the_sqs_maximum_always_holds() {
-        assert_eq!(backoff(0, 900).visibility_timeout(5, Some(SECOND * 60), 0.5), None);
+        assert_eq!(backoff(0, 900).visibility_timeout(5, Some(SECOND * 60), 0.5, None), None);
         let huge = Backoff { base: SECOND * 100_000, max: SECOND * 100_000 };
-        assert_eq!(huge.visibility_timeout(1, None, 1.0), Some(MAX_VISIBILITY));
+        assert_eq!(huge.visibility_timeout(1, None, 1.0, None), Some(MAX_VISIBILITY));
+    }
+
+    #[test]
+    fn never_past_twelve_hours_from_the_first_receipt() {
+        let b = backoff(600, 43_200);
+        let hours = |h: u64| Some(SECOND * (h * 3600) as u32);
+        // Received 11 h 59 min 30.5 s ago: 29 whole seconds are left.
+        let late = Some(Duration::from_millis(43_170_500));
+        assert_eq!(b.visibility_timeout(9, None, 1.0, late), Some(SECOND * 29));
+        assert_eq!(
+            b.visibility_timeout(9, Some(SECOND * 3600), 0.0, hours(11)),
+            Some(SECOND * 3600)
+        );
+        assert_eq!(b.visibility_timeout(20, None, 1.0, hours(11)), Some(SECOND * 3600));
+        assert_eq!(b.visibility_timeout(1, None, 1.0, hours(12)), None);
+        assert_eq!(b.visibility_timeout(1, None, 1.0, hours(30)), None);
+        assert_eq!(b.visibility_timeout(1, None, 1.0, Some(Duration::ZERO)), Some(SECOND * 600));
     }
 }

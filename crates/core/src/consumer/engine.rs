@@ -201,7 +201,7 @@ impl<P: Processor, Q: QuarantineStore> Engine<P, Q> {
                 return;
             }
             let slot = self.handle(batch, index).await;
-            let failed = matches!(slot, Slot::Final(Outcome::Retry { .. }));
+            let failed = matches!(&slot, Slot::Final(outcome) if outcome.is_retry());
             *lock(&batch.slots[index]) = slot;
             if failed && batch.fifo {
                 let blocked_by = batch.ids[index];
@@ -311,10 +311,7 @@ impl<P: Processor, Q: QuarantineStore> Engine<P, Q> {
             Err(e) => {
                 error!(message_id, error_code = %code, error = %crate::ports::error_chain(&e),
                        "quarantine write not confirmed; the message will be retried");
-                Slot::Final(Outcome::retry(
-                    RetryCause::QuarantineFailed,
-                    format!("{code}, and {e}"),
-                ))
+                Slot::Final(Outcome::QuarantineFailed { detail: format!("{code}, and {e}"), code })
             }
         }
     }

@@ -165,7 +165,7 @@ async fn an_unconfirmed_quarantine_write_means_retry() {
     assert_eq!(report.outcomes[0], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
     assert!(matches!(
         &report.outcomes[1],
-        Outcome::Retry { cause: RetryCause::QuarantineFailed, .. }
+        Outcome::QuarantineFailed { code: ErrorCode::InvalidJson, .. }
     ));
     assert_eq!(report.batch_item_failures, ["m1"]);
 }
@@ -326,7 +326,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
                     prop_assert!(!refused, "quarantined although the store refused it");
                     prop_assert!(stored.contains(id), "quarantined without a stored record");
                 }
-                Outcome::Retry { .. } => {
+                Outcome::Retry { .. } | Outcome::QuarantineFailed { .. } => {
                     prop_assert!(!stored.contains(id) || case.deadline_secs < 600)
                 }
             }

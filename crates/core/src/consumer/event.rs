@@ -39,6 +39,11 @@ impl SqsRecord {
         self.attribute("SentTimestamp")?.parse().ok()
     }
 
+    /// `ApproximateFirstReceiveTimestamp`, in milliseconds since the epoch.
+    pub fn first_receive_timestamp_ms(&self) -> Option<u64> {
+        self.attribute("ApproximateFirstReceiveTimestamp")?.parse().ok()
+    }
+
     pub fn message_group_id(&self) -> Option<&str> {
         self.attribute("MessageGroupId")
     }

@@ -71,8 +71,6 @@ pub enum RetryCause {
     Deadline,
     /// FIFO: an earlier message of the same group failed, so this one was not processed.
     GroupBlocked,
-    /// A permanent failure whose quarantine record was not confirmed.
-    QuarantineFailed,
 }
 
 impl RetryCause {
@@ -82,7 +80,6 @@ impl RetryCause {
             Self::Panicked => "panicked",
             Self::Deadline => "deadline",
             Self::GroupBlocked => "group_blocked",
-            Self::QuarantineFailed => "quarantine_failed",
         }
     }
 }
@@ -91,8 +88,20 @@ impl RetryCause {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Done,
-    Quarantined { code: ErrorCode },
-    Retry { cause: RetryCause, detail: String, retry_after: Option<Duration> },
+    Quarantined {
+        code: ErrorCode,
+    },
+    Retry {
+        cause: RetryCause,
+        detail: String,
+        retry_after: Option<Duration>,
+    },
+    /// A permanent failure whose quarantine record was not confirmed: retried,
+    /// so the message is not lost, and still counted as a permanent failure.
+    QuarantineFailed {
+        code: ErrorCode,
+        detail: String,
+    },
 }
 
 impl Outcome {
@@ -101,6 +110,6 @@ impl Outcome {
     }
 
     pub fn is_retry(&self) -> bool {
-        matches!(self, Self::Retry { .. })
+        matches!(self, Self::Retry { .. } | Self::QuarantineFailed { .. })
     }
 }

@@ -14,7 +14,8 @@ pub struct BatchSummary {
     pub done: usize,
     pub quarantined: usize,
     pub retried: usize,
-    /// Permanent failures per error code (quarantined or not).
+    /// Permanent failures per error code, quarantined or not (a failed
+    /// quarantine write is retried, and still counted here).
     pub by_error_code: BTreeMap<String, usize>,
     /// Retries per cause.
     pub by_retry_cause: BTreeMap<&'static str, usize>,
@@ -34,6 +35,11 @@ impl BatchSummary {
                 Outcome::Retry { cause, .. } => {
                     summary.retried += 1;
                     *summary.by_retry_cause.entry(cause.as_str()).or_default() += 1;
+                }
+                Outcome::QuarantineFailed { code, .. } => {
+                    summary.retried += 1;
+                    *summary.by_retry_cause.entry("quarantine_failed").or_default() += 1;
+                    *summary.by_error_code.entry(code.as_str().to_owned()).or_default() += 1;
                 }
             }
         }
@@ -108,14 +114,19 @@ mod tests {
             Outcome::Quarantined { code: ErrorCode::InvalidJson },
             Outcome::Quarantined { code: ErrorCode::DownstreamRejected },
             Outcome::retry(RetryCause::Deadline, "late"),
+            Outcome::QuarantineFailed { code: ErrorCode::InvalidJson, detail: "refused".into() },
         ];
         let summary = BatchSummary::new(&outcomes);
         assert_eq!(
             (summary.records, summary.done, summary.quarantined, summary.retried),
-            (6, 2, 3, 1)
+            (7, 2, 3, 2)
         );
-        assert_eq!(summary.error_codes_field(), "downstream_rejected=1,invalid_json=2");
-        assert_eq!(summary.retry_causes_field(), "deadline=1");
+        assert_eq!(
+            summary.error_codes_field(),
+            "downstream_rejected=1,invalid_json=3",
+            "every permanent verdict counts, its quarantine write confirmed or not"
+        );
+        assert_eq!(summary.retry_causes_field(), "deadline=1,quarantine_failed=1");
 
         let docs = summary.emf_documents("Ns", "orders", Duration::from_millis(1500), UNIX_EPOCH);
         assert_eq!(docs.len(), 3);
@@ -123,7 +134,7 @@ mod tests {
         assert_eq!(docs[0]["MessagesQuarantined"], 3);
         assert_eq!(docs[0]["BatchDuration"], 1500.0);
         assert_eq!(docs[1]["ErrorCode"], "downstream_rejected");
-        assert_eq!(docs[2]["PermanentFailures"], 2);
+        assert_eq!(docs[2]["PermanentFailures"], 3);
         for doc in &docs {
             let names = doc["_aws"]["CloudWatchMetrics"][0]["Metrics"].as_array().unwrap();
             for name in names {

@@ -1,0 +1,81 @@
+//! The functions' log subscriber: Lambda's advanced logging controls
+//! (`AWS_LAMBDA_LOG_LEVEL`, `AWS_LAMBDA_LOG_FORMAT=JSON`) or `RUST_LOG`, as
+//! `lambda_runtime::tracing::init_default_subscriber` reads them — with the
+//! libraries that can print message bodies held below the levels where they
+//! do. At TRACE, `lambda_runtime` logs every raw event (every SQS body in the
+//! batch) and the HTTP stacks log what they send; bodies may hold personal
+//! data, so no log level may let them through.
+
+use std::str::FromStr;
+
+use tracing::Level;
+use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
+use tracing_subscriber::layer::{Layer, SubscriberExt};
+use tracing_subscriber::util::SubscriberInitExt;
+
+/// Crates whose logs are capped, and the most verbose level each may use.
+/// The AWS SDK's DEBUG (attempts, retries, timeouts) carries no payload.
+pub const CAPPED: &[(&str, Level)] = &[
+    ("lambda_runtime", Level::INFO),
+    ("lambda_runtime_api_client", Level::INFO),
+    ("hyper", Level::INFO),
+    ("hyper_util", Level::INFO),
+    ("h2", Level::INFO),
+    ("rustls", Level::INFO),
+    ("aws_smithy_runtime", Level::DEBUG),
+    ("aws_smithy_runtime_api", Level::DEBUG),
+    ("aws_smithy_http", Level::DEBUG),
+    ("aws_smithy_http_client", Level::DEBUG),
+    ("aws_smithy_types", Level::DEBUG),
+    ("aws_smithy_json", Level::DEBUG),
+    ("aws_smithy_cbor", Level::DEBUG),
+    ("aws_runtime", Level::DEBUG),
+    ("aws_sigv4", Level::DEBUG),
+    ("aws_config", Level::DEBUG),
+    ("aws_sdk_sqs", Level::DEBUG),
+    ("aws_sdk_ecs", Level::DEBUG),
+    ("aws_sdk_cloudwatch", Level::DEBUG),
+];
+
+/// The filter that holds [`CAPPED`] crates at their caps and lets every
+/// other target through (the level filter decides for those).
+pub fn caps() -> Targets {
+    Targets::new().with_default(LevelFilter::TRACE).with_targets(CAPPED.iter().copied())
+}
+
+/// Installs the subscriber on stdout. Call once, first thing in `main`.
+pub fn init() {
+    let level = std::env::var("AWS_LAMBDA_LOG_LEVEL")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .ok()
+        .and_then(|level| LevelFilter::from_str(&level).ok())
+        .unwrap_or(LevelFilter::INFO);
+    let levels = EnvFilter::builder().with_default_directive(level.into()).from_env_lossy();
+    let json = std::env::var("AWS_LAMBDA_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));
+    let format = tracing_subscriber::fmt::layer().with_target(false).without_time();
+    let layer = if json {
+        format.json().with_filter(levels).with_filter(caps()).boxed()
+    } else {
+        format.with_filter(levels).with_filter(caps()).boxed()
+    };
+    tracing_subscriber::registry().with(layer).init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capped_crates_stay_at_their_caps_and_the_rest_pass() {
+        let caps = caps();
+        let allows = |target: &str, level: Level| caps.would_enable(target, &level);
+        assert!(!allows("lambda_runtime::layers::api_response", Level::TRACE));
+        assert!(!allows("lambda_runtime", Level::DEBUG));
+        assert!(allows("lambda_runtime", Level::INFO));
+        assert!(!allows("aws_smithy_runtime::client::orchestrator", Level::TRACE));
+        assert!(allows("aws_smithy_runtime::client::orchestrator", Level::DEBUG));
+        assert!(!allows("hyper_util::client", Level::DEBUG));
+        assert!(allows("batch_consumer::handler", Level::TRACE));
+        assert!(allows("backpressure_core::consumer::engine", Level::TRACE));
+    }
+}
