@@ -144,7 +144,7 @@ impl Formatter for SqsSafeFormatter {
     ) -> io::Result<()> {
         let mut rest = fragment;
         while let Some(at) = rest.find(|c: char| !sqs_accepts(c)) {
-            writer.write_all(rest[..at].as_bytes())?;
+            writer.write_all(&rest.as_bytes()[..at])?;
             let c = rest[at..].chars().next().unwrap_or('\u{FFFD}');
             let mut units = [0_u16; 2];
             for unit in c.encode_utf16(&mut units) {

@@ -1,0 +1,374 @@
+//! The fault matrix: every AWS operation each function calls × {none, deny,
+//! throttle, 500, hang, partial batch failure where it applies}, each cell a
+//! fresh function process whose calls pass through the fault proxy. Every
+//! cell's observed outcome is asserted, printed as a table, and must appear
+//! in the README's "Failure behaviour" table.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
+
+use std::time::Duration;
+
+use e2e_tests::downstream::Downstream;
+use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
+use e2e_tests::fixtures::{Aws, binary, unique};
+use e2e_tests::runtime_host::{LambdaHost, Outcome};
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+const NAMESPACE: &str = "SqsBackpressureFaultMatrix";
+const CALL_TIMEOUT_MS: &str = "1500";
+/// The invocation's own timeout: every cell must answer well before it.
+const INVOCATION_TIMEOUT: Duration = Duration::from_secs(12);
+
+fn faults(batch: bool) -> Vec<Option<Fault>> {
+    let mut faults = vec![
+        None,
+        Some(Fault::Deny),
+        Some(Fault::Throttle),
+        Some(Fault::ServerError),
+        Some(Fault::Hang),
+    ];
+    if batch {
+        faults.push(Some(Fault::FailEntries(vec![0])));
+    }
+    faults
+}
+
+fn fault_name(fault: Option<&Fault>) -> &'static str {
+    fault.map_or("none", Fault::name)
+}
+
+/// One observed cell, as a README table row.
+struct Row {
+    function: &'static str,
+    operation: &'static str,
+    fault: &'static str,
+    outcome: String,
+}
+
+impl Row {
+    fn markdown(&self) -> String {
+        format!("| {} | {} | {} | {} |", self.function, self.operation, self.fault, self.outcome)
+    }
+}
+
+// ---------------------------------------------------------------- publisher
+
+#[derive(Clone, Copy, PartialEq)]
+enum PublisherOp {
+    WorkQueue,
+    DeadLetterQueue,
+    DescribeServices,
+    PutMetricData,
+}
+
+impl PublisherOp {
+    const ALL: [Self; 4] =
+        [Self::WorkQueue, Self::DeadLetterQueue, Self::DescribeServices, Self::PutMetricData];
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::WorkQueue => "GetQueueAttributes (work queue)",
+            Self::DeadLetterQueue => "GetQueueAttributes (dead-letter queue)",
+            Self::DescribeServices => "DescribeServices",
+            Self::PutMetricData => "PutMetricData",
+        }
+    }
+
+    /// What the README promises for this call failing in any way.
+    fn expected(self) -> &'static str {
+        match self {
+            Self::WorkQueue | Self::DescribeServices => {
+                "TargetsNotPublished; faulted target: nothing published; other target: published"
+            }
+            Self::DeadLetterQueue => {
+                "DeadLetterQueueUnreadable; faulted target: published without DlqBacklog; other target: published"
+            }
+            Self::PutMetricData => {
+                "PutMetricDataFailed; faulted target: nothing published; other target: nothing published"
+            }
+        }
+    }
+}
+
+struct PublisherTarget {
+    queue_url: String,
+    queue: String,
+    cluster: String,
+    service: String,
+}
+
+impl PublisherTarget {
+    async fn new(aws: &Aws, with_dlq: bool) -> Self {
+        let queue = unique("mx");
+        let queue_url = if with_dlq {
+            let (url, dlq) = aws.create_queue_with_dlq(&queue).await.unwrap();
+            aws.send_messages(&dlq, 3).await.unwrap();
+            url
+        } else {
+            aws.create_queue(&queue).await.unwrap()
+        };
+        aws.send_messages(&queue_url, 8).await.unwrap();
+        let (cluster, service) = (unique("mxc"), unique("mxs"));
+        aws.create_service(&cluster, &service, 2).await.unwrap();
+        Self { queue_url, queue, cluster, service }
+    }
+
+    fn json(&self) -> String {
+        format!(
+            r#"{{"queueUrl":"{}","cluster":"{}","service":"{}"}}"#,
+            self.queue_url, self.cluster, self.service
+        )
+    }
+
+    async fn published(&self, aws: &Aws, metric: &str) -> bool {
+        let dimensions = [
+            ("ClusterName", self.cluster.as_str()),
+            ("ServiceName", self.service.as_str()),
+            ("QueueName", self.queue.as_str()),
+        ];
+        !aws.metric_averages(NAMESPACE, metric, &dimensions, Duration::from_secs(600))
+            .await
+            .unwrap()
+            .is_empty()
+    }
+
+    async fn describe(&self, aws: &Aws) -> &'static str {
+        match (self.published(aws, "BacklogPerTask").await, self.published(aws, "DlqBacklog").await)
+        {
+            (false, _) => "nothing published",
+            (true, true) => "published with DlqBacklog",
+            (true, false) => "published without DlqBacklog",
+        }
+    }
+}
+
+async fn publisher_cell(aws: &Aws, op: PublisherOp, fault: Option<Fault>) -> Row {
+    let faulted = PublisherTarget::new(aws, true).await;
+    let other = PublisherTarget::new(aws, false).await;
+    let proxies = FaultProxy::for_each_endpoint().await.unwrap();
+    if let Some(fault) = &fault {
+        let (proxy, rule) = match op {
+            PublisherOp::WorkQueue => (
+                0,
+                Rule::new("GetQueueAttributes", fault.clone())
+                    .when_body_contains(&format!("{}\"", faulted.queue)),
+            ),
+            PublisherOp::DeadLetterQueue => (
+                0,
+                Rule::new("GetQueueAttributes", fault.clone())
+                    .when_body_contains(&format!("{}-dlq", faulted.queue)),
+            ),
+            PublisherOp::DescribeServices => (
+                1,
+                Rule::new("DescribeServices", fault.clone()).when_body_contains(&faulted.cluster),
+            ),
+            PublisherOp::PutMetricData => (2, Rule::new("PutMetricData", fault.clone())),
+        };
+        proxies[proxy].1.inject(rule);
+    }
+    let targets = format!("[{},{}]", faulted.json(), other.json());
+    let mut env = vec![
+        ("TARGETS", targets.as_str()),
+        ("METRIC_NAMESPACE", NAMESPACE),
+        ("API_CALL_TIMEOUT_MS", CALL_TIMEOUT_MS),
+    ];
+    env.extend(proxies.iter().map(|(name, proxy)| (*name, proxy.url())));
+    let host = LambdaHost::start(&binary("backlog-publisher").unwrap(), &env).await.unwrap();
+    let event: Value = serde_json::from_str(include_str!("../../events/schedule.json")).unwrap();
+    let answer = match host.invoke(&event, INVOCATION_TIMEOUT).await {
+        Outcome::Response(_) => "success".to_owned(),
+        Outcome::Error(error) => error["errorType"].as_str().unwrap_or("?").to_owned(),
+        other => format!("no answer before the deadline ({other:?})"),
+    };
+    let outcome = format!(
+        "{answer}; faulted target: {}; other target: {}",
+        faulted.describe(aws).await,
+        match other.describe(aws).await {
+            "nothing published" => "nothing published",
+            _ => "published",
+        }
+    );
+    let expected = match fault {
+        None => "success; faulted target: published with DlqBacklog; other target: published",
+        Some(_) => op.expected(),
+    };
+    assert_eq!(outcome, expected, "publisher, {}, {}", op.label(), fault_name(fault.as_ref()));
+    Row {
+        function: "backlog-publisher",
+        operation: op.label(),
+        fault: fault_name(fault.as_ref()),
+        outcome,
+    }
+}
+
+// ---------------------------------------------------------------- consumer
+
+#[derive(Clone, Copy, PartialEq)]
+enum ConsumerOp {
+    Quarantine,
+    Visibility,
+}
+
+impl ConsumerOp {
+    fn label(self) -> &'static str {
+        match self {
+            Self::Quarantine => "SendMessageBatch (quarantine)",
+            Self::Visibility => "ChangeMessageVisibilityBatch (backoff)",
+        }
+    }
+
+    fn operation(self) -> &'static str {
+        match self {
+            Self::Quarantine => "SendMessageBatch",
+            Self::Visibility => "ChangeMessageVisibilityBatch",
+        }
+    }
+
+    fn expected(self, fault: Option<&Fault>) -> &'static str {
+        match (self, fault) {
+            (Self::Quarantine, Some(Fault::FailEntries(_))) => {
+                "done: ok; quarantined: poison-b; retried: poison-a, failing"
+            }
+            (Self::Quarantine, Some(_)) => {
+                "done: ok; quarantined: none; retried: poison-a, poison-b, failing"
+            }
+            (Self::Visibility, _) | (Self::Quarantine, None) => {
+                "done: ok; quarantined: poison-a, poison-b; retried: failing"
+            }
+        }
+    }
+}
+
+/// A record received just now (the backoff only extends leases younger
+/// than SQS's 12 hours).
+fn record(id: &str, body: &str, arn: &str) -> Value {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        .to_string();
+    json!({
+        "messageId": id, "receiptHandle": format!("handle-{id}"), "body": body,
+        "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": now,
+                       "ApproximateFirstReceiveTimestamp": now},
+        "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
+        "eventSourceARN": arn, "awsRegion": "us-east-1"
+    })
+}
+
+async fn consumer_cell(aws: &Aws, op: ConsumerOp, fault: Option<Fault>) -> Row {
+    let quarantine_url = aws.create_queue(&unique("mxq")).await.unwrap();
+    let source_url = aws.create_queue(&unique("mxsrc")).await.unwrap();
+    let arn = aws.queue_arn(&source_url).await.unwrap();
+    let downstream = Downstream::start().await.unwrap();
+    let proxies = FaultProxy::for_each_endpoint().await.unwrap();
+    if let Some(fault) = &fault {
+        proxies[0].1.inject(Rule::new(op.operation(), fault.clone()));
+    }
+    let work = |operation: &str, key: &str| {
+        json!({"schemaVersion": "1", "operation": operation, "tenantId": "t", "idempotencyKey": key})
+            .to_string()
+    };
+    let event = json!({"Records": [
+        record("ok", &work("invoice.create", "k1"), &arn),
+        record("poison-a", "not json a", &arn),
+        record("poison-b", "not json b", &arn),
+        record("failing", &work("invoice.fail", "k2"), &arn),
+    ]});
+    let url = downstream.url();
+    let mut env = vec![
+        ("DOWNSTREAM_URL", url.as_str()),
+        ("QUARANTINE_QUEUE_URL", quarantine_url.as_str()),
+        ("API_CALL_TIMEOUT_MS", CALL_TIMEOUT_MS),
+    ];
+    env.extend(proxies.iter().map(|(name, proxy)| (*name, proxy.url())));
+    let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap();
+    let outcome = host.invoke(&event, INVOCATION_TIMEOUT).await;
+    let retried: Vec<String> = match &outcome {
+        Outcome::Response(body) => body["batchItemFailures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["itemIdentifier"].as_str().unwrap().to_owned())
+            .collect(),
+        other => panic!("consumer, {}: no batch response: {other:?}", op.label()),
+    };
+    let quarantined: Vec<String> = aws
+        .receive_all(&quarantine_url, 2)
+        .await
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let record: Value = serde_json::from_str(m.body().unwrap()).unwrap();
+            record["messageId"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    let ids = ["ok", "poison-a", "poison-b", "failing"];
+    let list = |pick: &dyn Fn(&str) -> bool| {
+        let picked: Vec<&str> = ids.iter().copied().filter(|id| pick(id)).collect();
+        if picked.is_empty() { "none".to_owned() } else { picked.join(", ") }
+    };
+    let is_retried = |id: &str| retried.iter().any(|r| r == id);
+    let is_quarantined = |id: &str| quarantined.iter().any(|q| q == id);
+    let delivered =
+        downstream.received().iter().any(|r| r.idempotency_key.as_deref() == Some("k1"));
+    let observed = format!(
+        "done: {}; quarantined: {}; retried: {}",
+        list(&|id| !is_retried(id) && !is_quarantined(id) && (id != "ok" || delivered)),
+        list(&|id| is_quarantined(id) && !is_retried(id)),
+        list(&|id| is_retried(id)),
+    );
+    // Every message has exactly one outcome.
+    for id in ids {
+        assert!(!(is_retried(id) && is_quarantined(id)), "{id} both retried and quarantined");
+    }
+    let calls = proxies[0].1.counts().get(op.operation()).copied().unwrap_or(0);
+    assert!(calls > 0, "consumer, {}: the call was never made", op.label());
+    let expected = op.expected(fault.as_ref());
+    assert_eq!(observed, expected, "consumer, {}, {}", op.label(), fault_name(fault.as_ref()));
+    Row {
+        function: "batch-consumer",
+        operation: op.label(),
+        fault: fault_name(fault.as_ref()),
+        outcome: observed,
+    }
+}
+
+// ---------------------------------------------------------------- the matrix
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_aws_call_under_every_fault() {
+    let aws = Aws::from_env().await.unwrap();
+    let mut cells: Vec<futures::future::BoxFuture<'_, Row>> = Vec::new();
+    for op in PublisherOp::ALL {
+        for fault in faults(false) {
+            cells.push(Box::pin(publisher_cell(&aws, op, fault)));
+        }
+    }
+    for op in [ConsumerOp::Quarantine, ConsumerOp::Visibility] {
+        for fault in faults(true) {
+            cells.push(Box::pin(consumer_cell(&aws, op, fault)));
+        }
+    }
+    let mut rows: Vec<Row> = futures::stream::iter(cells).buffered(8).collect().await;
+    rows.sort_by_key(|row| (row.function, row.operation));
+
+    let mut table =
+        String::from("| Function | AWS call | Fault | What happens |\n| --- | --- | --- | --- |\n");
+    for row in &rows {
+        table.push_str(&row.markdown());
+        table.push('\n');
+    }
+    println!("\nFault matrix ({} cells):\n{table}", rows.len());
+
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let missing: Vec<String> =
+        rows.iter().map(Row::markdown).filter(|line| !readme.contains(line.as_str())).collect();
+    assert!(
+        missing.is_empty(),
+        "the README's Failure behaviour table lacks these observed rows:\n{}",
+        missing.join("\n")
+    );
+}
