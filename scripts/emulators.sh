@@ -81,6 +81,12 @@ ENV
   wait_for moto "http://127.0.0.1:$moto_port/moto-api/data.json" '{' "$(cat "$state/moto.pid")"
   wait_for localstack "http://127.0.0.1:$localstack_port/_localstack/health" '"cloudwatch": "\(available\|running\)"' \
     "$(cat "$state/localstack.pid")"
+  # LocalStack loads a service on its first request, which can take seconds: pay that
+  # here, not inside a test whose calls have a timeout of their own.
+  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing "$venv/bin/python" -c '
+import sys, boto3
+boto3.client("cloudwatch", endpoint_url=sys.argv[1], region_name="us-east-1").list_metrics()
+' "http://127.0.0.1:$localstack_port" || { log "LocalStack CloudWatch did not answer"; return 1; }
   log "ready (endpoints in .emulators/env)"
 }
 

@@ -16,7 +16,7 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 const NAMESPACE: &str = "SqsBackpressureFaultMatrix";
-const CALL_TIMEOUT_MS: &str = "1500";
+const CALL_TIMEOUT_MS: &str = "2500";
 /// The invocation's own timeout: every cell must answer well before it.
 const INVOCATION_TIMEOUT: Duration = Duration::from_secs(12);
 

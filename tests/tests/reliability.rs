@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 const NAMESPACE: &str = "SqsBackpressureReliability";
 const WINDOW: Duration = Duration::from_secs(600);
 /// Each AWS call's own budget in these tests: short, so a hung call costs little.
-const CALL_TIMEOUT_MS: &str = "1500";
+const CALL_TIMEOUT_MS: &str = "2500";
 
 fn schedule_event() -> Value {
     serde_json::from_str(include_str!("../../events/schedule.json")).unwrap()
