@@ -8,20 +8,44 @@ use serde_json::{Map, Value};
 
 /// One record of an SQS event. Attributes are kept as delivered, because a
 /// quarantine record carries them unchanged.
+///
+/// Decoded leniently, field by field, rather than with `aws_lambda_events`'
+/// `SqsMessage`: there a field of the wrong type (say `"attributes": null`
+/// or a numeric `body`) fails the whole event, and with it every message of
+/// the batch. Here such a field reads as absent, and only its own record
+/// suffers (a record without a usable `messageId` still fails the batch, as
+/// it must: it cannot be reported on its own).
 #[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SqsRecord {
+    #[serde(deserialize_with = "lenient")]
     pub message_id: Option<String>,
+    #[serde(deserialize_with = "lenient")]
     pub receipt_handle: Option<String>,
+    #[serde(deserialize_with = "lenient")]
     pub body: Option<String>,
+    #[serde(deserialize_with = "lenient")]
     pub attributes: Map<String, Value>,
+    #[serde(deserialize_with = "lenient")]
     pub message_attributes: Map<String, Value>,
-    #[serde(rename = "md5OfBody")]
+    #[serde(rename = "md5OfBody", deserialize_with = "lenient")]
     pub md5_of_body: Option<String>,
+    #[serde(deserialize_with = "lenient")]
     pub event_source: Option<String>,
-    #[serde(rename = "eventSourceARN")]
+    #[serde(rename = "eventSourceARN", deserialize_with = "lenient")]
     pub event_source_arn: Option<String>,
+    #[serde(deserialize_with = "lenient")]
     pub aws_region: Option<String>,
+}
+
+/// Any JSON value; one of the wrong type becomes the field's default.
+fn lenient<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: serde::de::DeserializeOwned + Default,
+{
+    let value = Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).unwrap_or_default())
 }
 
 impl SqsRecord {
@@ -179,6 +203,24 @@ mod tests {
         assert_eq!(event.records.len(), 2);
         assert_eq!(event.records[0].usable_message_id(), None);
         assert_eq!(event.records[1].usable_message_id(), None);
+    }
+
+    #[test]
+    fn a_wrongly_typed_field_reads_as_absent_and_spares_the_other_records() {
+        let event: SqsEvent = serde_json::from_str(
+            r#"{"Records":[
+                {"messageId":"a","body":42,"attributes":null,"messageAttributes":"x","eventSourceARN":7},
+                {"messageId":"b","body":"{}","attributes":{"ApproximateReceiveCount":5},"messageAttributes":[]},
+                {"messageId":"c","body":"ok","attributes":{"ApproximateReceiveCount":"2"}}
+            ]}"#,
+        )
+        .unwrap();
+        let [a, b, c] = &event.records[..] else { panic!("{event:?}") };
+        assert_eq!((a.usable_message_id(), a.body.as_deref()), (Some("a"), None));
+        assert!(a.attributes.is_empty() && a.message_attributes.is_empty());
+        assert_eq!(a.event_source_arn, None);
+        assert_eq!(b.receive_count(), None, "a number where SQS sends a string");
+        assert_eq!(c.receive_count(), Some(2));
     }
 
     #[test]
