@@ -6,7 +6,7 @@ EMULATORS := scripts/emulators.sh
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test demo lint template-lint unit invoke build deploy emulators emulators-stop bench release clean
+.PHONY: test demo lint template-lint unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
 ## make test: formatting, lints, template checks, unit and adapter tests, end-to-end tests
 test: lint template-lint
@@ -71,6 +71,22 @@ release:
 ## Installs nginx and wrk (Debian) and the Python anchors (.venv-bench/). Not part of `make test`.
 bench:
 	bench/run.sh
+
+## make soak: one warm process of each function, SOAK_INVOCATIONS (2000) consecutive invocations
+## with mixed outcomes and injected faults; RSS, open fds and every message id counted.
+## The table goes to target/soak/latest.md. Not part of `make test`.
+SOAK_INVOCATIONS ?= 2000
+soak:
+	$(CARGO) build --workspace --bins
+	$(EMULATORS) install
+	LAMBDA_HOST_QUIET=1 $(EMULATORS) run -- $(CARGO) run --quiet -p e2e-tests --bin soak -- \
+	  --invocations $(SOAK_INVOCATIONS) --out target/soak/latest.md
+
+## make fuzz: every fuzz target under AFL++ (cargo-afl, stable toolchain) for FUZZ_SECONDS (60)
+## each, from the committed corpus; findings go to target/fuzz/. `make test` replays the corpus.
+FUZZ_SECONDS ?= 60
+fuzz:
+	scripts/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	$(EMULATORS) stop

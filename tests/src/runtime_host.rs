@@ -241,6 +241,18 @@ impl LambdaHost {
         line.split_whitespace().nth(1)?.parse().ok()
     }
 
+    /// The function process's resident memory now (`VmRSS`), in KiB.
+    pub fn rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid?)).ok()?;
+        let line = status.lines().find(|line| line.starts_with("VmRSS:"))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    /// File descriptors the function process has open now.
+    pub fn open_fds(&self) -> Option<usize> {
+        Some(std::fs::read_dir(format!("/proc/{}/fd", self.pid?)).ok()?.count())
+    }
+
     /// CPU time the function process has used so far, all threads, from
     /// `/proc/<pid>/task/*/schedstat` (nanoseconds on a CPU).
     pub fn cpu_time(&self) -> Option<Duration> {
