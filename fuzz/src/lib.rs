@@ -3,6 +3,9 @@
 //! runs them under AFL++ (coverage-guided, on the stable toolchain);
 //! `make test` replays the committed corpus in `fuzz/corpus/<target>/`.
 
+// A fuzz target reports a broken promise by panicking: that is what AFL++ records.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use backpressure_core::backlog::{BacklogPolicy, Readings};
@@ -19,7 +22,9 @@ use backpressure_core::{
 use serde_json::Value;
 
 /// Every target, by the name `make fuzz` and the corpus folders use.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub type FuzzTarget = fn(&[u8]);
+
+pub const TARGETS: &[(&str, FuzzTarget)] = &[
     ("event", event),
     ("contract", contract),
     ("quarantine", quarantine),
@@ -27,7 +32,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("arithmetic", arithmetic),
 ];
 
-pub fn target(name: &str) -> Option<fn(&[u8])> {
+pub fn target(name: &str) -> Option<FuzzTarget> {
     TARGETS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
 }
 
