@@ -137,11 +137,11 @@ pub fn config(data: &[u8]) {
         assert!(config.concurrency >= 1);
         assert!(config.backoff.base <= config.backoff.max);
     }
-    if let Ok(downstream) = Downstream::from_vars(&vars) {
-        if let Some(rps) = downstream.max_rps {
-            // What the rate limiter does with it: must not panic.
-            let _ = Duration::from_secs_f64(1.0 / rps);
-        }
+    if let Ok(downstream) = Downstream::from_vars(&vars)
+        && let Some(rps) = downstream.max_rps
+    {
+        // What the rate limiter does with it: must not panic.
+        let _ = Duration::from_secs_f64(1.0 / rps);
     }
 }
 
@@ -158,7 +158,7 @@ pub fn arithmetic(data: &[u8]) {
     let service = ServiceCounts { running: next(), pending: next(), desired: next() };
     let flags = next();
     let goal = BacklogTarget::new(f64::from_bits(next()));
-    let dlq = (flags & 8 != 0).then(|| next());
+    let dlq = (flags & 8 != 0).then(&mut next);
     let policy = BacklogPolicy {
         includes: BacklogIncludes { in_flight: flags & 1 != 0, delayed: flags & 2 != 0 },
         task_count: match flags >> 4 & 3 {
