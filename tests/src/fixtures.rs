@@ -2,6 +2,7 @@
 //! CloudWatch). Clients are routed by the standard `AWS_ENDPOINT_URL_<SERVICE>`
 //! variables that `scripts/emulators.sh run` sets.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -10,6 +11,7 @@ use aws_sdk_cloudwatch::primitives::DateTime;
 use aws_sdk_cloudwatch::types::{Dimension, Statistic};
 use aws_sdk_ecs::types::{ContainerDefinition, NetworkMode};
 use aws_sdk_sqs::types::{Message, QueueAttributeName, SendMessageBatchRequestEntry};
+use serde_json::{Value, json};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -38,6 +40,33 @@ pub fn binary(name: &str) -> Result<PathBuf, BoxError> {
             path.display()
         )
         .into())
+    }
+}
+
+/// An SQS event record as Lambda delivers it, received just now (the backoff
+/// only extends leases younger than SQS's 12 hours).
+pub fn sqs_record(id: &str, body: Value, event_source_arn: &str) -> Value {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis();
+    let now = now.to_string();
+    json!({
+        "messageId": id, "receiptHandle": format!("handle-{id}"), "body": body,
+        "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": now,
+                       "ApproximateFirstReceiveTimestamp": now},
+        "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
+        "eventSourceARN": event_source_arn, "awsRegion": "us-east-1"
+    })
+}
+
+/// A quarantine record read back from its queue, with its message attributes.
+#[derive(Debug, Clone)]
+pub struct Quarantined {
+    pub record: Value,
+    pub attributes: HashMap<String, String>,
+}
+
+impl Quarantined {
+    pub fn message_id(&self) -> &str {
+        self.record["messageId"].as_str().unwrap_or_default()
     }
 }
 
@@ -157,6 +186,66 @@ impl Aws {
         Ok(messages)
     }
 
+    /// The quarantine records on a queue (see `receive_all`).
+    pub async fn quarantined(
+        &self,
+        url: &str,
+        expected: usize,
+    ) -> Result<Vec<Quarantined>, BoxError> {
+        let mut records = Vec::new();
+        for message in self.receive_all(url, expected).await? {
+            let record: Value = serde_json::from_str(message.body().unwrap_or_default())?;
+            let attributes = message
+                .message_attributes()
+                .map(|a| {
+                    a.iter()
+                        .map(|(k, v)| (k.clone(), v.string_value().unwrap_or_default().to_owned()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            records.push(Quarantined { record, attributes });
+        }
+        Ok(records)
+    }
+
+    /// Receives and deletes every quarantine record on a queue, returning
+    /// their messageIds; for long runs, where a queue that keeps growing makes
+    /// the emulator slower with every call.
+    pub async fn drain_quarantined(&self, url: &str) -> Result<Vec<String>, BoxError> {
+        let mut ids = Vec::new();
+        loop {
+            let output = self
+                .sqs
+                .receive_message()
+                .queue_url(url)
+                .max_number_of_messages(10)
+                .visibility_timeout(300)
+                .send()
+                .await?;
+            let batch = output.messages.unwrap_or_default();
+            if batch.is_empty() {
+                return Ok(ids);
+            }
+            let mut entries = Vec::with_capacity(batch.len());
+            for (index, message) in batch.iter().enumerate() {
+                let record: Value = serde_json::from_str(message.body().unwrap_or_default())?;
+                ids.push(record["messageId"].as_str().unwrap_or_default().to_owned());
+                entries.push(
+                    aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
+                        .id(format!("d{index}"))
+                        .receipt_handle(message.receipt_handle().unwrap_or_default())
+                        .build()?,
+                );
+            }
+            self.sqs
+                .delete_message_batch()
+                .queue_url(url)
+                .set_entries(Some(entries))
+                .send()
+                .await?;
+        }
+    }
+
     pub async fn delete_queue(&self, url: &str) -> Result<(), BoxError> {
         self.sqs.delete_queue().queue_url(url).send().await?;
         Ok(())
@@ -201,6 +290,18 @@ impl Aws {
             .send()
             .await?;
         Ok(())
+    }
+
+    /// One publisher target's metric (dimensioned by cluster, service and
+    /// queue name) over the last ten minutes, oldest first.
+    pub async fn target_metric(
+        &self,
+        namespace: &str,
+        metric: &str,
+        [cluster, service, queue]: [&str; 3],
+    ) -> Result<Vec<f64>, BoxError> {
+        let dimensions = [("ClusterName", cluster), ("ServiceName", service), ("QueueName", queue)];
+        self.metric_averages(namespace, metric, &dimensions, Duration::from_secs(600)).await
     }
 
     /// The datapoints' average of one metric over the last `window`, as

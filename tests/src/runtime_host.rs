@@ -38,6 +38,21 @@ pub enum Outcome {
     TimedOut,
 }
 
+impl Outcome {
+    /// The messageIds of a batch response's `batchItemFailures`; `None` when
+    /// the invocation gave no response.
+    pub fn batch_item_failures(&self) -> Option<Vec<String>> {
+        let Self::Response(body) = self else { return None };
+        let failures = body["batchItemFailures"].as_array()?;
+        Some(
+            failures
+                .iter()
+                .map(|f| f["itemIdentifier"].as_str().unwrap_or_default().to_owned())
+                .collect(),
+        )
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum HostError {
     #[error("cannot start {binary}")]

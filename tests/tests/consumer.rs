@@ -54,37 +54,15 @@ impl Setup {
         &self,
         expected: usize,
     ) -> HashMap<String, (Value, HashMap<String, String>)> {
-        let messages = self.aws.receive_all(&self.quarantine_url, expected).await.unwrap();
-        messages
-            .into_iter()
-            .map(|message| {
-                let record: Value = serde_json::from_str(message.body().unwrap()).unwrap();
-                let attributes = message
-                    .message_attributes()
-                    .map(|a| {
-                        a.iter()
-                            .map(|(k, v)| {
-                                (k.clone(), v.string_value().unwrap_or_default().to_owned())
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                (record["messageId"].as_str().unwrap().to_owned(), (record, attributes))
-            })
-            .collect()
+        let records = self.aws.quarantined(&self.quarantine_url, expected).await.unwrap();
+        records.into_iter().map(|q| (q.message_id().to_owned(), (q.record, q.attributes))).collect()
     }
 }
 
 fn failures(outcome: Outcome) -> Vec<String> {
-    let Outcome::Response(body) = outcome else {
-        panic!("expected a batch response, got {outcome:?}")
-    };
-    body["batchItemFailures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["itemIdentifier"].as_str().unwrap().to_owned())
-        .collect()
+    outcome
+        .batch_item_failures()
+        .unwrap_or_else(|| panic!("expected a batch response, got {outcome:?}"))
 }
 
 const TIMEOUT: Duration = Duration::from_secs(30);

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
-use e2e_tests::fixtures::{Aws, binary, unique};
+use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -50,6 +50,17 @@ impl Row {
     fn markdown(&self) -> String {
         format!("| {} | {} | {} | {} |", self.function, self.operation, self.fault, self.outcome)
     }
+}
+
+/// Invokes and asserts that the answer came before the invocation's deadline
+/// (the host itself waits a little longer, to tell late from never).
+async fn answered_in_time(host: &LambdaHost, event: &Value) -> Outcome {
+    let (outcome, took) =
+        host.invoke_timed(hyper::body::Bytes::from(event.to_string()), INVOCATION_TIMEOUT).await;
+    if let Some(took) = took {
+        assert!(took < INVOCATION_TIMEOUT, "answered after the deadline ({took:?}): {outcome:?}");
+    }
+    outcome
 }
 
 // ---------------------------------------------------------------- publisher
@@ -122,15 +133,8 @@ impl PublisherTarget {
     }
 
     async fn published(&self, aws: &Aws, metric: &str) -> bool {
-        let dimensions = [
-            ("ClusterName", self.cluster.as_str()),
-            ("ServiceName", self.service.as_str()),
-            ("QueueName", self.queue.as_str()),
-        ];
-        !aws.metric_averages(NAMESPACE, metric, &dimensions, Duration::from_secs(600))
-            .await
-            .unwrap()
-            .is_empty()
+        let target = [self.cluster.as_str(), self.service.as_str(), self.queue.as_str()];
+        !aws.target_metric(NAMESPACE, metric, target).await.unwrap().is_empty()
     }
 
     async fn describe(&self, aws: &Aws) -> &'static str {
@@ -176,7 +180,7 @@ async fn publisher_cell(aws: &Aws, op: PublisherOp, fault: Option<Fault>) -> Row
     env.extend(proxies.iter().map(|(name, proxy)| (*name, proxy.url())));
     let host = LambdaHost::start(&binary("backlog-publisher").unwrap(), &env).await.unwrap();
     let event: Value = serde_json::from_str(include_str!("../../events/schedule.json")).unwrap();
-    let answer = match host.invoke(&event, INVOCATION_TIMEOUT).await {
+    let answer = match answered_in_time(&host, &event).await {
         Outcome::Response(_) => "success".to_owned(),
         Outcome::Error(error) => error["errorType"].as_str().unwrap_or("?").to_owned(),
         other => format!("no answer before the deadline ({other:?})"),
@@ -240,23 +244,6 @@ impl ConsumerOp {
     }
 }
 
-/// A record received just now (the backoff only extends leases younger
-/// than SQS's 12 hours).
-fn record(id: &str, body: &str, arn: &str) -> Value {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_millis()
-        .to_string();
-    json!({
-        "messageId": id, "receiptHandle": format!("handle-{id}"), "body": body,
-        "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": now,
-                       "ApproximateFirstReceiveTimestamp": now},
-        "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
-        "eventSourceARN": arn, "awsRegion": "us-east-1"
-    })
-}
-
 async fn consumer_cell(aws: &Aws, op: ConsumerOp, fault: Option<Fault>) -> Row {
     let quarantine_url = aws.create_queue(&unique("mxq")).await.unwrap();
     let source_url = aws.create_queue(&unique("mxsrc")).await.unwrap();
@@ -271,10 +258,10 @@ async fn consumer_cell(aws: &Aws, op: ConsumerOp, fault: Option<Fault>) -> Row {
             .to_string()
     };
     let event = json!({"Records": [
-        record("ok", &work("invoice.create", "k1"), &arn),
-        record("poison-a", "not json a", &arn),
-        record("poison-b", "not json b", &arn),
-        record("failing", &work("invoice.fail", "k2"), &arn),
+        sqs_record("ok", json!(work("invoice.create", "k1")), &arn),
+        sqs_record("poison-a", json!("not json a"), &arn),
+        sqs_record("poison-b", json!("not json b"), &arn),
+        sqs_record("failing", json!(work("invoice.fail", "k2")), &arn),
     ]});
     let url = downstream.url();
     let mut env = vec![
@@ -284,25 +271,16 @@ async fn consumer_cell(aws: &Aws, op: ConsumerOp, fault: Option<Fault>) -> Row {
     ];
     env.extend(proxies.iter().map(|(name, proxy)| (*name, proxy.url())));
     let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap();
-    let outcome = host.invoke(&event, INVOCATION_TIMEOUT).await;
-    let retried: Vec<String> = match &outcome {
-        Outcome::Response(body) => body["batchItemFailures"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["itemIdentifier"].as_str().unwrap().to_owned())
-            .collect(),
-        other => panic!("consumer, {}: no batch response: {other:?}", op.label()),
-    };
+    let outcome = answered_in_time(&host, &event).await;
+    let retried = outcome
+        .batch_item_failures()
+        .unwrap_or_else(|| panic!("consumer, {}: no batch response: {outcome:?}", op.label()));
     let quarantined: Vec<String> = aws
-        .receive_all(&quarantine_url, 2)
+        .quarantined(&quarantine_url, 2)
         .await
         .unwrap()
         .iter()
-        .map(|m| {
-            let record: Value = serde_json::from_str(m.body().unwrap()).unwrap();
-            record["messageId"].as_str().unwrap().to_owned()
-        })
+        .map(|q| q.message_id().to_owned())
         .collect();
     let ids = ["ok", "poison-a", "poison-b", "failing"];
     let list = |pick: &dyn Fn(&str) -> bool| {

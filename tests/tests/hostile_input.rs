@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fault_proxy::FaultProxy;
-use e2e_tests::fixtures::{Aws, binary, unique};
-use e2e_tests::runtime_host::{LambdaHost, Outcome};
+use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
+use e2e_tests::runtime_host::LambdaHost;
 use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,12 +33,7 @@ fn work(extra: &[(&str, Value)]) -> String {
 }
 
 fn record(id: &str, body: Value) -> Value {
-    json!({
-        "messageId": id, "receiptHandle": format!("handle-{id}"), "body": body,
-        "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "1764500000000"},
-        "messageAttributes": {}, "md5OfBody": "", "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:orders-work", "awsRegion": "us-east-1"
-    })
+    sqs_record(id, body, "arn:aws:sqs:us-east-1:123456789012:orders-work")
 }
 
 /// One character from each Unicode plane that has assigned characters.
@@ -144,28 +139,20 @@ async fn every_hostile_record_ends_in_exactly_one_outcome() {
     )
     .await
     .unwrap();
-    let retried: Vec<String> = match host.invoke(&event, Duration::from_secs(30)).await {
-        Outcome::Response(body) => body["batchItemFailures"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["itemIdentifier"].as_str().unwrap().to_owned())
-            .collect(),
-        other => panic!("expected a batch response, got {other:?}"),
-    };
+    let outcome = host.invoke(&event, Duration::from_secs(30)).await;
+    let retried = outcome
+        .batch_item_failures()
+        .unwrap_or_else(|| panic!("expected a batch response, got {outcome:?}"));
     let unique_retried: BTreeSet<&String> = retried.iter().collect();
     assert_eq!(unique_retried.len(), retried.len(), "an id listed twice: {retried:?}");
 
     let expected_quarantined = cases.iter().filter(|(_, e)| *e == Expect::Quarantined).count();
     let quarantined: BTreeMap<String, Value> = aws
-        .receive_all(&quarantine_url, expected_quarantined)
+        .quarantined(&quarantine_url, expected_quarantined)
         .await
         .unwrap()
-        .iter()
-        .map(|m| {
-            let record: Value = serde_json::from_str(m.body().unwrap()).unwrap();
-            (record["messageId"].as_str().unwrap().to_owned(), record)
-        })
+        .into_iter()
+        .map(|q| (q.message_id().to_owned(), q.record))
         .collect();
     let delivered: Vec<String> = downstream.received().into_iter().map(|r| r.body).collect();
 

@@ -13,7 +13,6 @@ use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use serde_json::Value;
 
 const NAMESPACE: &str = "SqsBackpressureE2E";
-const WINDOW: Duration = Duration::from_secs(600);
 
 fn schedule_event() -> Value {
     serde_json::from_str(include_str!("../../events/schedule.json")).unwrap()
@@ -67,12 +66,8 @@ impl Setup {
     }
 
     async fn read_back(&self, aws: &Aws, metric: &str) -> Vec<f64> {
-        let dimensions = [
-            ("ClusterName", self.cluster.as_str()),
-            ("ServiceName", self.service.as_str()),
-            ("QueueName", self.queue.as_str()),
-        ];
-        aws.metric_averages(NAMESPACE, metric, &dimensions, WINDOW).await.unwrap()
+        let target = [self.cluster.as_str(), self.service.as_str(), self.queue.as_str()];
+        aws.target_metric(NAMESPACE, metric, target).await.unwrap()
     }
 }
 

@@ -8,12 +8,11 @@ use std::time::Duration;
 
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
-use e2e_tests::fixtures::{Aws, binary, unique};
+use e2e_tests::fixtures::{Aws, Quarantined, binary, sqs_record, unique};
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use serde_json::{Value, json};
 
 const NAMESPACE: &str = "SqsBackpressureReliability";
-const WINDOW: Duration = Duration::from_secs(600);
 /// Each AWS call's own budget in these tests: short, so a hung call costs little.
 const CALL_TIMEOUT_MS: &str = "2500";
 
@@ -77,12 +76,8 @@ impl Target {
     }
 
     async fn read_back(&self, aws: &Aws, metric: &str) -> Vec<f64> {
-        let dimensions = [
-            ("ClusterName", self.cluster.as_str()),
-            ("ServiceName", self.service.as_str()),
-            ("QueueName", self.queue.as_str()),
-        ];
-        aws.metric_averages(NAMESPACE, metric, &dimensions, WINDOW).await.unwrap()
+        let target = [self.cluster.as_str(), self.service.as_str(), self.queue.as_str()];
+        aws.target_metric(NAMESPACE, metric, target).await.unwrap()
     }
 }
 
@@ -288,42 +283,13 @@ impl Consumer {
         self.host(extra).await.invoke(event, Duration::from_secs(20)).await
     }
 
-    /// Quarantine records by messageId, with their SQS message attributes.
-    async fn quarantined(&self, expected: usize) -> Vec<(Value, Vec<(String, String)>)> {
-        let messages = self.aws.receive_all(&self.quarantine_url, expected).await.unwrap();
-        messages
-            .into_iter()
-            .map(|message| {
-                let record: Value = serde_json::from_str(message.body().unwrap()).unwrap();
-                let attributes = message
-                    .message_attributes()
-                    .map(|a| {
-                        a.iter()
-                            .map(|(k, v)| {
-                                (k.clone(), v.string_value().unwrap_or_default().to_owned())
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                (record, attributes)
-            })
-            .collect()
+    async fn quarantined(&self, expected: usize) -> Vec<Quarantined> {
+        self.aws.quarantined(&self.quarantine_url, expected).await.unwrap()
     }
 }
 
 fn record(id: &str, body: &str) -> Value {
-    json!({
-        "messageId": id,
-        "receiptHandle": format!("handle-{id}"),
-        "body": body,
-        "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "1764500000000",
-                       "ApproximateFirstReceiveTimestamp": "1764500000042"},
-        "messageAttributes": {},
-        "md5OfBody": "",
-        "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:orders-work",
-        "awsRegion": "us-east-1"
-    })
+    sqs_record(id, json!(body), "arn:aws:sqs:us-east-1:123456789012:orders-work")
 }
 
 fn work(operation: &str, key: &str) -> String {
@@ -332,15 +298,9 @@ fn work(operation: &str, key: &str) -> String {
 }
 
 fn failures(outcome: Outcome) -> Vec<String> {
-    let Outcome::Response(body) = outcome else {
-        panic!("expected a batch response, got {outcome:?}")
-    };
-    body["batchItemFailures"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["itemIdentifier"].as_str().unwrap().to_owned())
-        .collect()
+    outcome
+        .batch_item_failures()
+        .unwrap_or_else(|| panic!("expected a batch response, got {outcome:?}"))
 }
 
 #[tokio::test]
@@ -374,7 +334,7 @@ async fn d5_poison_holding_characters_sqs_refuses_is_still_quarantined_byte_for_
     assert!(failed.is_empty(), "every poison message is quarantined, none retried: {failed:?}");
     let quarantined = consumer.quarantined(bodies.len()).await;
     assert_eq!(quarantined.len(), bodies.len());
-    for (record, attributes) in &quarantined {
+    for Quarantined { record, attributes } in &quarantined {
         let index: usize =
             record["messageId"].as_str().unwrap().trim_start_matches("poison-").parse().unwrap();
         assert_eq!(record["body"].as_str().unwrap(), bodies[index], "body byte for byte");
@@ -398,8 +358,8 @@ async fn d6_the_verdict_comes_from_the_status_line_not_a_slow_body() {
     assert!(failed.is_empty(), "a 202 is done and a 422 quarantined: {failed:?}");
     let quarantined = consumer.quarantined(1).await;
     assert_eq!(quarantined.len(), 1);
-    assert_eq!(quarantined[0].0["messageId"], "rejected");
-    assert_eq!(quarantined[0].0["errorCode"], "downstream_rejected");
+    assert_eq!(quarantined[0].message_id(), "rejected");
+    assert_eq!(quarantined[0].record["errorCode"], "downstream_rejected");
 }
 
 // ---------------------------------------------------------------- found by reading
