@@ -312,9 +312,14 @@ async fn d3_a_hung_quarantine_write_retries_only_the_poison_and_answers_in_time(
         record("poison-1", "not json"),
         record("ok-2", &work("invoice.create", "k2")),
     ]});
-    let failed = failures(consumer.invoke(&event, &[]).await);
+    let host = consumer.host(&[]).await;
+    let failed = failures(host.invoke(&event, Duration::from_secs(20)).await);
     assert_eq!(failed, ["poison-1"]);
     assert_eq!(consumer.downstream.received().len(), 2);
+    // The call's own timeout ended the write, not the invocation's deadline guard.
+    let logs = host.logs().join("\n");
+    assert!(logs.contains("the SendMessageBatch call failed"), "{logs}");
+    assert!(!logs.contains("did not finish before the invocation's deadline"), "{logs}");
 }
 
 // ---------------------------------------------------------------- defect 5
