@@ -57,6 +57,59 @@ pub fn sqs_record(id: &str, body: Value, event_source_arn: &str) -> Value {
     })
 }
 
+/// One publisher target on the emulators: a queue and the service that drains it.
+#[derive(Debug, Clone)]
+pub struct PublisherTarget {
+    pub queue_url: String,
+    pub queue: String,
+    pub cluster: String,
+    pub service: String,
+}
+
+impl PublisherTarget {
+    /// A new queue holding `messages`, drained by a new service of `cluster`
+    /// with `running` tasks.
+    pub async fn create(
+        aws: &Aws,
+        cluster: &str,
+        messages: usize,
+        running: i32,
+    ) -> Result<Self, BoxError> {
+        let queue = unique("work");
+        let queue_url = aws.create_queue(&queue).await?;
+        aws.send_messages(&queue_url, messages).await?;
+        let service = unique("svc");
+        aws.create_service(cluster, &service, running).await?;
+        Ok(Self { queue_url, queue, cluster: cluster.to_owned(), service })
+    }
+
+    /// The single-target configuration variables.
+    pub fn env(&self) -> Vec<(&'static str, &str)> {
+        vec![
+            ("QUEUE_URL", self.queue_url.as_str()),
+            ("ECS_CLUSTER_NAME", self.cluster.as_str()),
+            ("ECS_SERVICE_NAME", self.service.as_str()),
+        ]
+    }
+
+    /// This target as one element of `TARGETS`.
+    pub fn json(&self) -> String {
+        json!({"queueUrl": self.queue_url, "cluster": self.cluster, "service": self.service})
+            .to_string()
+    }
+
+    /// One of its metrics as published under `namespace`, read back.
+    pub async fn metric(
+        &self,
+        aws: &Aws,
+        namespace: &str,
+        metric: &str,
+    ) -> Result<Vec<f64>, BoxError> {
+        let target = [self.cluster.as_str(), self.service.as_str(), self.queue.as_str()];
+        aws.target_metric(namespace, metric, target).await
+    }
+}
+
 /// A quarantine record read back from its queue, with its message attributes.
 #[derive(Debug, Clone)]
 pub struct Quarantined {

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
-use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
+use e2e_tests::fixtures::{Aws, PublisherTarget, binary, sqs_record, unique};
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use futures::StreamExt;
 use serde_json::{Value, json};
@@ -102,54 +102,45 @@ impl PublisherOp {
     }
 }
 
-struct PublisherTarget {
-    queue_url: String,
-    queue: String,
-    cluster: String,
-    service: String,
+/// A target whose queue holds 8 messages for 2 tasks; with a dead-letter
+/// queue holding 3 when `with_dlq`.
+async fn publisher_target(aws: &Aws, with_dlq: bool) -> PublisherTarget {
+    let cluster = unique("mxc");
+    let target = PublisherTarget::create(aws, &cluster, 8, 2).await.unwrap();
+    if !with_dlq {
+        return target;
+    }
+    let dlq = aws.create_queue(&format!("{}-dlq", target.queue)).await.unwrap();
+    aws.send_messages(&dlq, 3).await.unwrap();
+    let policy = format!(
+        r#"{{"deadLetterTargetArn":"{}","maxReceiveCount":"5"}}"#,
+        aws.queue_arn(&dlq).await.unwrap()
+    );
+    aws.sqs
+        .set_queue_attributes()
+        .queue_url(&target.queue_url)
+        .attributes(aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy, policy)
+        .send()
+        .await
+        .unwrap();
+    target
 }
 
-impl PublisherTarget {
-    async fn new(aws: &Aws, with_dlq: bool) -> Self {
-        let queue = unique("mx");
-        let queue_url = if with_dlq {
-            let (url, dlq) = aws.create_queue_with_dlq(&queue).await.unwrap();
-            aws.send_messages(&dlq, 3).await.unwrap();
-            url
-        } else {
-            aws.create_queue(&queue).await.unwrap()
-        };
-        aws.send_messages(&queue_url, 8).await.unwrap();
-        let (cluster, service) = (unique("mxc"), unique("mxs"));
-        aws.create_service(&cluster, &service, 2).await.unwrap();
-        Self { queue_url, queue, cluster, service }
-    }
-
-    fn json(&self) -> String {
-        format!(
-            r#"{{"queueUrl":"{}","cluster":"{}","service":"{}"}}"#,
-            self.queue_url, self.cluster, self.service
-        )
-    }
-
-    async fn published(&self, aws: &Aws, metric: &str) -> bool {
-        let target = [self.cluster.as_str(), self.service.as_str(), self.queue.as_str()];
-        !aws.target_metric(NAMESPACE, metric, target).await.unwrap().is_empty()
-    }
-
-    async fn describe(&self, aws: &Aws) -> &'static str {
-        match (self.published(aws, "BacklogPerTask").await, self.published(aws, "DlqBacklog").await)
-        {
-            (false, _) => "nothing published",
-            (true, true) => "published with DlqBacklog",
-            (true, false) => "published without DlqBacklog",
-        }
+/// What was published for a target, in the table's words.
+async fn published(aws: &Aws, target: &PublisherTarget) -> &'static str {
+    let has = |metric: &'static str| async move {
+        !target.metric(aws, NAMESPACE, metric).await.unwrap().is_empty()
+    };
+    match (has("BacklogPerTask").await, has("DlqBacklog").await) {
+        (false, _) => "nothing published",
+        (true, true) => "published with DlqBacklog",
+        (true, false) => "published without DlqBacklog",
     }
 }
 
 async fn publisher_cell(aws: &Aws, op: PublisherOp, fault: Option<Fault>) -> Row {
-    let faulted = PublisherTarget::new(aws, true).await;
-    let other = PublisherTarget::new(aws, false).await;
+    let faulted = publisher_target(aws, true).await;
+    let other = publisher_target(aws, false).await;
     let proxies = FaultProxy::for_each_endpoint().await.unwrap();
     if let Some(fault) = &fault {
         let (proxy, rule) = match op {
@@ -187,8 +178,8 @@ async fn publisher_cell(aws: &Aws, op: PublisherOp, fault: Option<Fault>) -> Row
     };
     let outcome = format!(
         "{answer}; faulted target: {}; other target: {}",
-        faulted.describe(aws).await,
-        match other.describe(aws).await {
+        published(aws, &faulted).await,
+        match published(aws, &other).await {
             "nothing published" => "nothing published",
             _ => "published",
         }

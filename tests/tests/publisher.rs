@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use e2e_tests::fault_proxy::FaultProxy;
-use e2e_tests::fixtures::{Aws, ENDPOINT_VARS, binary, unique};
+use e2e_tests::fixtures::{Aws, ENDPOINT_VARS, PublisherTarget, binary, unique};
 use e2e_tests::latency_model::LatencyModel;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use serde_json::Value;
@@ -33,42 +33,12 @@ fn response(outcome: Outcome) -> Value {
     }
 }
 
-struct Setup {
-    queue_url: String,
-    queue: String,
-    cluster: String,
-    service: String,
+async fn setup(aws: &Aws, messages: usize, running: i32) -> PublisherTarget {
+    PublisherTarget::create(aws, &unique("cluster"), messages, running).await.unwrap()
 }
 
-async fn setup(aws: &Aws, messages: usize, running: i32) -> Setup {
-    let queue = unique("work");
-    let queue_url = aws.create_queue(&queue).await.unwrap();
-    aws.send_messages(&queue_url, messages).await.unwrap();
-    let (cluster, service) = (unique("cluster"), unique("svc"));
-    aws.create_service(&cluster, &service, running).await.unwrap();
-    Setup { queue_url, queue, cluster, service }
-}
-
-impl Setup {
-    fn env(&self) -> Vec<(&str, &str)> {
-        vec![
-            ("QUEUE_URL", self.queue_url.as_str()),
-            ("ECS_CLUSTER_NAME", self.cluster.as_str()),
-            ("ECS_SERVICE_NAME", self.service.as_str()),
-        ]
-    }
-
-    fn target_json(&self) -> String {
-        format!(
-            r#"{{"queueUrl":"{}","cluster":"{}","service":"{}"}}"#,
-            self.queue_url, self.cluster, self.service
-        )
-    }
-
-    async fn read_back(&self, aws: &Aws, metric: &str) -> Vec<f64> {
-        let target = [self.cluster.as_str(), self.service.as_str(), self.queue.as_str()];
-        aws.target_metric(NAMESPACE, metric, target).await.unwrap()
-    }
+async fn read_back(aws: &Aws, target: &PublisherTarget, metric: &str) -> Vec<f64> {
+    target.metric(aws, NAMESPACE, metric).await.unwrap()
 }
 
 #[tokio::test]
@@ -77,13 +47,13 @@ async fn a_150_messages_and_3_tasks_publish_50() {
     let setup = setup(&aws, 150, 3).await;
     let body = response(invoke_publisher(&setup.env()).await);
     assert_eq!(body["targets"][0]["backlogPerTask"], 50.0);
-    assert_eq!(setup.read_back(&aws, "BacklogPerTask").await, [50.0]);
-    assert_eq!(setup.read_back(&aws, "QueueBacklog").await, [150.0]);
-    assert_eq!(setup.read_back(&aws, "TaskCount").await, [3.0]);
-    assert_eq!(setup.read_back(&aws, "InFlight").await, [0.0]);
-    assert_eq!(setup.read_back(&aws, "InFlightCapUtilization").await, [0.0]);
-    assert!(setup.read_back(&aws, "DesiredTasks").await.is_empty(), "no target, no DesiredTasks");
-    assert!(setup.read_back(&aws, "DlqBacklog").await.is_empty(), "no DLQ, no DlqBacklog");
+    assert_eq!(read_back(&aws, &setup, "BacklogPerTask").await, [50.0]);
+    assert_eq!(read_back(&aws, &setup, "QueueBacklog").await, [150.0]);
+    assert_eq!(read_back(&aws, &setup, "TaskCount").await, [3.0]);
+    assert_eq!(read_back(&aws, &setup, "InFlight").await, [0.0]);
+    assert_eq!(read_back(&aws, &setup, "InFlightCapUtilization").await, [0.0]);
+    assert!(read_back(&aws, &setup, "DesiredTasks").await.is_empty(), "no target, no DesiredTasks");
+    assert!(read_back(&aws, &setup, "DlqBacklog").await.is_empty(), "no DLQ, no DlqBacklog");
 }
 
 #[tokio::test]
@@ -93,14 +63,14 @@ async fn b_a_backlog_with_no_task_publishes_above_the_target() {
     let mut env = setup.env();
     env.push(("TARGET_BACKLOG_PER_TASK", "100"));
     response(invoke_publisher(&env).await);
-    let values = setup.read_back(&aws, "BacklogPerTask").await;
+    let values = read_back(&aws, &setup, "BacklogPerTask").await;
     assert_eq!(values.len(), 1, "{values:?}");
     assert!(
         values[0] > 100.0,
         "zero tasks and a backlog must publish above the target: {values:?}"
     );
-    assert_eq!(setup.read_back(&aws, "DesiredTasks").await, [1.0]);
-    assert_eq!(setup.read_back(&aws, "TaskCount").await, [0.0]);
+    assert_eq!(read_back(&aws, &setup, "DesiredTasks").await, [1.0]);
+    assert_eq!(read_back(&aws, &setup, "TaskCount").await, [0.0]);
 }
 
 #[tokio::test]
@@ -110,19 +80,19 @@ async fn c_an_empty_queue_with_no_task_publishes_0() {
     let mut env = setup.env();
     env.push(("TARGET_BACKLOG_PER_TASK", "100"));
     response(invoke_publisher(&env).await);
-    assert_eq!(setup.read_back(&aws, "BacklogPerTask").await, [0.0]);
-    assert_eq!(setup.read_back(&aws, "DesiredTasks").await, [0.0]);
+    assert_eq!(read_back(&aws, &setup, "BacklogPerTask").await, [0.0]);
+    assert_eq!(read_back(&aws, &setup, "DesiredTasks").await, [0.0]);
 }
 
 #[tokio::test]
 async fn d_two_targets_from_targets_json() {
     let aws = Aws::from_env().await.unwrap();
     let (first, second) = (setup(&aws, 40, 4).await, setup(&aws, 90, 3).await);
-    let targets = format!("[{},{}]", first.target_json(), second.target_json());
+    let targets = format!("[{},{}]", first.json(), second.json());
     let body = response(invoke_publisher(&[("TARGETS", &targets)]).await);
     assert_eq!(body["targets"].as_array().map(Vec::len), Some(2));
-    assert_eq!(first.read_back(&aws, "BacklogPerTask").await, [10.0]);
-    assert_eq!(second.read_back(&aws, "BacklogPerTask").await, [30.0]);
+    assert_eq!(read_back(&aws, &first, "BacklogPerTask").await, [10.0]);
+    assert_eq!(read_back(&aws, &second, "BacklogPerTask").await, [30.0]);
 }
 
 #[tokio::test]
@@ -130,7 +100,7 @@ async fn e_a_deleted_queue_fails_the_invocation_after_the_other_target_is_publis
     let aws = Aws::from_env().await.unwrap();
     let (gone, kept) = (setup(&aws, 10, 1).await, setup(&aws, 60, 2).await);
     aws.delete_queue(&gone.queue_url).await.unwrap();
-    let targets = format!("[{},{}]", gone.target_json(), kept.target_json());
+    let targets = format!("[{},{}]", gone.json(), kept.json());
     let error = match invoke_publisher(&[("TARGETS", &targets)]).await {
         Outcome::Error(error) => error,
         other => panic!("expected an invocation error, got {other:?}"),
@@ -138,10 +108,10 @@ async fn e_a_deleted_queue_fails_the_invocation_after_the_other_target_is_publis
     assert_eq!(error["errorType"], "TargetsNotPublished");
     let message = error["errorMessage"].as_str().unwrap_or_default();
     assert!(message.contains(&gone.queue) && message.contains("GetQueueAttributes"), "{message}");
-    assert_eq!(kept.read_back(&aws, "BacklogPerTask").await, [30.0]);
+    assert_eq!(read_back(&aws, &kept, "BacklogPerTask").await, [30.0]);
     for metric in ["BacklogPerTask", "QueueBacklog", "TaskCount"] {
         assert!(
-            gone.read_back(&aws, metric).await.is_empty(),
+            read_back(&aws, &gone, metric).await.is_empty(),
             "{metric} published for a deleted queue"
         );
     }
@@ -156,11 +126,11 @@ async fn f_a_dead_letter_queue_backlog_is_published() {
     aws.send_messages(&dlq_url, 7).await.unwrap();
     let (cluster, service) = (unique("cluster"), unique("svc"));
     aws.create_service(&cluster, &service, 2).await.unwrap();
-    let setup = Setup { queue_url, queue, cluster, service };
+    let setup = PublisherTarget { queue_url, queue, cluster, service };
     let body = response(invoke_publisher(&setup.env()).await);
     assert_eq!(body["targets"][0]["dlqBacklog"], 7);
-    assert_eq!(setup.read_back(&aws, "DlqBacklog").await, [7.0]);
-    assert_eq!(setup.read_back(&aws, "BacklogPerTask").await, [10.0]);
+    assert_eq!(read_back(&aws, &setup, "DlqBacklog").await, [7.0]);
+    assert_eq!(read_back(&aws, &setup, "BacklogPerTask").await, [10.0]);
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
-use e2e_tests::fixtures::{Aws, Quarantined, binary, sqs_record, unique};
+use e2e_tests::fixtures::{Aws, PublisherTarget, Quarantined, binary, sqs_record, unique};
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use serde_json::{Value, json};
 
@@ -47,38 +47,12 @@ async fn invoke_publisher(env: &[(&str, &str)], proxies: &Proxies, timeout: Dura
     host.invoke(&schedule_event(), timeout).await
 }
 
-struct Target {
-    queue_url: String,
-    queue: String,
-    cluster: String,
-    service: String,
+async fn target(aws: &Aws, messages: usize, running: i32) -> PublisherTarget {
+    PublisherTarget::create(aws, &unique("cluster"), messages, running).await.unwrap()
 }
 
-impl Target {
-    async fn new(aws: &Aws, messages: usize, running: i32) -> Self {
-        Self::in_cluster(aws, &unique("cluster"), messages, running).await
-    }
-
-    async fn in_cluster(aws: &Aws, cluster: &str, messages: usize, running: i32) -> Self {
-        let queue = unique("work");
-        let queue_url = aws.create_queue(&queue).await.unwrap();
-        aws.send_messages(&queue_url, messages).await.unwrap();
-        let service = unique("svc");
-        aws.create_service(cluster, &service, running).await.unwrap();
-        Self { queue_url, queue, cluster: cluster.to_owned(), service }
-    }
-
-    fn json(&self) -> String {
-        format!(
-            r#"{{"queueUrl":"{}","cluster":"{}","service":"{}"}}"#,
-            self.queue_url, self.cluster, self.service
-        )
-    }
-
-    async fn read_back(&self, aws: &Aws, metric: &str) -> Vec<f64> {
-        let target = [self.cluster.as_str(), self.service.as_str(), self.queue.as_str()];
-        aws.target_metric(NAMESPACE, metric, target).await.unwrap()
-    }
+async fn read_back(aws: &Aws, target: &PublisherTarget, metric: &str) -> Vec<f64> {
+    target.metric(aws, NAMESPACE, metric).await.unwrap()
 }
 
 fn error_of(outcome: Outcome) -> Value {
@@ -94,7 +68,7 @@ fn error_of(outcome: Outcome) -> Value {
 async fn d1_a_service_given_as_an_arn_is_counted_and_published_under_its_name() {
     let aws = Aws::from_env().await.unwrap();
     let proxies = Proxies::start().await;
-    let target = Target::new(&aws, 150, 3).await;
+    let target = target(&aws, 150, 3).await;
     let described = aws
         .ecs
         .describe_services()
@@ -117,7 +91,7 @@ async fn d1_a_service_given_as_an_arn_is_counted_and_published_under_its_name() 
         }
         other => panic!("expected a response, got {other:?}"),
     }
-    assert_eq!(target.read_back(&aws, "BacklogPerTask").await, [50.0]);
+    assert_eq!(read_back(&aws, &target, "BacklogPerTask").await, [50.0]);
 }
 
 // ---------------------------------------------------------------- defect 2
@@ -132,7 +106,7 @@ async fn d2_an_unreadable_dead_letter_queue_still_publishes_the_scaling_figures(
     aws.send_messages(&queue_url, 20).await.unwrap();
     let (cluster, service) = (unique("cluster"), unique("svc"));
     aws.create_service(&cluster, &service, 2).await.unwrap();
-    let target = Target { queue_url, queue: queue.clone(), cluster, service };
+    let target = PublisherTarget { queue_url, queue: queue.clone(), cluster, service };
     proxies.sqs().inject(
         Rule::new("GetQueueAttributes", Fault::Deny).when_body_contains(&format!("{queue}-dlq")),
     );
@@ -144,9 +118,9 @@ async fn d2_an_unreadable_dead_letter_queue_still_publishes_the_scaling_figures(
     let error = error_of(invoke_publisher(&env, &proxies, Duration::from_secs(30)).await);
     assert_eq!(error["errorType"], "DeadLetterQueueUnreadable", "{error}");
     assert!(error["errorMessage"].as_str().unwrap().contains(&dlq_arn), "{error}");
-    assert_eq!(target.read_back(&aws, "BacklogPerTask").await, [10.0]);
-    assert_eq!(target.read_back(&aws, "QueueBacklog").await, [20.0]);
-    assert!(target.read_back(&aws, "DlqBacklog").await.is_empty(), "no DlqBacklog when unread");
+    assert_eq!(read_back(&aws, &target, "BacklogPerTask").await, [10.0]);
+    assert_eq!(read_back(&aws, &target, "QueueBacklog").await, [20.0]);
+    assert!(read_back(&aws, &target, "DlqBacklog").await.is_empty(), "no DlqBacklog when unread");
 }
 
 // ---------------------------------------------------------------- defect 3
@@ -155,7 +129,7 @@ async fn d2_an_unreadable_dead_letter_queue_still_publishes_the_scaling_figures(
 async fn d3_a_hung_queue_read_costs_only_its_own_target() {
     let aws = Aws::from_env().await.unwrap();
     let proxies = Proxies::start().await;
-    let (hung, healthy) = (Target::new(&aws, 10, 1).await, Target::new(&aws, 60, 2).await);
+    let (hung, healthy) = (target(&aws, 10, 1).await, target(&aws, 60, 2).await);
     proxies
         .sqs()
         .inject(Rule::new("GetQueueAttributes", Fault::Hang).when_body_contains(&hung.queue));
@@ -165,8 +139,8 @@ async fn d3_a_hung_queue_read_costs_only_its_own_target() {
     let error = error_of(outcome);
     assert_eq!(error["errorType"], "TargetsNotPublished", "{error}");
     assert!(error["errorMessage"].as_str().unwrap().contains(&hung.queue), "{error}");
-    assert_eq!(healthy.read_back(&aws, "BacklogPerTask").await, [30.0]);
-    assert!(hung.read_back(&aws, "BacklogPerTask").await.is_empty());
+    assert_eq!(read_back(&aws, &healthy, "BacklogPerTask").await, [30.0]);
+    assert!(read_back(&aws, &hung, "BacklogPerTask").await.is_empty());
 }
 
 #[tokio::test]
@@ -174,8 +148,10 @@ async fn d3_a_hung_describe_services_costs_only_its_clusters_targets() {
     let aws = Aws::from_env().await.unwrap();
     let proxies = Proxies::start().await;
     let hung_cluster = unique("hung");
-    let (hung, healthy) =
-        (Target::in_cluster(&aws, &hung_cluster, 10, 1).await, Target::new(&aws, 60, 2).await);
+    let (hung, healthy) = (
+        PublisherTarget::create(&aws, &hung_cluster, 10, 1).await.unwrap(),
+        target(&aws, 60, 2).await,
+    );
     proxies
         .ecs()
         .inject(Rule::new("DescribeServices", Fault::Hang).when_body_contains(&hung_cluster));
@@ -185,8 +161,8 @@ async fn d3_a_hung_describe_services_costs_only_its_clusters_targets() {
     let error = error_of(outcome);
     assert_eq!(error["errorType"], "TargetsNotPublished", "{error}");
     assert!(error["errorMessage"].as_str().unwrap().contains("DescribeServices"), "{error}");
-    assert_eq!(healthy.read_back(&aws, "BacklogPerTask").await, [30.0]);
-    assert!(hung.read_back(&aws, "BacklogPerTask").await.is_empty());
+    assert_eq!(read_back(&aws, &healthy, "BacklogPerTask").await, [30.0]);
+    assert!(read_back(&aws, &hung, "BacklogPerTask").await.is_empty());
 }
 
 // ---------------------------------------------------------------- defect 4
@@ -232,7 +208,7 @@ async fn d4_absurd_targets_are_refused_at_start_naming_the_variable_and_value() 
 async fn d4_desired_tasks_is_exact() {
     let aws = Aws::from_env().await.unwrap();
     let proxies = Proxies::start().await;
-    let target = Target::new(&aws, 21, 2).await;
+    let target = target(&aws, 21, 2).await;
     let env = [
         ("QUEUE_URL", target.queue_url.as_str()),
         ("ECS_CLUSTER_NAME", target.cluster.as_str()),
@@ -243,7 +219,7 @@ async fn d4_desired_tasks_is_exact() {
         Outcome::Response(body) => assert_eq!(body["targets"][0]["desiredTasks"], 30, "{body}"),
         other => panic!("expected a response, got {other:?}"),
     }
-    assert_eq!(target.read_back(&aws, "DesiredTasks").await, [30.0]);
+    assert_eq!(read_back(&aws, &target, "DesiredTasks").await, [30.0]);
 }
 
 // ---------------------------------------------------------------- consumer

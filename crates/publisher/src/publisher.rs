@@ -103,6 +103,20 @@ impl InvocationError {
     }
 }
 
+/// "target: error chain" for every target with an error.
+fn failure_details<E: std::error::Error + 'static>(
+    targets: &[Target],
+    failures: &[Option<E>],
+) -> Vec<String> {
+    targets
+        .iter()
+        .zip(failures)
+        .filter_map(|(target, failure)| {
+            Some(format!("{target}: {}", error_chain(failure.as_ref()?)))
+        })
+        .collect()
+}
+
 type SampleResult = Result<(BacklogSample, Option<DeadLetterError>), TargetError>;
 
 impl<Q: QueueReader, S: ServiceReader, M: MetricSink> Publisher<Q, S, M> {
@@ -164,13 +178,7 @@ impl<Q: QueueReader, S: ServiceReader, M: MetricSink> Publisher<Q, S, M> {
             }
         }
 
-        let failed: Vec<String> = targets
-            .iter()
-            .zip(&failures)
-            .filter_map(|(target, failure)| {
-                Some(format!("{target}: {}", error_chain(failure.as_ref()?)))
-            })
-            .collect();
+        let failed = failure_details(targets, &failures);
         if !failed.is_empty() {
             return Err(InvocationError::TargetsNotPublished {
                 failed: failed.len(),
@@ -178,13 +186,7 @@ impl<Q: QueueReader, S: ServiceReader, M: MetricSink> Publisher<Q, S, M> {
                 details: failed.join("; "),
             });
         }
-        let without_dlq: Vec<String> = targets
-            .iter()
-            .zip(&dead_letter_failures)
-            .filter_map(|(target, failure)| {
-                Some(format!("{target}: {}", error_chain(failure.as_ref()?)))
-            })
-            .collect();
+        let without_dlq = failure_details(targets, &dead_letter_failures);
         if !without_dlq.is_empty() {
             return Err(InvocationError::DeadLetterQueueUnreadable {
                 failed: without_dlq.len(),
