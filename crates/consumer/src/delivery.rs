@@ -9,7 +9,7 @@ use backpressure_core::consumer::engine::{Message, Processor};
 use backpressure_core::consumer::outcome::{ErrorCode, Verdict};
 use backpressure_core::ports::error_chain;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Bytes;
+use hyper::body::{Body, Bytes};
 use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue, RETRY_AFTER};
 use hyper::{Request, Uri};
 use hyper_rustls::HttpsConnector;
@@ -125,6 +125,10 @@ impl Processor for HttpDelivery {
 /// Reads the body (bounded, on its own short budget) so the connection can go
 /// back to the pool; a body that does not arrive in time just closes it.
 fn drain_in_background(body: hyper::body::Incoming) {
+    // A `204` or an empty body is already complete: nothing to wait for.
+    if body.is_end_stream() {
+        return;
+    }
     tokio::spawn(async move {
         let drain = Limited::new(body, MAX_RESPONSE_BYTES).collect();
         let _ = tokio::time::timeout(BODY_DRAIN_BUDGET, drain).await;

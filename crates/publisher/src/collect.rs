@@ -60,6 +60,16 @@ pub enum DeadLetterError {
     },
 }
 
+impl DeadLetterError {
+    /// The dead-letter queue's ARN, when the redrive policy named a usable one.
+    pub fn arn(&self) -> Option<&str> {
+        match self {
+            Self::Read { arn, .. } => Some(arn),
+            Self::Policy { .. } => None,
+        }
+    }
+}
+
 /// One target's reads: the figures, and why `DlqBacklog` is missing if it is.
 #[derive(Debug, Clone)]
 pub struct TargetReading {
@@ -160,33 +170,41 @@ async fn read_queues<Q: QueueReader>(
             let reading = match read {
                 Err(source) => Err(TargetError::Queue { queue: name(), source: source.clone() }),
                 Ok(attributes) => {
-                    let dead_letter = dead_letter.get(queue.url()).map(|dlq| match dlq {
-                        Err(source) => {
-                            Err(DeadLetterError::Policy { queue: name(), source: source.clone() })
-                        }
-                        Ok((arn, dlq)) => match dlq_reads.get(dlq.url()) {
-                            Some(Ok(dlq_attributes)) => Ok(dlq_attributes.counts.visible),
-                            Some(Err(source)) => Err(DeadLetterError::Read {
-                                queue: name(),
-                                arn: arn.clone(),
-                                source: source.clone(),
-                            }),
-                            None => Err(DeadLetterError::Read {
-                                queue: name(),
-                                arn: arn.clone(),
-                                source: Arc::new(ApiError::new(
-                                    "GetQueueAttributes",
-                                    "the dead-letter queue was not read",
-                                )),
-                            }),
-                        },
-                    });
+                    let dead_letter = dead_letter
+                        .get(queue.url())
+                        .map(|redrive| dead_letter_backlog(queue, redrive, &dlq_reads));
                     Ok((attributes.counts, dead_letter))
                 }
             };
             (queue.url().to_owned(), reading)
         })
         .collect()
+}
+
+/// The visible backlog of `queue`'s dead-letter queue, from its redrive
+/// policy and the dead-letter queues' reads.
+fn dead_letter_backlog(
+    queue: &QueueRef,
+    redrive: &Result<(String, QueueRef), Arc<RedriveError>>,
+    dlq_reads: &HashMap<&str, QueueResult>,
+) -> Result<u64, DeadLetterError> {
+    let queue_name = queue.name().to_owned();
+    let (arn, dlq) = redrive.as_ref().map_err(|source| DeadLetterError::Policy {
+        queue: queue_name.clone(),
+        source: source.clone(),
+    })?;
+    match dlq_reads.get(dlq.url()) {
+        Some(Ok(attributes)) => Ok(attributes.counts.visible),
+        read => Err(DeadLetterError::Read {
+            queue: queue_name,
+            arn: arn.clone(),
+            // Every usable dead-letter queue is read, so `None` cannot happen;
+            // reporting it as a failed read keeps even that case honest.
+            source: read.and_then(|r| r.as_ref().err()).cloned().unwrap_or_else(|| {
+                Arc::new(ApiError::new("GetQueueAttributes", "the dead-letter queue was not read"))
+            }),
+        }),
+    }
 }
 
 async fn attributes_of<'q, Q: QueueReader>(

@@ -231,10 +231,7 @@ impl<Q: QueueReader, S: ServiceReader, M: MetricSink> Publisher<Q, S, M> {
                         error!(
                             sample = index,
                             queue = target.queue.name(),
-                            dead_letter_queue_arn = match error {
-                                DeadLetterError::Read { arn, .. } => arn.as_str(),
-                                DeadLetterError::Policy { .. } => "unknown",
-                            },
+                            dead_letter_queue_arn = error.arn().unwrap_or("unknown"),
                             error = %error_chain(error),
                             "DlqBacklog not published: the dead-letter queue could not be read; \
                              the scaling figures are published"

@@ -56,7 +56,7 @@ impl Downstream {
             ));
         }
         let timeout_ms =
-            ranged(vars, "DOWNSTREAM_TIMEOUT_MS", 1, 900_000)?.unwrap_or(DEFAULT_TIMEOUT_MS);
+            vars.ranged("DOWNSTREAM_TIMEOUT_MS", 1, 900_000)?.unwrap_or(DEFAULT_TIMEOUT_MS);
         let max_rps = match vars.get("DOWNSTREAM_MAX_RPS") {
             None => None,
             Some(text) => Some(
@@ -87,9 +87,11 @@ impl ConsumerConfig {
         let quarantine_queue = QueueRef::parse(&quarantine_url).map_err(|e| {
             ConfigError::invalid("QUARANTINE_QUEUE_URL", &quarantine_url, e.to_string())
         })?;
-        let base = ranged(vars, "RETRY_BASE_SECONDS", 0, MAX_VISIBILITY.as_secs())?
+        let base = vars
+            .ranged("RETRY_BASE_SECONDS", 0, MAX_VISIBILITY.as_secs())?
             .unwrap_or(DEFAULT_RETRY_BASE_SECONDS);
-        let max = ranged(vars, "RETRY_MAX_SECONDS", 0, MAX_VISIBILITY.as_secs())?
+        let max = vars
+            .ranged("RETRY_MAX_SECONDS", 0, MAX_VISIBILITY.as_secs())?
             .unwrap_or(DEFAULT_RETRY_MAX_SECONDS);
         if base > max {
             return Err(ConfigError::invalid(
@@ -100,51 +102,19 @@ impl ConsumerConfig {
         }
         Ok(Self {
             quarantine_queue,
-            quarantine_max_message_bytes: ranged(
-                vars,
-                "QUARANTINE_MAX_MESSAGE_BYTES",
-                1024,
-                1_048_576,
-            )?
-            .map_or(DEFAULT_QUARANTINE_MAX_BYTES, |b| b as usize),
-            concurrency: ranged(vars, "CONSUMER_CONCURRENCY", 1, 10_000)?
+            quarantine_max_message_bytes: vars
+                .ranged("QUARANTINE_MAX_MESSAGE_BYTES", 1024, 1_048_576)?
+                .map_or(DEFAULT_QUARANTINE_MAX_BYTES, |b| b as usize),
+            concurrency: vars
+                .ranged("CONSUMER_CONCURRENCY", 1, 10_000)?
                 .map_or(DEFAULT_CONCURRENCY, |c| c as usize),
             deadline_margin: Duration::from_millis(
-                ranged(vars, "DEADLINE_MARGIN_MS", 100, 900_000)?.unwrap_or(DEFAULT_MARGIN_MS),
+                vars.ranged("DEADLINE_MARGIN_MS", 100, 900_000)?.unwrap_or(DEFAULT_MARGIN_MS),
             ),
             backoff: Backoff { base: Duration::from_secs(base), max: Duration::from_secs(max) },
             namespace: namespace(vars)?,
-            api_call_timeout: api_call_timeout(vars)?,
+            api_call_timeout: super::api_call_timeout(vars)?,
         })
-    }
-}
-
-const DEFAULT_API_CALL_TIMEOUT_MS: u64 = 5_000;
-
-/// `API_CALL_TIMEOUT_MS`: how long one AWS call (its retries included) may
-/// take. Well inside the invocation's time, so that a hung call costs only the
-/// work that depends on it, never the whole invocation.
-pub(super) fn api_call_timeout<F: Fn(&str) -> Option<String>>(
-    vars: &Vars<F>,
-) -> Result<Duration, ConfigError> {
-    Ok(Duration::from_millis(
-        ranged(vars, "API_CALL_TIMEOUT_MS", 100, 60_000)?.unwrap_or(DEFAULT_API_CALL_TIMEOUT_MS),
-    ))
-}
-
-/// A whole number from `min` to `max`, when set.
-fn ranged<F: Fn(&str) -> Option<String>>(
-    vars: &Vars<F>,
-    name: &'static str,
-    min: u64,
-    max: u64,
-) -> Result<Option<u64>, ConfigError> {
-    let expected = format!("a whole number from {min} to {max}");
-    match vars.parse::<u64>(name, &expected)? {
-        Some(value) if !(min..=max).contains(&value) => {
-            Err(ConfigError::invalid(name, &value.to_string(), expected))
-        }
-        value => Ok(value),
     }
 }
 

@@ -1,6 +1,8 @@
 //! Configuration from the environment, read once when a function starts. An
 //! invalid value fails the function's init with the variable and the value.
 
+use std::time::Duration;
+
 mod consumer;
 mod error;
 mod publisher;
@@ -43,6 +45,19 @@ pub const CONSUMER_VARIABLES: &[&str] = &[
     "METRIC_NAMESPACE",
     "API_CALL_TIMEOUT_MS",
 ];
+
+const DEFAULT_API_CALL_TIMEOUT_MS: u64 = 5_000;
+
+/// `API_CALL_TIMEOUT_MS`: how long one AWS call (its retries included) may
+/// take. Well inside the invocation's time, so that a hung call costs only the
+/// work that depends on it, never the whole invocation.
+fn api_call_timeout<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+) -> Result<Duration, ConfigError> {
+    Ok(Duration::from_millis(
+        vars.ranged("API_CALL_TIMEOUT_MS", 100, 60_000)?.unwrap_or(DEFAULT_API_CALL_TIMEOUT_MS),
+    ))
+}
 
 #[cfg(test)]
 mod variables_tests {

@@ -67,7 +67,7 @@ impl PublisherConfig {
                 task_count: task_count(vars)?,
             },
             sampling: sampling(vars)?,
-            api_call_timeout: super::consumer::api_call_timeout(vars)?,
+            api_call_timeout: super::api_call_timeout(vars)?,
         })
     }
 }

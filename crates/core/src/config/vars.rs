@@ -38,6 +38,24 @@ impl<F: Fn(&str) -> Option<String>> Vars<F> {
     }
 }
 
+impl<F: Fn(&str) -> Option<String>> Vars<F> {
+    /// A whole number from `min` to `max`, when set.
+    pub fn ranged(
+        &self,
+        name: &'static str,
+        min: u64,
+        max: u64,
+    ) -> Result<Option<u64>, ConfigError> {
+        let expected = format!("a whole number from {min} to {max}");
+        match self.parse::<u64>(name, &expected)? {
+            Some(value) if !(min..=max).contains(&value) => {
+                Err(ConfigError::invalid(name, &value.to_string(), expected))
+            }
+            value => Ok(value),
+        }
+    }
+}
+
 impl<F> std::fmt::Debug for Vars<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Vars")
