@@ -155,6 +155,7 @@ mod tests {
             Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) }
         );
         assert_eq!(config.namespace, "SqsBackpressure");
+        assert_eq!(config.api_call_timeout, Duration::from_secs(5));
     }
 
     #[test]
@@ -167,8 +168,10 @@ mod tests {
             ("DEADLINE_MARGIN_MS", "1500"),
             ("RETRY_BASE_SECONDS", "0"),
             ("RETRY_MAX_SECONDS", "43200"),
+            ("API_CALL_TIMEOUT_MS", "100"),
         ])
         .unwrap();
+        assert_eq!(config.api_call_timeout, Duration::from_millis(100));
         assert_eq!(downstream.timeout, Duration::from_millis(250));
         assert_eq!(downstream.max_rps, Some(12.5));
         assert_eq!(config.quarantine_max_message_bytes, 1_048_576);
@@ -188,6 +191,14 @@ mod tests {
             (&[("DOWNSTREAM_TIMEOUT_MS", "0")], "DOWNSTREAM_TIMEOUT_MS=\"0\""),
             (&[("DOWNSTREAM_TIMEOUT_MS", "soon")], "DOWNSTREAM_TIMEOUT_MS=\"soon\""),
             (&[("DOWNSTREAM_MAX_RPS", "-2")], "DOWNSTREAM_MAX_RPS=\"-2\""),
+            (&[("DOWNSTREAM_MAX_RPS", "1e-300")], "DOWNSTREAM_MAX_RPS=\"1e-300\""),
+            (&[("DOWNSTREAM_MAX_RPS", "0.0009")], "from 0.001 to 1000000"),
+            (&[("DOWNSTREAM_MAX_RPS", "1000001")], "DOWNSTREAM_MAX_RPS=\"1000001\""),
+            (&[("DOWNSTREAM_MAX_RPS", "NaN")], "DOWNSTREAM_MAX_RPS=\"NaN\""),
+            (&[("DOWNSTREAM_MAX_RPS", "fast")], "DOWNSTREAM_MAX_RPS=\"fast\""),
+            (&[("API_CALL_TIMEOUT_MS", "99")], "API_CALL_TIMEOUT_MS=\"99\""),
+            (&[("API_CALL_TIMEOUT_MS", "60001")], "API_CALL_TIMEOUT_MS=\"60001\""),
+            (&[("API_CALL_TIMEOUT_MS", "1.5")], "API_CALL_TIMEOUT_MS=\"1.5\""),
             (&[("CONSUMER_CONCURRENCY", "0")], "CONSUMER_CONCURRENCY=\"0\""),
             (&[("DEADLINE_MARGIN_MS", "10")], "DEADLINE_MARGIN_MS=\"10\""),
             (&[("RETRY_MAX_SECONDS", "50000")], "RETRY_MAX_SECONDS=\"50000\""),
