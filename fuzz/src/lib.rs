@@ -8,17 +8,19 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use backpressure_core::backlog::{BacklogPolicy, Readings};
-use backpressure_core::config::{ConsumerConfig, Downstream, PublisherConfig, Vars};
+use backpressure_core::config::Vars;
+use backpressure_core::consumer::config::{ConsumerConfig, Downstream};
 use backpressure_core::consumer::contract::{PartialRequest, WorkRequest};
 use backpressure_core::consumer::event::{SqsEvent, SqsRecord};
 use backpressure_core::consumer::outcome::ErrorCode;
 use backpressure_core::consumer::quarantine::{Failure, QuarantineRecord, sqs_accepts};
-use backpressure_core::metrics::{cloudwatch_accepts, datums};
-use backpressure_core::target::{QueueKind, QueueRef};
-use backpressure_core::{
-    BacklogIncludes, BacklogTarget, QueueCounts, ServiceCounts, Target, TaskCountMode,
+use backpressure_core::publisher::backlog::{BacklogPolicy, Readings};
+use backpressure_core::publisher::metrics::{cloudwatch_accepts, datums};
+use backpressure_core::publisher::{
+    BacklogIncludes, BacklogTarget, PublisherConfig, QueueCounts, ServiceCounts, Target,
+    TaskCountMode,
 };
+use backpressure_core::queue::{QueueKind, QueueRef};
 use serde_json::Value;
 
 /// Every target, by the name `make fuzz` and the corpus folders use.

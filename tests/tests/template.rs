@@ -6,8 +6,9 @@
 
 use std::collections::BTreeSet;
 
-use backpressure_core::config::{CONSUMER_VARIABLES, PUBLISHER_VARIABLES};
-use backpressure_core::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES};
+use backpressure_core::consumer::config::CONSUMER_VARIABLES;
+use backpressure_core::publisher::config::PUBLISHER_VARIABLES;
+use backpressure_core::publisher::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES};
 use serde_yaml::Value;
 use serde_yaml::value::TaggedValue;
 

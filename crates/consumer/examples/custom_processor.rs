@@ -7,7 +7,8 @@
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-use backpressure_core::config::{ConsumerConfig, Vars};
+use backpressure_core::config::Vars;
+use backpressure_core::consumer::ConsumerConfig;
 use backpressure_core::consumer::engine::{Engine, EngineSettings, Message, Processor};
 use backpressure_core::consumer::event::SqsEvent;
 use backpressure_core::consumer::outcome::{ErrorCode, Verdict};

@@ -3,11 +3,11 @@
 
 use std::time::{Duration, SystemTime};
 
-use backpressure_core::config::Downstream;
+use backpressure_core::consumer::config::Downstream;
 use backpressure_core::consumer::delivery::{retry_after_seconds, verdict_for_status};
 use backpressure_core::consumer::engine::{Message, Processor};
 use backpressure_core::consumer::outcome::{ErrorCode, Verdict};
-use backpressure_core::ports::error_chain;
+use backpressure_core::error::error_chain;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Body, Bytes};
 use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue, RETRY_AFTER};

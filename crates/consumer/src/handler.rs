@@ -13,7 +13,7 @@ use backpressure_core::consumer::outcome::Outcome;
 use backpressure_core::consumer::response::BatchResponse;
 use backpressure_core::consumer::summary::BatchSummary;
 use backpressure_core::deadline;
-use backpressure_core::ports::error_chain;
+use backpressure_core::error::error_chain;
 use lambda_runtime::{Diagnostic, LambdaEvent};
 use tokio::time::{Instant, timeout_at};
 use tracing::{info, warn};

@@ -1,10 +1,11 @@
 use std::process::ExitCode;
 
 use aws_config::timeout::TimeoutConfig;
-use backpressure_core::config::{ConsumerConfig, Downstream, Vars};
+use backpressure_core::config::Vars;
+use backpressure_core::consumer::config::{ConsumerConfig, Downstream};
 use backpressure_core::consumer::engine::{Engine, EngineSettings};
 use backpressure_core::consumer::event::SqsEvent;
-use backpressure_core::ports::error_chain;
+use backpressure_core::error::error_chain;
 use batch_consumer::aws::{SqsQuarantine, SqsVisibility};
 use batch_consumer::delivery::HttpDelivery;
 use batch_consumer::handler::{Consumer, handle};

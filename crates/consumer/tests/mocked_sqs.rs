@@ -20,7 +20,7 @@ use backpressure_core::consumer::engine::{QuarantineError, QuarantineStore};
 use backpressure_core::consumer::event::SqsRecord;
 use backpressure_core::consumer::outcome::ErrorCode;
 use backpressure_core::consumer::quarantine::{Failure, QuarantineRecord};
-use backpressure_core::target::QueueRef;
+use backpressure_core::queue::QueueRef;
 use batch_consumer::aws::{SqsQuarantine, SqsVisibility};
 
 const QUARANTINE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/quarantine";

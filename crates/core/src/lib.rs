@@ -1,19 +1,16 @@
-//! Pure logic shared by the sqs-backpressure functions: backlog maths, metric
-//! datums, configuration parsing and the narrow ports the AWS adapters implement.
+//! Pure logic shared by the sqs-backpressure functions, free of the AWS SDK
+//! and of the Lambda runtime. The two domains sit side by side —
+//! [`publisher`] (backlog per task) and [`consumer`] (the batch engine) — with
+//! what both use beside them: [`config`], [`queue`], [`deadline`], [`error`].
 //! Nothing in this crate performs I/O.
 
-pub mod backlog;
 pub mod config;
 pub mod consumer;
 pub mod deadline;
+pub mod error;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
 #[cfg(feature = "subscriber")]
 pub mod logging;
-pub mod metrics;
-pub mod ports;
-pub mod redrive;
-pub mod target;
-
-pub use backlog::{BacklogIncludes, BacklogSample, QueueCounts, ServiceCounts, TaskCountMode};
-pub use target::{BacklogTarget, QueueRef, Target};
+pub mod publisher;
+pub mod queue;

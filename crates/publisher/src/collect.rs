@@ -7,15 +7,17 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use backpressure_core::backlog::Readings;
-use backpressure_core::ports::{
-    ApiError, DescribedServices, MAX_SERVICES_PER_DESCRIBE, QueueAttributes, QueueReader,
-    ServiceLookupError, ServiceReader,
+use backpressure_core::error::ApiError;
+use backpressure_core::publisher::backlog::Readings;
+use backpressure_core::publisher::redrive::{RedrivePolicyError, dead_letter_target_arn};
+use backpressure_core::publisher::services::{
+    DescribedServices, MAX_SERVICES_PER_DESCRIBE, QueueAttributes, ServiceLookupError,
 };
-use backpressure_core::redrive::{RedrivePolicyError, dead_letter_target_arn};
-use backpressure_core::target::{QueueRef, QueueRefError, Target};
-use backpressure_core::{QueueCounts, ServiceCounts};
+use backpressure_core::publisher::{QueueCounts, ServiceCounts, Target};
+use backpressure_core::queue::{QueueRef, QueueRefError};
 use futures::future::join_all;
+
+use crate::aws::{EcsServices, SqsQueues};
 
 /// Why one target could not be read. Shared failures (a queue or a
 /// `DescribeServices` call used by several targets) are reference-counted.
@@ -89,9 +91,9 @@ type QueueResult = Result<QueueAttributes, Arc<ApiError>>;
 type DescribeResult = Result<Arc<DescribedServices>, Arc<ApiError>>;
 
 /// Reads every target once. The result is in the order of `targets`.
-pub async fn read_targets<Q: QueueReader, S: ServiceReader>(
-    queues: &Q,
-    services: &S,
+pub async fn read_targets(
+    queues: &SqsQueues,
+    services: &EcsServices,
     targets: &[Target],
 ) -> Vec<Result<TargetReading, TargetError>> {
     let (queue_reads, service_reads) =
@@ -130,10 +132,7 @@ fn unreachable_read(queue: &QueueRef) -> QueueReading {
 }
 
 /// Each distinct queue once, then each distinct dead-letter queue once.
-async fn read_queues<Q: QueueReader>(
-    queues: &Q,
-    targets: &[Target],
-) -> HashMap<String, QueueReading> {
+async fn read_queues(queues: &SqsQueues, targets: &[Target]) -> HashMap<String, QueueReading> {
     let mut distinct: Vec<&QueueRef> = targets.iter().map(|t| &t.queue).collect();
     distinct.sort_by(|a, b| a.url().cmp(b.url()));
     distinct.dedup();
@@ -207,8 +206,8 @@ fn dead_letter_backlog(
     }
 }
 
-async fn attributes_of<'q, Q: QueueReader>(
-    queues: &Q,
+async fn attributes_of<'q>(
+    queues: &SqsQueues,
     refs: impl Iterator<Item = &'q QueueRef>,
 ) -> Vec<(&'q QueueRef, QueueResult)> {
     join_all(refs.map(|queue| async move {
@@ -218,8 +217,8 @@ async fn attributes_of<'q, Q: QueueReader>(
 }
 
 /// `DescribeServices` per cluster, ten services a call, all calls concurrent.
-async fn describe_services<S: ServiceReader>(
-    services: &S,
+async fn describe_services(
+    services: &EcsServices,
     targets: &[Target],
 ) -> HashMap<(String, String), DescribeResult> {
     let mut by_cluster: HashMap<&str, Vec<String>> = HashMap::new();

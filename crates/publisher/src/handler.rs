@@ -1,7 +1,8 @@
 use std::time::SystemTime;
 
 use backpressure_core::deadline;
-use backpressure_core::ports::{MetricSink, QueueReader, ServiceReader, error_chain};
+use backpressure_core::error::error_chain;
+use backpressure_core::publisher::services::MetricSink;
 use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -11,8 +12,8 @@ use crate::publisher::{InvocationError, Publisher, Summary};
 
 /// The scheduled event carries nothing the publisher needs, so any JSON is
 /// accepted: a manual test invoke with `{}` works the same as the schedule.
-pub async fn handle<Q: QueueReader, S: ServiceReader, M: MetricSink>(
-    publisher: &Publisher<Q, S, M>,
+pub async fn handle<M: MetricSink>(
+    publisher: &Publisher<M>,
     event: LambdaEvent<Value>,
 ) -> Result<Summary, InvocationError> {
     let remaining = deadline::remaining(event.context.deadline, SystemTime::now());

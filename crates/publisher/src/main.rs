@@ -4,8 +4,9 @@ use aws_config::timeout::TimeoutConfig;
 use backlog_publisher::aws::{CloudWatchSink, EcsServices, SqsQueues};
 use backlog_publisher::handler::handle;
 use backlog_publisher::publisher::Publisher;
-use backpressure_core::config::{PublisherConfig, Vars};
-use backpressure_core::ports::error_chain;
+use backpressure_core::config::Vars;
+use backpressure_core::error::error_chain;
+use backpressure_core::publisher::PublisherConfig;
 use lambda_runtime::{LambdaEvent, service_fn};
 use serde_json::Value;
 

@@ -5,14 +5,14 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-use backpressure_core::config::{PublisherConfig, Sampling};
-use backpressure_core::metrics;
-use backpressure_core::ports::{ApiError, MetricSink, QueueReader, ServiceReader, error_chain};
-use backpressure_core::{BacklogSample, Target};
+use backpressure_core::error::{ApiError, error_chain};
+use backpressure_core::publisher::services::MetricSink;
+use backpressure_core::publisher::{BacklogSample, PublisherConfig, Sampling, Target, metrics};
 use serde::Serialize;
 use tokio::time::{Instant, sleep_until, timeout};
 use tracing::{debug, error, info, warn};
 
+use crate::aws::{EcsServices, SqsQueues};
 use crate::collect::{DeadLetterError, TargetError, TargetReading, read_targets};
 
 /// Time kept free before the invocation's deadline, so the function always
@@ -20,10 +20,10 @@ use crate::collect::{DeadLetterError, TargetError, TargetReading, read_targets};
 pub const DEADLINE_MARGIN: Duration = Duration::from_millis(500);
 
 #[derive(Debug)]
-pub struct Publisher<Q, S, M> {
+pub struct Publisher<M> {
     config: PublisherConfig,
-    queues: Q,
-    services: S,
+    queues: SqsQueues,
+    services: EcsServices,
     metrics: M,
 }
 
@@ -119,8 +119,13 @@ fn failure_details<E: std::error::Error + 'static>(
 
 type SampleResult = Result<(BacklogSample, Option<DeadLetterError>), TargetError>;
 
-impl<Q: QueueReader, S: ServiceReader, M: MetricSink> Publisher<Q, S, M> {
-    pub fn new(config: PublisherConfig, queues: Q, services: S, metrics: M) -> Self {
+impl<M: MetricSink> Publisher<M> {
+    pub fn new(
+        config: PublisherConfig,
+        queues: SqsQueues,
+        services: EcsServices,
+        metrics: M,
+    ) -> Self {
         Self { config, queues, services, metrics }
     }
 

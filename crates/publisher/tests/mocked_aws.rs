@@ -20,8 +20,10 @@ use aws_sdk_sqs::types::error::RequestThrottled;
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
 use backlog_publisher::aws::{CloudWatchSink, EcsServices, SqsQueues};
 use backlog_publisher::publisher::{InvocationError, Publisher};
-use backpressure_core::config::{PublisherConfig, Sampling, StorageResolution};
-use backpressure_core::{BacklogTarget, QueueRef, Target};
+use backpressure_core::publisher::{
+    BacklogTarget, PublisherConfig, Sampling, StorageResolution, Target,
+};
+use backpressure_core::queue::QueueRef;
 use tokio::time::Instant;
 
 const QUEUE_A: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/queue-a";
@@ -108,7 +110,7 @@ fn publisher(
     sqs: &[&Rule],
     ecs: &[&Rule],
     cloudwatch: &[&Rule],
-) -> Publisher<SqsQueues, EcsServices, CloudWatchSink> {
+) -> Publisher<CloudWatchSink> {
     let sqs = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, sqs);
     let ecs = mock_client!(aws_sdk_ecs, RuleMode::MatchAny, ecs);
     let cloudwatch = mock_client!(aws_sdk_cloudwatch, RuleMode::MatchAny, cloudwatch);
@@ -324,10 +326,7 @@ async fn failed_put_metric_data_fails_the_invocation() {
     assert_eq!(error.error_type(), "PutMetricDataFailed");
 }
 
-fn sampling_publisher(
-    samples: u32,
-    interval_secs: u64,
-) -> (Publisher<SqsQueues, EcsServices, CloudWatchSink>, Published) {
+fn sampling_publisher(samples: u32, interval_secs: u64) -> (Publisher<CloudWatchSink>, Published) {
     let (put, published) = recording_put_rule();
     let mut config = config(vec![target(QUEUE_A, "c1", "svc-a")]);
     config.sampling = Sampling { samples, interval: Duration::from_secs(interval_secs) };
@@ -417,11 +416,11 @@ struct StallsAfterFirstRequest {
     accepted: Mutex<usize>,
 }
 
-impl backpressure_core::ports::MetricSink for StallsAfterFirstRequest {
+impl backpressure_core::publisher::services::MetricSink for StallsAfterFirstRequest {
     async fn put_metric_data(
         &self,
-        _datums: &[backpressure_core::metrics::Datum],
-    ) -> Result<(), backpressure_core::ports::ApiError> {
+        _datums: &[backpressure_core::publisher::metrics::Datum],
+    ) -> Result<(), backpressure_core::error::ApiError> {
         let first = {
             let mut accepted = self.accepted.lock().unwrap();
             *accepted += 1;

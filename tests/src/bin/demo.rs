@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use backpressure_core::metrics::{DIMENSION_NAMES, METRIC_NAMES};
+use backpressure_core::publisher::metrics::{DIMENSION_NAMES, METRIC_NAMES};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError, binary};
 use e2e_tests::runtime_host::{LambdaHost, Outcome};

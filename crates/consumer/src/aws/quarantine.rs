@@ -4,8 +4,8 @@ use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 use backpressure_core::consumer::engine::{QuarantineError, QuarantineStore};
 use backpressure_core::consumer::quarantine::{QuarantineRecord, plan_batches};
-use backpressure_core::ports::ApiError;
-use backpressure_core::target::{QueueKind, QueueRef};
+use backpressure_core::error::ApiError;
+use backpressure_core::queue::{QueueKind, QueueRef};
 use futures::future::join_all;
 
 /// The quarantine queue, written with `SendMessageBatch`: ten entries and

@@ -1,7 +1,7 @@
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::ChangeMessageVisibilityBatchRequestEntry;
 use backpressure_core::consumer::backoff::{VisibilityChange, VisibilityPort};
-use backpressure_core::ports::ApiError;
+use backpressure_core::error::ApiError;
 use futures::future::join_all;
 
 /// `ChangeMessageVisibilityBatch` takes at most 10 entries.

@@ -3,60 +3,50 @@
 
 use std::time::Duration;
 
-mod consumer;
 mod error;
-mod publisher;
 mod vars;
 
-pub use consumer::{ConsumerConfig, Downstream};
 pub use error::ConfigError;
-pub use publisher::{DEFAULT_NAMESPACE, PublisherConfig, Sampling, StorageResolution};
 pub use vars::Vars;
 
-/// Every variable backlog-publisher reads. `template.yaml` is checked against it.
-pub const PUBLISHER_VARIABLES: &[&str] = &[
-    "QUEUE_URL",
-    "ECS_CLUSTER_NAME",
-    "ECS_SERVICE_NAME",
-    "TARGETS",
-    "TARGET_BACKLOG_PER_TASK",
-    "ACCEPTABLE_LATENCY_SECONDS",
-    "AVG_PROCESSING_SECONDS",
-    "METRIC_NAMESPACE",
-    "STORAGE_RESOLUTION",
-    "BACKLOG_INCLUDES",
-    "TASK_COUNT",
-    "SAMPLES_PER_INVOCATION",
-    "SAMPLE_INTERVAL_SECONDS",
-    "API_CALL_TIMEOUT_MS",
-];
-
-/// Every variable batch-consumer reads (with its default processor).
-pub const CONSUMER_VARIABLES: &[&str] = &[
-    "DOWNSTREAM_URL",
-    "DOWNSTREAM_TIMEOUT_MS",
-    "DOWNSTREAM_MAX_RPS",
-    "QUARANTINE_QUEUE_URL",
-    "QUARANTINE_MAX_MESSAGE_BYTES",
-    "CONSUMER_CONCURRENCY",
-    "DEADLINE_MARGIN_MS",
-    "RETRY_BASE_SECONDS",
-    "RETRY_MAX_SECONDS",
-    "METRIC_NAMESPACE",
-    "API_CALL_TIMEOUT_MS",
-];
+/// The CloudWatch namespace both functions publish to unless `METRIC_NAMESPACE` says otherwise.
+pub const DEFAULT_NAMESPACE: &str = "SqsBackpressure";
 
 const DEFAULT_API_CALL_TIMEOUT_MS: u64 = 5_000;
 
 /// `API_CALL_TIMEOUT_MS`: how long one AWS call (its retries included) may
 /// take. Well inside the invocation's time, so that a hung call costs only the
 /// work that depends on it, never the whole invocation.
-fn api_call_timeout<F: Fn(&str) -> Option<String>>(
+pub(crate) fn api_call_timeout<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
 ) -> Result<Duration, ConfigError> {
     Ok(Duration::from_millis(
         vars.ranged("API_CALL_TIMEOUT_MS", 100, 60_000)?.unwrap_or(DEFAULT_API_CALL_TIMEOUT_MS),
     ))
+}
+
+pub(crate) fn namespace<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+) -> Result<String, ConfigError> {
+    let Some(namespace) = vars.get("METRIC_NAMESPACE") else {
+        return Ok(DEFAULT_NAMESPACE.to_owned());
+    };
+    let allowed = |c: char| c.is_ascii_alphanumeric() || ".-_/#: ".contains(c);
+    if namespace.starts_with("AWS/") {
+        Err(ConfigError::invalid(
+            "METRIC_NAMESPACE",
+            &namespace,
+            "the AWS/ prefix is reserved for AWS services",
+        ))
+    } else if namespace.len() > 255 || !namespace.chars().all(allowed) {
+        Err(ConfigError::invalid(
+            "METRIC_NAMESPACE",
+            &namespace,
+            "expected at most 255 of A-Z a-z 0-9 . - _ / # : and space",
+        ))
+    } else {
+        Ok(namespace)
+    }
 }
 
 #[cfg(test)]
@@ -65,6 +55,8 @@ mod variables_tests {
     use std::sync::Mutex;
 
     use super::*;
+    use crate::consumer::config::{CONSUMER_VARIABLES, ConsumerConfig, Downstream};
+    use crate::publisher::config::{PUBLISHER_VARIABLES, PublisherConfig};
 
     /// The names a configuration asks for when only `required` are set
     /// (every optional setting is then read, with its default).

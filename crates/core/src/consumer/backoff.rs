@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::time::Duration;
 
-use crate::ports::ApiError;
+use crate::error::ApiError;
 
 /// One retried message's new visibility timeout.
 #[derive(Debug, Clone, PartialEq, Eq)]

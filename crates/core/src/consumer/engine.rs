@@ -18,7 +18,7 @@ use super::contract::{PartialRequest, WorkRequest};
 use super::event::{SourceQueue, SqsEvent, SqsRecord};
 use super::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 use super::quarantine::{Failure, QuarantineRecord};
-use crate::ports::ApiError;
+use crate::error::ApiError;
 
 /// One message, as a processor sees it: the contract fields already checked.
 #[derive(Debug)]
@@ -309,7 +309,7 @@ impl<P: Processor, Q: QuarantineStore> Engine<P, Q> {
         match result {
             Ok(()) => Slot::Final(Outcome::Quarantined { code }),
             Err(e) => {
-                error!(message_id, error_code = %code, error = %crate::ports::error_chain(&e),
+                error!(message_id, error_code = %code, error = %crate::error::error_chain(&e),
                        "quarantine write not confirmed; the message will be retried");
                 Slot::Final(Outcome::QuarantineFailed { detail: format!("{code}, and {e}"), code })
             }

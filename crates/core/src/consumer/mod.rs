@@ -1,7 +1,9 @@
-//! The batch consumer's pure side: event decoding, the queue contract, the
-//! batch engine and its bookkeeping, quarantine records, backoff and metrics.
+//! The batch consumer's pure side: records and their decoding, the queue
+//! contract, the batch engine and its bookkeeping, quarantine records,
+//! backoff, trace context, metrics and configuration.
 
 pub mod backoff;
+pub mod config;
 pub mod contract;
 pub mod delivery;
 pub mod engine;
@@ -10,3 +12,5 @@ pub mod outcome;
 pub mod quarantine;
 pub mod response;
 pub mod summary;
+
+pub use config::ConsumerConfig;

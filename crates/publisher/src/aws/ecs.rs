@@ -1,8 +1,7 @@
 use aws_sdk_ecs::Client;
-use backpressure_core::ServiceCounts;
-use backpressure_core::ports::{
-    ApiError, DescribedService, DescribedServices, ServiceFailure, ServiceReader,
-};
+use backpressure_core::error::ApiError;
+use backpressure_core::publisher::ServiceCounts;
+use backpressure_core::publisher::services::{DescribedService, DescribedServices, ServiceFailure};
 
 #[derive(Debug, Clone)]
 pub struct EcsServices {
@@ -21,8 +20,9 @@ fn count(value: i32) -> u64 {
     u64::try_from(value).unwrap_or(0)
 }
 
-impl ServiceReader for EcsServices {
-    async fn describe_services(
+impl EcsServices {
+    /// One `DescribeServices` call for at most ten services of a cluster.
+    pub async fn describe_services(
         &self,
         cluster: &str,
         services: &[String],

@@ -1,8 +1,9 @@
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::QueueAttributeName;
-use backpressure_core::QueueCounts;
-use backpressure_core::ports::{ApiError, QueueAttributes, QueueReader};
-use backpressure_core::target::QueueRef;
+use backpressure_core::error::ApiError;
+use backpressure_core::publisher::QueueCounts;
+use backpressure_core::publisher::services::QueueAttributes;
+use backpressure_core::queue::QueueRef;
 
 #[derive(Debug, Clone)]
 pub struct SqsQueues {
@@ -17,8 +18,9 @@ impl SqsQueues {
 
 const OPERATION: &str = "GetQueueAttributes";
 
-impl QueueReader for SqsQueues {
-    async fn queue_attributes(&self, queue: &QueueRef) -> Result<QueueAttributes, ApiError> {
+impl SqsQueues {
+    /// The queue's counts and redrive policy, from one `GetQueueAttributes` call.
+    pub async fn queue_attributes(&self, queue: &QueueRef) -> Result<QueueAttributes, ApiError> {
         let output = self
             .client
             .get_queue_attributes()

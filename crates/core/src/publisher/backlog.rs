@@ -3,7 +3,8 @@
 //! Every function here returns finite numbers: CloudWatch rejects NaN and
 //! infinities, and a scaling policy fed a wrong value scales the wrong way.
 
-use crate::target::{BacklogTarget, QueueKind};
+use crate::publisher::target::BacklogTarget;
+use crate::queue::QueueKind;
 
 /// Message counts from one `GetQueueAttributes` call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -168,8 +169,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::metrics::{cloudwatch_accepts, datums};
-    use crate::target::{QueueRef, Target};
+    use crate::publisher::metrics::{cloudwatch_accepts, datums};
+    use crate::publisher::target::Target;
+    use crate::queue::QueueRef;
 
     fn target(value: f64) -> Option<BacklogTarget> {
         Some(BacklogTarget::new(value).unwrap())

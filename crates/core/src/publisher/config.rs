@@ -3,11 +3,28 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::{ConfigError, Vars};
-use crate::backlog::{BacklogIncludes, BacklogPolicy, TaskCountMode};
-use crate::target::{BacklogTarget, QueueRef, Target};
+use super::backlog::{BacklogIncludes, BacklogPolicy, TaskCountMode};
+use super::target::{BacklogTarget, Target};
+use crate::config::{ConfigError, Vars, api_call_timeout, namespace};
+use crate::queue::QueueRef;
 
-pub const DEFAULT_NAMESPACE: &str = "SqsBackpressure";
+/// Every variable backlog-publisher reads. `template.yaml` is checked against it.
+pub const PUBLISHER_VARIABLES: &[&str] = &[
+    "QUEUE_URL",
+    "ECS_CLUSTER_NAME",
+    "ECS_SERVICE_NAME",
+    "TARGETS",
+    "TARGET_BACKLOG_PER_TASK",
+    "ACCEPTABLE_LATENCY_SECONDS",
+    "AVG_PROCESSING_SECONDS",
+    "METRIC_NAMESPACE",
+    "STORAGE_RESOLUTION",
+    "BACKLOG_INCLUDES",
+    "TASK_COUNT",
+    "SAMPLES_PER_INVOCATION",
+    "SAMPLE_INTERVAL_SECONDS",
+    "API_CALL_TIMEOUT_MS",
+];
 
 /// Upper bound for `SAMPLES_PER_INVOCATION` and `SAMPLE_INTERVAL_SECONDS`:
 /// one sample a second over the one-minute schedule period.
@@ -67,7 +84,7 @@ impl PublisherConfig {
                 task_count: task_count(vars)?,
             },
             sampling: sampling(vars)?,
-            api_call_timeout: super::api_call_timeout(vars)?,
+            api_call_timeout: api_call_timeout(vars)?,
         })
     }
 }
@@ -238,30 +255,6 @@ fn backlog_target<F: Fn(&str) -> Option<String>>(
     }
 }
 
-pub(super) fn namespace<F: Fn(&str) -> Option<String>>(
-    vars: &Vars<F>,
-) -> Result<String, ConfigError> {
-    let Some(namespace) = vars.get("METRIC_NAMESPACE") else {
-        return Ok(DEFAULT_NAMESPACE.to_owned());
-    };
-    let allowed = |c: char| c.is_ascii_alphanumeric() || ".-_/#: ".contains(c);
-    if namespace.starts_with("AWS/") {
-        Err(ConfigError::invalid(
-            "METRIC_NAMESPACE",
-            &namespace,
-            "the AWS/ prefix is reserved for AWS services",
-        ))
-    } else if namespace.len() > 255 || !namespace.chars().all(allowed) {
-        Err(ConfigError::invalid(
-            "METRIC_NAMESPACE",
-            &namespace,
-            "expected at most 255 of A-Z a-z 0-9 . - _ / # : and space",
-        ))
-    } else {
-        Ok(namespace)
-    }
-}
-
 fn storage_resolution<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
 ) -> Result<StorageResolution, ConfigError> {
@@ -347,5 +340,5 @@ fn sampling<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Sampling, C
 }
 
 #[cfg(test)]
-#[path = "publisher_tests.rs"]
+#[path = "config_tests.rs"]
 mod tests;

@@ -2,6 +2,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::*;
+use crate::config::DEFAULT_NAMESPACE;
 
 const QUEUE: &str = "https://sqs.eu-west-1.amazonaws.com/123456789012/work";
 

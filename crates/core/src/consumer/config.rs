@@ -1,9 +1,23 @@
 use std::time::Duration;
 
-use super::publisher::namespace;
-use super::{ConfigError, Vars};
-use crate::consumer::backoff::{Backoff, MAX_VISIBILITY};
-use crate::target::QueueRef;
+use super::backoff::{Backoff, MAX_VISIBILITY};
+use crate::config::{ConfigError, Vars, api_call_timeout, namespace};
+use crate::queue::QueueRef;
+
+/// Every variable batch-consumer reads (with its default processor).
+pub const CONSUMER_VARIABLES: &[&str] = &[
+    "DOWNSTREAM_URL",
+    "DOWNSTREAM_TIMEOUT_MS",
+    "DOWNSTREAM_MAX_RPS",
+    "QUARANTINE_QUEUE_URL",
+    "QUARANTINE_MAX_MESSAGE_BYTES",
+    "CONSUMER_CONCURRENCY",
+    "DEADLINE_MARGIN_MS",
+    "RETRY_BASE_SECONDS",
+    "RETRY_MAX_SECONDS",
+    "METRIC_NAMESPACE",
+    "API_CALL_TIMEOUT_MS",
+];
 
 /// The default processor's downstream HTTP service.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,7 +127,7 @@ impl ConsumerConfig {
             ),
             backoff: Backoff { base: Duration::from_secs(base), max: Duration::from_secs(max) },
             namespace: namespace(vars)?,
-            api_call_timeout: super::api_call_timeout(vars)?,
+            api_call_timeout: api_call_timeout(vars)?,
         })
     }
 }

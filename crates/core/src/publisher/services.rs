@@ -1,28 +1,11 @@
-//! The narrow interfaces the publisher's AWS adapters implement. Tests pass
-//! SDK clients backed by `aws-smithy-mocks` or by the emulators.
+//! What the publisher's AWS reads return, and the metric sink it writes to
+//! (a trait: the CloudWatch adapter and the tests' stalling sink implement it).
 
 use std::future::Future;
 
-use crate::backlog::{QueueCounts, ServiceCounts};
-use crate::metrics::Datum;
-use crate::target::QueueRef;
-
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
-
-/// An AWS API call that failed, after the SDK's own retries.
-#[derive(Debug, thiserror::Error)]
-#[error("{operation} failed")]
-pub struct ApiError {
-    pub operation: &'static str,
-    #[source]
-    pub source: BoxError,
-}
-
-impl ApiError {
-    pub fn new(operation: &'static str, source: impl Into<BoxError>) -> Self {
-        Self { operation, source: source.into() }
-    }
-}
+use super::backlog::{QueueCounts, ServiceCounts};
+use super::metrics::Datum;
+use crate::error::ApiError;
 
 /// What one `GetQueueAttributes` call says about a queue.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -30,13 +13,6 @@ pub struct QueueAttributes {
     pub counts: QueueCounts,
     /// The raw `RedrivePolicy` attribute, when the queue has one.
     pub redrive_policy: Option<String>,
-}
-
-pub trait QueueReader: Send + Sync {
-    fn queue_attributes(
-        &self,
-        queue: &QueueRef,
-    ) -> impl Future<Output = Result<QueueAttributes, ApiError>> + Send;
 }
 
 /// One service as `DescribeServices` reports it.
@@ -98,32 +74,12 @@ impl DescribedServices {
 /// `DescribeServices` accepts at most 10 services per call.
 pub const MAX_SERVICES_PER_DESCRIBE: usize = 10;
 
-pub trait ServiceReader: Send + Sync {
-    fn describe_services(
-        &self,
-        cluster: &str,
-        services: &[String],
-    ) -> impl Future<Output = Result<DescribedServices, ApiError>> + Send;
-}
-
 pub trait MetricSink: Send + Sync {
-    /// Publishes at most [`crate::metrics::MAX_DATUMS_PER_REQUEST`] datums in one request.
+    /// Publishes at most [`crate::publisher::metrics::MAX_DATUMS_PER_REQUEST`] datums in one request.
     fn put_metric_data(
         &self,
         datums: &[Datum],
     ) -> impl Future<Output = Result<(), ApiError>> + Send;
-}
-
-/// The whole chain of an error's messages, for one log field.
-pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]
@@ -176,11 +132,5 @@ mod tests {
             described.counts_for("other"),
             Err(ServiceLookupError::Missing { reason: "absent from the response".into() })
         );
-    }
-
-    #[test]
-    fn error_chain_joins_every_source() {
-        let error = ApiError::new("GetQueueAttributes", std::io::Error::other("throttled"));
-        assert_eq!(error_chain(&error), "GetQueueAttributes failed: throttled");
     }
 }
