@@ -89,6 +89,13 @@ impl<'de> Deserialize<'de> for Envelope {
     }
 }
 
+impl ContractViolation {
+    /// A violation found before any contract field could be read.
+    pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
+        Self { code, detail: detail.into(), partial: PartialRequest::default() }
+    }
+}
+
 fn violation(code: ErrorCode, detail: String, partial: PartialRequest) -> ContractViolation {
     ContractViolation { code, detail, partial }
 }

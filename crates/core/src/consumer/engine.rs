@@ -1,11 +1,15 @@
 //! The batch engine: every record of an SQS batch ends in exactly one
 //! outcome — done, quarantined (write confirmed) or retry — and the response
 //! lists exactly the retried messageIds. I/O is behind the `Processor` and
-//! `QuarantineStore` traits.
+//! `QuarantineStore` traits. Records come in the source-neutral
+//! [`SqsRecord`] form that a Lambda event record and a `ReceiveMessage`
+//! message both convert into, so a Lambda function and a long-running worker
+//! run the same engine.
 
 use std::collections::HashSet;
 use std::future::Future;
-use std::ops::Range;
+use std::marker::PhantomData;
+use std::ops::{Deref, Range};
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -14,28 +18,34 @@ use futures::{FutureExt, StreamExt, stream};
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tracing::{error, warn};
 
+use super::body::Body;
 use super::contract::{PartialRequest, WorkRequest};
-use super::event::{SourceQueue, SqsEvent, SqsRecord};
+use super::event::{SourceQueue, SqsRecord};
 use super::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 use super::quarantine::{Failure, QuarantineRecord};
-use crate::error::ApiError;
+use crate::error::{ApiError, error_chain};
 
-/// One message, as a processor sees it: the contract fields already checked.
+/// One message, as a processor sees it: its body already decoded and checked.
 #[derive(Debug)]
-pub struct Message<'a> {
+pub struct Message<'a, B = WorkRequest> {
+    /// The SQS messageId.
     pub message_id: &'a str,
     /// The body exactly as it was sent.
     pub body: &'a str,
-    pub request: &'a WorkRequest,
+    /// The body decoded ([`Body::decode`]).
+    pub request: &'a B,
+    /// The whole record: attributes, message attributes, receipt handle.
     pub record: &'a SqsRecord,
     /// Work on this message must be over by then: the engine cuts it off and
     /// retries the message after it.
     pub deadline: Instant,
 }
 
-/// The business logic: one message in, one verdict out.
-pub trait Processor: Send + Sync {
-    fn process(&self, message: &Message<'_>) -> impl Future<Output = Verdict> + Send;
+/// The business logic: one message in, one verdict out. `B` is the body type
+/// the messages decode into.
+pub trait Processor<B = WorkRequest>: Send + Sync {
+    /// Processes one message. A panic is caught and retries only this message.
+    fn process(&self, message: &Message<'_, B>) -> impl Future<Output = Verdict> + Send;
 }
 
 #[derive(Debug, Clone, thiserror::Error)]
@@ -79,33 +89,64 @@ pub struct EngineSettings {
 /// Time kept free after the quarantine writes, for the response itself.
 const RESPONSE_RESERVE: Duration = Duration::from_millis(100);
 
+/// Why a batch cannot be reported record by record.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BatchError {
+    /// A record without a messageId cannot be listed in `batchItemFailures`.
     #[error(
         "record {position} of the batch has no usable messageId, so it cannot be reported on its own; \
          failing the invocation so that the whole batch is retried"
     )]
-    MissingMessageId { position: usize },
-    #[error(
-        "the batch's outcomes break the engine's invariant ({0}); failing the invocation so that the whole batch is retried"
-    )]
-    Invariant(String),
+    MissingMessageId {
+        /// The record's position in the batch, from 0.
+        position: usize,
+    },
+}
+
+/// One record and what became of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordOutcome<'r> {
+    /// The record, as it came in.
+    pub record: &'r SqsRecord,
+    /// Its messageId (checked non-empty).
+    pub message_id: &'r str,
+    /// Its one final outcome.
+    pub outcome: Outcome,
+}
+
+impl Deref for RecordOutcome<'_> {
+    type Target = Outcome;
+
+    fn deref(&self) -> &Outcome {
+        &self.outcome
+    }
+}
+
+impl PartialEq<Outcome> for RecordOutcome<'_> {
+    fn eq(&self, other: &Outcome) -> bool {
+        self.outcome == *other
+    }
 }
 
 /// The outcome of every record, in the order of the batch.
 #[derive(Debug, Clone)]
-pub struct BatchReport {
-    pub outcomes: Vec<Outcome>,
+pub struct BatchReport<'r> {
+    /// One per record, in batch order, each with its record.
+    pub outcomes: Vec<RecordOutcome<'r>>,
     /// The messageIds for `batchItemFailures`: each retried message once.
     pub batch_item_failures: Vec<String>,
+    /// The queue the batch came from, when the records name it.
     pub source: Option<SourceQueue>,
 }
 
+/// Runs batches: decode, process (concurrently, FIFO groups in order),
+/// quarantine, guard the deadline. Build one per process and reuse it.
 #[derive(Debug)]
-pub struct Engine<P, Q> {
+pub struct Engine<P, Q, B = WorkRequest> {
     processor: P,
     quarantine: Q,
     settings: EngineSettings,
+    body: PhantomData<fn() -> B>,
 }
 
 enum Slot {
@@ -126,21 +167,29 @@ struct Batch<'e> {
     processing_deadline: Instant,
 }
 
-impl<P: Processor, Q: QuarantineStore> Engine<P, Q> {
+impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
+    /// An engine with its processor, its quarantine and its settings.
     pub fn new(processor: P, quarantine: Q, settings: EngineSettings) -> Self {
-        Self { processor, quarantine, settings }
+        Self { processor, quarantine, settings, body: PhantomData }
     }
 
+    /// The processor, for callers that keep state in it.
     pub fn processor(&self) -> &P {
         &self.processor
     }
 
-    pub async fn run(
+    /// The settings the engine was built with.
+    pub fn settings(&self) -> &EngineSettings {
+        &self.settings
+    }
+
+    /// Runs one batch; every record is settled before `deadline`.
+    pub async fn run<'r, R: AsRef<[SqsRecord]> + ?Sized>(
         &self,
-        event: &SqsEvent,
+        records: &'r R,
         deadline: Instant,
-    ) -> Result<BatchReport, BatchError> {
-        let records = &event.records;
+    ) -> Result<BatchReport<'r>, BatchError> {
+        let records = records.as_ref();
         let ids = records
             .iter()
             .enumerate()
@@ -180,17 +229,22 @@ impl<P: Processor, Q: QuarantineStore> Engine<P, Q> {
         }
 
         self.quarantine_pending(&batch, deadline).await;
-        let outcomes: Vec<Outcome> = batch
+        let outcomes: Vec<RecordOutcome<'r>> = batch
             .slots
             .into_iter()
-            .map(|slot| match slot.into_inner().unwrap_or_else(PoisonError::into_inner) {
-                Slot::Final(outcome) => outcome,
-                Slot::Pending | Slot::ToQuarantine { .. } => {
-                    Outcome::retry(RetryCause::Deadline, "not finished before the deadline guard")
-                }
+            .zip(records.iter().zip(batch.ids))
+            .map(|(slot, (record, message_id))| {
+                let outcome = match slot.into_inner().unwrap_or_else(PoisonError::into_inner) {
+                    Slot::Final(outcome) => outcome,
+                    Slot::Pending | Slot::ToQuarantine { .. } => Outcome::retry(
+                        RetryCause::Deadline,
+                        "not finished before the deadline guard",
+                    ),
+                };
+                RecordOutcome { record, message_id, outcome }
             })
             .collect();
-        let batch_item_failures = batch_item_failures(&batch.ids, &outcomes)?;
+        let batch_item_failures = batch_item_failures(&outcomes);
         Ok(BatchReport { outcomes, batch_item_failures, source })
     }
 
@@ -222,7 +276,7 @@ impl<P: Processor, Q: QuarantineStore> Engine<P, Q> {
         let record = &batch.records[index];
         let message_id = batch.ids[index];
         let body = record.body.as_deref().unwrap_or_default();
-        let request = match WorkRequest::parse(body) {
+        let request = match B::decode(body) {
             Ok(request) => request,
             Err(violation) => {
                 return self
@@ -245,11 +299,7 @@ impl<P: Processor, Q: QuarantineStore> Engine<P, Q> {
                 Slot::Final(Outcome::Retry { cause: RetryCause::Processor, detail, retry_after })
             }
             Ok(Verdict::Permanent { code, detail }) => {
-                let partial = PartialRequest {
-                    schema_version: Some(request.schema_version.clone()),
-                    operation: Some(request.operation.clone()),
-                    tenant_id: Some(request.tenant_id.clone()),
-                };
+                let partial = request.quarantine_fields();
                 self.permanent(batch, index, code, detail, partial).await
             }
             Err(panic) => {
@@ -309,7 +359,7 @@ impl<P: Processor, Q: QuarantineStore> Engine<P, Q> {
         match result {
             Ok(()) => Slot::Final(Outcome::Quarantined { code }),
             Err(e) => {
-                error!(message_id, error_code = %code, error = %crate::error::error_chain(&e),
+                error!(message_id, error_code = %code, error = %error_chain(&e),
                        "quarantine write not confirmed; the message will be retried");
                 Slot::Final(Outcome::QuarantineFailed { detail: format!("{code}, and {e}"), code })
             }
@@ -377,42 +427,14 @@ fn groups(records: &[SqsRecord], fifo: bool) -> (Vec<usize>, Vec<Range<usize>>) 
     (order, ranges)
 }
 
-/// The retried ids, each once, in batch order — after checking that every
-/// record has its outcome and every listed id is a non-empty id of this batch.
-fn batch_item_failures(ids: &[&str], outcomes: &[Outcome]) -> Result<Vec<String>, BatchError> {
-    if ids.len() != outcomes.len() {
-        return Err(BatchError::Invariant(format!(
-            "{} records but {} outcomes",
-            ids.len(),
-            outcomes.len()
-        )));
-    }
+/// The retried ids, each once, in batch order.
+fn batch_item_failures(outcomes: &[RecordOutcome<'_>]) -> Vec<String> {
     let mut listed = HashSet::new();
-    let failures: Vec<String> = ids
+    outcomes
         .iter()
-        .zip(outcomes)
-        .filter(|(_, outcome)| outcome.is_retry())
-        .filter(|(id, _)| listed.insert(**id))
-        .map(|(id, _)| (*id).to_owned())
-        .collect();
-    if failures.is_empty() {
-        // Nothing retried: nothing listed that could be wrong.
-        return Ok(failures);
-    }
-    let batch_ids: HashSet<&str> = ids.iter().copied().collect();
-    if let Some(bad) =
-        failures.iter().find(|id| id.trim().is_empty() || !batch_ids.contains(id.as_str()))
-    {
-        return Err(BatchError::Invariant(format!("{bad:?} is not a messageId of this batch")));
-    }
-    let retried: HashSet<&str> =
-        ids.iter().zip(outcomes).filter(|(_, o)| o.is_retry()).map(|(id, _)| *id).collect();
-    if retried.len() != failures.len() {
-        return Err(BatchError::Invariant(
-            "a retried message is missing from the response".to_owned(),
-        ));
-    }
-    Ok(failures)
+        .filter(|o| o.is_retry() && listed.insert(o.message_id))
+        .map(|o| o.message_id.to_owned())
+        .collect()
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

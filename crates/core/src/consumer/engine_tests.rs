@@ -7,6 +7,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::*;
+use crate::consumer::event::SqsEvent;
 
 /// What a test message asks the scripted processor to do, by its `operation`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,11 +137,11 @@ async fn each_verdict_becomes_its_outcome() {
     let event = standard_batch(&[Ok, Retry, Reject, Garbage, Panic]);
     let report = engine.run(&event, far_deadline()).await.unwrap();
     assert_eq!(report.outcomes[0], Outcome::Done);
-    assert!(matches!(&report.outcomes[1], Outcome::Retry { cause: RetryCause::Processor, .. }));
+    assert!(matches!(&report.outcomes[1].outcome, Outcome::Retry { cause: RetryCause::Processor, .. }));
     assert_eq!(report.outcomes[2], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
     assert_eq!(report.outcomes[3], Outcome::Quarantined { code: ErrorCode::InvalidJson });
     assert!(
-        matches!(&report.outcomes[4], Outcome::Retry { cause: RetryCause::Panicked, detail, .. } if detail.contains("processor bug on m4"))
+        matches!(&report.outcomes[4].outcome, Outcome::Retry { cause: RetryCause::Panicked, detail, .. } if detail.contains("processor bug on m4"))
     );
     assert_eq!(report.batch_item_failures, ["m1", "m4"]);
     let stored: Vec<String> =
@@ -164,7 +165,7 @@ async fn an_unconfirmed_quarantine_write_means_retry() {
     let report = engine.run(&event, far_deadline()).await.unwrap();
     assert_eq!(report.outcomes[0], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
     assert!(matches!(
-        &report.outcomes[1],
+        &report.outcomes[1].outcome,
         Outcome::QuarantineFailed { code: ErrorCode::InvalidJson, .. }
     ));
     assert_eq!(report.batch_item_failures, ["m1"]);
@@ -183,10 +184,10 @@ async fn a_near_deadline_retries_unfinished_work_instead_of_timing_out() {
         "cut at the margin"
     );
     assert_eq!(report.outcomes[0], Outcome::Done);
-    assert!(matches!(&report.outcomes[1], Outcome::Retry { cause: RetryCause::Deadline, .. }));
-    assert!(matches!(&report.outcomes[2], Outcome::Retry { cause: RetryCause::Deadline, .. }));
+    assert!(matches!(&report.outcomes[1].outcome, Outcome::Retry { cause: RetryCause::Deadline, .. }));
+    assert!(matches!(&report.outcomes[2].outcome, Outcome::Retry { cause: RetryCause::Deadline, .. }));
     // m3 and m4 never started: both hung messages held the two slots.
-    assert!(matches!(&report.outcomes[3], Outcome::Retry { cause: RetryCause::Deadline, .. }));
+    assert!(matches!(&report.outcomes[3].outcome, Outcome::Retry { cause: RetryCause::Deadline, .. }));
     assert_eq!(report.batch_item_failures, ["m1", "m2", "m3", "m4"]);
     assert_eq!(*lock(&engine.processor.started), ["m0", "m1", "m2"]);
 }
@@ -220,7 +221,7 @@ async fn fifo_skips_the_rest_of_a_failed_group_only() {
     };
     let report = engine.run(&event, far_deadline()).await.unwrap();
     assert_eq!(report.batch_item_failures, ["m1", "m2"]);
-    assert!(matches!(&report.outcomes[2], Outcome::Retry { cause: RetryCause::GroupBlocked, .. }));
+    assert!(matches!(&report.outcomes[2].outcome, Outcome::Retry { cause: RetryCause::GroupBlocked, .. }));
     assert_eq!(report.outcomes[4], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
     assert_eq!(report.outcomes[5], Outcome::Done, "a confirmed quarantine lets the group carry on");
     let started = lock(&engine.processor.started).clone();
@@ -319,7 +320,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             report.outcomes.iter().zip(&case.messages).enumerate()
         {
             let id = &ids[i];
-            match outcome {
+            match &outcome.outcome {
                 Outcome::Done => prop_assert_eq!(*behaviour, Behaviour::Ok),
                 Outcome::Quarantined { .. } => {
                     prop_assert!(matches!(behaviour, Behaviour::Reject | Behaviour::Garbage));

@@ -6,6 +6,8 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::trace::TraceContext;
+
 /// One record of an SQS event. Attributes are kept as delivered, because a
 /// quarantine record carries them unchanged.
 ///
@@ -80,6 +82,17 @@ impl SqsRecord {
     /// A message attribute's string value (`{"stringValue": ..., "dataType": "String"}`).
     pub fn message_attribute(&self, name: &str) -> Option<&str> {
         self.message_attributes.get(name)?.get("stringValue")?.as_str()
+    }
+
+    /// The producer's trace, from the `AWSTraceHeader` system attribute.
+    pub fn trace_context(&self) -> Option<TraceContext> {
+        TraceContext::from_aws_trace_header(self.attribute("AWSTraceHeader")?)
+    }
+}
+
+impl AsRef<[SqsRecord]> for SqsEvent {
+    fn as_ref(&self) -> &[SqsRecord] {
+        &self.records
     }
 }
 

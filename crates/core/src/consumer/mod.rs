@@ -3,6 +3,7 @@
 //! backoff, trace context, metrics and configuration.
 
 pub mod backoff;
+pub mod body;
 pub mod config;
 pub mod contract;
 pub mod delivery;
@@ -12,5 +13,6 @@ pub mod outcome;
 pub mod quarantine;
 pub mod response;
 pub mod summary;
+pub mod trace;
 
 pub use config::ConsumerConfig;

@@ -1,0 +1,120 @@
+//! The message body a processor works on: this project's queue contract
+//! ([`WorkRequest`]) by default, or any `serde::Deserialize` type of the
+//! user's (as `aws_lambda_events::sqs::SqsEventObj<T>` and Powertools'
+//! `model=` allow). A body that cannot be decoded never succeeds on a retry,
+//! so it is a permanent failure with a stable error code.
+
+use serde::de::DeserializeOwned;
+use serde_json::error::Category;
+
+use super::contract::{ContractViolation, PartialRequest, WorkRequest};
+use super::outcome::ErrorCode;
+
+/// A decoded message body. Implemented for [`WorkRequest`], and for every
+/// type that implements `serde::Deserialize` and [`Validate`].
+pub trait Body: Sized + Send + Sync {
+    /// Decodes one message body, or says why it never can be.
+    fn decode(text: &str) -> Result<Self, ContractViolation>;
+
+    /// The contract fields a quarantine record shows for this body when a
+    /// processor gives up on it.
+    fn quarantine_fields(&self) -> PartialRequest {
+        PartialRequest::default()
+    }
+}
+
+/// Checks a decoded body beyond its shape: `Err` quarantines the message with
+/// the violation's own error code. The default accepts every body that decoded.
+///
+/// ```
+/// use backpressure_core::consumer::body::Validate;
+/// use backpressure_core::consumer::contract::ContractViolation;
+/// use backpressure_core::consumer::outcome::ErrorCode;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Refund { cents: i64 }
+///
+/// impl Validate for Refund {
+///     fn validate(&self) -> Result<(), ContractViolation> {
+///         if self.cents > 0 { return Ok(()) }
+///         Err(ContractViolation::new(ErrorCode::Custom("non_positive_amount".into()), "cents must be above 0"))
+///     }
+/// }
+/// ```
+pub trait Validate {
+    /// `Ok` when the body may be processed.
+    fn validate(&self) -> Result<(), ContractViolation> {
+        Ok(())
+    }
+}
+
+impl<T: DeserializeOwned + Validate + Send + Sync> Body for T {
+    fn decode(text: &str) -> Result<Self, ContractViolation> {
+        let body: T = serde_json::from_str(text).map_err(|error| {
+            let code = match error.classify() {
+                Category::Syntax | Category::Eof | Category::Io => ErrorCode::InvalidJson,
+                Category::Data => ErrorCode::SchemaViolation,
+            };
+            ContractViolation::new(code, error.to_string())
+        })?;
+        body.validate()?;
+        Ok(body)
+    }
+}
+
+impl Body for WorkRequest {
+    fn decode(text: &str) -> Result<Self, ContractViolation> {
+        Self::parse(text)
+    }
+
+    fn quarantine_fields(&self) -> PartialRequest {
+        PartialRequest {
+            schema_version: Some(self.schema_version.clone()),
+            operation: Some(self.operation.clone()),
+            tenant_id: Some(self.tenant_id.clone()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, Deserialize)]
+    struct Transfer {
+        cents: i64,
+    }
+
+    impl Validate for Transfer {
+        fn validate(&self) -> Result<(), ContractViolation> {
+            if self.cents > 0 {
+                Ok(())
+            } else {
+                Err(ContractViolation::new(ErrorCode::Custom("non_positive".into()), "cents ≤ 0"))
+            }
+        }
+    }
+
+    #[test]
+    fn a_custom_body_decodes_and_validates_with_its_own_codes() {
+        assert_eq!(Transfer::decode(r#"{"cents":5}"#).map(|t| t.cents), Ok(5));
+        let code = |text: &str| Transfer::decode(text).map(|_| ()).unwrap_err().code;
+        assert_eq!(code("{not json"), ErrorCode::InvalidJson);
+        assert_eq!(code(""), ErrorCode::InvalidJson);
+        assert_eq!(code(r#"{"cents":"five"}"#), ErrorCode::SchemaViolation);
+        assert_eq!(code(r#"{}"#), ErrorCode::SchemaViolation);
+        assert_eq!(code(r#"{"cents":0}"#), ErrorCode::Custom("non_positive".into()));
+    }
+
+    #[test]
+    fn the_default_body_is_the_queue_contract() {
+        let request = WorkRequest::decode(
+            r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k"}"#,
+        )
+        .unwrap();
+        assert_eq!(request.quarantine_fields().tenant_id.as_deref(), Some("t"));
+        assert_eq!(WorkRequest::decode("[]").unwrap_err().code, ErrorCode::SchemaViolation);
+    }
+}
