@@ -1,9 +1,7 @@
 //! Helpers for the end-to-end tests and the demo: a Lambda Runtime API host
 //! and fixtures on the emulated AWS services.
 
-pub mod bench;
 pub mod downstream;
 pub mod fault_proxy;
 pub mod fixtures;
-pub mod latency_model;
 pub mod runtime_host;

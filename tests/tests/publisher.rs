@@ -7,8 +7,7 @@
 use std::time::Duration;
 
 use e2e_tests::fault_proxy::FaultProxy;
-use e2e_tests::fixtures::{Aws, ENDPOINT_VARS, PublisherTarget, binary, unique};
-use e2e_tests::latency_model::LatencyModel;
+use e2e_tests::fixtures::{Aws, PublisherTarget, binary, unique};
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use serde_json::Value;
 
@@ -176,23 +175,4 @@ async fn g_twelve_targets_cost_one_read_per_queue_two_describes_and_one_put() {
     assert_eq!(calls(0), [("GetQueueAttributes".to_owned(), 12)]);
     assert_eq!(calls(1), [("DescribeServices".to_owned(), 2)]);
     assert_eq!(calls(2), [("PutMetricData".to_owned(), 1)]);
-}
-
-/// The benchmark's latency model must keep answering what the SDK expects, or
-/// `make bench` would measure errors.
-#[tokio::test]
-async fn h_the_benchmarks_latency_model_serves_a_whole_invocation() {
-    let model = LatencyModel::start(Duration::from_millis(1)).await.unwrap();
-    let targets = r#"[{"queueUrl":"https://sqs.us-east-1.amazonaws.com/123456789012/m-0","cluster":"model","service":"worker-0"},
-                      {"queueUrl":"https://sqs.us-east-1.amazonaws.com/123456789012/m-1","cluster":"model","service":"worker-1"}]"#;
-    let mut env = vec![("TARGETS", targets), ("TARGET_BACKLOG_PER_TASK", "100")];
-    env.extend(ENDPOINT_VARS.map(|name| (name, model.url())));
-    let body = response(invoke_publisher(&env).await);
-    let targets = body["targets"].as_array().unwrap();
-    assert_eq!(targets.len(), 2, "{body}");
-    for target in targets {
-        assert_eq!(target["backlog"], 3, "{target}");
-        assert_eq!(target["taskCount"], 1, "{target}");
-        assert_eq!(target["backlogPerTask"], 3.0, "{target}");
-    }
 }

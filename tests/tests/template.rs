@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use backpressure_core::consumer::config::CONSUMER_VARIABLES;
+use backpressure_batch::delivery::CONSUMER_VARIABLES;
 use backpressure_core::publisher::config::PUBLISHER_VARIABLES;
 use backpressure_core::publisher::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES};
 use serde_yaml::Value;

@@ -16,7 +16,7 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
-    pub(crate) fn invalid(name: &'static str, value: &str, reason: impl Into<String>) -> Self {
+    pub fn invalid(name: &'static str, value: &str, reason: impl Into<String>) -> Self {
         Self::Invalid { name, value: value.to_owned(), reason: reason.into() }
     }
 }

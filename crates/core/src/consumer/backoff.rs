@@ -1,26 +1,13 @@
 //! Visibility backoff for retried messages on standard queues: the next
 //! delivery waits longer each time the message has been received.
 
-use std::future::Future;
 use std::time::Duration;
-
-use crate::error::ApiError;
 
 /// One retried message's new visibility timeout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VisibilityChange {
     pub receipt_handle: String,
     pub timeout: Duration,
-}
-
-/// `ChangeMessageVisibilityBatch` on the source queue.
-pub trait VisibilityPort: Send + Sync {
-    /// Applies the changes; returns how many SQS reported as failed.
-    fn change_visibility(
-        &self,
-        queue_url: &str,
-        changes: &[VisibilityChange],
-    ) -> impl Future<Output = Result<usize, ApiError>> + Send;
 }
 
 /// `ChangeMessageVisibility` accepts at most 12 hours.

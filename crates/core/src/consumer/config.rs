@@ -1,32 +1,10 @@
+//! The batch engine's settings from the environment (a processor reads its own).
+
 use std::time::Duration;
 
 use super::backoff::{Backoff, MAX_VISIBILITY};
 use crate::config::{ConfigError, Vars, api_call_timeout, namespace};
 use crate::queue::QueueRef;
-
-/// Every variable batch-consumer reads (with its default processor).
-pub const CONSUMER_VARIABLES: &[&str] = &[
-    "DOWNSTREAM_URL",
-    "DOWNSTREAM_TIMEOUT_MS",
-    "DOWNSTREAM_MAX_RPS",
-    "QUARANTINE_QUEUE_URL",
-    "QUARANTINE_MAX_MESSAGE_BYTES",
-    "CONSUMER_CONCURRENCY",
-    "DEADLINE_MARGIN_MS",
-    "RETRY_BASE_SECONDS",
-    "RETRY_MAX_SECONDS",
-    "METRIC_NAMESPACE",
-    "API_CALL_TIMEOUT_MS",
-];
-
-/// The default processor's downstream HTTP service.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Downstream {
-    pub url: String,
-    pub timeout: Duration,
-    /// Requests per second one function instance may send, when capped.
-    pub max_rps: Option<f64>,
-}
 
 /// Everything but the processor's own settings: a custom processor reads its own.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,55 +20,12 @@ pub struct ConsumerConfig {
     pub api_call_timeout: Duration,
 }
 
-const DEFAULT_TIMEOUT_MS: u64 = 5_000;
-/// One request every 1,000 s at the slowest: below that the spacing between
-/// requests outgrows any invocation; above a million a second it means nothing.
-const MIN_MAX_RPS: f64 = 0.001;
-const MAX_MAX_RPS: f64 = 1_000_000.0;
 const DEFAULT_CONCURRENCY: usize = 32;
 const DEFAULT_MARGIN_MS: u64 = 2_000;
 const DEFAULT_RETRY_BASE_SECONDS: u64 = 10;
 const DEFAULT_RETRY_MAX_SECONDS: u64 = 900;
 /// SQS's default `MaximumMessageSize`; a queue may allow up to 1 MiB.
 const DEFAULT_QUARANTINE_MAX_BYTES: usize = 262_144;
-
-impl Downstream {
-    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
-        let url = vars.get("DOWNSTREAM_URL").ok_or(ConfigError::Missing {
-            name: "DOWNSTREAM_URL",
-            reason: "the default processor delivers every message to it",
-        })?;
-        if !(url.starts_with("http://") || url.starts_with("https://"))
-            || url.contains(char::is_whitespace)
-        {
-            return Err(ConfigError::invalid(
-                "DOWNSTREAM_URL",
-                &url,
-                "expected an http:// or https:// URL",
-            ));
-        }
-        let timeout_ms =
-            vars.ranged("DOWNSTREAM_TIMEOUT_MS", 1, 900_000)?.unwrap_or(DEFAULT_TIMEOUT_MS);
-        let max_rps = match vars.get("DOWNSTREAM_MAX_RPS") {
-            None => None,
-            Some(text) => Some(
-                text.parse::<f64>()
-                    .ok()
-                    .filter(|rps| (MIN_MAX_RPS..=MAX_MAX_RPS).contains(rps))
-                    .ok_or_else(|| {
-                        ConfigError::invalid(
-                            "DOWNSTREAM_MAX_RPS",
-                            &text,
-                            format!(
-                                "expected requests per second from {MIN_MAX_RPS} to {MAX_MAX_RPS}"
-                            ),
-                        )
-                    })?,
-            ),
-        };
-        Ok(Self { url, timeout: Duration::from_millis(timeout_ms), max_rps })
-    }
-}
 
 impl ConsumerConfig {
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
@@ -129,106 +64,5 @@ impl ConsumerConfig {
             namespace: namespace(vars)?,
             api_call_timeout: api_call_timeout(vars)?,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use std::collections::HashMap;
-
-    use super::*;
-
-    const QUARANTINE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/quarantine";
-
-    fn config(extra: &[(&str, &str)]) -> Result<(ConsumerConfig, Downstream), ConfigError> {
-        let mut env: HashMap<String, String> = [
-            ("DOWNSTREAM_URL", "http://127.0.0.1:8080/work"),
-            ("QUARANTINE_QUEUE_URL", QUARANTINE),
-        ]
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-        for (k, v) in extra {
-            env.insert((*k).to_owned(), (*v).to_owned());
-        }
-        let vars = Vars::new(move |name| env.get(name).cloned());
-        Ok((ConsumerConfig::from_vars(&vars)?, Downstream::from_vars(&vars)?))
-    }
-
-    #[test]
-    fn defaults() {
-        let (config, downstream) = config(&[]).unwrap();
-        assert_eq!(downstream.timeout, Duration::from_secs(5));
-        assert_eq!(downstream.max_rps, None);
-        assert_eq!(config.quarantine_queue.name(), "quarantine");
-        assert_eq!(config.quarantine_max_message_bytes, 262_144);
-        assert_eq!(config.concurrency, 32);
-        assert_eq!(config.deadline_margin, Duration::from_secs(2));
-        assert_eq!(
-            config.backoff,
-            Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) }
-        );
-        assert_eq!(config.namespace, "SqsBackpressure");
-        assert_eq!(config.api_call_timeout, Duration::from_secs(5));
-    }
-
-    #[test]
-    fn every_setting_parsed() {
-        let (config, downstream) = config(&[
-            ("DOWNSTREAM_TIMEOUT_MS", "250"),
-            ("DOWNSTREAM_MAX_RPS", "12.5"),
-            ("QUARANTINE_MAX_MESSAGE_BYTES", "1048576"),
-            ("CONSUMER_CONCURRENCY", "4"),
-            ("DEADLINE_MARGIN_MS", "1500"),
-            ("RETRY_BASE_SECONDS", "0"),
-            ("RETRY_MAX_SECONDS", "43200"),
-            ("API_CALL_TIMEOUT_MS", "100"),
-        ])
-        .unwrap();
-        assert_eq!(config.api_call_timeout, Duration::from_millis(100));
-        assert_eq!(downstream.timeout, Duration::from_millis(250));
-        assert_eq!(downstream.max_rps, Some(12.5));
-        assert_eq!(config.quarantine_max_message_bytes, 1_048_576);
-        assert_eq!(config.concurrency, 4);
-        assert_eq!(config.deadline_margin, Duration::from_millis(1500));
-        assert!(!config.backoff.is_enabled());
-        assert_eq!(config.backoff.max, Duration::from_secs(43_200));
-    }
-
-    #[test]
-    fn errors_name_the_variable_and_the_value() {
-        let cases: &[(&[(&str, &str)], &str)] = &[
-            (&[("DOWNSTREAM_URL", "")], "DOWNSTREAM_URL is required"),
-            (&[("DOWNSTREAM_URL", "ftp://x")], "DOWNSTREAM_URL=\"ftp://x\""),
-            (&[("QUARANTINE_QUEUE_URL", "")], "QUARANTINE_QUEUE_URL is required"),
-            (&[("QUARANTINE_QUEUE_URL", "quarantine")], "QUARANTINE_QUEUE_URL=\"quarantine\""),
-            (&[("DOWNSTREAM_TIMEOUT_MS", "0")], "DOWNSTREAM_TIMEOUT_MS=\"0\""),
-            (&[("DOWNSTREAM_TIMEOUT_MS", "soon")], "DOWNSTREAM_TIMEOUT_MS=\"soon\""),
-            (&[("DOWNSTREAM_MAX_RPS", "-2")], "DOWNSTREAM_MAX_RPS=\"-2\""),
-            (&[("DOWNSTREAM_MAX_RPS", "1e-300")], "DOWNSTREAM_MAX_RPS=\"1e-300\""),
-            (&[("DOWNSTREAM_MAX_RPS", "0.0009")], "from 0.001 to 1000000"),
-            (&[("DOWNSTREAM_MAX_RPS", "1000001")], "DOWNSTREAM_MAX_RPS=\"1000001\""),
-            (&[("DOWNSTREAM_MAX_RPS", "NaN")], "DOWNSTREAM_MAX_RPS=\"NaN\""),
-            (&[("DOWNSTREAM_MAX_RPS", "fast")], "DOWNSTREAM_MAX_RPS=\"fast\""),
-            (&[("API_CALL_TIMEOUT_MS", "99")], "API_CALL_TIMEOUT_MS=\"99\""),
-            (&[("API_CALL_TIMEOUT_MS", "60001")], "API_CALL_TIMEOUT_MS=\"60001\""),
-            (&[("API_CALL_TIMEOUT_MS", "1.5")], "API_CALL_TIMEOUT_MS=\"1.5\""),
-            (&[("CONSUMER_CONCURRENCY", "0")], "CONSUMER_CONCURRENCY=\"0\""),
-            (&[("DEADLINE_MARGIN_MS", "10")], "DEADLINE_MARGIN_MS=\"10\""),
-            (&[("RETRY_MAX_SECONDS", "50000")], "RETRY_MAX_SECONDS=\"50000\""),
-            (
-                &[("RETRY_BASE_SECONDS", "60"), ("RETRY_MAX_SECONDS", "30")],
-                "RETRY_BASE_SECONDS=\"60\"",
-            ),
-            (
-                &[("QUARANTINE_MAX_MESSAGE_BYTES", "2000000")],
-                "QUARANTINE_MAX_MESSAGE_BYTES=\"2000000\"",
-            ),
-            (&[("METRIC_NAMESPACE", "AWS/Lambda")], "METRIC_NAMESPACE=\"AWS/Lambda\""),
-        ];
-        for (pairs, expected) in cases {
-            let error = config(pairs).unwrap_err().to_string();
-            assert!(error.contains(expected), "{pairs:?}: {error:?} lacks {expected:?}");
-        }
     }
 }

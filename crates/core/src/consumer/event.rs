@@ -142,6 +142,203 @@ impl<'de> Deserialize<'de> for SqsEvent {
     }
 }
 
+/// What a Lambda function subscribed to SQS may be invoked with: an SQS event,
+/// or anything else (a test invoke with the wrong payload, another trigger).
+/// Decoding never fails, so the function can answer with an error type of its
+/// own (`InvalidEvent`) instead of the runtime's deserializer error; it reads
+/// the payload in one streaming pass, as [`SqsEvent`] does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum IncomingEvent {
+    /// An SQS event.
+    Sqs(SqsEvent),
+    /// Not an SQS event; says what arrived instead.
+    NotSqs(String),
+}
+
+impl<'de> Deserialize<'de> for IncomingEvent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(IncomingVisitor)
+    }
+}
+
+struct IncomingVisitor;
+
+fn not_sqs<E>(what: &str) -> Result<IncomingEvent, E> {
+    Ok(IncomingEvent::NotSqs(format!("{NOT_SQS}; got {what}")))
+}
+
+impl<'de> Visitor<'de> for IncomingVisitor {
+    type Value = IncomingEvent;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<IncomingEvent, A::Error> {
+        let mut records: Option<Result<Vec<SqsRecord>, String>> = None;
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            if key == "Records" {
+                records = Some(map.next_value::<LenientRecords>()?.0);
+            } else {
+                map.next_value::<de::IgnoredAny>()?;
+            }
+        }
+        match records {
+            Some(Ok(records)) => Ok(IncomingEvent::Sqs(SqsEvent { records })),
+            Some(Err(what)) => Ok(IncomingEvent::NotSqs(format!(
+                "the event's Records are not SQS records: {what}"
+            ))),
+            None => not_sqs("an object without Records"),
+        }
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<IncomingEvent, A::Error> {
+        while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+        not_sqs("an array")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<IncomingEvent, E> {
+        not_sqs("a boolean")
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<IncomingEvent, E> {
+        not_sqs("a number")
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<IncomingEvent, E> {
+        not_sqs("a number")
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<IncomingEvent, E> {
+        not_sqs("a number")
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<IncomingEvent, E> {
+        not_sqs("a string")
+    }
+
+    fn visit_unit<E>(self) -> Result<IncomingEvent, E> {
+        not_sqs("null")
+    }
+}
+
+/// One element of `Records`: a record (decoded straight from the stream), or
+/// what it is instead.
+struct RecordOrOther(Result<SqsRecord, &'static str>);
+
+impl<'de> Deserialize<'de> for RecordOrOther {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ElementVisitor;
+
+        impl<'de> Visitor<'de> for ElementVisitor {
+            type Value = RecordOrOther;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an SQS record")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                SqsRecord::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|record| RecordOrOther(Ok(record)))
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(RecordOrOther(Err("an array")))
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(RecordOrOther(Err("a boolean")))
+            }
+
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(RecordOrOther(Err("a number")))
+            }
+
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(RecordOrOther(Err("a number")))
+            }
+
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(RecordOrOther(Err("a number")))
+            }
+
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(RecordOrOther(Err("a string")))
+            }
+
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(RecordOrOther(Err("null")))
+            }
+        }
+
+        deserializer.deserialize_any(ElementVisitor)
+    }
+}
+
+/// `Records`: an array of objects, or a description of what it is instead.
+struct LenientRecords(Result<Vec<SqsRecord>, String>);
+
+impl<'de> Deserialize<'de> for LenientRecords {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RecordsVisitor;
+
+        impl<'de> Visitor<'de> for RecordsVisitor {
+            type Value = LenientRecords;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an array of SQS records")
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut records = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+                let mut bad = None;
+                while let Some(item) = seq.next_element::<RecordOrOther>()? {
+                    match item.0 {
+                        Ok(record) if bad.is_none() => records.push(record),
+                        Ok(_) => {}
+                        Err(what) => {
+                            bad.get_or_insert(format!("record {} is {what}", records.len()));
+                        }
+                    }
+                }
+                Ok(LenientRecords(bad.map_or(Ok(records), Err)))
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<de::IgnoredAny, de::IgnoredAny>()?.is_some() {}
+                Ok(LenientRecords(Err("an object, not an array".to_owned())))
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LenientRecords(Err("a boolean, not an array".to_owned())))
+            }
+
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LenientRecords(Err("a number, not an array".to_owned())))
+            }
+
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LenientRecords(Err("a number, not an array".to_owned())))
+            }
+
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LenientRecords(Err("a number, not an array".to_owned())))
+            }
+
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(LenientRecords(Err("a string, not an array".to_owned())))
+            }
+
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(LenientRecords(Err("null, not an array".to_owned())))
+            }
+        }
+
+        deserializer.deserialize_any(RecordsVisitor)
+    }
+}
+
 /// The source queue, from a record's `eventSourceARN`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceQueue {
@@ -245,6 +442,29 @@ mod tests {
                 "{text}: {error}"
             );
         }
+    }
+
+    #[test]
+    fn an_incoming_event_is_sqs_or_says_what_it_is() {
+        let sqs: IncomingEvent =
+            serde_json::from_str(r#"{"Records":[{"messageId":"a"}],"x":1}"#).unwrap();
+        assert!(matches!(sqs, IncomingEvent::Sqs(e) if e.records.len() == 1));
+        for (text, says) in [
+            (r#"{"detail-type":"Scheduled Event"}"#, "without Records"),
+            ("[1,2]", "an array"),
+            ("42", "a number"),
+            ("null", "null"),
+            (r#"{"Records": 5}"#, "a number, not an array"),
+            (r#"{"Records": {"a":[1]}}"#, "an object, not an array"),
+            (r#"{"Records": [{"messageId":"a"}, 7]}"#, "record 1 is a number"),
+            (r#"{"Records": [null]}"#, "record 0 is null"),
+        ] {
+            match serde_json::from_str::<IncomingEvent>(text).unwrap() {
+                IncomingEvent::NotSqs(what) => assert!(what.contains(says), "{text}: {what}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        assert!(serde_json::from_str::<IncomingEvent>("{not json").is_err());
     }
 
     #[test]

@@ -6,7 +6,6 @@ pub mod backoff;
 pub mod body;
 pub mod config;
 pub mod contract;
-pub mod delivery;
 pub mod engine;
 pub mod event;
 pub mod outcome;

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-use crate::fixtures::BoxError;
+use e2e_tests::fixtures::BoxError;
 
 #[derive(Debug)]
 pub struct LatencyModel {

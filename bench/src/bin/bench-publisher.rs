@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 use aws_sdk_cloudwatch::types::{Dimension, MetricDatum, StandardUnit};
 use aws_sdk_sqs::types::QueueAttributeName;
 
-use e2e_tests::bench::{BenchArgs, cold_starts, invoke_ok, start_ready, summary};
+use sqs_backpressure_bench::args::{BenchArgs, cold_starts, invoke_ok, start_ready, summary};
 use e2e_tests::fault_proxy::FaultProxy;
 use e2e_tests::fixtures::{Aws, BoxError, ENDPOINT_VARS, unique};
-use e2e_tests::latency_model::LatencyModel;
+use sqs_backpressure_bench::latency_model::LatencyModel;
 use e2e_tests::runtime_host::LambdaHost;
 use hyper::body::Bytes;
 use serde_json::{Value, json};

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use backpressure_core::fixtures::{PAYLOAD_LIMIT, work_batch};
-use e2e_tests::bench::{BenchArgs, invoke_ok, start_ready, summary};
+use sqs_backpressure_bench::args::{BenchArgs, invoke_ok, start_ready, summary};
 use e2e_tests::fixtures::BoxError;
 use hyper::body::Bytes;
 use serde_json::json;

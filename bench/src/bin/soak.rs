@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use e2e_tests::bench::BenchArgs;
+use sqs_backpressure_bench::args::BenchArgs;
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
 use e2e_tests::fixtures::{Aws, BoxError, binary, sqs_record, unique};

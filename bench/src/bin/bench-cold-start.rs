@@ -7,7 +7,7 @@
 //!        [--out FILE] [--env NAME=VALUE ...] -- PROGRAM [ARGS ...]
 
 use backpressure_core::fixtures::work_batch;
-use e2e_tests::bench::{BenchArgs, cold_starts};
+use sqs_backpressure_bench::args::{BenchArgs, cold_starts};
 use e2e_tests::fixtures::BoxError;
 use hyper::body::Bytes;
 use serde_json::json;

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use tokio::time::{Instant, sleep_until};
 
+/// Request slots spaced `1 / rps` apart, shared by every message in flight.
 #[derive(Debug)]
 pub struct RateLimiter {
     interval: Duration,
@@ -13,6 +14,7 @@ pub struct RateLimiter {
 }
 
 impl RateLimiter {
+    /// `rps` requests a second (a positive, finite rate: [`Downstream::from_vars`](super::Downstream::from_vars) checks it).
     pub fn per_second(rps: f64) -> Self {
         Self { interval: Duration::from_secs_f64(1.0 / rps), next_slot: Mutex::new(None) }
     }

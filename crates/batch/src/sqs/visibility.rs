@@ -1,25 +1,26 @@
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::ChangeMessageVisibilityBatchRequestEntry;
-use backpressure_core::consumer::backoff::{VisibilityChange, VisibilityPort};
+use backpressure_core::consumer::backoff::VisibilityChange;
 use backpressure_core::error::ApiError;
 use futures::future::join_all;
 
 /// `ChangeMessageVisibilityBatch` takes at most 10 entries.
 const MAX_ENTRIES: usize = 10;
 
+/// `ChangeMessageVisibilityBatch` on the source queue.
 #[derive(Debug, Clone)]
 pub struct SqsVisibility {
     client: Client,
 }
 
 impl SqsVisibility {
+    /// Changes visibility with this client.
     pub fn new(client: Client) -> Self {
         Self { client }
     }
-}
 
-impl VisibilityPort for SqsVisibility {
-    async fn change_visibility(
+    /// Applies the changes, ten a call; returns how many SQS reported as failed.
+    pub async fn change_visibility(
         &self,
         queue_url: &str,
         changes: &[VisibilityChange],

@@ -10,8 +10,8 @@ use std::time::Duration;
 use hyper::body::Bytes;
 use serde_json::{Value, json};
 
-use crate::fixtures::BoxError;
-use crate::runtime_host::{LambdaHost, Outcome};
+use e2e_tests::fixtures::BoxError;
+use e2e_tests::runtime_host::{LambdaHost, Outcome};
 
 #[derive(Debug, Default)]
 pub struct BenchArgs {

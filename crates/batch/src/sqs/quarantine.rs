@@ -18,6 +18,8 @@ pub struct SqsQuarantine {
 }
 
 impl SqsQuarantine {
+    /// Writes to `queue`; a record above `max_message_bytes` (the queue's
+    /// `MaximumMessageSize`) is refused before the call and its message retried.
     pub fn new(client: Client, queue: QueueRef, max_message_bytes: usize) -> Self {
         Self { client, queue, max_message_bytes }
     }

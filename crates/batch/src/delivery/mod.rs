@@ -1,10 +1,19 @@
-//! The default processor: POST each work request, unchanged, to the
-//! downstream service, on keep-alive connections, within the deadline.
+//! The HTTP delivery processor: POST each work request, unchanged, to the
+//! downstream service, on keep-alive connections, within the deadline — its
+//! settings, its status table, `Retry-After`, its rate limit and its trace
+//! headers all in this module.
+
+mod rate_limit;
+mod settings;
+mod status;
+
+pub use rate_limit::RateLimiter;
+pub use settings::{CONSUMER_VARIABLES, Downstream};
+pub use status::{retry_after_seconds, verdict_for_status};
 
 use std::time::{Duration, SystemTime};
 
-use backpressure_core::consumer::config::Downstream;
-use backpressure_core::consumer::delivery::{retry_after_seconds, verdict_for_status};
+use backpressure_core::config::{ConfigError, Vars};
 use backpressure_core::consumer::engine::{Message, Processor};
 use backpressure_core::consumer::outcome::{ErrorCode, Verdict};
 use backpressure_core::error::error_chain;
@@ -18,26 +27,35 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use tokio::time::{Instant, timeout_at};
 
-use crate::rate_limit::RateLimiter;
-
 // Lower-case constants: a name given as text is parsed and lower-cased per request.
 const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 const CORRELATION_ID: HeaderName = HeaderName::from_static("x-correlation-id");
 const TENANT_ID: HeaderName = HeaderName::from_static("x-tenant-id");
+const AMZN_TRACE_ID: HeaderName = HeaderName::from_static("x-amzn-trace-id");
+const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 
 /// A response body is read (so the connection can be reused) but never kept.
 const MAX_RESPONSE_BYTES: usize = 64 * 1024;
 /// How long a response body may take to arrive after its status line.
 const BODY_DRAIN_BUDGET: Duration = Duration::from_secs(1);
 
+/// Why the delivery processor cannot be set up.
 #[derive(Debug, thiserror::Error)]
 pub enum DeliveryError {
+    /// A `DOWNSTREAM_*` variable is missing or invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// `DOWNSTREAM_URL` does not parse as a URI.
     #[error("DOWNSTREAM_URL {0:?} is not a valid URI")]
     Url(String, #[source] hyper::http::uri::InvalidUri),
+    /// No TLS roots to check the downstream's certificate with.
     #[error("the system's TLS root certificates could not be loaded")]
     Roots(#[source] std::io::Error),
 }
 
+/// The default processor: delivers each [`WorkRequest`](backpressure_core::consumer::contract::WorkRequest)
+/// to [`Downstream::url`] and turns the answer into a verdict
+/// ([`verdict_for_status`]).
 #[derive(Debug)]
 pub struct HttpDelivery {
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
@@ -47,6 +65,12 @@ pub struct HttpDelivery {
 }
 
 impl HttpDelivery {
+    /// From the `DOWNSTREAM_*` variables ([`Downstream::from_vars`]).
+    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, DeliveryError> {
+        Self::new(&Downstream::from_vars(vars)?)
+    }
+
+    /// A client for the downstream, with its timeout and rate limit.
     pub fn new(downstream: &Downstream) -> Result<Self, DeliveryError> {
         let url: Uri =
             downstream.url.parse().map_err(|e| DeliveryError::Url(downstream.url.clone(), e))?;
@@ -73,11 +97,22 @@ impl HttpDelivery {
                 .map_err(|_| format!("{name} contains characters an HTTP header cannot carry"))
         };
         let correlation = message.request.correlation_id.as_deref().unwrap_or(message.message_id);
-        Request::post(self.url.clone())
+        let mut request = Request::post(self.url.clone())
             .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
             .header(IDEMPOTENCY_KEY, header("idempotencyKey", &message.request.idempotency_key)?)
             .header(CORRELATION_ID, header("correlationId", correlation)?)
-            .header(TENANT_ID, header("tenantId", &message.request.tenant_id)?)
+            .header(TENANT_ID, header("tenantId", &message.request.tenant_id)?);
+        // The trace is passed on when it can be; a header it cannot travel in
+        // costs the trace, never the message.
+        if let Some(trace) = message.record.trace_context() {
+            if let Ok(value) = HeaderValue::from_str(trace.aws_trace_header()) {
+                request = request.header(AMZN_TRACE_ID, value);
+            }
+            if let Some(value) = trace.traceparent().and_then(|t| HeaderValue::from_str(&t).ok()) {
+                request = request.header(TRACEPARENT, value);
+            }
+        }
+        request
             .body(Full::new(Bytes::copy_from_slice(message.body.as_bytes())))
             .map_err(|e| e.to_string())
     }

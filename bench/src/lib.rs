@@ -1,0 +1,7 @@
+//! The benchmark and soak harness behind `make bench` and `make soak`: start
+//! and invoke the functions (and their Python anchors) through the Lambda
+//! Runtime API host of the end-to-end crate, and the latency model that
+//! stands in for AWS when fan-out is measured.
+
+pub mod args;
+pub mod latency_model;

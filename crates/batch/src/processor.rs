@@ -1,0 +1,313 @@
+//! [`BatchProcessor`]: the engine, visibility backoff for retried messages,
+//! the batch summary (log line and Embedded Metric Format), and the partial
+//! batch response — for one batch, from Lambda or from a worker's poll.
+
+use std::io::Write;
+use std::marker::PhantomData;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aws_lambda_events::sqs::SqsBatchResponse;
+use backpressure_core::consumer::ConsumerConfig;
+use backpressure_core::consumer::backoff::{Backoff, VisibilityChange};
+use backpressure_core::consumer::body::Body;
+use backpressure_core::consumer::contract::WorkRequest;
+use backpressure_core::consumer::engine::{
+    BatchError, BatchReport, Engine, EngineSettings, Processor, QuarantineStore, RecordOutcome,
+};
+use backpressure_core::consumer::event::SqsRecord;
+use backpressure_core::consumer::outcome::Outcome;
+use backpressure_core::consumer::summary::BatchSummary;
+use backpressure_core::error::error_chain;
+use tokio::time::{Instant, timeout_at};
+use tracing::{info, warn};
+
+use crate::sqs::{SqsQuarantine, SqsVisibility};
+
+/// The visibility calls are best effort and must not eat the response's time.
+const VISIBILITY_RESERVE: Duration = Duration::from_millis(50);
+
+/// Processes SQS batches with a processor of the user's: every message ends
+/// processed, durably quarantined, or retried, and only the retried ones are
+/// reported. Build one per process with [`BatchProcessor::builder`] and reuse it.
+#[derive(Debug)]
+pub struct BatchProcessor<P, Q = SqsQuarantine, B = WorkRequest> {
+    engine: Engine<P, Q, B>,
+    backoff: Option<(Backoff, SqsVisibility)>,
+    namespace: Option<String>,
+}
+
+/// Why a [`BatchProcessor`] cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// Zero messages in flight would process nothing.
+    #[error("concurrency must be at least 1")]
+    ZeroConcurrency,
+    /// Backoff changes message visibility, which needs an SQS client.
+    #[error("a backoff was set without the SQS client that applies it (call .visibility)")]
+    BackoffWithoutVisibility,
+}
+
+/// Not set yet: [`Builder::build`] is only available once the processor and
+/// the quarantine are.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unset;
+
+/// Builds a [`BatchProcessor`]; see [`BatchProcessor::builder`].
+#[derive(Debug)]
+pub struct Builder<P, Q, B> {
+    processor: P,
+    quarantine: Q,
+    settings: EngineSettings,
+    backoff: Option<Backoff>,
+    visibility: Option<SqsVisibility>,
+    namespace: Option<String>,
+    body: PhantomData<fn() -> B>,
+}
+
+impl<B> BatchProcessor<Unset, Unset, B> {
+    /// A builder with the defaults: 32 messages (or FIFO groups) in flight, a
+    /// 2 s deadline margin, no backoff, no metrics. The body type is inferred
+    /// from the processor's `Processor<B>` implementation.
+    pub fn builder() -> Builder<Unset, Unset, B> {
+        Builder {
+            processor: Unset,
+            quarantine: Unset,
+            settings: EngineSettings {
+                concurrency: 32,
+                deadline_margin: Duration::from_secs(2),
+                handler_version: format!("backpressure-batch/{}", env!("CARGO_PKG_VERSION")),
+            },
+            backoff: None,
+            visibility: None,
+            namespace: None,
+            body: PhantomData,
+        }
+    }
+}
+
+impl<P, Q, B> Builder<P, Q, B> {
+    /// The business logic: one message in, one verdict out.
+    pub fn processor<P2>(self, processor: P2) -> Builder<P2, Q, B> {
+        Builder {
+            processor,
+            quarantine: self.quarantine,
+            settings: self.settings,
+            backoff: self.backoff,
+            visibility: self.visibility,
+            namespace: self.namespace,
+            body: PhantomData,
+        }
+    }
+
+    /// Where poison messages go; [`SqsQuarantine`] in production.
+    pub fn quarantine<Q2>(self, quarantine: Q2) -> Builder<P, Q2, B> {
+        Builder {
+            processor: self.processor,
+            quarantine,
+            settings: self.settings,
+            backoff: self.backoff,
+            visibility: self.visibility,
+            namespace: self.namespace,
+            body: PhantomData,
+        }
+    }
+
+    /// Standard queues: retried messages come back after an exponential,
+    /// jittered delay instead of the queue's full visibility timeout. Needs
+    /// [`Builder::visibility`].
+    pub fn backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = Some(backoff);
+        self
+    }
+
+    /// The SQS client that changes retried messages' visibility.
+    pub fn visibility(mut self, visibility: SqsVisibility) -> Self {
+        self.visibility = Some(visibility);
+        self
+    }
+
+    /// Messages (standard queues) or message groups (FIFO) in flight at once.
+    pub fn concurrency(mut self, concurrency: usize) -> Self {
+        self.settings.concurrency = concurrency;
+        self
+    }
+
+    /// No message starts, and work in flight is cut and retried, when less
+    /// than this is left before the deadline.
+    pub fn deadline_margin(mut self, margin: Duration) -> Self {
+        self.settings.deadline_margin = margin;
+        self
+    }
+
+    /// Written into every quarantine record, to tell which code gave up on a message.
+    pub fn handler_version(mut self, version: impl Into<String>) -> Self {
+        self.settings.handler_version = version.into();
+        self
+    }
+
+    /// Emit the batch's counts as CloudWatch Embedded Metric Format documents
+    /// on stdout, in this namespace.
+    pub fn metrics_namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+
+    /// Concurrency, deadline margin, backoff and metrics namespace from a
+    /// [`ConsumerConfig`] read from the environment.
+    pub fn config(self, config: &ConsumerConfig) -> Self {
+        self.concurrency(config.concurrency)
+            .deadline_margin(config.deadline_margin)
+            .backoff(config.backoff)
+            .metrics_namespace(config.namespace.clone())
+    }
+}
+
+impl<B: Body, P: Processor<B>, Q: QuarantineStore> Builder<P, Q, B> {
+    /// The processor, or why the settings cannot work.
+    pub fn build(self) -> Result<BatchProcessor<P, Q, B>, BuildError> {
+        if self.settings.concurrency == 0 {
+            return Err(BuildError::ZeroConcurrency);
+        }
+        let backoff = match (self.backoff.filter(|b| b.is_enabled()), self.visibility) {
+            (None, _) => None,
+            (Some(backoff), Some(visibility)) => Some((backoff, visibility)),
+            (Some(_), None) => return Err(BuildError::BackoffWithoutVisibility),
+        };
+        Ok(BatchProcessor {
+            engine: Engine::new(self.processor, self.quarantine, self.settings),
+            backoff,
+            namespace: self.namespace,
+        })
+    }
+}
+
+impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
+    /// The engine, for callers that need its processor or settings.
+    pub fn engine(&self) -> &Engine<P, Q, B> {
+        &self.engine
+    }
+
+    /// Processes one batch that must be settled by `deadline`; the response
+    /// lists exactly the messages to retry.
+    pub async fn process(
+        &self,
+        records: &[SqsRecord],
+        deadline: Instant,
+    ) -> Result<SqsBatchResponse, BatchError> {
+        let report = self.process_report(records, deadline).await?;
+        let mut response = SqsBatchResponse::default();
+        for id in report.batch_item_failures {
+            response.add_failure(id);
+        }
+        Ok(response)
+    }
+
+    /// As [`BatchProcessor::process`], returning every record's outcome.
+    pub async fn process_report<'r>(
+        &self,
+        records: &'r [SqsRecord],
+        deadline: Instant,
+    ) -> Result<BatchReport<'r>, BatchError> {
+        let started = Instant::now();
+        let report = self.engine.run(records, deadline).await?;
+        self.back_off(&report, deadline).await;
+        let summary = BatchSummary::new(report.outcomes.iter().map(|o| &o.outcome));
+        let duration = started.elapsed();
+        let queue = report.source.as_ref().map_or("unknown", |s| s.name.as_str());
+        info!(
+            queue,
+            records = summary.records,
+            done = summary.done,
+            quarantined = summary.quarantined,
+            retried = summary.retried,
+            error_codes = %summary.error_codes_field(),
+            retry_causes = %summary.retry_causes_field(),
+            failed = %failed_records_field(&report.outcomes),
+            duration_ms = duration.as_millis() as u64,
+            "batch summary"
+        );
+        if let Some(namespace) = &self.namespace {
+            emit_metrics(&summary.emf_documents(namespace, queue, duration, SystemTime::now()));
+        }
+        Ok(report)
+    }
+
+    /// Standard queues only: FIFO queues keep their order, so their
+    /// visibility is left alone.
+    async fn back_off(&self, report: &BatchReport<'_>, deadline: Instant) {
+        let Some((backoff, visibility)) = &self.backoff else { return };
+        let Some(source) = report.source.as_ref().filter(|s| !s.is_fifo()) else { return };
+        let now = SystemTime::now();
+        let changes: Vec<VisibilityChange> = report
+            .outcomes
+            .iter()
+            .filter_map(|processed| {
+                let retry_after = match &processed.outcome {
+                    Outcome::Retry { retry_after, .. } => *retry_after,
+                    Outcome::QuarantineFailed { .. } => None,
+                    Outcome::Done | Outcome::Quarantined { .. } => return None,
+                };
+                let record = processed.record;
+                let since_first_receive = record.first_receive_timestamp_ms().map(|ms| {
+                    now.duration_since(UNIX_EPOCH + Duration::from_millis(ms)).unwrap_or_default()
+                });
+                let timeout = backoff.visibility_timeout(
+                    record.receive_count().unwrap_or(1),
+                    retry_after,
+                    fastrand::f64(),
+                    since_first_receive,
+                )?;
+                Some(VisibilityChange { receipt_handle: record.receipt_handle.clone()?, timeout })
+            })
+            .collect();
+        if changes.is_empty() {
+            return;
+        }
+        let until = deadline.checked_sub(VISIBILITY_RESERVE).unwrap_or(deadline);
+        match timeout_at(until, visibility.change_visibility(&source.url(), &changes)).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(failed)) => warn!(
+                failed,
+                "some visibility changes were refused; those messages return on the queue's own timeout"
+            ),
+            Ok(Err(error)) => {
+                warn!(error = %error_chain(&error), "visibility backoff failed; retried messages return on the queue's own timeout")
+            }
+            Err(_) => warn!("visibility backoff did not finish before the deadline"),
+        }
+    }
+}
+
+/// `messageId:outcome[:code][:trace=…]` for every record not processed, so a
+/// failed message can be followed from its producer (its X-Ray trace id) to
+/// the downstream call that failed. No message content.
+fn failed_records_field(outcomes: &[RecordOutcome<'_>]) -> String {
+    let mut field = String::new();
+    for processed in outcomes {
+        let what = match &processed.outcome {
+            Outcome::Done => continue,
+            Outcome::Quarantined { code } => format!("quarantined:{code}"),
+            Outcome::Retry { cause, .. } => format!("retry:{}", cause.as_str()),
+            Outcome::QuarantineFailed { code, .. } => format!("quarantine_failed:{code}"),
+        };
+        if !field.is_empty() {
+            field.push(',');
+        }
+        field.push_str(processed.message_id);
+        field.push(':');
+        field.push_str(&what);
+        if let Some(trace) = processed.record.trace_context() {
+            field.push_str(":trace=");
+            field.push_str(trace.trace_id());
+        }
+    }
+    field
+}
+
+/// CloudWatch Embedded Metric Format: one JSON document per line on stdout.
+fn emit_metrics(documents: &[serde_json::Value]) {
+    let mut stdout = std::io::stdout().lock();
+    for document in documents {
+        let _ = writeln!(stdout, "{document}");
+    }
+}
