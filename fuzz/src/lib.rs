@@ -8,8 +8,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use backpressure_core::config::Vars;
 use backpressure_batch::delivery::Downstream;
+use backpressure_core::config::Vars;
 use backpressure_core::consumer::ConsumerConfig;
 use backpressure_core::consumer::contract::{PartialRequest, WorkRequest};
 use backpressure_core::consumer::event::{SqsEvent, SqsRecord};

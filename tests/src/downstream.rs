@@ -29,6 +29,8 @@ pub struct Received {
     pub idempotency_key: Option<String>,
     pub correlation_id: Option<String>,
     pub tenant_id: Option<String>,
+    pub amzn_trace_id: Option<String>,
+    pub traceparent: Option<String>,
     pub body: String,
     pub status: u16,
 }
@@ -88,6 +90,8 @@ async fn answer(
         idempotency_key: header(&request, "idempotency-key"),
         correlation_id: header(&request, "x-correlation-id"),
         tenant_id: header(&request, "x-tenant-id"),
+        amzn_trace_id: header(&request, "x-amzn-trace-id"),
+        traceparent: header(&request, "traceparent"),
         body: String::new(),
         status: 0,
     };

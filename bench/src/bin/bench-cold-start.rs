@@ -7,10 +7,10 @@
 //!        [--out FILE] [--env NAME=VALUE ...] -- PROGRAM [ARGS ...]
 
 use backpressure_core::fixtures::work_batch;
-use sqs_backpressure_bench::args::{BenchArgs, cold_starts};
 use e2e_tests::fixtures::BoxError;
 use hyper::body::Bytes;
 use serde_json::json;
+use sqs_backpressure_bench::args::{BenchArgs, cold_starts};
 
 const USAGE: &str = "bench-cold-start --label L [--runs 10] (--event FILE | --batch N) \
                      [--out FILE] [--env NAME=VALUE ...] -- PROGRAM [ARGS ...]";

@@ -11,10 +11,10 @@
 use std::time::Duration;
 
 use backpressure_core::fixtures::{PAYLOAD_LIMIT, work_batch};
-use sqs_backpressure_bench::args::{BenchArgs, invoke_ok, start_ready, summary};
 use e2e_tests::fixtures::BoxError;
 use hyper::body::Bytes;
 use serde_json::json;
+use sqs_backpressure_bench::args::{BenchArgs, invoke_ok, start_ready, summary};
 
 /// Lambda's longest timeout.
 const TIMEOUT: Duration = Duration::from_secs(900);

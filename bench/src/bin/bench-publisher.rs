@@ -19,13 +19,13 @@ use std::time::{Duration, Instant};
 use aws_sdk_cloudwatch::types::{Dimension, MetricDatum, StandardUnit};
 use aws_sdk_sqs::types::QueueAttributeName;
 
-use sqs_backpressure_bench::args::{BenchArgs, cold_starts, invoke_ok, start_ready, summary};
 use e2e_tests::fault_proxy::FaultProxy;
 use e2e_tests::fixtures::{Aws, BoxError, ENDPOINT_VARS, unique};
-use sqs_backpressure_bench::latency_model::LatencyModel;
 use e2e_tests::runtime_host::LambdaHost;
 use hyper::body::Bytes;
 use serde_json::{Value, json};
+use sqs_backpressure_bench::args::{BenchArgs, cold_starts, invoke_ok, start_ready, summary};
+use sqs_backpressure_bench::latency_model::LatencyModel;
 
 const USAGE: &str = "bench-publisher [--targets 1,10,50] [--runs 5] [--starts 10] [--model-latency-ms 20] \
                      [--anchor \"python script.py\"] [--out FILE] -- PUBLISHER";

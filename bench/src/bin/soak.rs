@@ -9,12 +9,12 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use sqs_backpressure_bench::args::BenchArgs;
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
 use e2e_tests::fixtures::{Aws, BoxError, binary, sqs_record, unique};
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use serde_json::{Value, json};
+use sqs_backpressure_bench::args::BenchArgs;
 
 const USAGE: &str = "soak [--invocations 2000] [--out FILE]";
 const CALL_TIMEOUT_MS: &str = "500";

@@ -7,6 +7,7 @@
 
 pub mod delivery;
 pub mod lambda;
+pub mod prelude;
 mod processor;
 pub mod sqs;
 pub mod startup;

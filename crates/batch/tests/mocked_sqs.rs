@@ -14,6 +14,7 @@ use aws_sdk_sqs::operation::send_message_batch::{
 };
 use aws_sdk_sqs::types::{BatchResultErrorEntry, SendMessageBatchResultEntry};
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
+use backpressure_batch::{SqsQuarantine, SqsVisibility};
 use backpressure_core::consumer::backoff::VisibilityChange;
 use backpressure_core::consumer::contract::PartialRequest;
 use backpressure_core::consumer::engine::{QuarantineError, QuarantineStore};
@@ -21,7 +22,6 @@ use backpressure_core::consumer::event::SqsRecord;
 use backpressure_core::consumer::outcome::ErrorCode;
 use backpressure_core::consumer::quarantine::{Failure, QuarantineRecord};
 use backpressure_core::queue::QueueRef;
-use backpressure_batch::{SqsQuarantine, SqsVisibility};
 
 const QUARANTINE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/quarantine";
 

@@ -63,18 +63,32 @@ mod tests {
             .body(r#"{"a":1}"#)
             .attributes(MessageSystemAttributeName::ApproximateReceiveCount, "3")
             .attributes(MessageSystemAttributeName::MessageGroupId, "g")
-            .attributes(MessageSystemAttributeName::AwsTraceHeader, "Root=1-5759e988-bd862e3fe1be46a994272793")
+            .attributes(
+                MessageSystemAttributeName::AwsTraceHeader,
+                "Root=1-5759e988-bd862e3fe1be46a994272793",
+            )
             .message_attributes(
                 "tenantId",
-                MessageAttributeValue::builder().data_type("String").string_value("t-1").build().unwrap(),
+                MessageAttributeValue::builder()
+                    .data_type("String")
+                    .string_value("t-1")
+                    .build()
+                    .unwrap(),
             )
             .build();
-        let record = record_from_message(message, "arn:aws:sqs:eu-west-1:123456789012:work.fifo", "eu-west-1");
+        let record = record_from_message(
+            message,
+            "arn:aws:sqs:eu-west-1:123456789012:work.fifo",
+            "eu-west-1",
+        );
         assert_eq!(record.usable_message_id(), Some("m-1"));
         assert_eq!(record.receive_count(), Some(3));
         assert_eq!(record.message_group_id(), Some("g"));
         assert_eq!(record.message_attribute("tenantId"), Some("t-1"));
         assert_eq!(record.trace_context().unwrap().trace_id(), "5759e988bd862e3fe1be46a994272793");
-        assert_eq!(record.event_source_arn.as_deref(), Some("arn:aws:sqs:eu-west-1:123456789012:work.fifo"));
+        assert_eq!(
+            record.event_source_arn.as_deref(),
+            Some("arn:aws:sqs:eu-west-1:123456789012:work.fifo")
+        );
     }
 }

@@ -137,7 +137,10 @@ async fn each_verdict_becomes_its_outcome() {
     let event = standard_batch(&[Ok, Retry, Reject, Garbage, Panic]);
     let report = engine.run(&event, far_deadline()).await.unwrap();
     assert_eq!(report.outcomes[0], Outcome::Done);
-    assert!(matches!(&report.outcomes[1].outcome, Outcome::Retry { cause: RetryCause::Processor, .. }));
+    assert!(matches!(
+        &report.outcomes[1].outcome,
+        Outcome::Retry { cause: RetryCause::Processor, .. }
+    ));
     assert_eq!(report.outcomes[2], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
     assert_eq!(report.outcomes[3], Outcome::Quarantined { code: ErrorCode::InvalidJson });
     assert!(
@@ -184,10 +187,19 @@ async fn a_near_deadline_retries_unfinished_work_instead_of_timing_out() {
         "cut at the margin"
     );
     assert_eq!(report.outcomes[0], Outcome::Done);
-    assert!(matches!(&report.outcomes[1].outcome, Outcome::Retry { cause: RetryCause::Deadline, .. }));
-    assert!(matches!(&report.outcomes[2].outcome, Outcome::Retry { cause: RetryCause::Deadline, .. }));
+    assert!(matches!(
+        &report.outcomes[1].outcome,
+        Outcome::Retry { cause: RetryCause::Deadline, .. }
+    ));
+    assert!(matches!(
+        &report.outcomes[2].outcome,
+        Outcome::Retry { cause: RetryCause::Deadline, .. }
+    ));
     // m3 and m4 never started: both hung messages held the two slots.
-    assert!(matches!(&report.outcomes[3].outcome, Outcome::Retry { cause: RetryCause::Deadline, .. }));
+    assert!(matches!(
+        &report.outcomes[3].outcome,
+        Outcome::Retry { cause: RetryCause::Deadline, .. }
+    ));
     assert_eq!(report.batch_item_failures, ["m1", "m2", "m3", "m4"]);
     assert_eq!(*lock(&engine.processor.started), ["m0", "m1", "m2"]);
 }
@@ -221,7 +233,10 @@ async fn fifo_skips_the_rest_of_a_failed_group_only() {
     };
     let report = engine.run(&event, far_deadline()).await.unwrap();
     assert_eq!(report.batch_item_failures, ["m1", "m2"]);
-    assert!(matches!(&report.outcomes[2].outcome, Outcome::Retry { cause: RetryCause::GroupBlocked, .. }));
+    assert!(matches!(
+        &report.outcomes[2].outcome,
+        Outcome::Retry { cause: RetryCause::GroupBlocked, .. }
+    ));
     assert_eq!(report.outcomes[4], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
     assert_eq!(report.outcomes[5], Outcome::Done, "a confirmed quarantine lets the group carry on");
     let started = lock(&engine.processor.started).clone();

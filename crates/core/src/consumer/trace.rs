@@ -65,7 +65,8 @@ fn is_lower_hex(text: &str, len: usize) -> bool {
 mod tests {
     use super::*;
 
-    const HEADER: &str = "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
+    const HEADER: &str =
+        "Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1";
 
     #[test]
     fn x_ray_header_to_traceparent() {
@@ -82,7 +83,8 @@ mod tests {
         .unwrap();
         assert!(unsampled.traceparent().unwrap().ends_with("-00"));
         let rootless_parent =
-            TraceContext::from_aws_trace_header("Root=1-5759e988-bd862e3fe1be46a994272793").unwrap();
+            TraceContext::from_aws_trace_header("Root=1-5759e988-bd862e3fe1be46a994272793")
+                .unwrap();
         assert_eq!(rootless_parent.traceparent(), None);
     }
 

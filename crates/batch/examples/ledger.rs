@@ -1,0 +1,39 @@
+//! A Lambda function posting ledger entries: its own body type and processor; partial batch
+//! responses, quarantine, FIFO order, the deadline guard, backoff and metrics come with the library.
+use std::{convert::Infallible, process::ExitCode};
+
+use backpressure_batch::prelude::*;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct Entry {
+    account: String,
+    cents: i64,
+}
+
+impl Validate for Entry {
+    fn validate(&self) -> Result<(), ContractViolation> {
+        let zero = || ContractViolation::new(ErrorCode::Custom("zero_amount".into()), "0 cents");
+        if self.cents == 0 { Err(zero()) } else { Ok(()) }
+    }
+}
+
+/// Entries for the frozen account wait (it may thaw); the rest are posted.
+struct Ledger {
+    frozen: Option<String>,
+}
+
+impl Processor<Entry> for Ledger {
+    async fn process(&self, message: &Message<'_, Entry>) -> Verdict {
+        if self.frozen.as_ref() == Some(&message.request.account) {
+            return Verdict::retry("the account is frozen");
+        }
+        Verdict::Done
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> ExitCode {
+    let ledger = |env: &Env| Ok::<_, Infallible>(Ledger { frozen: env.get("FROZEN_ACCOUNT") });
+    serve("ledger", "1.0", ledger).await
+}
