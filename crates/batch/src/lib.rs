@@ -1,8 +1,117 @@
 //! SQS batch processing for Rust — what Powertools' `BatchProcessor` is in
-//! Python — with the operational edge cases handled: partial batch responses
-//! (`ReportBatchItemFailures`), durable quarantine of poison messages, FIFO
-//! group order, a deadline guard, visibility backoff for retries, and an HTTP
-//! delivery processor. TODO crate docs
+//! Python — with the operational edge cases handled: every message ends
+//! **processed**, **durably quarantined**, or **returned to its queue**, and
+//! only the returned ones are reported (`ReportBatchItemFailures`).
+//!
+//! - Partial batch responses ([`SqsBatchResponse`]); one bad message never
+//!   retries the batch, and one record Lambda cannot decode never fails it.
+//! - Poison messages (a body that does not decode, a [`Validate`] failure, a
+//!   processor's [`Verdict::Permanent`]) go to a quarantine queue
+//!   ([`SqsQuarantine`]) with everything needed to fix and replay them, and
+//!   are acknowledged only once SQS confirmed the write.
+//! - FIFO queues keep message group order: after a failure, the rest of its
+//!   group is retried, not processed.
+//! - A deadline guard settles every message before Lambda's timeout.
+//! - Retried messages on standard queues come back after an exponential,
+//!   jittered [`Backoff`], or the downstream's `Retry-After`.
+//! - A panic in the processor retries its own message only.
+//! - The producer's trace (`AWSTraceHeader`) is passed downstream as
+//!   `X-Amzn-Trace-Id` and W3C `traceparent`, and logged per failed record.
+//! - Records are source-neutral ([`SqsRecord`]): a Lambda event record and a
+//!   `ReceiveMessage` message ([`record_from_message`]) run the same engine.
+//!
+//! # The default processor: HTTP delivery
+//!
+//! [`HttpDelivery`] POSTs each [`WorkRequest`] (this project's queue
+//! contract) to a downstream service; 2xx is done, 408/425/429/5xx retried,
+//! any other 4xx quarantined. The whole `batch-consumer` function is:
+//!
+//! ```no_run
+//! use backpressure_batch::{HttpDelivery, serve};
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> std::process::ExitCode {
+//!     serve("batch-consumer", "1.0.0", HttpDelivery::from_vars).await
+//! }
+//! ```
+//!
+//! [`serve`] reads `QUARANTINE_QUEUE_URL` and the engine's settings from the
+//! environment; with the builder, everything is explicit:
+//!
+//! ```no_run
+//! use backpressure_batch::{Backoff, BatchProcessor, Downstream, HttpDelivery, QueueRef};
+//! use backpressure_batch::{SqsQuarantine, SqsVisibility};
+//! use std::time::Duration;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! let sqs = aws_sdk_sqs::Client::new(&aws_config::load_from_env().await);
+//! let quarantine = QueueRef::parse("https://sqs.eu-west-1.amazonaws.com/123456789012/quarantine")?;
+//! let downstream = Downstream {
+//!     url: "https://orders.internal/work".into(),
+//!     timeout: Duration::from_secs(5),
+//!     max_rps: Some(200.0),
+//! };
+//! let batch = BatchProcessor::builder()
+//!     .processor(HttpDelivery::new(&downstream)?)
+//!     .quarantine(SqsQuarantine::new(sqs.clone(), quarantine, 262_144))
+//!     .backoff(Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) })
+//!     .visibility(SqsVisibility::new(sqs))
+//!     .build()?;
+//! lambda_runtime::run(batch.lambda_handler()).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Your own body type and processor
+//!
+//! Any `serde::Deserialize` type is a body once it implements [`Validate`]
+//! (whose default accepts everything). A body that is not JSON is
+//! quarantined as `invalid_json`, JSON of the wrong shape as
+//! `schema_violation`, and a failed validation with its own code:
+//!
+//! ```no_run
+//! use backpressure_batch::prelude::*;
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize)]
+//! struct Refund { order: String, cents: i64 }
+//!
+//! impl Validate for Refund {
+//!     fn validate(&self) -> Result<(), ContractViolation> {
+//!         if self.cents > 0 { return Ok(()) }
+//!         Err(ContractViolation::new(ErrorCode::Custom("non_positive".into()), "cents must be above 0"))
+//!     }
+//! }
+//!
+//! struct Refunds;
+//!
+//! impl Processor<Refund> for Refunds {
+//!     async fn process(&self, message: &Message<'_, Refund>) -> Verdict {
+//!         match refund(&message.request.order, message.request.cents).await {
+//!             Ok(()) => Verdict::Done,
+//!             Err(Failure::Unavailable) => Verdict::retry("payments are unavailable"),
+//!             Err(Failure::UnknownOrder) => {
+//!                 Verdict::permanent(ErrorCode::Custom("unknown_order".into()), "no such order")
+//!             }
+//!         }
+//!     }
+//! }
+//! # enum Failure { Unavailable, UnknownOrder }
+//! # async fn refund(_: &str, _: i64) -> Result<(), Failure> { Ok(()) }
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> std::process::ExitCode {
+//!     serve("refunds", "1.0.0", |_env: &Env| Ok::<_, std::convert::Infallible>(Refunds)).await
+//! }
+//! ```
+//!
+//! `crates/batch/examples/ledger.rs` is a complete function of this kind,
+//! run against the emulators by the end-to-end tests.
+//!
+//! # Outside Lambda
+//!
+//! [`BatchProcessor::process`] takes records and a deadline, whatever
+//! delivered them: convert `ReceiveMessage` messages with
+//! [`record_from_message`] and delete those not listed in the response.
 #![warn(missing_docs)]
 
 pub mod delivery;
@@ -24,7 +133,8 @@ pub use backpressure_core::consumer::event::{IncomingEvent, SqsEvent, SqsRecord}
 pub use backpressure_core::consumer::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 pub use backpressure_core::consumer::quarantine::QuarantineRecord;
 pub use backpressure_core::consumer::trace::TraceContext;
-pub use delivery::HttpDelivery;
+pub use backpressure_core::queue::QueueRef;
+pub use delivery::{Downstream, HttpDelivery};
 pub use lambda::{HandlerError, serve};
 pub use processor::{BatchProcessor, BuildError, Builder, Unset};
 pub use sqs::{SqsQuarantine, SqsVisibility, record_from_message};

@@ -1,17 +1,21 @@
 //! The error every AWS adapter reports, and how errors are logged.
 
+/// Any error, boxed, as the SDK's errors are kept.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// An AWS API call that failed, after the SDK's own retries.
 #[derive(Debug, thiserror::Error)]
 #[error("{operation} failed")]
 pub struct ApiError {
+    /// The API operation, such as `SendMessageBatch`.
     pub operation: &'static str,
+    /// The SDK's error.
     #[source]
     pub source: BoxError,
 }
 
 impl ApiError {
+    /// An error of `operation`.
     pub fn new(operation: &'static str, source: impl Into<BoxError>) -> Self {
         Self { operation, source: source.into() }
     }

@@ -3,6 +3,7 @@
 //! [`publisher`] (backlog per task) and [`consumer`] (the batch engine) — with
 //! what both use beside them: [`config`], [`queue`], [`deadline`], [`error`].
 //! Nothing in this crate performs I/O.
+#![warn(missing_docs)]
 
 pub mod config;
 pub mod consumer;

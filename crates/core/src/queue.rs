@@ -1,8 +1,11 @@
 //! A queue, identified by its URL, as both functions configure it.
 
+/// Standard or FIFO, by the name's `.fifo` suffix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum QueueKind {
+    /// A standard queue.
     Standard,
+    /// A FIFO queue.
     Fifo,
 }
 
@@ -13,17 +16,21 @@ pub struct QueueRef {
     name_start: usize,
 }
 
+/// Why a text is not a queue URL or ARN.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum QueueRefError {
+    /// Not `http(s)://host/<account>/<name>`.
     #[error("`{0}` is not an SQS queue URL (expected http(s)://host/<account-id>/<queue-name>)")]
     NotAQueueUrl(String),
     #[error(
         "`{0}` is not an SQS queue ARN (expected arn:<partition>:sqs:<region>:<account-id>:<queue-name>)"
     )]
+    /// Not `arn:<partition>:sqs:<region>:<account>:<name>`.
     NotAQueueArn(String),
 }
 
 impl QueueRef {
+    /// Checks a queue URL and takes the queue's name from it.
     pub fn parse(url: &str) -> Result<Self, QueueRefError> {
         let invalid = || QueueRefError::NotAQueueUrl(url.to_owned());
         let rest = url
@@ -62,14 +69,17 @@ impl QueueRef {
         Self::parse(&format!("{}/{account}/{name}", &without_name[..host_end]))
     }
 
+    /// The URL as given.
     pub fn url(&self) -> &str {
         &self.url
     }
 
+    /// The queue's name.
     pub fn name(&self) -> &str {
         &self.url[self.name_start..]
     }
 
+    /// Standard or FIFO.
     pub fn kind(&self) -> QueueKind {
         if self.name().ends_with(".fifo") { QueueKind::Fifo } else { QueueKind::Standard }
     }

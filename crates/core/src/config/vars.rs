@@ -9,20 +9,24 @@ pub struct Vars<F> {
 }
 
 impl Vars<fn(&str) -> Option<String>> {
+    /// Reads the process's environment.
     pub fn from_process_env() -> Self {
         Self { lookup: |name| std::env::var(name).ok() }
     }
 }
 
 impl<F: Fn(&str) -> Option<String>> Vars<F> {
+    /// Reads through `lookup` (tests pass a map).
     pub fn new(lookup: F) -> Self {
         Self { lookup }
     }
 
+    /// The trimmed value, `None` when unset or empty.
     pub fn get(&self, name: &str) -> Option<String> {
         (self.lookup)(name).map(|value| value.trim().to_owned()).filter(|value| !value.is_empty())
     }
 
+    /// The value parsed as `T`; the error names the variable, the value and what was `expected`.
     pub fn parse<T: FromStr>(
         &self,
         name: &'static str,

@@ -6,20 +6,26 @@ use std::time::Duration;
 /// One retried message's new visibility timeout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VisibilityChange {
+    /// The message to delay, by its receipt handle.
     pub receipt_handle: String,
+    /// Its new visibility timeout, counted from now.
     pub timeout: Duration,
 }
 
 /// `ChangeMessageVisibility` accepts at most 12 hours.
 pub const MAX_VISIBILITY: Duration = Duration::from_secs(43_200);
 
+/// Exponential, jittered visibility backoff: `RETRY_BASE_SECONDS` doubled per receive, capped at `RETRY_MAX_SECONDS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Backoff {
+    /// The first retry's delay; zero turns backoff off.
     pub base: Duration,
+    /// The longest delay (at most SQS's 12 hours).
     pub max: Duration,
 }
 
 impl Backoff {
+    /// Whether retried messages' visibility is changed at all.
     pub fn is_enabled(self) -> bool {
         !self.base.is_zero()
     }

@@ -9,12 +9,17 @@ use crate::queue::QueueRef;
 /// Everything but the processor's own settings: a custom processor reads its own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConsumerConfig {
+    /// `QUARANTINE_QUEUE_URL`: where poison messages are written.
     pub quarantine_queue: QueueRef,
     /// The largest quarantine record sent; larger ones are retried instead.
     pub quarantine_max_message_bytes: usize,
+    /// `CONSUMER_CONCURRENCY`: messages (or FIFO groups) in flight at once.
     pub concurrency: usize,
+    /// `DEADLINE_MARGIN_MS`: time kept free before the invocation's deadline.
     pub deadline_margin: Duration,
+    /// `RETRY_BASE_SECONDS` and `RETRY_MAX_SECONDS`.
     pub backoff: Backoff,
+    /// `METRIC_NAMESPACE`: the Embedded Metric Format namespace.
     pub namespace: String,
     /// Each AWS call's own budget (`API_CALL_TIMEOUT_MS`).
     pub api_call_timeout: Duration,
@@ -28,6 +33,7 @@ const DEFAULT_RETRY_MAX_SECONDS: u64 = 900;
 const DEFAULT_QUARANTINE_MAX_BYTES: usize = 262_144;
 
 impl ConsumerConfig {
+    /// Reads the variables; the error names the variable and the value.
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
         let quarantine_url = vars.get("QUARANTINE_QUEUE_URL").ok_or(ConfigError::Missing {
             name: "QUARANTINE_QUEUE_URL",

@@ -17,10 +17,15 @@ pub const SUPPORTED_MAJOR_VERSION: u64 = 1;
 /// body is payload and is passed on untouched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkRequest {
+    /// `schemaVersion`, such as `"1"` or `"1.2"`, major version 1.
     pub schema_version: String,
+    /// `operation`: what the downstream should do.
     pub operation: String,
+    /// `tenantId`: whose work it is (a filterable quarantine attribute).
     pub tenant_id: String,
+    /// `idempotencyKey`: sent downstream so a redelivery is not done twice.
     pub idempotency_key: String,
+    /// `correlationId`, when the producer set one.
     pub correlation_id: Option<String>,
 }
 
@@ -28,7 +33,9 @@ pub struct WorkRequest {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {detail}")]
 pub struct ContractViolation {
+    /// The quarantine record's `errorCode`.
     pub code: ErrorCode,
+    /// What is wrong, for an operator (never the body itself).
     pub detail: String,
     /// Whatever contract fields could be read, for the quarantine record.
     pub partial: PartialRequest,
@@ -37,8 +44,11 @@ pub struct ContractViolation {
 /// Contract fields that were readable strings, even if the body as a whole is not valid.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PartialRequest {
+    /// `schemaVersion`, if it was a string.
     pub schema_version: Option<String>,
+    /// `operation`, if it was a string.
     pub operation: Option<String>,
+    /// `tenantId`, if it was a string.
     pub tenant_id: Option<String>,
 }
 
@@ -144,6 +154,7 @@ fn readable(member: &Member) -> Option<String> {
 }
 
 impl WorkRequest {
+    /// Reads the contract's fields from a body in one pass, leaving the payload untouched.
     pub fn parse(body: &str) -> Result<Self, ContractViolation> {
         let envelope: Envelope =
             serde_json::from_str(body).map_err(|error| unreadable(body, &error))?;

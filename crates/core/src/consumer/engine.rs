@@ -48,20 +48,38 @@ pub trait Processor<B = WorkRequest>: Send + Sync {
     fn process(&self, message: &Message<'_, B>) -> impl Future<Output = Verdict> + Send;
 }
 
+/// Why a quarantine write is not confirmed; the message is then retried.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum QuarantineError {
     #[error("the quarantine record is {size} bytes, above the {limit}-byte message limit")]
-    TooLarge { size: usize, limit: usize },
+    /// The record is larger than the quarantine queue accepts.
+    TooLarge {
+        /// The record's size as SQS counts it.
+        size: usize,
+        /// `QUARANTINE_MAX_MESSAGE_BYTES`.
+        limit: usize,
+    },
     #[error("SQS did not accept the entry ({code}: {message})")]
-    Rejected { code: String, message: String },
+    /// SQS refused the entry.
+    Rejected {
+        /// SQS's error code for the entry.
+        code: String,
+        /// SQS's message for the entry.
+        message: String,
+    },
+    /// The whole `SendMessageBatch` call failed.
     #[error("the SendMessageBatch call failed")]
     Call(#[source] Arc<ApiError>),
+    /// The record could not be encoded as JSON.
     #[error("the quarantine record could not be encoded")]
     Encode(#[source] Arc<serde_json::Error>),
+    /// The SDK refused to build the entry.
     #[error("the entry could not be built: {0}")]
     Invalid(String),
+    /// SQS reported neither success nor failure for the entry.
     #[error("no result was reported for the entry")]
     Unreported,
+    /// The write was cut by the invocation's deadline.
     #[error("the write did not finish before the invocation's deadline")]
     Deadline,
 }
@@ -76,6 +94,7 @@ pub trait QuarantineStore: Send + Sync {
     ) -> impl Future<Output = Vec<Result<(), QuarantineError>>> + Send;
 }
 
+/// How the engine runs a batch.
 #[derive(Debug, Clone)]
 pub struct EngineSettings {
     /// Messages (standard queues) or message groups (FIFO) in flight at once.

@@ -20,22 +20,31 @@ use super::trace::TraceContext;
 #[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SqsRecord {
+    /// `messageId`: how the record is reported in `batchItemFailures`.
     #[serde(deserialize_with = "lenient")]
     pub message_id: Option<String>,
+    /// `receiptHandle`: what visibility changes act on.
     #[serde(deserialize_with = "lenient")]
     pub receipt_handle: Option<String>,
+    /// `body`, as sent.
     #[serde(deserialize_with = "lenient")]
     pub body: Option<String>,
+    /// System attributes (`ApproximateReceiveCount`, `MessageGroupId`, `AWSTraceHeader`, …), as strings.
     #[serde(deserialize_with = "lenient")]
     pub attributes: Map<String, Value>,
+    /// Message attributes, as `{"stringValue"|"binaryValue", "dataType"}`.
     #[serde(deserialize_with = "lenient")]
     pub message_attributes: Map<String, Value>,
+    /// `md5OfBody`.
     #[serde(rename = "md5OfBody", deserialize_with = "lenient")]
     pub md5_of_body: Option<String>,
+    /// `eventSource`: `aws:sqs`.
     #[serde(deserialize_with = "lenient")]
     pub event_source: Option<String>,
+    /// `eventSourceARN`: the source queue (its `.fifo` suffix turns on FIFO order).
     #[serde(rename = "eventSourceARN", deserialize_with = "lenient")]
     pub event_source_arn: Option<String>,
+    /// `awsRegion`.
     #[serde(deserialize_with = "lenient")]
     pub aws_region: Option<String>,
 }
@@ -70,6 +79,7 @@ impl SqsRecord {
         self.attribute("ApproximateFirstReceiveTimestamp")?.parse().ok()
     }
 
+    /// `MessageGroupId` (FIFO queues).
     pub fn message_group_id(&self) -> Option<&str> {
         self.attribute("MessageGroupId")
     }
@@ -100,6 +110,7 @@ impl AsRef<[SqsRecord]> for SqsEvent {
 /// message that says what arrived instead.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct SqsEvent {
+    /// Every record of the batch, in order.
     #[serde(rename = "Records")]
     pub records: Vec<SqsRecord>,
 }
@@ -342,14 +353,19 @@ impl<'de> Deserialize<'de> for LenientRecords {
 /// The source queue, from a record's `eventSourceARN`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceQueue {
+    /// The ARN as given.
     pub arn: String,
+    /// The queue's region.
     pub region: String,
+    /// The owning account.
     pub account: String,
+    /// The queue's name.
     pub name: String,
     partition: String,
 }
 
 impl SourceQueue {
+    /// `arn:{partition}:sqs:{region}:{account}:{name}`, or `None`.
     pub fn from_arn(arn: &str) -> Option<Self> {
         let fields: Vec<&str> = arn.split(':').collect();
         let ["arn", partition, "sqs", region, account, name] = fields[..] else {
@@ -367,6 +383,7 @@ impl SourceQueue {
         })
     }
 
+    /// A `.fifo` queue keeps message group order.
     pub fn is_fifo(&self) -> bool {
         self.name.ends_with(".fifo")
     }

@@ -10,7 +10,6 @@ pub mod engine;
 pub mod event;
 pub mod outcome;
 pub mod quarantine;
-pub mod response;
 pub mod summary;
 pub mod trace;
 

@@ -21,6 +21,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// The code as written into quarantine records and metrics.
     pub fn as_str(&self) -> &str {
         match self {
             Self::InvalidJson => "invalid_json",
@@ -44,17 +45,29 @@ pub enum Verdict {
     /// Processed: the message is acknowledged.
     Done,
     /// Can never succeed: quarantined, then acknowledged.
-    Permanent { code: ErrorCode, detail: String },
+    Permanent {
+        /// The quarantine record's `errorCode`.
+        code: ErrorCode,
+        /// What is wrong, for an operator.
+        detail: String,
+    },
     /// May succeed later: returned in `batchItemFailures`, optionally not
     /// before `retry_after`.
-    Retry { detail: String, retry_after: Option<Duration> },
+    Retry {
+        /// What happened, for the logs.
+        detail: String,
+        /// Not before this long (a downstream's `Retry-After`).
+        retry_after: Option<Duration>,
+    },
 }
 
 impl Verdict {
+    /// A permanent failure with this code.
     pub fn permanent(code: ErrorCode, detail: impl Into<String>) -> Self {
         Self::Permanent { code, detail: detail.into() }
     }
 
+    /// A retry, after the queue's (or the backoff's) delay.
     pub fn retry(detail: impl Into<String>) -> Self {
         Self::Retry { detail: detail.into(), retry_after: None }
     }
@@ -74,6 +87,7 @@ pub enum RetryCause {
 }
 
 impl RetryCause {
+    /// The cause as written into logs and metrics.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Processor => "processor",
@@ -87,28 +101,39 @@ impl RetryCause {
 /// The one final outcome of a record.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
+    /// Processed: deleted from the queue.
     Done,
+    /// Permanently failed, and its quarantine record confirmed written: deleted.
     Quarantined {
+        /// Why it failed.
         code: ErrorCode,
     },
+    /// Returned to the queue through `batchItemFailures`.
     Retry {
+        /// Why.
         cause: RetryCause,
+        /// What happened, for the logs.
         detail: String,
+        /// The earliest the downstream asked to be tried again.
         retry_after: Option<Duration>,
     },
     /// A permanent failure whose quarantine record was not confirmed: retried,
     /// so the message is not lost, and still counted as a permanent failure.
     QuarantineFailed {
+        /// Why it failed.
         code: ErrorCode,
+        /// Why its quarantine write was not confirmed.
         detail: String,
     },
 }
 
 impl Outcome {
+    /// A retry for `cause`.
     pub fn retry(cause: RetryCause, detail: impl Into<String>) -> Self {
         Self::Retry { cause, detail: detail.into(), retry_after: None }
     }
 
+    /// Whether the message goes back to the queue.
     pub fn is_retry(&self) -> bool {
         matches!(self, Self::Retry { .. } | Self::QuarantineFailed { .. })
     }

@@ -19,39 +19,58 @@ pub const MAX_BATCH_BYTES: usize = 1_048_576;
 /// `SendMessageBatch` accepts at most 10 entries.
 pub const MAX_BATCH_ENTRIES: usize = 10;
 
+/// One poison message, as written to the quarantine queue. Field names are the JSON's, in camelCase.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuarantineRecord {
+    /// The poison message's `messageId`.
     pub message_id: String,
+    /// The queue it came from.
     pub source_queue_arn: Option<String>,
+    /// Why it failed: a stable code.
     pub error_code: String,
+    /// Why it failed: for a person.
     pub error_detail: String,
+    /// Its `schemaVersion`, when readable.
     pub schema_version: Option<String>,
+    /// Its `operation`, when readable.
     pub operation: Option<String>,
+    /// Its `tenantId`, when readable.
     pub tenant_id: Option<String>,
+    /// How many times SQS had delivered it.
     pub receive_count: Option<u32>,
     /// When SQS accepted the message (`SentTimestamp`), RFC 3339.
     pub first_seen: Option<String>,
     /// When this handler gave up on it, RFC 3339.
     pub last_seen: String,
+    /// Which code gave up on it.
     pub handler_version: String,
+    /// `new` until an operator handles it.
     pub remediation_status: &'static str,
+    /// Its FIFO message group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message_group_id: Option<String>,
+    /// The body exactly as sent, for a replay.
     pub body: Option<String>,
+    /// Its system attributes, unchanged.
     pub attributes: Map<String, Value>,
+    /// Its message attributes, unchanged.
     pub message_attributes: Map<String, Value>,
 }
 
 /// What the engine knows when it quarantines a message.
 #[derive(Debug, Clone, Copy)]
 pub struct Failure<'a> {
+    /// The failure's code.
     pub code: &'a ErrorCode,
+    /// The failure's detail.
     pub detail: &'a str,
+    /// The contract fields that were readable.
     pub request: &'a PartialRequest,
 }
 
 impl QuarantineRecord {
+    /// The record for `record`, given up on at `now`.
     pub fn new(
         record: &SqsRecord,
         failure: Failure<'_>,

@@ -8,11 +8,16 @@ use serde_json::{Value, json};
 
 use super::outcome::Outcome;
 
+/// A batch's outcomes, counted.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BatchSummary {
+    /// Records in the batch.
     pub records: usize,
+    /// Processed.
     pub done: usize,
+    /// Quarantined (write confirmed).
     pub quarantined: usize,
+    /// Returned to the queue.
     pub retried: usize,
     /// Permanent failures per error code, quarantined or not (a failed
     /// quarantine write is retried, and still counted here).
@@ -22,6 +27,7 @@ pub struct BatchSummary {
 }
 
 impl BatchSummary {
+    /// Counts the outcomes.
     pub fn new<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Self {
         let mut summary = Self::default();
         for outcome in outcomes {
@@ -51,6 +57,7 @@ impl BatchSummary {
         join(self.by_error_code.iter().map(|(k, v)| (k.as_str(), *v)))
     }
 
+    /// `cause=count,...`, for one log field.
     pub fn retry_causes_field(&self) -> String {
         join(self.by_retry_cause.iter().map(|(k, v)| (*k, *v)))
     }

@@ -20,8 +20,11 @@ pub struct QueueCounts {
 /// Task counts of one ECS service from `DescribeServices`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ServiceCounts {
+    /// Tasks running.
     pub running: u64,
+    /// Tasks pending (starting).
     pub pending: u64,
+    /// The service's desired count.
     pub desired: u64,
 }
 
@@ -29,11 +32,14 @@ pub struct ServiceCounts {
 /// messages always count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BacklogIncludes {
+    /// Count in-flight messages (`BACKLOG_INCLUDES=inflight`).
     pub in_flight: bool,
+    /// Count delayed messages (`BACKLOG_INCLUDES=delayed`).
     pub delayed: bool,
 }
 
 impl BacklogIncludes {
+    /// The backlog these settings count.
     pub fn backlog(self, counts: QueueCounts) -> u64 {
         let mut backlog = counts.visible;
         if self.in_flight {
@@ -49,13 +55,17 @@ impl BacklogIncludes {
 /// Which task count divides the backlog (`TASK_COUNT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TaskCountMode {
+    /// Running tasks only.
     #[default]
     Running,
+    /// Running and pending tasks.
     RunningPlusPending,
+    /// The desired count.
     Desired,
 }
 
 impl TaskCountMode {
+    /// The denominator this mode picks.
     pub fn task_count(self, counts: ServiceCounts) -> u64 {
         match self {
             Self::Running => counts.running,
@@ -117,12 +127,17 @@ pub fn in_flight_cap_utilization(in_flight: u64, kind: QueueKind) -> f64 {
 /// Everything one sample publishes for one target, computed from its reads.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BacklogSample {
+    /// The queue's counts as read.
     pub queue: QueueCounts,
+    /// The backlog counted ([`BacklogIncludes`]).
     pub backlog: u64,
     /// The denominator used, chosen by [`TaskCountMode`].
     pub task_count: u64,
+    /// The scaling metric (zero-guarded).
     pub backlog_per_task: f64,
+    /// Tasks needed for the target, when one is set.
     pub desired_tasks: Option<u64>,
+    /// In-flight messages over SQS's in-flight limit, in percent.
     pub in_flight_cap_utilization: f64,
     /// Visible messages in the dead-letter queue, when the queue has one.
     pub dlq_backlog: Option<u64>,
@@ -131,19 +146,25 @@ pub struct BacklogSample {
 /// The reads a sample is computed from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Readings {
+    /// The queue's counts.
     pub queue: QueueCounts,
+    /// The service's counts.
     pub service: ServiceCounts,
+    /// The dead-letter queue's visible messages, when read.
     pub dlq_visible: Option<u64>,
 }
 
 /// How the backlog and the task count are chosen, shared by every target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BacklogPolicy {
+    /// What the backlog counts.
     pub includes: BacklogIncludes,
+    /// What the task count is.
     pub task_count: TaskCountMode,
 }
 
 impl BacklogPolicy {
+    /// The sample for one target's readings.
     pub fn sample(
         self,
         readings: Readings,

@@ -31,10 +31,13 @@ pub const PUBLISHER_VARIABLES: &[&str] = &[
 const MAX_SAMPLES: u32 = 60;
 const MAX_INTERVAL_SECONDS: u64 = 60;
 
+/// `STORAGE_RESOLUTION`: CloudWatch's 60 s or 1 s metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum StorageResolution {
+    /// 60-second resolution.
     #[default]
     Standard,
+    /// 1-second resolution.
     High,
 }
 
@@ -51,7 +54,9 @@ impl StorageResolution {
 /// Sub-minute sampling within one scheduled invocation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sampling {
+    /// `SAMPLES_PER_INVOCATION`.
     pub samples: u32,
+    /// `SAMPLE_INTERVAL_SECONDS`.
     pub interval: Duration,
 }
 
@@ -61,18 +66,25 @@ impl Default for Sampling {
     }
 }
 
+/// Everything backlog-publisher reads from its environment.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PublisherConfig {
+    /// `TARGETS`, or the one target of `QUEUE_URL`, `ECS_CLUSTER_NAME`, `ECS_SERVICE_NAME`.
     pub targets: Vec<Target>,
+    /// `METRIC_NAMESPACE`.
     pub namespace: String,
+    /// `STORAGE_RESOLUTION`.
     pub storage_resolution: StorageResolution,
+    /// `BACKLOG_INCLUDES` and `TASK_COUNT`.
     pub policy: BacklogPolicy,
+    /// `SAMPLES_PER_INVOCATION` and `SAMPLE_INTERVAL_SECONDS`.
     pub sampling: Sampling,
     /// Each AWS call's own budget (`API_CALL_TIMEOUT_MS`).
     pub api_call_timeout: Duration,
 }
 
 impl PublisherConfig {
+    /// Reads the variables; the error names the variable and the value.
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
         let default_target = backlog_target(vars)?;
         Ok(Self {

@@ -12,13 +12,21 @@ pub const MAX_DATUMS_PER_REQUEST: usize = 1000;
 /// policy in `template.yaml` must name exactly these.
 pub const DIMENSION_NAMES: [&str; 3] = ["ClusterName", "ServiceName", "QueueName"];
 
+/// Backlog per task: the metric the scaling policy tracks.
 pub const BACKLOG_PER_TASK: &str = "BacklogPerTask";
+/// The backlog counted.
 pub const QUEUE_BACKLOG: &str = "QueueBacklog";
+/// Messages in flight.
 pub const IN_FLIGHT: &str = "InFlight";
+/// Messages delayed.
 pub const DELAYED: &str = "Delayed";
+/// The task count divided by.
 pub const TASK_COUNT: &str = "TaskCount";
+/// Tasks needed for the target backlog per task.
 pub const DESIRED_TASKS: &str = "DesiredTasks";
+/// In-flight messages over SQS's in-flight limit, in percent.
 pub const IN_FLIGHT_CAP_UTILIZATION: &str = "InFlightCapUtilization";
+/// Visible messages in the dead-letter queue.
 pub const DLQ_BACKLOG: &str = "DlqBacklog";
 
 /// Every metric the publisher can write, in the order it writes them.
@@ -41,19 +49,27 @@ pub fn cloudwatch_accepts(value: f64) -> bool {
     value == 0.0 || (magnitude >= 2f64.powi(-260) && magnitude <= 2f64.powi(360))
 }
 
+/// A datum's CloudWatch unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Unit {
+    /// `Count`.
     Count,
+    /// `Percent`.
     Percent,
 }
 
+/// One metric value, dimensioned by cluster, service and queue.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Datum {
+    /// The metric's name.
     pub name: &'static str,
+    /// Its value (always one CloudWatch accepts).
     pub value: f64,
+    /// Its unit.
     pub unit: Unit,
     /// Values for [`DIMENSION_NAMES`], in the same order.
     pub dimensions: [String; 3],
+    /// When it was measured.
     pub timestamp: SystemTime,
 }
 

@@ -3,6 +3,7 @@
 //! its AWS reads return.
 
 pub mod backlog;
+/// `PUBLISHER_VARIABLES` and their parsing.
 pub mod config;
 pub mod metrics;
 pub mod redrive;

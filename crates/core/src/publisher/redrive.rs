@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 
+/// The `RedrivePolicy` attribute is not JSON with a `deadLetterTargetArn`.
 #[derive(Debug, thiserror::Error)]
 #[error("RedrivePolicy is not the JSON SQS documents")]
 pub struct RedrivePolicyError(#[source] serde_json::Error);

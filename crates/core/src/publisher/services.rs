@@ -10,6 +10,7 @@ use crate::error::ApiError;
 /// What one `GetQueueAttributes` call says about a queue.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct QueueAttributes {
+    /// Visible, in-flight and delayed messages.
     pub counts: QueueCounts,
     /// The raw `RedrivePolicy` attribute, when the queue has one.
     pub redrive_policy: Option<String>,
@@ -18,31 +19,49 @@ pub struct QueueAttributes {
 /// One service as `DescribeServices` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DescribedService {
+    /// The service's name.
     pub name: String,
+    /// The service's ARN.
     pub arn: String,
+    /// `ACTIVE`, `DRAINING` or `INACTIVE`.
     pub status: String,
+    /// Its task counts.
     pub counts: ServiceCounts,
 }
 
 /// `DescribeServices` reports unknown services as failures, not as an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServiceFailure {
+    /// The service asked for.
     pub arn: String,
+    /// ECS's reason, such as `MISSING`.
     pub reason: String,
 }
 
+/// One `DescribeServices` answer.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DescribedServices {
+    /// The services found.
     pub services: Vec<DescribedService>,
+    /// The services ECS could not describe.
     pub failures: Vec<ServiceFailure>,
 }
 
+/// Why a service's task count cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ServiceLookupError {
+    /// ECS does not know the service.
     #[error("service not found ({reason})")]
-    Missing { reason: String },
+    Missing {
+        /// ECS's reason, such as `MISSING`.
+        reason: String,
+    },
+    /// The service is draining or deleted.
     #[error("service status is {status}, not ACTIVE")]
-    NotActive { status: String },
+    NotActive {
+        /// `DRAINING` or `INACTIVE`.
+        status: String,
+    },
 }
 
 impl DescribedServices {
@@ -74,6 +93,7 @@ impl DescribedServices {
 /// `DescribeServices` accepts at most 10 services per call.
 pub const MAX_SERVICES_PER_DESCRIBE: usize = 10;
 
+/// Where the datums go: CloudWatch, or a test double.
 pub trait MetricSink: Send + Sync {
     /// Publishes at most [`crate::publisher::metrics::MAX_DATUMS_PER_REQUEST`] datums in one request.
     fn put_metric_data(

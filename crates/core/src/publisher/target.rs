@@ -19,7 +19,9 @@ pub struct BacklogTarget {
 const MILLION: u64 = 1_000_000;
 
 impl BacklogTarget {
+    /// The smallest target accepted.
     pub const MIN: f64 = 0.001;
+    /// The largest target accepted.
     pub const MAX: f64 = 1e9;
 
     /// `None` outside [`Self::MIN`, `Self::MAX`] (NaN included).
@@ -38,6 +40,7 @@ impl BacklogTarget {
         Self::new(acceptable_latency_seconds / processing_seconds)
     }
 
+    /// The target as a number.
     pub fn get(self) -> f64 {
         self.millionths as f64 / MILLION as f64
     }
@@ -53,9 +56,13 @@ impl BacklogTarget {
 /// One queue and the ECS service that drains it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Target {
+    /// The queue measured.
     pub queue: QueueRef,
+    /// The ECS cluster, by name or ARN.
     pub cluster: String,
+    /// The ECS service, by name or ARN.
     pub service: String,
+    /// This target's backlog per task, when it has one of its own.
     pub backlog_target: Option<BacklogTarget>,
 }
 
@@ -72,10 +79,12 @@ pub fn ecs_name(name_or_arn: &str) -> &str {
 }
 
 impl Target {
+    /// The cluster's name, whether configured by name or ARN.
     pub fn cluster_name(&self) -> &str {
         ecs_name(&self.cluster)
     }
 
+    /// The service's name, whether configured by name or ARN.
     pub fn service_name(&self) -> &str {
         ecs_name(&self.service)
     }
