@@ -6,13 +6,20 @@ EMULATORS := scripts/emulators.sh
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test demo lint template-lint unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
+.PHONY: test demo lint template-lint doc unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
-## make test: formatting, lints, template checks, unit and adapter tests, end-to-end tests
-test: lint template-lint
-	$(CARGO) build --workspace --bins
+## make test: formatting, lints, template checks, docs, unit and adapter tests, end-to-end
+## tests (the functions and the library's example as binaries), doctests, packaging
+test: lint template-lint doc
+	$(CARGO) build --workspace --bins --examples
 	$(EMULATORS) install
 	$(EMULATORS) run -- $(CARGO) $(TEST_RUNNER) --workspace
+	$(CARGO) test --doc --workspace
+	$(CARGO) package --quiet --allow-dirty -p backpressure-core -p backpressure-batch
+
+## make doc: the API reference (target/doc/backpressure_batch/index.html); warnings are errors
+doc:
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace
 
 lint:
 	$(CARGO) fmt --all --check
@@ -24,7 +31,7 @@ template-lint:
 
 ## make unit: the tests that need no emulator
 unit:
-	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backlog-publisher -p batch-consumer
+	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backpressure-batch -p backlog-publisher
 
 ## make demo: the emulators, both functions invoked on the sample events, what they did
 demo:
@@ -79,7 +86,7 @@ SOAK_INVOCATIONS ?= 2000
 soak:
 	$(CARGO) build --workspace --bins
 	$(EMULATORS) install
-	LAMBDA_HOST_QUIET=1 $(EMULATORS) run -- $(CARGO) run --quiet -p e2e-tests --bin soak -- \
+	LAMBDA_HOST_QUIET=1 $(EMULATORS) run -- $(CARGO) run --quiet -p sqs-backpressure-bench --bin soak -- \
 	  --invocations $(SOAK_INVOCATIONS) --out target/soak/latest.md
 
 ## make fuzz: every fuzz target under AFL++ (cargo-afl, stable toolchain) for FUZZ_SECONDS (60)

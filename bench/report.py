@@ -179,7 +179,7 @@ if publisher.get("results"):
     model = {r["targets"]: r["latency_model"] for r in publisher["results"] if r.get("latency_model")}
     if model:
         delay = next(iter(model.values()))["latency_ms"]
-        p(f"\nOurs against a latency model (`tests/src/latency_model.rs`: every call answered after "
+        p(f"\nOurs against a latency model (`bench/src/latency_model.rs`: every call answered after "
           f"{delay} ms, all concurrently, as a regional endpoint would; not AWS and not an emulator):\n")
         p("| Targets | Ours, ms |")
         p("|---:|---:|")

@@ -50,7 +50,7 @@ install_tools() {
 build() {
   log "building the functions (release) and the harness"
   cargo build --release -p backlog-publisher -p batch-consumer
-  cargo build -p e2e-tests --bins
+  cargo build -p sqs-backpressure-bench --bins
 }
 
 nginx_dir=""

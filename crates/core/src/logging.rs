@@ -1,5 +1,6 @@
 //! The functions' log subscriber: Lambda's advanced logging controls
-//! (`AWS_LAMBDA_LOG_LEVEL`, `AWS_LAMBDA_LOG_FORMAT=JSON`) or `RUST_LOG`, as
+//! (`AWS_LAMBDA_LOG_LEVEL`, `AWS_LAMBDA_LOG_FORMAT=JSON`, which the template
+//! sets; one plain line per event otherwise) or `RUST_LOG`, as
 //! `lambda_runtime::tracing::init_default_subscriber` reads them — with the
 //! libraries that can print message bodies held below the levels where they
 //! do. At TRACE, `lambda_runtime` logs every raw event (every SQS body in the
@@ -8,9 +9,12 @@
 
 use std::str::FromStr;
 
-use tracing::Level;
+use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::layer::{Layer, SubscriberExt};
+use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
 
 /// Crates whose logs are capped, and the most verbose level each may use.
@@ -43,6 +47,28 @@ pub fn caps() -> Targets {
     Targets::new().with_default(LevelFilter::TRACE).with_targets(CAPPED.iter().copied())
 }
 
+/// One line per event, `LEVEL message field=value …`, without the span
+/// context the default text format repeats on every line: for reading a
+/// function's logs in a terminal (`make demo`). In Lambda the JSON format is used.
+struct OneLine;
+
+impl<S, N> FormatEvent<S, N> for OneLine
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> std::fmt::Result {
+        write!(writer, "{:>5} ", event.metadata().level())?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
+}
+
 /// Installs the subscriber on stdout. Call once, first thing in `main`.
 pub fn init() {
     let level = std::env::var("AWS_LAMBDA_LOG_LEVEL")
@@ -56,7 +82,7 @@ pub fn init() {
     let layer = if json {
         format.json().with_filter(levels).with_filter(caps()).boxed()
     } else {
-        format.with_filter(levels).with_filter(caps()).boxed()
+        format.event_format(OneLine).with_filter(levels).with_filter(caps()).boxed()
     };
     tracing_subscriber::registry().with(layer).init();
 }

@@ -19,6 +19,10 @@ async fn main() -> Result<(), BoxError> {
     consumer(&aws).await
 }
 
+/// In Lambda the functions log JSON (the template sets `LogFormat: JSON`);
+/// here one plain line per event is easier to read.
+const READABLE_LOGS: (&str, &str) = ("AWS_LAMBDA_LOG_FORMAT", "Text");
+
 fn sample(name: &str) -> Result<serde_json::Value, BoxError> {
     let path = format!("{}/../events/{name}", env!("CARGO_MANIFEST_DIR"));
     Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
@@ -50,7 +54,7 @@ async fn publisher(aws: &Aws) -> Result<(), BoxError> {
         r#"[{{"queueUrl":"{queue_url}","cluster":"{cluster}","service":"{busy}"}},
             {{"queueUrl":"{idle_queue_url}","cluster":"{cluster}","service":"{idle}"}}]"#
     );
-    let env = [("TARGETS", targets.as_str()), ("TARGET_BACKLOG_PER_TASK", "100")];
+    let env = [("TARGETS", targets.as_str()), ("TARGET_BACKLOG_PER_TASK", "100"), READABLE_LOGS];
     println!("\n== Invoking backlog-publisher with events/schedule.json (its logs follow)");
     let host = LambdaHost::start(&binary("backlog-publisher")?, &env).await?;
     let outcome = host.invoke(&event, Duration::from_secs(30)).await;
@@ -98,7 +102,11 @@ async fn consumer(aws: &Aws) -> Result<(), BoxError> {
         "\n== A local downstream at {url}: *.reject → 422, *.throttle → 429, *.fail → 503, else 204"
     );
     println!("== Quarantine queue {quarantine_url}");
-    let env = [("DOWNSTREAM_URL", url.as_str()), ("QUARANTINE_QUEUE_URL", quarantine_url.as_str())];
+    let env = [
+        ("DOWNSTREAM_URL", url.as_str()),
+        ("QUARANTINE_QUEUE_URL", quarantine_url.as_str()),
+        READABLE_LOGS,
+    ];
     for name in ["sqs-standard.json", "sqs-fifo.json"] {
         let event = sample(name)?;
         println!("\n== Invoking batch-consumer with events/{name} (its logs follow)");
