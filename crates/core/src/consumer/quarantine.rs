@@ -88,7 +88,7 @@ impl QuarantineRecord {
             receive_count: record.receive_count(),
             first_seen: record
                 .sent_timestamp_ms()
-                .map(|ms| rfc3339(UNIX_EPOCH + Duration::from_millis(ms))),
+                .and_then(|ms| checked_rfc3339(UNIX_EPOCH + Duration::from_millis(ms))),
             last_seen: rfc3339(now),
             handler_version: handler_version.to_owned(),
             remediation_status: "new",
@@ -199,33 +199,19 @@ pub fn plan_batches(sizes: &[usize], max_message: usize) -> (Vec<Vec<usize>>, Ve
     (batches, too_large)
 }
 
-/// RFC 3339 in UTC with milliseconds, e.g. `2026-11-30T12:00:00.000Z`.
+/// RFC 3339 in UTC with milliseconds, e.g. `2026-11-30T12:00:00.000Z`; a
+/// time past what the format's four-digit year holds reads as its last instant.
 pub fn rfc3339(time: SystemTime) -> String {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = civil_from_days(days as i64);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        since.subsec_millis()
-    )
+    checked_rfc3339(time).unwrap_or_else(|| format_timestamp(jiff::Timestamp::MAX))
 }
 
-/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+/// `None` for a time outside years 0001–9999 (a forged `SentTimestamp`, say).
+fn checked_rfc3339(time: SystemTime) -> Option<String> {
+    jiff::Timestamp::try_from(time).ok().map(format_timestamp)
+}
+
+fn format_timestamp(timestamp: jiff::Timestamp) -> String {
+    timestamp.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 #[cfg(test)]
