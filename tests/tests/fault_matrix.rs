@@ -2,7 +2,7 @@
 //! throttle, 500, hang, partial batch failure where it applies}, each cell a
 //! fresh function process whose calls pass through the fault proxy. Every
 //! cell's observed outcome is asserted, printed as a table, and must appear
-//! in the README's "Failure behaviour" table.
+//! in the "Failure behaviour" table (docs/failure-behaviour.md).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
@@ -38,7 +38,7 @@ fn fault_name(fault: Option<&Fault>) -> &'static str {
     fault.map_or("none", Fault::name)
 }
 
-/// One observed cell, as a README table row.
+/// One observed cell, as a row of the failure-behaviour table.
 struct Row {
     function: &'static str,
     operation: &'static str,
@@ -86,7 +86,7 @@ impl PublisherOp {
         }
     }
 
-    /// What the README promises for this call failing in any way.
+    /// What docs/failure-behaviour.md promises for this call failing in any way.
     fn expected(self) -> &'static str {
         match self {
             Self::WorkQueue | Self::DescribeServices => {
@@ -332,12 +332,12 @@ async fn every_aws_call_under_every_fault() {
     println!("\nFault matrix ({} cells):\n{table}", rows.len());
 
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/failure-behaviour.md")).unwrap();
     let missing: Vec<String> =
         rows.iter().map(Row::markdown).filter(|line| !readme.contains(line.as_str())).collect();
     assert!(
         missing.is_empty(),
-        "the README's Failure behaviour table lacks these observed rows:\n{}",
+        "docs/failure-behaviour.md's table lacks these observed rows:\n{}",
         missing.join("\n")
     );
 }

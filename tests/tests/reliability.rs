@@ -1,4 +1,4 @@
-//! The README's promises under faults and hostile input, end to end: each
+//! The documented promises (docs/failure-behaviour.md) under faults and hostile input, end to end: each
 //! function under the Lambda Runtime API host, its AWS calls through the
 //! fault-injecting proxy in front of moto and LocalStack.
 
