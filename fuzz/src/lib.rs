@@ -12,7 +12,7 @@ use backpressure_batch::delivery::Downstream;
 use backpressure_core::config::Vars;
 use backpressure_core::consumer::ConsumerConfig;
 use backpressure_core::consumer::contract::{PartialRequest, WorkRequest};
-use backpressure_core::consumer::event::{SqsEvent, SqsRecord};
+use backpressure_core::consumer::event::{IncomingEvent, SqsEvent, SqsRecord};
 use backpressure_core::consumer::outcome::ErrorCode;
 use backpressure_core::consumer::quarantine::{Failure, QuarantineRecord, sqs_accepts};
 use backpressure_core::publisher::backlog::{BacklogPolicy, Readings};
@@ -40,11 +40,24 @@ pub fn target(name: &str) -> Option<FuzzTarget> {
 }
 
 /// An SQS event as Lambda would deliver it (or not): decoding never panics,
-/// and every record it yields makes a quarantine record SQS accepts, from
-/// which the body comes back byte for byte.
+/// any JSON is either an SQS event or says what it is instead (the handler's
+/// `InvalidEvent`) and agrees with the strict decoder, and every record it
+/// yields makes a quarantine record SQS accepts, from which the body comes
+/// back byte for byte.
 pub fn event(data: &[u8]) {
-    let Ok(event) = serde_json::from_slice::<SqsEvent>(data) else { return };
+    let strict = serde_json::from_slice::<SqsEvent>(data);
+    if serde_json::from_slice::<Value>(data).is_ok() {
+        let incoming = serde_json::from_slice::<IncomingEvent>(data)
+            .expect("any JSON decodes as an IncomingEvent");
+        match (&incoming, &strict) {
+            (IncomingEvent::Sqs(lenient), Ok(strict)) => assert_eq!(lenient, strict),
+            (IncomingEvent::NotSqs(_), Err(_)) => {}
+            _ => panic!("the decoders disagree: {incoming:?} against {strict:?}"),
+        }
+    }
+    let Ok(event) = strict else { return };
     for record in &event.records {
+        let _ = record.trace_context().map(|trace| trace.traceparent());
         let _ = (record.receive_count(), record.sent_timestamp_ms(), record.message_group_id());
         let _ = record.first_receive_timestamp_ms();
         check_record(record, &PartialRequest::default(), "fuzzed");

@@ -189,7 +189,11 @@ impl<'de> Visitor<'de> for IncomingVisitor {
         let mut records: Option<Result<Vec<SqsRecord>, String>> = None;
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             if key == "Records" {
-                records = Some(map.next_value::<LenientRecords>()?.0);
+                let value = map.next_value::<LenientRecords>()?.0;
+                // As for [`SqsEvent`], where the first unusable `Records` is final.
+                if !matches!(records, Some(Err(_))) {
+                    records = Some(value);
+                }
             } else {
                 map.next_value::<de::IgnoredAny>()?;
             }
@@ -475,6 +479,7 @@ mod tests {
             (r#"{"Records": {"a":[1]}}"#, "an object, not an array"),
             (r#"{"Records": [{"messageId":"a"}, 7]}"#, "record 1 is a number"),
             (r#"{"Records": [null]}"#, "record 0 is null"),
+            (r#"{"Records": 1, "Records": []}"#, "a number, not an array"),
         ] {
             match serde_json::from_str::<IncomingEvent>(text).unwrap() {
                 IncomingEvent::NotSqs(what) => assert!(what.contains(says), "{text}: {what}"),
