@@ -331,8 +331,11 @@ async fn every_aws_call_under_every_fault() {
     }
     println!("\nFault matrix ({} cells):\n{table}", rows.len());
 
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/failure-behaviour.md")).unwrap();
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/failure-behaviour.md"
+    ))
+    .unwrap();
     let missing: Vec<String> =
         rows.iter().map(Row::markdown).filter(|line| !readme.contains(line.as_str())).collect();
     assert!(

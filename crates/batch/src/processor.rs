@@ -311,3 +311,77 @@ fn emit_metrics(documents: &[serde_json::Value]) {
         let _ = writeln!(stdout, "{document}");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use backpressure_core::consumer::engine::{Message, QuarantineError};
+    use backpressure_core::consumer::outcome::{ErrorCode, RetryCause, Verdict};
+    use backpressure_core::consumer::quarantine::QuarantineRecord;
+    use serde_json::json;
+
+    use super::*;
+
+    struct Accept;
+
+    impl Processor for Accept {
+        async fn process(&self, _: &Message<'_>) -> Verdict {
+            Verdict::Done
+        }
+    }
+
+    struct Refuse;
+
+    impl QuarantineStore for Refuse {
+        async fn store(&self, records: &[QuarantineRecord]) -> Vec<Result<(), QuarantineError>> {
+            records.iter().map(|_| Err(QuarantineError::Unreported)).collect()
+        }
+    }
+
+    #[test]
+    fn settings_that_cannot_work_are_refused_at_build() {
+        let zero = BatchProcessor::builder().processor(Accept).quarantine(Refuse).concurrency(0);
+        assert_eq!(zero.build().map(|_| ()), Err(BuildError::ZeroConcurrency));
+        let backoff = Backoff { base: Duration::from_secs(1), max: Duration::from_secs(60) };
+        let blind = BatchProcessor::builder().processor(Accept).quarantine(Refuse).backoff(backoff);
+        assert_eq!(blind.build().map(|_| ()), Err(BuildError::BackoffWithoutVisibility));
+        let off = Backoff { base: Duration::ZERO, max: Duration::from_secs(60) };
+        let disabled = BatchProcessor::builder().processor(Accept).quarantine(Refuse).backoff(off);
+        assert!(disabled.build().is_ok(), "a disabled backoff needs no visibility client");
+    }
+
+    #[test]
+    fn failed_records_name_their_outcome_and_trace() {
+        let mut traced = SqsRecord { message_id: Some("a".into()), ..Default::default() };
+        traced.attributes.insert(
+            "AWSTraceHeader".into(),
+            json!("Root=1-5759e988-bd862e3fe1be46a994272793;Parent=53995c3f42cd8ad8;Sampled=1"),
+        );
+        let plain = SqsRecord { message_id: Some("b".into()), ..Default::default() };
+        let outcomes = [
+            RecordOutcome { record: &plain, message_id: "ok", outcome: Outcome::Done },
+            RecordOutcome {
+                record: &traced,
+                message_id: "a",
+                outcome: Outcome::retry(RetryCause::Deadline, "late"),
+            },
+            RecordOutcome {
+                record: &plain,
+                message_id: "b",
+                outcome: Outcome::Quarantined { code: ErrorCode::InvalidJson },
+            },
+            RecordOutcome {
+                record: &plain,
+                message_id: "c",
+                outcome: Outcome::QuarantineFailed {
+                    code: ErrorCode::SchemaViolation,
+                    detail: "refused".into(),
+                },
+            },
+        ];
+        assert_eq!(
+            failed_records_field(&outcomes),
+            "a:retry:deadline:trace=5759e988bd862e3fe1be46a994272793,b:quarantined:invalid_json,\
+             c:quarantine_failed:schema_violation"
+        );
+    }
+}
