@@ -17,46 +17,85 @@ use super::trace::TraceContext;
 /// the batch. Here such a field reads as absent, and only its own record
 /// suffers (a record without a usable `messageId` still fails the batch, as
 /// it must: it cannot be reported on its own).
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
-#[serde(rename_all = "camelCase", default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SqsRecord {
     /// `messageId`: how the record is reported in `batchItemFailures`.
-    #[serde(deserialize_with = "lenient")]
     pub message_id: Option<String>,
     /// `receiptHandle`: what visibility changes act on.
-    #[serde(deserialize_with = "lenient")]
     pub receipt_handle: Option<String>,
     /// `body`, as sent.
-    #[serde(deserialize_with = "lenient")]
     pub body: Option<String>,
     /// System attributes (`ApproximateReceiveCount`, `MessageGroupId`, `AWSTraceHeader`, …), as strings.
-    #[serde(deserialize_with = "lenient")]
     pub attributes: Map<String, Value>,
     /// Message attributes, as `{"stringValue"|"binaryValue", "dataType"}`.
-    #[serde(deserialize_with = "lenient")]
     pub message_attributes: Map<String, Value>,
     /// `md5OfBody`.
-    #[serde(rename = "md5OfBody", deserialize_with = "lenient")]
+    #[serde(rename = "md5OfBody")]
     pub md5_of_body: Option<String>,
     /// `eventSource`: `aws:sqs`.
-    #[serde(deserialize_with = "lenient")]
     pub event_source: Option<String>,
     /// `eventSourceARN`: the source queue (its `.fifo` suffix turns on FIFO order).
-    #[serde(rename = "eventSourceARN", deserialize_with = "lenient")]
+    #[serde(rename = "eventSourceARN")]
     pub event_source_arn: Option<String>,
     /// `awsRegion`.
-    #[serde(deserialize_with = "lenient")]
     pub aws_region: Option<String>,
 }
 
-/// Any JSON value; one of the wrong type becomes the field's default.
-fn lenient<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: serde::de::DeserializeOwned + Default,
-{
-    let value = Value::deserialize(deserializer)?;
-    Ok(serde_json::from_value(value).unwrap_or_default())
+/// Any JSON value; one of the wrong type reads as the field's default.
+struct Lenient<T>(T);
+
+impl<'de, T: serde::de::DeserializeOwned + Default> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        Ok(Self(serde_json::from_value(value).unwrap_or_default()))
+    }
+}
+
+/// Field by field, unknown members skipped; a repeated member keeps its last
+/// value, as a `serde_json::Map` would (a derived decoder refuses it, which
+/// would fail the whole event).
+impl<'de> Deserialize<'de> for SqsRecord {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RecordVisitor;
+
+        impl<'de> Visitor<'de> for RecordVisitor {
+            type Value = SqsRecord;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an SQS record object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SqsRecord, A::Error> {
+                let mut record = SqsRecord::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    match key.as_ref() {
+                        "messageId" => record.message_id = map.next_value::<Lenient<_>>()?.0,
+                        "receiptHandle" => {
+                            record.receipt_handle = map.next_value::<Lenient<_>>()?.0;
+                        }
+                        "body" => record.body = map.next_value::<Lenient<_>>()?.0,
+                        "attributes" => record.attributes = map.next_value::<Lenient<_>>()?.0,
+                        "messageAttributes" => {
+                            record.message_attributes = map.next_value::<Lenient<_>>()?.0;
+                        }
+                        "md5OfBody" => record.md5_of_body = map.next_value::<Lenient<_>>()?.0,
+                        "eventSource" => record.event_source = map.next_value::<Lenient<_>>()?.0,
+                        "eventSourceARN" => {
+                            record.event_source_arn = map.next_value::<Lenient<_>>()?.0;
+                        }
+                        "awsRegion" => record.aws_region = map.next_value::<Lenient<_>>()?.0,
+                        _ => {
+                            map.next_value::<de::IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(record)
+            }
+        }
+
+        deserializer.deserialize_map(RecordVisitor)
+    }
 }
 
 impl SqsRecord {
@@ -452,6 +491,17 @@ mod tests {
         assert_eq!(a.event_source_arn, None);
         assert_eq!(b.receive_count(), None, "a number where SQS sends a string");
         assert_eq!(c.receive_count(), Some(2));
+    }
+
+    #[test]
+    fn a_repeated_member_keeps_its_last_value_instead_of_failing_the_event() {
+        let text = r#"{"Records":[{"messageId":"a","body":42,"body":"x","attributes":{},"attributes":null},
+                                   {"messageId":"b","body":"y"}]}"#;
+        let event: SqsEvent = serde_json::from_str(text).unwrap();
+        assert_eq!(event.records[0].body.as_deref(), Some("x"));
+        assert!(event.records[0].attributes.is_empty());
+        assert_eq!(event.records[1].body.as_deref(), Some("y"));
+        assert!(matches!(serde_json::from_str(text).unwrap(), IncomingEvent::Sqs(_)));
     }
 
     #[test]
