@@ -9,13 +9,14 @@ TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nexte
 .PHONY: test demo lint template-lint doc unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
 ## make test: formatting, lints, template checks, docs, unit and adapter tests, end-to-end
-## tests (the functions and the library's example as binaries), doctests, packaging
+## tests (the functions and the library's example as binaries), doctests, packaging; the test
+## runner's summary comes last, for CI to count
 test: lint template-lint doc
 	$(CARGO) build --workspace --bins --examples
+	$(CARGO) test --quiet --doc --workspace
+	$(CARGO) package --quiet --allow-dirty -p backpressure-core -p backpressure-batch
 	$(EMULATORS) install
 	$(EMULATORS) run -- $(CARGO) $(TEST_RUNNER) --workspace
-	$(CARGO) test --doc --workspace
-	$(CARGO) package --quiet --allow-dirty -p backpressure-core -p backpressure-batch
 
 ## make doc: the API reference (target/doc/backpressure_batch/index.html); warnings are errors
 doc:
