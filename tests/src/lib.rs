@@ -4,4 +4,5 @@
 pub mod downstream;
 pub mod fault_proxy;
 pub mod fixtures;
+pub mod process;
 pub mod runtime_host;

@@ -1,0 +1,103 @@
+//! The worker's own settings; the engine's (`QUARANTINE_*`, `CONSUMER_CONCURRENCY`,
+//! `RETRY_*`, `METRIC_NAMESPACE`, `API_CALL_TIMEOUT_MS`) and the delivery's
+//! (`DOWNSTREAM_*`) mean what they mean for batch-consumer.
+
+use std::time::Duration;
+
+use backpressure_core::config::{ConfigError, Vars};
+use backpressure_core::queue::QueueRef;
+
+/// Every variable of the worker's own, with the engine's and the delivery's beside them.
+pub const WORKER_VARIABLES: &[&str] = &[
+    "QUEUE_URL",
+    "WORKER_POLLERS",
+    "WORKER_MAX_IN_FLIGHT",
+    "RECEIVE_WAIT_SECONDS",
+    "VISIBILITY_TIMEOUT_SECONDS",
+    "MESSAGE_TIMEOUT_SECONDS",
+    "DRAIN_SECONDS",
+];
+
+/// What the worker reads besides the engine's and the delivery's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkerConfig {
+    /// `QUEUE_URL`: the work queue.
+    pub queue: QueueRef,
+    /// `WORKER_POLLERS` (1–20, default 2): `ReceiveMessage` long polls at once.
+    pub pollers: usize,
+    /// `WORKER_MAX_IN_FLIGHT` (10–10,000, default 100): messages received and
+    /// not yet settled; no receive while it is reached, so memory stays bounded.
+    pub max_in_flight: usize,
+    /// `RECEIVE_WAIT_SECONDS` (1–20, default 20): the long poll's wait.
+    pub receive_wait: Duration,
+    /// `VISIBILITY_TIMEOUT_SECONDS` (1–43,200, default 60): the lease a
+    /// receive takes, renewed by the heartbeat while the message is in work.
+    pub visibility_timeout: Duration,
+    /// `MESSAGE_TIMEOUT_SECONDS` (1–43,200, default 900): how long one received
+    /// batch may work before its unfinished messages are retried.
+    pub message_timeout: Duration,
+    /// `DRAIN_SECONDS` (1–110, default 90): after SIGTERM, how long work in
+    /// flight may finish; below Fargate's 120 s `stopTimeout` maximum.
+    pub drain: Duration,
+}
+
+impl WorkerConfig {
+    /// Reads the variables; the error names the variable and the value.
+    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
+        let url = vars.get("QUEUE_URL").ok_or(ConfigError::Missing {
+            name: "QUEUE_URL",
+            reason: "the worker receives from it",
+        })?;
+        let queue = QueueRef::parse(&url)
+            .map_err(|e| ConfigError::invalid("QUEUE_URL", &url, e.to_string()))?;
+        let seconds = |name, min, max, default| -> Result<Duration, ConfigError> {
+            Ok(Duration::from_secs(vars.ranged(name, min, max)?.unwrap_or(default)))
+        };
+        Ok(Self {
+            queue,
+            pollers: vars.ranged("WORKER_POLLERS", 1, 20)?.unwrap_or(2) as usize,
+            max_in_flight: vars.ranged("WORKER_MAX_IN_FLIGHT", 10, 10_000)?.unwrap_or(100) as usize,
+            receive_wait: seconds("RECEIVE_WAIT_SECONDS", 1, 20, 20)?,
+            visibility_timeout: seconds("VISIBILITY_TIMEOUT_SECONDS", 1, 43_200, 60)?,
+            message_timeout: seconds("MESSAGE_TIMEOUT_SECONDS", 1, 43_200, 900)?,
+            drain: seconds("DRAIN_SECONDS", 1, 110, 90)?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)]) -> Result<WorkerConfig, ConfigError> {
+        let env: HashMap<String, String> =
+            pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
+        WorkerConfig::from_vars(&Vars::new(move |name| env.get(name).cloned()))
+    }
+
+    const QUEUE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/work";
+
+    #[test]
+    fn defaults_and_ranges() {
+        let defaults = config(&[("QUEUE_URL", QUEUE)]).unwrap();
+        assert_eq!((defaults.pollers, defaults.max_in_flight), (2, 100));
+        assert_eq!(defaults.receive_wait, Duration::from_secs(20));
+        assert_eq!(defaults.visibility_timeout, Duration::from_secs(60));
+        assert_eq!(defaults.drain, Duration::from_secs(90));
+        for (name, value) in [
+            ("QUEUE_URL", "work"),
+            ("WORKER_POLLERS", "0"),
+            ("WORKER_MAX_IN_FLIGHT", "5"),
+            ("RECEIVE_WAIT_SECONDS", "21"),
+            ("VISIBILITY_TIMEOUT_SECONDS", "0"),
+            ("DRAIN_SECONDS", "120"),
+        ] {
+            let error = config(&[("QUEUE_URL", QUEUE), (name, value)]).unwrap_err().to_string();
+            assert!(error.contains(&format!("{name}=\"{value}\"")), "{error}");
+        }
+        let missing = config(&[]).unwrap_err().to_string();
+        assert!(missing.contains("QUEUE_URL is required"), "{missing}");
+    }
+}

@@ -1,0 +1,149 @@
+//! The work queue's calls: long-poll receives, deletes and visibility
+//! changes, ten entries a call, each entry's result checked.
+
+use std::time::Duration;
+
+use aws_sdk_sqs::Client;
+use aws_sdk_sqs::types::{
+    ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry,
+    MessageSystemAttributeName, QueueAttributeName,
+};
+use backpressure_batch::{SqsRecord, record_from_message};
+use backpressure_core::error::ApiError;
+use backpressure_core::queue::QueueRef;
+use futures::future::join_all;
+
+/// SQS takes at most ten entries a batch call and ten messages a receive.
+pub const MAX_BATCH: usize = 10;
+
+/// The queue the worker drains.
+#[derive(Debug, Clone)]
+pub struct WorkQueue {
+    client: Client,
+    url: String,
+    arn: String,
+    region: String,
+    wait: Duration,
+    visibility: Duration,
+}
+
+impl WorkQueue {
+    /// Reads the queue's ARN once (records carry it, and FIFO order depends on it).
+    pub async fn connect(
+        client: Client,
+        queue: &QueueRef,
+        wait: Duration,
+        visibility: Duration,
+    ) -> Result<Self, ApiError> {
+        let output = client
+            .get_queue_attributes()
+            .queue_url(queue.url())
+            .attribute_names(QueueAttributeName::QueueArn)
+            .send()
+            .await
+            .map_err(|e| ApiError::new("GetQueueAttributes", e))?;
+        let arn = output
+            .attributes
+            .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
+            .ok_or_else(|| ApiError::new("GetQueueAttributes", "the response has no QueueArn"))?;
+        let region = arn.split(':').nth(3).unwrap_or_default().to_owned();
+        Ok(Self { client, url: queue.url().to_owned(), arn, region, wait, visibility })
+    }
+
+    /// Whether messages of one group must be worked in order.
+    pub fn is_fifo(&self) -> bool {
+        self.arn.ends_with(".fifo")
+    }
+
+    /// One long poll for up to `max` messages, with every system and message attribute.
+    pub async fn receive(&self, max: usize) -> Result<Vec<SqsRecord>, ApiError> {
+        let output = self
+            .client
+            .receive_message()
+            .queue_url(&self.url)
+            .max_number_of_messages(max.clamp(1, MAX_BATCH) as i32)
+            .wait_time_seconds(self.wait.as_secs() as i32)
+            .visibility_timeout(self.visibility.as_secs() as i32)
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+            .message_attribute_names("All")
+            .send()
+            .await
+            .map_err(|e| ApiError::new("ReceiveMessage", e))?;
+        Ok(output
+            .messages
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| record_from_message(m, &self.arn, &self.region))
+            .collect())
+    }
+
+    /// Deletes the messages; a refused entry is tried once more. Returns the
+    /// receipt handles still not deleted (those messages will come back).
+    pub async fn delete(&self, handles: &[String]) -> Vec<String> {
+        let mut left = self.delete_once(handles).await;
+        if !left.is_empty() {
+            left = self.delete_once(&left).await;
+        }
+        left
+    }
+
+    async fn delete_once(&self, handles: &[String]) -> Vec<String> {
+        let calls = handles.chunks(MAX_BATCH).map(|chunk| async move {
+            let entries = chunk
+                .iter()
+                .enumerate()
+                .filter_map(|(i, handle)| {
+                    DeleteMessageBatchRequestEntry::builder()
+                        .id(format!("d{i}"))
+                        .receipt_handle(handle)
+                        .build()
+                        .ok()
+                })
+                .collect();
+            let sent =
+                self.client.delete_message_batch().queue_url(&self.url).set_entries(Some(entries));
+            match sent.send().await {
+                Ok(output) => failed_entries(chunk, output.failed.iter().map(|f| f.id.as_str())),
+                Err(_) => chunk.to_vec(),
+            }
+        });
+        join_all(calls).await.into_iter().flatten().collect()
+    }
+
+    /// Sets each message's visibility timeout; returns the handles SQS refused.
+    pub async fn set_visibility(&self, changes: &[(String, Duration)]) -> Vec<String> {
+        let calls = changes.chunks(MAX_BATCH).map(|chunk| async move {
+            let entries = chunk
+                .iter()
+                .enumerate()
+                .filter_map(|(i, (handle, timeout))| {
+                    ChangeMessageVisibilityBatchRequestEntry::builder()
+                        .id(format!("v{i}"))
+                        .receipt_handle(handle)
+                        .visibility_timeout(i32::try_from(timeout.as_secs()).unwrap_or(i32::MAX))
+                        .build()
+                        .ok()
+                })
+                .collect();
+            let handles: Vec<String> = chunk.iter().map(|(h, _)| h.clone()).collect();
+            let sent = self
+                .client
+                .change_message_visibility_batch()
+                .queue_url(&self.url)
+                .set_entries(Some(entries));
+            match sent.send().await {
+                Ok(output) => failed_entries(&handles, output.failed.iter().map(|f| f.id.as_str())),
+                Err(_) => handles,
+            }
+        });
+        join_all(calls).await.into_iter().flatten().collect()
+    }
+}
+
+/// The handles whose entry ids (`d3`, `v7`: their position) SQS reported as failed.
+fn failed_entries<'a>(handles: &[String], failed: impl Iterator<Item = &'a str>) -> Vec<String> {
+    failed
+        .filter_map(|id| id.get(1..)?.parse::<usize>().ok())
+        .filter_map(|i| handles.get(i).cloned())
+        .collect()
+}

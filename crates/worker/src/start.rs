@@ -1,0 +1,97 @@
+//! The worker's start-up: the shared path (log subscriber, configuration or a
+//! logged exit, one SDK configuration), the queue's ARN, the engine, signals.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use backpressure_batch::delivery::DeliveryError;
+use backpressure_batch::{
+    BatchProcessor, BuildError, ConsumerConfig, HttpDelivery, SqsQuarantine, SqsVisibility, startup,
+};
+use backpressure_core::config::ConfigError;
+use backpressure_core::error::error_chain;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::watch;
+use tracing::error;
+
+use crate::config::WorkerConfig;
+use crate::queue::WorkQueue;
+use crate::worker::Worker;
+
+/// Why the worker cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A variable is missing or invalid.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// The downstream cannot be set up.
+    #[error(transparent)]
+    Delivery(#[from] DeliveryError),
+    /// The engine's settings cannot work.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+}
+
+/// Runs the worker until a signal has drained it; exit code 0 after a drain.
+pub async fn run() -> ExitCode {
+    let load = |env: &startup::Env| -> Result<_, StartError> {
+        Ok((
+            ConsumerConfig::from_vars(env)?,
+            WorkerConfig::from_vars(env)?,
+            HttpDelivery::from_vars(env)?,
+        ))
+    };
+    let Some((engine, config, delivery)) = startup::init(load) else { return ExitCode::FAILURE };
+    let sqs = aws_sdk_sqs::Client::new(&startup::sdk_config(engine.api_call_timeout).await);
+    let (wait, visibility) = (config.receive_wait, config.visibility_timeout);
+    let queue = match WorkQueue::connect(sqs.clone(), &config.queue, wait, visibility).await {
+        Ok(queue) => queue,
+        Err(error) => {
+            error!(error = %error_chain(&error), queue = config.queue.url(), "cannot read the work queue");
+            return ExitCode::FAILURE;
+        }
+    };
+    let quarantine = SqsQuarantine::new(
+        sqs.clone(),
+        engine.quarantine_queue.clone(),
+        engine.quarantine_max_message_bytes,
+    );
+    let built = BatchProcessor::builder()
+        .processor(delivery)
+        .quarantine(quarantine)
+        .visibility(SqsVisibility::new(sqs))
+        .config(&engine)
+        .handler_version(startup::handler_version("sqs-worker", env!("CARGO_PKG_VERSION")))
+        .build();
+    let batch = match built {
+        Ok(batch) => batch,
+        Err(error) => {
+            error!(error = %StartError::from(error), "invalid configuration");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (stop_tx, stop) = watch::channel(false);
+    let (hurry_tx, hurry) = watch::channel(false);
+    if let Err(error) = listen(stop_tx, hurry_tx) {
+        error!(error = %error, "cannot listen for SIGTERM");
+        return ExitCode::FAILURE;
+    }
+    Arc::new(Worker::new(queue, batch, config)).run(stop, hurry).await;
+    ExitCode::SUCCESS
+}
+
+/// The first SIGTERM or SIGINT starts the drain, the second cuts it short.
+fn listen(stop: watch::Sender<bool>, hurry: watch::Sender<bool>) -> std::io::Result<()> {
+    let mut term = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    tokio::spawn(async move {
+        for sender in [stop, hurry] {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+            let _ = sender.send(true);
+        }
+    });
+    Ok(())
+}

@@ -1,0 +1,268 @@
+//! sqs-worker end to end: the binary as a process against moto's SQS and a
+//! local downstream. Every message is counted: deleted, quarantined, or back
+//! on the queue.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
+use e2e_tests::downstream::Downstream;
+use e2e_tests::fixtures::{Aws, binary, unique};
+use e2e_tests::process::{Process, field};
+use serde_json::json;
+
+/// Generous upper bounds for things that must happen, not speed targets.
+const STARTED: Duration = Duration::from_secs(30);
+const SETTLED: Duration = Duration::from_secs(60);
+
+struct Setup {
+    aws: Aws,
+    downstream: Downstream,
+    work_url: String,
+    quarantine_url: String,
+}
+
+async fn setup() -> Setup {
+    let aws = Aws::from_env().await.unwrap();
+    let work_url = aws.create_queue(&unique("work")).await.unwrap();
+    let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
+    Setup { aws, downstream: Downstream::start().await.unwrap(), work_url, quarantine_url }
+}
+
+fn request(operation: &str, key: &str) -> String {
+    json!({"schemaVersion": "1", "operation": operation, "tenantId": "t", "idempotencyKey": key})
+        .to_string()
+}
+
+impl Setup {
+    async fn send(&self, bodies: &[String]) {
+        for chunk in bodies.chunks(10) {
+            let entries = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, body)| {
+                    SendMessageBatchRequestEntry::builder()
+                        .id(format!("e{i}"))
+                        .message_body(body)
+                        .build()
+                        .unwrap()
+                })
+                .collect();
+            let sent = self
+                .aws
+                .sqs
+                .send_message_batch()
+                .queue_url(&self.work_url)
+                .set_entries(Some(entries))
+                .send()
+                .await
+                .unwrap();
+            assert!(sent.failed.is_empty(), "{:?}", sent.failed);
+        }
+    }
+
+    fn start(&self, extra: &[(&str, &str)]) -> Process {
+        let url = self.downstream.url();
+        let mut env = vec![
+            ("QUEUE_URL", self.work_url.as_str()),
+            ("QUARANTINE_QUEUE_URL", self.quarantine_url.as_str()),
+            ("DOWNSTREAM_URL", url.as_str()),
+            ("RECEIVE_WAIT_SECONDS", "1"),
+            ("VISIBILITY_TIMEOUT_SECONDS", "10"),
+            ("RETRY_BASE_SECONDS", "0"),
+            ("AWS_LAMBDA_LOG_FORMAT", "Text"),
+        ];
+        env.extend_from_slice(extra);
+        Process::start(&binary("sqs-worker").unwrap(), &env).unwrap()
+    }
+
+    /// `(visible, in flight)` on the work queue.
+    async fn counts(&self) -> (u64, u64) {
+        let output = self
+            .aws
+            .sqs
+            .get_queue_attributes()
+            .queue_url(&self.work_url)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+            .send()
+            .await
+            .unwrap();
+        let attributes = output.attributes.unwrap();
+        let count = |name| attributes[&name].parse::<u64>().unwrap();
+        (
+            count(QueueAttributeName::ApproximateNumberOfMessages),
+            count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
+        )
+    }
+
+    /// Idempotency keys the downstream answered, with how many times each.
+    fn delivered(&self) -> BTreeMap<String, usize> {
+        let mut seen = BTreeMap::new();
+        for received in self.downstream.received() {
+            *seen.entry(received.idempotency_key.unwrap_or_default()).or_default() += 1;
+        }
+        seen
+    }
+
+    /// Waits until the queue holds `n` messages in flight (received by a worker).
+    async fn wait_in_flight(&self, n: u64) {
+        let give_up = tokio::time::Instant::now() + SETTLED;
+        while self.counts().await.1 < n {
+            assert!(tokio::time::Instant::now() < give_up, "never {n} in flight");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The idempotency keys of the messages left on the work queue, once
+    /// `expected` have become visible again.
+    async fn left_on_queue(&self, expected: usize) -> Vec<String> {
+        let give_up = tokio::time::Instant::now() + SETTLED;
+        let mut keys = Vec::new();
+        while keys.len() < expected && tokio::time::Instant::now() < give_up {
+            for message in
+                self.aws.receive_all(&self.work_url, expected - keys.len()).await.unwrap()
+            {
+                let body: serde_json::Value =
+                    serde_json::from_str(message.body().unwrap()).unwrap();
+                keys.push(body["idempotencyKey"].as_str().unwrap().to_owned());
+            }
+        }
+        keys.sort();
+        keys
+    }
+
+    async fn wait_until(&self, what: &str, done: impl Fn(&Self) -> bool) {
+        let give_up = tokio::time::Instant::now() + SETTLED;
+        while !done(self) {
+            assert!(tokio::time::Instant::now() < give_up, "gave up waiting for {what}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_mixed_backlog_is_drained_and_every_message_is_accounted_for() {
+    let setup = setup().await;
+    let mut bodies: Vec<String> =
+        (0..40).map(|i| request("ledger.post", &format!("ok-{i}"))).collect();
+    bodies.extend((0..5).map(|i| request("ledger.reject", &format!("rejected-{i}"))));
+    bodies.extend((0..5).map(|i| format!("not json {i}")));
+    bodies.extend((0..3).map(|i| request("ledger.fail", &format!("failing-{i}"))));
+    setup.send(&bodies).await;
+
+    let mut worker = setup.start(&[]);
+    assert!(
+        worker.wait_for_line("batch summary", STARTED).await.is_some(),
+        "{:#?}",
+        worker.lines()
+    );
+    setup
+        .wait_until("every deliverable message", |s| {
+            let delivered = s.delivered();
+            (0..40).all(|i| delivered.contains_key(&format!("ok-{i}")))
+                && (0..5).all(|i| delivered.contains_key(&format!("rejected-{i}")))
+        })
+        .await;
+    worker.signal("TERM").await.unwrap();
+    let status = worker.exit(SETTLED).await.unwrap();
+    assert_eq!(status.code(), Some(0), "{:#?}", worker.lines());
+    let quarantined = setup.aws.quarantined(&setup.quarantine_url, 10).await.unwrap();
+
+    let codes: BTreeMap<String, usize> =
+        quarantined.iter().fold(BTreeMap::new(), |mut codes, q| {
+            *codes.entry(q.record["errorCode"].as_str().unwrap().to_owned()).or_default() += 1;
+            codes
+        });
+    assert_eq!(
+        codes,
+        BTreeMap::from([("downstream_rejected".into(), 5), ("invalid_json".into(), 5)])
+    );
+    let delivered = setup.delivered();
+    for i in 0..40 {
+        assert_eq!(delivered[&format!("ok-{i}")], 1, "ok-{i} delivered exactly once");
+    }
+    // Only the three failing messages are left, each back on the queue.
+    assert_eq!(setup.left_on_queue(3).await, ["failing-0", "failing-1", "failing-2"]);
+    assert_eq!(setup.counts().await, (0, 3), "nothing else is on the queue");
+    let summary = worker.lines().into_iter().find(|l| l.contains("worker stopped")).unwrap();
+    assert_eq!(field(&summary, "deleted"), Some(50), "{summary}");
+    assert_eq!(field(&summary, "lost"), Some(0), "{summary}");
+}
+
+#[tokio::test]
+async fn sigterm_mid_work_finishes_or_releases_everything_and_exits_0_within_the_drain() {
+    let setup = setup().await;
+    let bodies: Vec<String> =
+        (0..6).map(|i| request("ledger.slow", &format!("slow-{i}"))).collect();
+    setup.send(&bodies).await;
+    let mut worker = setup.start(&[("DRAIN_SECONDS", "2"), ("DOWNSTREAM_TIMEOUT_MS", "30000")]);
+    setup.wait_in_flight(6).await;
+    worker.signal("TERM").await.unwrap();
+    // DRAIN_SECONDS plus one receive wait, plus room for the release call.
+    let status = worker.exit(Duration::from_secs(2 + 1 + 5)).await.unwrap();
+    assert_eq!(status.code(), Some(0), "{:#?}", worker.lines());
+
+    let (visible, in_flight) = setup.counts().await;
+    assert_eq!(
+        (visible, in_flight),
+        (6, 0),
+        "every unfinished message released, none left invisible"
+    );
+    let summary = worker.lines().into_iter().find(|l| l.contains("worker stopped")).unwrap();
+    assert_eq!(field(&summary, "released"), Some(6), "{summary}");
+    assert_eq!(field(&summary, "deleted"), Some(0), "{summary}");
+}
+
+#[tokio::test]
+async fn a_message_working_longer_than_its_lease_is_renewed_and_not_received_twice() {
+    let setup = setup().await;
+    setup.send(&[request("ledger.slow", "long")]).await;
+    // The downstream answers after 10 s; the lease is 3 s: without renewals
+    // the message would be received again about three times.
+    let extra = [
+        ("DOWNSTREAM_TIMEOUT_MS", "30000"),
+        ("WORKER_POLLERS", "3"),
+        ("VISIBILITY_TIMEOUT_SECONDS", "3"),
+    ];
+    let mut worker = setup.start(&extra);
+    setup.wait_until("the long message", |s| s.delivered().contains_key("long")).await;
+    worker.signal("TERM").await.unwrap();
+    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0));
+    assert_eq!(setup.delivered()["long"], 1, "received and delivered once");
+    assert_eq!(setup.counts().await, (0, 0), "deleted");
+    let summary = worker.lines().into_iter().find(|l| l.contains("worker stopped")).unwrap();
+    assert_eq!((field(&summary, "received"), field(&summary, "deleted")), (Some(1), Some(1)));
+}
+
+#[tokio::test]
+async fn after_kill_9_messages_come_back_at_their_visibility_timeout_and_are_processed_again() {
+    let setup = setup().await;
+    let bodies: Vec<String> =
+        (0..4).map(|i| request("ledger.slow", &format!("killed-{i}"))).collect();
+    setup.send(&bodies).await;
+    let mut first = setup.start(&[("DOWNSTREAM_TIMEOUT_MS", "30000")]);
+    // Received (invisible) and not finished: the downstream takes 10 s.
+    setup.wait_in_flight(4).await;
+    first.signal("KILL").await.unwrap();
+    assert_eq!(first.exit(SETTLED).await.unwrap().code(), None, "killed by a signal");
+    assert!(first.lines().iter().all(|l| !l.contains("worker stopped")), "no drain after kill -9");
+
+    // At-least-once, made visible: a second worker receives all four again
+    // once the dead worker's leases run out, and finishes them.
+    let mut second = setup.start(&[("DOWNSTREAM_TIMEOUT_MS", "30000")]);
+    let keys: HashSet<String> = (0..4).map(|i| format!("killed-{i}")).collect();
+    setup
+        .wait_until("the second worker's deliveries", |s| {
+            let delivered = s.delivered();
+            keys.iter().all(|key| delivered.contains_key(key))
+        })
+        .await;
+    second.signal("TERM").await.unwrap();
+    assert_eq!(second.exit(SETTLED).await.unwrap().code(), Some(0));
+    let summary = second.lines().into_iter().find(|l| l.contains("worker stopped")).unwrap();
+    assert_eq!((field(&summary, "received"), field(&summary, "deleted")), (Some(4), Some(4)));
+    assert_eq!(setup.counts().await, (0, 0));
+}
