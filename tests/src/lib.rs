@@ -2,6 +2,7 @@
 //! and fixtures on the emulated AWS services.
 
 pub mod downstream;
+pub mod ecs_agent;
 pub mod fault_proxy;
 pub mod fixtures;
 pub mod process;

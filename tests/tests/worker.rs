@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
 use e2e_tests::downstream::Downstream;
+use e2e_tests::ecs_agent::{Answer, EcsAgent};
 use e2e_tests::fixtures::{Aws, binary, unique};
 use e2e_tests::process::{Process, field};
 use serde_json::json;
@@ -265,4 +266,46 @@ async fn after_kill_9_messages_come_back_at_their_visibility_timeout_and_are_pro
     let summary = second.lines().into_iter().find(|l| l.contains("worker stopped")).unwrap();
     assert_eq!((field(&summary, "received"), field(&summary, "deleted")), (Some(4), Some(4)));
     assert_eq!(setup.counts().await, (0, 0));
+}
+
+/// Protects when work starts, releases after `PROTECTION_IDLE_SECONDS`
+/// idle: two agent calls for one busy period.
+#[tokio::test]
+async fn task_protection_follows_busy_periods_and_survives_a_refusing_or_absent_agent() {
+    let agent = EcsAgent::start(Answer::Protect).await.unwrap();
+    let refusing = EcsAgent::start(Answer::Refuse).await.unwrap();
+    // A port nothing listens on: the agent is unreachable.
+    let unreachable = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/api/task", listener.local_addr().unwrap())
+    };
+    for (name, uri) in
+        [("answering", agent.uri()), ("refusing", refusing.uri()), ("unreachable", &unreachable)]
+    {
+        let setup = setup().await;
+        let bodies: Vec<String> =
+            (0..5).map(|i| request("ledger.post", &format!("{name}-{i}"))).collect();
+        setup.send(&bodies).await;
+        let mut worker = setup.start(&[("ECS_AGENT_URI", uri), ("PROTECTION_IDLE_SECONDS", "1")]);
+        setup
+            .wait_until(name, |s| {
+                (0..5).all(|i| s.delivered().contains_key(&format!("{name}-{i}")))
+            })
+            .await;
+        if name == "answering" {
+            let give_up = tokio::time::Instant::now() + SETTLED;
+            while agent.protections().len() < 2 {
+                assert!(tokio::time::Instant::now() < give_up, "{:?}", agent.calls());
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        worker.signal("TERM").await.unwrap();
+        assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0), "{name}");
+        assert_eq!(setup.counts().await, (0, 0), "{name}: every message deleted");
+    }
+    assert_eq!(agent.protections(), [true, false], "protect, then release: {:?}", agent.calls());
+    let (_, path, body) = &agent.calls()[0];
+    assert_eq!(path, "/api/0123456789abcdef-1234/task-protection/v1/state");
+    assert!(body["ExpiresInMinutes"].as_u64().is_some_and(|m| (1..=2880).contains(&m)), "{body}");
+    assert_eq!(refusing.protections(), [true], "one refused attempt, nothing to release");
 }

@@ -16,6 +16,8 @@ pub const WORKER_VARIABLES: &[&str] = &[
     "VISIBILITY_TIMEOUT_SECONDS",
     "MESSAGE_TIMEOUT_SECONDS",
     "DRAIN_SECONDS",
+    "ECS_AGENT_URI",
+    "PROTECTION_IDLE_SECONDS",
 ];
 
 /// What the worker reads besides the engine's and the delivery's settings.
@@ -39,6 +41,11 @@ pub struct WorkerConfig {
     /// `DRAIN_SECONDS` (1–110, default 90): after SIGTERM, how long work in
     /// flight may finish; below Fargate's 120 s `stopTimeout` maximum.
     pub drain: Duration,
+    /// `ECS_AGENT_URI` (set by ECS): task scale-in protection is used when present.
+    pub agent_uri: Option<String>,
+    /// `PROTECTION_IDLE_SECONDS` (1–3,600, default 60): idle time before the
+    /// task's scale-in protection is released.
+    pub protection_idle: Duration,
 }
 
 impl WorkerConfig {
@@ -61,6 +68,8 @@ impl WorkerConfig {
             visibility_timeout: seconds("VISIBILITY_TIMEOUT_SECONDS", 1, 43_200, 60)?,
             message_timeout: seconds("MESSAGE_TIMEOUT_SECONDS", 1, 43_200, 900)?,
             drain: seconds("DRAIN_SECONDS", 1, 110, 90)?,
+            agent_uri: vars.get("ECS_AGENT_URI"),
+            protection_idle: seconds("PROTECTION_IDLE_SECONDS", 1, 3_600, 60)?,
         })
     }
 }
@@ -86,6 +95,7 @@ mod tests {
         assert_eq!(defaults.receive_wait, Duration::from_secs(20));
         assert_eq!(defaults.visibility_timeout, Duration::from_secs(60));
         assert_eq!(defaults.drain, Duration::from_secs(90));
+        assert_eq!((defaults.agent_uri, defaults.protection_idle), (None, Duration::from_secs(60)));
         for (name, value) in [
             ("QUEUE_URL", "work"),
             ("WORKER_POLLERS", "0"),
@@ -93,6 +103,7 @@ mod tests {
             ("RECEIVE_WAIT_SECONDS", "21"),
             ("VISIBILITY_TIMEOUT_SECONDS", "0"),
             ("DRAIN_SECONDS", "120"),
+            ("PROTECTION_IDLE_SECONDS", "0"),
         ] {
             let error = config(&[("QUEUE_URL", QUEUE), (name, value)]).unwrap_err().to_string();
             assert!(error.contains(&format!("{name}=\"{value}\"")), "{error}");

@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use tracing::error;
 
 use crate::config::WorkerConfig;
+use crate::protection::Protection;
 use crate::queue::WorkQueue;
 use crate::worker::Worker;
 
@@ -76,7 +77,19 @@ pub async fn run() -> ExitCode {
         error!(error = %error, "cannot listen for SIGTERM");
         return ExitCode::FAILURE;
     }
-    Arc::new(Worker::new(queue, batch, config)).run(stop, hurry).await;
+    // Protected for longer than one batch may work and hold its lease.
+    let horizon = config.message_timeout + config.visibility_timeout;
+    let protection = match config.agent_uri.as_deref() {
+        None => None,
+        Some(uri) => match Protection::new(uri, horizon, config.protection_idle) {
+            Ok(protection) => Some(protection),
+            Err(error) => {
+                error!(error = %error, "invalid configuration");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    Arc::new(Worker::new(queue, batch, config, protection)).run(stop, hurry).await;
     ExitCode::SUCCESS
 }
 

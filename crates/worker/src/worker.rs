@@ -16,6 +16,7 @@ use tokio::time::{Instant, sleep, timeout_at};
 use tracing::{error, info, warn};
 
 use crate::config::WorkerConfig;
+use crate::protection::Protection;
 use crate::queue::{MAX_BATCH, WorkQueue};
 
 /// SQS's limit on a message's visibility, counted from its first receipt.
@@ -58,6 +59,9 @@ pub struct Worker<P, Q, B> {
     in_flight: Arc<Semaphore>,
     leases: Mutex<HashMap<String, Lease>>,
     counts: Counts,
+    protection: Option<Protection>,
+    /// Whether any message is in work, for task scale-in protection.
+    busy: watch::Sender<bool>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -70,8 +74,13 @@ where
     P: Processor<B> + 'static,
     Q: QuarantineStore + 'static,
 {
-    /// A worker for `queue`, running `batch`.
-    pub fn new(queue: WorkQueue, batch: BatchProcessor<P, Q, B>, config: WorkerConfig) -> Self {
+    /// A worker for `queue`, running `batch`; `protection` when on ECS.
+    pub fn new(
+        queue: WorkQueue,
+        batch: BatchProcessor<P, Q, B>,
+        config: WorkerConfig,
+        protection: Option<Protection>,
+    ) -> Self {
         let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
         Self {
             queue,
@@ -80,6 +89,8 @@ where
             in_flight,
             leases: Mutex::default(),
             counts: Counts::default(),
+            protection,
+            busy: watch::Sender::new(false),
         }
     }
 
@@ -91,6 +102,9 @@ where
         mut hurry: watch::Receiver<bool>,
     ) {
         let heartbeat = tokio::spawn(self.clone().heartbeat());
+        if let Some(protection) = self.protection.clone() {
+            tokio::spawn(protection.follow(self.busy.subscribe()));
+        }
         let pollers: Vec<_> = (0..self.config.pollers)
             .map(|_| tokio::spawn(self.clone().poll(stop.clone())))
             .collect();
@@ -111,6 +125,7 @@ where
         heartbeat.abort();
         let unfinished: Vec<(String, Duration)> =
             lock(&self.leases).drain().map(|(handle, _)| (handle, Duration::ZERO)).collect();
+        self.busy.send_replace(false);
         let refused = self.queue.set_visibility(&unfinished).await;
         Counts::add(&self.counts.released, unfinished.len() - refused.len());
         if !refused.is_empty() {
@@ -165,6 +180,9 @@ where
                 .map_or(now, |ms| UNIX_EPOCH + Duration::from_millis(ms));
             let message_id = record.message_id.clone().unwrap_or_default();
             leases.insert(handle, Lease { message_id, first_received, expires, lost: false });
+        }
+        if !leases.is_empty() {
+            self.busy.send_if_modified(|busy| !std::mem::replace(busy, true));
         }
     }
 
@@ -230,6 +248,9 @@ where
                 Counts::add(&self.counts.lost, 1);
                 lost.push(handle.to_owned());
             }
+        }
+        if leases.is_empty() {
+            self.busy.send_if_modified(|busy| std::mem::replace(busy, false));
         }
         lost
     }
