@@ -6,7 +6,7 @@ EMULATORS := scripts/emulators.sh
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test demo lint template-lint doc unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
+.PHONY: test demo lint template-lint doc worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
 ## make test: formatting, lints, template checks, docs, unit and adapter tests, end-to-end
 ## tests (the functions and the library's example as binaries), doctests, packaging; the test
@@ -63,6 +63,12 @@ build:
 deploy:
 	scripts/sam.sh build --parameter-overrides Architecture=$(ARCH)
 	scripts/sam.sh deploy --guided --capabilities CAPABILITY_IAM --parameter-overrides Architecture=$(ARCH)
+
+## make worker-image: the sqs-worker container image (Dockerfile). Needs a container engine,
+## which our CI machines do not have: the one step of the project not run there.
+WORKER_IMAGE ?= sqs-worker:latest
+worker-image:
+	docker build --tag $(WORKER_IMAGE) .
 
 emulators:
 	$(EMULATORS) start

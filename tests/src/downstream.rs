@@ -1,7 +1,7 @@
 //! A downstream HTTP service for the consumer's tests and demo, on loopback.
 //! It answers by the work request's `operation`: `*.reject` → 422,
 //! `*.throttle` → 429 with `Retry-After: 30`, `*.fail` → 503, `*.slow` →
-//! 204 after 10 s, `*.slowbody` → 202 at once with its body 3 s later,
+//! 204 after 10 s, `*.jitter` → 204 after 0–39 ms (by the body), `*.slowbody` → 202 at once with its body 3 s later,
 //! `*.rejectslowbody` → 422 likewise, anything else → 204. Every request is
 //! recorded.
 
@@ -121,6 +121,11 @@ async fn answer(
         }
         "slow" => {
             tokio::time::sleep(Duration::from_secs(10)).await;
+            StatusCode::NO_CONTENT
+        }
+        "jitter" => {
+            let spread = body.iter().map(|&b| u64::from(b)).sum::<u64>() % 40;
+            tokio::time::sleep(Duration::from_millis(spread)).await;
             StatusCode::NO_CONTENT
         }
         _ => StatusCode::NO_CONTENT,

@@ -16,6 +16,7 @@ use crate::fixtures::BoxError;
 pub struct Process {
     child: Child,
     lines: Arc<Mutex<Vec<String>>>,
+    readers: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl Process {
@@ -29,13 +30,14 @@ impl Process {
             .kill_on_drop(true)
             .spawn()?;
         let lines = Arc::new(Mutex::new(Vec::new()));
+        let mut readers = Vec::new();
         if let Some(stdout) = child.stdout.take() {
-            tokio::spawn(collect(stdout, lines.clone()));
+            readers.push(tokio::spawn(collect(stdout, lines.clone())));
         }
         if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(collect(stderr, lines.clone()));
+            readers.push(tokio::spawn(collect(stderr, lines.clone())));
         }
-        Ok(Self { child, lines })
+        Ok(Self { child, lines, readers })
     }
 
     /// Sends a signal by name (`TERM`, `INT`, `KILL`).
@@ -46,11 +48,16 @@ impl Process {
         if status.success() { Ok(()) } else { Err(format!("kill -{name} {pid}: {status}").into()) }
     }
 
-    /// Its exit status, or an error if it has not exited within `limit`.
+    /// Its exit status, or an error if it has not exited within `limit`;
+    /// every line it wrote has been read by then.
     pub async fn exit(&mut self, limit: Duration) -> Result<ExitStatus, BoxError> {
-        Ok(tokio::time::timeout(limit, self.child.wait())
+        let status = tokio::time::timeout(limit, self.child.wait())
             .await
-            .map_err(|_| format!("still running after {limit:?}"))??)
+            .map_err(|_| format!("still running after {limit:?}"))??;
+        for reader in std::mem::take(&mut self.readers) {
+            let _ = tokio::time::timeout(Duration::from_secs(5), reader).await;
+        }
+        Ok(status)
     }
 
     /// Every line written so far, stdout and stderr interleaved.

@@ -309,3 +309,123 @@ async fn task_protection_follows_busy_periods_and_survives_a_refusing_or_absent_
     assert!(body["ExpiresInMinutes"].as_u64().is_some_and(|m| (1..=2880).contains(&m)), "{body}");
     assert_eq!(refusing.protections(), [true], "one refused attempt, nothing to release");
 }
+
+/// Two message groups of 15 each, more than one receive holds, answered
+/// after varying delays: the downstream sees each group in the order it was
+/// sent (concurrent processing within a group would shuffle it).
+#[tokio::test]
+async fn fifo_groups_keep_their_order_across_batches() {
+    let aws = Aws::from_env().await.unwrap();
+    let name = format!("{}.fifo", unique("work"));
+    let created = aws
+        .sqs
+        .create_queue()
+        .queue_name(&name)
+        .attributes(QueueAttributeName::FifoQueue, "true")
+        .send()
+        .await
+        .unwrap();
+    let work_url = created.queue_url.unwrap();
+    let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
+    let setup =
+        Setup { aws, downstream: Downstream::start().await.unwrap(), work_url, quarantine_url };
+    let mut order = Vec::new();
+    for i in 0..15 {
+        for group in ["a", "b"] {
+            order.push((group, format!("{group}-{i:02}")));
+        }
+    }
+    for chunk in order.chunks(10) {
+        let entries = chunk
+            .iter()
+            .map(|(group, key)| {
+                SendMessageBatchRequestEntry::builder()
+                    .id(key.clone())
+                    .message_body(request("ledger.jitter", key))
+                    .message_group_id(*group)
+                    .message_deduplication_id(key.clone())
+                    .build()
+                    .unwrap()
+            })
+            .collect();
+        let sent = setup
+            .aws
+            .sqs
+            .send_message_batch()
+            .queue_url(&setup.work_url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+            .unwrap();
+        assert!(sent.failed.is_empty(), "{:?}", sent.failed);
+    }
+    // One poller: moto does not hold a message group back while one of its
+    // messages is in flight (SQS does), so concurrent receives there could
+    // hand out a group's messages out of order before the worker sees them.
+    let mut worker = setup.start(&[("WORKER_POLLERS", "1")]);
+    setup.wait_until("all 30", |s| s.delivered().len() == 30).await;
+    worker.signal("TERM").await.unwrap();
+    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0));
+    let seen: Vec<String> =
+        setup.downstream.received().into_iter().filter_map(|r| r.idempotency_key).collect();
+    for group in ["a", "b"] {
+        let in_group: Vec<&String> = seen.iter().filter(|k| k.starts_with(group)).collect();
+        let mut sorted = in_group.clone();
+        sorted.sort();
+        assert_eq!(in_group, sorted, "group {group} out of order");
+        assert_eq!(in_group.len(), 15, "group {group} delivered once each");
+    }
+    assert_eq!(setup.counts().await, (0, 0));
+}
+
+/// `sqs-worker healthcheck` with the worker's environment: failing before
+/// the first poll, passing while polls succeed, failing once they stop for
+/// longer than `HEALTH_MAX_SILENCE_SECONDS`; the drain reports its metrics.
+#[tokio::test]
+async fn healthcheck_follows_the_polls_and_the_drain_emits_its_metrics() {
+    let setup = setup().await;
+    let dir = std::env::temp_dir().join(unique("health"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("last-poll");
+    let file = file.to_str().unwrap();
+    let health = [("HEALTH_FILE", file), ("HEALTH_MAX_SILENCE_SECONDS", "2")];
+    let check = || async {
+        let mut command = tokio::process::Command::new(binary("sqs-worker").unwrap());
+        command.arg("healthcheck").envs(health);
+        command.output().await.unwrap()
+    };
+    let before = check().await;
+    assert_eq!(before.status.code(), Some(1), "no poll yet");
+    assert!(String::from_utf8_lossy(&before.stderr).contains("no successful poll"));
+
+    let mut worker = setup.start(&health);
+    let give_up = tokio::time::Instant::now() + STARTED;
+    while !std::path::Path::new(file).exists() {
+        assert!(tokio::time::Instant::now() < give_up, "{:#?}", worker.lines());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(check().await.status.code(), Some(0), "polling");
+    worker.signal("TERM").await.unwrap();
+    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0));
+    let metrics = worker
+        .lines()
+        .into_iter()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(&line).ok())
+        .find(|doc| doc.get("DrainDurationMs").is_some())
+        .unwrap_or_else(|| panic!("no drain metrics: {:#?}", worker.lines()));
+    assert_eq!(metrics["MessagesInFlight"], 0);
+    assert!(metrics["ReceivesEmpty"].as_u64().is_some(), "{metrics}");
+    let declared: Vec<&str> = metrics["_aws"]["CloudWatchMetrics"][0]["Metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["Name"].as_str().unwrap())
+        .collect();
+    assert_eq!(declared, ["MessagesInFlight", "ReceivesEmpty", "DrainDurationMs"]);
+
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = check().await;
+    assert_eq!(after.status.code(), Some(1), "no poll for longer than 2 s");
+    assert!(String::from_utf8_lossy(&after.stderr).contains("last successful poll was"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -18,6 +18,8 @@ pub const WORKER_VARIABLES: &[&str] = &[
     "DRAIN_SECONDS",
     "ECS_AGENT_URI",
     "PROTECTION_IDLE_SECONDS",
+    "HEALTH_FILE",
+    "HEALTH_MAX_SILENCE_SECONDS",
 ];
 
 /// What the worker reads besides the engine's and the delivery's settings.

@@ -3,6 +3,7 @@
 //! graceful drain on SIGTERM.
 
 pub mod config;
+pub mod health;
 pub mod protection;
 pub mod queue;
 pub mod start;

@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use tracing::error;
 
 use crate::config::WorkerConfig;
+use crate::health::{HealthConfig, Stamp};
 use crate::protection::Protection;
 use crate::queue::WorkQueue;
 use crate::worker::Worker;
@@ -36,13 +37,12 @@ pub enum StartError {
 /// Runs the worker until a signal has drained it; exit code 0 after a drain.
 pub async fn run() -> ExitCode {
     let load = |env: &startup::Env| -> Result<_, StartError> {
-        Ok((
-            ConsumerConfig::from_vars(env)?,
-            WorkerConfig::from_vars(env)?,
-            HttpDelivery::from_vars(env)?,
-        ))
+        let worker = (WorkerConfig::from_vars(env)?, HealthConfig::from_vars(env)?);
+        Ok((ConsumerConfig::from_vars(env)?, worker, HttpDelivery::from_vars(env)?))
     };
-    let Some((engine, config, delivery)) = startup::init(load) else { return ExitCode::FAILURE };
+    let Some((engine, (config, health), delivery)) = startup::init(load) else {
+        return ExitCode::FAILURE;
+    };
     let sqs = aws_sdk_sqs::Client::new(&startup::sdk_config(engine.api_call_timeout).await);
     let (wait, visibility) = (config.receive_wait, config.visibility_timeout);
     let queue = match WorkQueue::connect(sqs.clone(), &config.queue, wait, visibility).await {
@@ -89,7 +89,9 @@ pub async fn run() -> ExitCode {
             }
         },
     };
-    Arc::new(Worker::new(queue, batch, config, protection)).run(stop, hurry).await;
+    let (stamp, namespace) = (Stamp::new(&health.file), engine.namespace.clone());
+    let worker = Worker::new(queue, batch, config, protection, stamp, namespace);
+    Arc::new(worker).run(stop, hurry).await;
     ExitCode::SUCCESS
 }
 

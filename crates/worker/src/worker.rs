@@ -2,7 +2,7 @@
 //! most `WORKER_MAX_IN_FLIGHT` messages at a time; a heartbeat renews the
 //! lease of every message still in work; SIGTERM drains.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -16,6 +16,7 @@ use tokio::time::{Instant, sleep, timeout_at};
 use tracing::{error, info, warn};
 
 use crate::config::WorkerConfig;
+use crate::health::Stamp;
 use crate::protection::Protection;
 use crate::queue::{MAX_BATCH, WorkQueue};
 
@@ -62,6 +63,30 @@ pub struct Worker<P, Q, B> {
     protection: Option<Protection>,
     /// Whether any message is in work, for task scale-in protection.
     busy: watch::Sender<bool>,
+    health: Stamp,
+    namespace: String,
+    /// FIFO: the message groups some batch is working on.
+    groups: Mutex<HashSet<String>>,
+}
+
+/// Claims each record's message group for one batch: returns the records it
+/// may work on and, apart, those whose group another batch holds (`held`).
+fn claim(held: &mut HashSet<String>, records: Vec<SqsRecord>) -> (Vec<SqsRecord>, Vec<SqsRecord>) {
+    let mut claimed = HashSet::new();
+    let (mut mine, mut taken) = (Vec::new(), Vec::new());
+    for record in records {
+        match record.message_group_id().map(str::to_owned) {
+            Some(group) if claimed.contains(&group) => mine.push(record),
+            Some(group) if held.contains(&group) => taken.push(record),
+            Some(group) => {
+                held.insert(group.clone());
+                claimed.insert(group);
+                mine.push(record);
+            }
+            None => mine.push(record),
+        }
+    }
+    (mine, taken)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -80,6 +105,8 @@ where
         batch: BatchProcessor<P, Q, B>,
         config: WorkerConfig,
         protection: Option<Protection>,
+        health: Stamp,
+        namespace: String,
     ) -> Self {
         let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
         Self {
@@ -91,6 +118,9 @@ where
             counts: Counts::default(),
             protection,
             busy: watch::Sender::new(false),
+            health,
+            namespace,
+            groups: Mutex::default(),
         }
     }
 
@@ -102,6 +132,7 @@ where
         mut hurry: watch::Receiver<bool>,
     ) {
         let heartbeat = tokio::spawn(self.clone().heartbeat());
+        let metrics = tokio::spawn(self.clone().report_every(Duration::from_secs(60)));
         if let Some(protection) = self.protection.clone() {
             tokio::spawn(protection.follow(self.busy.subscribe()));
         }
@@ -123,6 +154,7 @@ where
             _ = hurry.wait_for(|hurry| *hurry) => warn!("second signal: the drain is cut short"),
         }
         heartbeat.abort();
+        metrics.abort();
         let unfinished: Vec<(String, Duration)> =
             lock(&self.leases).drain().map(|(handle, _)| (handle, Duration::ZERO)).collect();
         self.busy.send_replace(false);
@@ -135,6 +167,40 @@ where
             );
         }
         self.summary(started.elapsed());
+        self.emit_metrics(Some(started.elapsed()));
+    }
+
+    async fn report_every(self: Arc<Self>, period: Duration) {
+        loop {
+            sleep(period).await;
+            self.emit_metrics(None);
+        }
+    }
+
+    /// EMF on stdout: messages in flight, empty receives since the last
+    /// document, and the drain's duration once it is over.
+    fn emit_metrics(&self, drain: Option<Duration>) {
+        let in_flight = lock(&self.leases).len();
+        let empty = self.counts.receives_empty.swap(0, Ordering::Relaxed);
+        let timestamp = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+        let mut metrics = vec![
+            serde_json::json!({"Name": "MessagesInFlight", "Unit": "Count"}),
+            serde_json::json!({"Name": "ReceivesEmpty", "Unit": "Count"}),
+        ];
+        let mut document = serde_json::json!({
+            "QueueName": self.config.queue.name(),
+            "MessagesInFlight": in_flight,
+            "ReceivesEmpty": empty,
+        });
+        if let Some(drain) = drain {
+            metrics.push(serde_json::json!({"Name": "DrainDurationMs", "Unit": "Milliseconds"}));
+            document["DrainDurationMs"] = serde_json::json!(drain.as_secs_f64() * 1000.0);
+        }
+        document["_aws"] = serde_json::json!({
+            "Timestamp": timestamp.as_millis() as u64,
+            "CloudWatchMetrics": [{"Namespace": self.namespace, "Dimensions": [["QueueName"]], "Metrics": metrics}],
+        });
+        println!("{document}");
     }
 
     async fn poll(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
@@ -148,7 +214,10 @@ where
                 _ = stop.wait_for(|stop| *stop) => return,
             };
             let records = match self.queue.receive(MAX_BATCH).await {
-                Ok(records) => records,
+                Ok(records) => {
+                    self.health.poll_succeeded();
+                    records
+                }
                 Err(error) => {
                     warn!(error = %error_chain(&error), "ReceiveMessage failed; polling again in 1 s");
                     sleep(Duration::from_secs(1)).await;
@@ -164,9 +233,27 @@ where
                 self.release(&records).await;
                 return;
             }
+            let (records, taken) = self.claim_groups(records);
+            if !taken.is_empty() {
+                // SQS holds a group back while one of its messages is in
+                // flight; should a message still come (a lease lost, an
+                // emulator), it goes back rather than overtake its group.
+                self.release(&taken).await;
+            }
+            if records.is_empty() {
+                continue;
+            }
             self.lease(&records);
             tokio::spawn(self.clone().work(records, permits));
         }
+    }
+
+    /// FIFO: claims each record's group for this batch (see [`claim`]).
+    fn claim_groups(&self, records: Vec<SqsRecord>) -> (Vec<SqsRecord>, Vec<SqsRecord>) {
+        if !self.queue.is_fifo() {
+            return (records, Vec::new());
+        }
+        claim(&mut lock(&self.groups), records)
     }
 
     fn lease(&self, records: &[SqsRecord]) {
@@ -204,6 +291,7 @@ where
                 error!(error = %error, "the batch cannot be reported message by message; releasing it");
                 self.unlease(records.iter().filter_map(|r| r.receipt_handle.as_deref()));
                 self.release(&records).await;
+                self.free_groups(&records);
                 return;
             }
         };
@@ -235,7 +323,18 @@ where
                 .collect();
             let _ = self.queue.set_visibility(&back).await;
         }
+        self.free_groups(&records);
         drop(permits);
+    }
+
+    /// The groups of a settled batch, free for the next.
+    fn free_groups(&self, records: &[SqsRecord]) {
+        let mut groups = lock(&self.groups);
+        for record in records {
+            if let Some(group) = record.message_group_id() {
+                groups.remove(group);
+            }
+        }
     }
 
     /// Stops renewing these leases; returns the handles of those that were lost.
@@ -300,5 +399,34 @@ where
             drain_ms = drain.as_millis() as u64,
             "worker stopped"
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn record(id: &str, group: &str) -> SqsRecord {
+        let mut record = SqsRecord { message_id: Some(id.into()), ..Default::default() };
+        record.attributes.insert("MessageGroupId".into(), json!(group));
+        record
+    }
+
+    fn ids(records: &[SqsRecord]) -> Vec<&str> {
+        records.iter().filter_map(|r| r.message_id.as_deref()).collect()
+    }
+
+    #[test]
+    fn a_group_another_batch_holds_is_given_back_whole() {
+        let mut held = HashSet::from(["b".to_owned()]);
+        let batch =
+            vec![record("a1", "a"), record("b5", "b"), record("a2", "a"), record("b6", "b")];
+        let (mine, taken) = claim(&mut held, batch);
+        assert_eq!((ids(&mine), ids(&taken)), (vec!["a1", "a2"], vec!["b5", "b6"]));
+        assert_eq!(held, HashSet::from(["a".to_owned(), "b".to_owned()]));
+        let (mine, taken) = claim(&mut held, vec![record("a3", "a"), record("c1", "c")]);
+        assert_eq!((ids(&mine), ids(&taken)), (vec!["c1"], vec!["a3"]));
     }
 }

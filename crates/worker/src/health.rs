@@ -1,0 +1,94 @@
+//! Liveness for the task definition's health check: the worker stamps a file
+//! after every successful poll, and `sqs-worker healthcheck` fails when that
+//! stamp is older than `HEALTH_MAX_SILENCE_SECONDS` (or missing). A file, not
+//! a port: the check runs inside the container and needs nothing listening.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use backpressure_core::config::{ConfigError, Vars};
+
+/// Where the stamp goes and how old it may be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HealthConfig {
+    /// `HEALTH_FILE` (default `/tmp/sqs-worker-last-poll`).
+    pub file: PathBuf,
+    /// `HEALTH_MAX_SILENCE_SECONDS` (1–3,600, default 120): longer than one
+    /// long poll, so an idle queue is not a failure.
+    pub max_silence: Duration,
+}
+
+impl HealthConfig {
+    /// Reads the variables; the error names the variable and the value.
+    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
+        Ok(Self {
+            file: vars
+                .get("HEALTH_FILE")
+                .map_or_else(|| "/tmp/sqs-worker-last-poll".into(), PathBuf::from),
+            max_silence: Duration::from_secs(
+                vars.ranged("HEALTH_MAX_SILENCE_SECONDS", 1, 3_600)?.unwrap_or(120),
+            ),
+        })
+    }
+}
+
+/// Stamps the file, at most once a second.
+#[derive(Debug)]
+pub struct Stamp {
+    file: PathBuf,
+    last: Mutex<Option<tokio::time::Instant>>,
+}
+
+impl Stamp {
+    /// A stamp on `file`.
+    pub fn new(file: &Path) -> Self {
+        Self { file: file.to_owned(), last: Mutex::new(None) }
+    }
+
+    /// Records a successful poll; a write that fails is only logged (the
+    /// health check then fails, which is what it is for).
+    pub fn poll_succeeded(&self) {
+        let now = tokio::time::Instant::now();
+        {
+            let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+            if last.is_some_and(|at| now.duration_since(at) < Duration::from_secs(1)) {
+                return;
+            }
+            *last = Some(now);
+        }
+        let millis = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis();
+        if let Err(error) = std::fs::write(&self.file, millis.to_string()) {
+            tracing::warn!(error = %error, file = %self.file.display(), "cannot write the health stamp");
+        }
+    }
+}
+
+/// `sqs-worker healthcheck`: 0 when a poll succeeded within the allowed
+/// silence, 1 otherwise, with one line saying why.
+pub fn check() -> ExitCode {
+    let config = match HealthConfig::from_vars(&Vars::from_process_env()) {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("unhealthy: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let stamp =
+        std::fs::read_to_string(&config.file).ok().and_then(|t| t.trim().parse::<u64>().ok());
+    let Some(millis) = stamp else {
+        eprintln!("unhealthy: no successful poll recorded in {}", config.file.display());
+        return ExitCode::FAILURE;
+    };
+    let age = SystemTime::now()
+        .duration_since(UNIX_EPOCH + Duration::from_millis(millis))
+        .unwrap_or_default();
+    if age > config.max_silence {
+        eprintln!("unhealthy: the last successful poll was {} s ago", age.as_secs());
+        ExitCode::FAILURE
+    } else {
+        println!("healthy: the last successful poll was {} ms ago", age.as_millis());
+        ExitCode::SUCCESS
+    }
+}
