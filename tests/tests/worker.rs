@@ -74,6 +74,11 @@ impl Setup {
             ("VISIBILITY_TIMEOUT_SECONDS", "10"),
             ("RETRY_BASE_SECONDS", "0"),
             ("AWS_LAMBDA_LOG_FORMAT", "Text"),
+            // One poller: moto can hand one message to two concurrent receives
+            // (SQS does not within the visibility timeout), which would make
+            // the counts below flaky. The poller keeps receiving while work
+            // runs, so a message whose lease ran out would still come back.
+            ("WORKER_POLLERS", "1"),
         ];
         env.extend_from_slice(extra);
         Process::start(&binary("sqs-worker").unwrap(), &env).unwrap()
@@ -223,11 +228,7 @@ async fn a_message_working_longer_than_its_lease_is_renewed_and_not_received_twi
     setup.send(&[request("ledger.slow", "long")]).await;
     // The downstream answers after 10 s; the lease is 3 s: without renewals
     // the message would be received again about three times.
-    let extra = [
-        ("DOWNSTREAM_TIMEOUT_MS", "30000"),
-        ("WORKER_POLLERS", "3"),
-        ("VISIBILITY_TIMEOUT_SECONDS", "3"),
-    ];
+    let extra = [("DOWNSTREAM_TIMEOUT_MS", "30000"), ("VISIBILITY_TIMEOUT_SECONDS", "3")];
     let mut worker = setup.start(&extra);
     setup.wait_until("the long message", |s| s.delivered().contains_key("long")).await;
     worker.signal("TERM").await.unwrap();
@@ -359,10 +360,10 @@ async fn fifo_groups_keep_their_order_across_batches() {
             .unwrap();
         assert!(sent.failed.is_empty(), "{:?}", sent.failed);
     }
-    // One poller: moto does not hold a message group back while one of its
-    // messages is in flight (SQS does), so concurrent receives there could
-    // hand out a group's messages out of order before the worker sees them.
-    let mut worker = setup.start(&[("WORKER_POLLERS", "1")]);
+    // One poller (the default here): moto does not hold a message group back
+    // from concurrent receives while one of its messages is in flight (SQS
+    // does), so they could hand out a group's messages out of order.
+    let mut worker = setup.start(&[]);
     setup.wait_until("all 30", |s| s.delivered().len() == 30).await;
     worker.signal("TERM").await.unwrap();
     assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0));

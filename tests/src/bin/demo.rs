@@ -1,13 +1,15 @@
 //! `make demo`: runs both functions against the emulators, through the Lambda
 //! Runtime API, on the sample events, and prints what they did: the metrics
 //! backlog-publisher put to CloudWatch, and batch-consumer's partial batch
-//! responses and quarantine records.
+//! responses and quarantine records; then sqs-worker draining a queue and
+//! stopping gracefully on SIGTERM.
 
 use std::time::Duration;
 
 use backpressure_core::publisher::metrics::{DIMENSION_NAMES, METRIC_NAMES};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError, binary};
+use e2e_tests::process::Process;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 
 const NAMESPACE: &str = "SqsBackpressure";
@@ -16,7 +18,98 @@ const NAMESPACE: &str = "SqsBackpressure";
 async fn main() -> Result<(), BoxError> {
     let aws = Aws::from_env().await?;
     publisher(&aws).await?;
-    consumer(&aws).await
+    consumer(&aws).await?;
+    worker(&aws).await
+}
+
+/// `(visible, in flight)` on a queue.
+async fn queue_counts(aws: &Aws, url: &str) -> Result<(String, String), BoxError> {
+    use aws_sdk_sqs::types::QueueAttributeName as Name;
+    let output = aws
+        .sqs
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(Name::ApproximateNumberOfMessages)
+        .attribute_names(Name::ApproximateNumberOfMessagesNotVisible)
+        .send()
+        .await?;
+    let attributes = output.attributes.unwrap_or_default();
+    let count = |name| attributes.get(&name).cloned().unwrap_or_default();
+    Ok((
+        count(Name::ApproximateNumberOfMessages),
+        count(Name::ApproximateNumberOfMessagesNotVisible),
+    ))
+}
+
+async fn worker(aws: &Aws) -> Result<(), BoxError> {
+    println!("\n#### sqs-worker");
+    let downstream = Downstream::start().await?;
+    let queue_url = aws.create_queue("orders-worker-queue").await?;
+    let quarantine_url = aws.create_queue("orders-worker-quarantine").await?;
+    let request = |operation: &str, key: String| {
+        serde_json::json!({"schemaVersion": "1", "operation": operation, "tenantId": "tenant-a", "idempotencyKey": key})
+            .to_string()
+    };
+    let mut bodies: Vec<String> =
+        (0..20).map(|i| request("invoice.create", format!("worker-{i}"))).collect();
+    bodies.extend((0..3).map(|i| format!("not json {i}")));
+    for body in &bodies {
+        aws.sqs.send_message().queue_url(&queue_url).message_body(body).send().await?;
+    }
+    println!("\n== Queue {queue_url}: 20 work requests and 3 poison messages");
+    let url = downstream.url();
+    let env = [
+        ("QUEUE_URL", queue_url.as_str()),
+        ("QUARANTINE_QUEUE_URL", quarantine_url.as_str()),
+        ("DOWNSTREAM_URL", url.as_str()),
+        ("DOWNSTREAM_TIMEOUT_MS", "30000"),
+        ("RECEIVE_WAIT_SECONDS", "1"),
+        // moto can hand one message to two concurrent receives; SQS does not.
+        ("WORKER_POLLERS", "1"),
+        ("VISIBILITY_TIMEOUT_SECONDS", "30"),
+        ("DRAIN_SECONDS", "3"),
+        READABLE_LOGS,
+    ];
+    println!("== Starting sqs-worker (WORKER_POLLERS=1, RECEIVE_WAIT_SECONDS=1, DRAIN_SECONDS=3)");
+    let mut worker = Process::start(&binary("sqs-worker")?, &env)?;
+    let until = |visible: &str, in_flight: &str| (visible.to_owned(), in_flight.to_owned());
+    let give_up = tokio::time::Instant::now() + Duration::from_secs(60);
+    for (wanted, then) in
+        [(until("0", "0"), "drained"), (until("0", "2"), "2 slow messages in work")]
+    {
+        while queue_counts(aws, &queue_url).await? != wanted {
+            if tokio::time::Instant::now() > give_up {
+                return Err(format!("the worker never had {then}: {:#?}", worker.lines()).into());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        println!("== Queue: {then}");
+        if then == "drained" {
+            for i in 0..2 {
+                let body = request("invoice.slow", format!("slow-{i}"));
+                aws.sqs.send_message().queue_url(&queue_url).message_body(body).send().await?;
+            }
+            println!("== Sent 2 work requests the downstream answers after 10 s");
+        }
+    }
+    println!(
+        "== SIGTERM, as ECS sends at scale-in: stop receiving, drain for 3 s, release the rest"
+    );
+    worker.signal("TERM").await?;
+    let status = worker.exit(Duration::from_secs(30)).await?;
+    println!("\n== sqs-worker's logs");
+    for line in worker.lines() {
+        println!("  | {line}");
+    }
+    println!("\n  exit code: {:?}", status.code());
+    let (visible, in_flight) = queue_counts(aws, &queue_url).await?;
+    println!(
+        "  work queue afterwards: {visible} visible (released for another worker), {in_flight} in flight"
+    );
+    let quarantined = aws.quarantined(&quarantine_url, 3).await?;
+    println!("  quarantine queue: {} records", quarantined.len());
+    println!("  downstream: {} requests answered", downstream.received().len());
+    Ok(())
 }
 
 /// In Lambda the functions log JSON (the template sets `LogFormat: JSON`);
