@@ -10,6 +10,7 @@ use std::time::Duration;
 use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::ecs_agent::{Answer, EcsAgent};
+use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
 use e2e_tests::fixtures::{Aws, binary, unique};
 use e2e_tests::process::{Process, field};
 use serde_json::json;
@@ -429,4 +430,53 @@ async fn healthcheck_follows_the_polls_and_the_drain_emits_its_metrics() {
     assert_eq!(after.status.code(), Some(1), "no poll for longer than 2 s");
     assert!(String::from_utf8_lossy(&after.stderr).contains("last successful poll was"));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A long poll waits longer than `API_CALL_TIMEOUT_MS` allows one call: the
+/// wait is added to the poll's budget, so empty polls end as empty, not as
+/// timeouts, and a message sent meanwhile is received.
+#[tokio::test]
+async fn a_long_poll_longer_than_the_api_call_timeout_is_not_cut() {
+    let setup = setup().await;
+    let mut worker = setup.start(&[("RECEIVE_WAIT_SECONDS", "3"), ("API_CALL_TIMEOUT_MS", "1000")]);
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    setup.send(&[request("ledger.post", "late")]).await;
+    setup.wait_until("the late message", |s| s.delivered().contains_key("late")).await;
+    worker.signal("TERM").await.unwrap();
+    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0));
+    let failed: Vec<String> =
+        worker.lines().into_iter().filter(|l| l.contains("ReceiveMessage failed")).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    let summary = worker.lines().into_iter().find(|l| l.contains("worker stopped")).unwrap();
+    assert!(field(&summary, "receives_empty").is_some_and(|n| n >= 1), "{summary}");
+    assert_eq!(setup.counts().await, (0, 0));
+}
+
+/// Through the fault proxy: throttled and failing receives are polled
+/// again; a delete entry refused twice leaves its message on the queue
+/// (it comes back; nothing is lost), the rest are deleted.
+#[tokio::test]
+async fn receive_faults_are_survived_and_a_refused_delete_leaves_the_message_on_the_queue() {
+    let setup = setup().await;
+    let proxy = FaultProxy::start(&std::env::var("AWS_ENDPOINT_URL_SQS").unwrap()).await.unwrap();
+    proxy.inject(Rule::new("ReceiveMessage", Fault::Throttle));
+    let bodies: Vec<String> = (0..3).map(|i| request("ledger.post", &format!("p-{i}"))).collect();
+    setup.send(&bodies).await;
+    let mut worker =
+        setup.start(&[("AWS_ENDPOINT_URL_SQS", proxy.url()), ("API_CALL_TIMEOUT_MS", "1000")]);
+    assert!(worker.wait_for_line("ReceiveMessage failed", STARTED).await.is_some());
+    proxy.clear();
+    proxy.inject(Rule::new("DeleteMessageBatch", Fault::FailEntries(vec![0])));
+    setup.wait_until("the three messages", |s| s.delivered().len() == 3).await;
+    worker.signal("TERM").await.unwrap();
+    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0));
+    let summary = worker.lines().into_iter().find(|l| l.contains("worker stopped")).unwrap();
+    assert_eq!(
+        (field(&summary, "received"), field(&summary, "deleted")),
+        (Some(3), Some(2)),
+        "{summary}"
+    );
+    assert!(worker.lines().iter().any(|l| l.contains("deletes refused twice")));
+    let (visible, in_flight) = setup.counts().await;
+    assert_eq!(visible + in_flight, 1, "the undeleted message is still on the queue");
 }

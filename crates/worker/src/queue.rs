@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use aws_sdk_sqs::Client;
+use aws_sdk_sqs::config::timeout::TimeoutConfig;
 use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry,
     MessageSystemAttributeName, QueueAttributeName,
@@ -25,6 +26,8 @@ pub struct WorkQueue {
     region: String,
     wait: Duration,
     visibility: Duration,
+    /// `API_CALL_TIMEOUT_MS`: a long poll may take its wait on top of it.
+    call_timeout: Duration,
 }
 
 impl WorkQueue {
@@ -34,6 +37,7 @@ impl WorkQueue {
         queue: &QueueRef,
         wait: Duration,
         visibility: Duration,
+        call_timeout: Duration,
     ) -> Result<Self, ApiError> {
         let output = client
             .get_queue_attributes()
@@ -47,7 +51,15 @@ impl WorkQueue {
             .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
             .ok_or_else(|| ApiError::new("GetQueueAttributes", "the response has no QueueArn"))?;
         let region = arn.split(':').nth(3).unwrap_or_default().to_owned();
-        Ok(Self { client, url: queue.url().to_owned(), arn, region, wait, visibility })
+        Ok(Self {
+            client,
+            url: queue.url().to_owned(),
+            arn,
+            region,
+            wait,
+            visibility,
+            call_timeout,
+        })
     }
 
     /// Whether messages of one group must be worked in order.
@@ -55,8 +67,15 @@ impl WorkQueue {
         self.arn.ends_with(".fifo")
     }
 
-    /// One long poll for up to `max` messages, with every system and message attribute.
+    /// One long poll for up to `max` messages, with every system and message
+    /// attribute. Its timeouts are the call's budget plus the poll's wait: the
+    /// client's own (`API_CALL_TIMEOUT_MS`) would cut every empty long poll
+    /// short, and messages SQS handed to a cut request stay invisible.
     pub async fn receive(&self, max: usize) -> Result<Vec<SqsRecord>, ApiError> {
+        let timeouts = TimeoutConfig::builder()
+            .operation_timeout(self.wait + self.call_timeout)
+            .operation_attempt_timeout(self.wait + self.call_timeout / 2)
+            .build();
         let output = self
             .client
             .receive_message()
@@ -66,6 +85,8 @@ impl WorkQueue {
             .visibility_timeout(self.visibility.as_secs() as i32)
             .message_system_attribute_names(MessageSystemAttributeName::All)
             .message_attribute_names("All")
+            .customize()
+            .config_override(aws_sdk_sqs::config::Builder::default().timeout_config(timeouts))
             .send()
             .await
             .map_err(|e| ApiError::new("ReceiveMessage", e))?;

@@ -45,7 +45,8 @@ pub async fn run() -> ExitCode {
     };
     let sqs = aws_sdk_sqs::Client::new(&startup::sdk_config(engine.api_call_timeout).await);
     let (wait, visibility) = (config.receive_wait, config.visibility_timeout);
-    let queue = match WorkQueue::connect(sqs.clone(), &config.queue, wait, visibility).await {
+    let call = engine.api_call_timeout;
+    let queue = match WorkQueue::connect(sqs.clone(), &config.queue, wait, visibility, call).await {
         Ok(queue) => queue,
         Err(error) => {
             error!(error = %error_chain(&error), queue = config.queue.url(), "cannot read the work queue");
