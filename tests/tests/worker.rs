@@ -40,24 +40,20 @@ fn request(operation: &str, key: &str) -> String {
 
 impl Setup {
     async fn send(&self, bodies: &[String]) {
-        for chunk in bodies.chunks(10) {
-            let entries = chunk
-                .iter()
-                .enumerate()
-                .map(|(i, body)| {
-                    SendMessageBatchRequestEntry::builder()
-                        .id(format!("e{i}"))
-                        .message_body(body)
-                        .build()
-                        .unwrap()
-                })
-                .collect();
+        let entries = bodies.iter().enumerate().map(|(i, body)| {
+            SendMessageBatchRequestEntry::builder().id(format!("e{i}")).message_body(body)
+        });
+        self.send_entries(entries.map(|entry| entry.build().unwrap()).collect()).await;
+    }
+
+    async fn send_entries(&self, entries: Vec<SendMessageBatchRequestEntry>) {
+        for chunk in entries.chunks(10) {
             let sent = self
                 .aws
                 .sqs
                 .send_message_batch()
                 .queue_url(&self.work_url)
-                .set_entries(Some(entries))
+                .set_entries(Some(chunk.to_vec()))
                 .send()
                 .await
                 .unwrap();
@@ -337,30 +333,16 @@ async fn fifo_groups_keep_their_order_across_batches() {
             order.push((group, format!("{group}-{i:02}")));
         }
     }
-    for chunk in order.chunks(10) {
-        let entries = chunk
-            .iter()
-            .map(|(group, key)| {
-                SendMessageBatchRequestEntry::builder()
-                    .id(key.clone())
-                    .message_body(request("ledger.jitter", key))
-                    .message_group_id(*group)
-                    .message_deduplication_id(key.clone())
-                    .build()
-                    .unwrap()
-            })
-            .collect();
-        let sent = setup
-            .aws
-            .sqs
-            .send_message_batch()
-            .queue_url(&setup.work_url)
-            .set_entries(Some(entries))
-            .send()
-            .await
-            .unwrap();
-        assert!(sent.failed.is_empty(), "{:?}", sent.failed);
-    }
+    let entries = order.iter().map(|(group, key)| {
+        SendMessageBatchRequestEntry::builder()
+            .id(key.clone())
+            .message_body(request("ledger.jitter", key))
+            .message_group_id(*group)
+            .message_deduplication_id(key.clone())
+            .build()
+            .unwrap()
+    });
+    setup.send_entries(entries.collect()).await;
     // One poller (the default here): moto does not hold a message group back
     // from concurrent receives while one of its messages is in flight (SQS
     // does), so they could hand out a group's messages out of order.

@@ -18,7 +18,6 @@ use tokio::time::Instant;
 use tracing::{error, info};
 
 use crate::processor::BatchProcessor;
-use crate::sqs::{SqsQuarantine, SqsVisibility};
 use crate::startup;
 
 /// Why an invocation failed as a whole (Lambda then retries the whole batch).
@@ -103,16 +102,9 @@ where
     };
     let Some((config, processor)) = startup::init(load) else { return ExitCode::FAILURE };
     let sqs = aws_sdk_sqs::Client::new(&startup::sdk_config(config.api_call_timeout).await);
-    let quarantine = SqsQuarantine::new(
-        sqs.clone(),
-        config.quarantine_queue.clone(),
-        config.quarantine_max_message_bytes,
-    );
     let built = BatchProcessor::builder()
         .processor(processor)
-        .quarantine(quarantine)
-        .visibility(SqsVisibility::new(sqs))
-        .config(&config)
+        .sqs(sqs, &config)
         .handler_version(startup::handler_version(name, version))
         .build();
     match built {

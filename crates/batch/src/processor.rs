@@ -162,6 +162,24 @@ impl<P, Q, B> Builder<P, Q, B> {
     }
 }
 
+impl<P, Q, B> Builder<P, Q, B> {
+    /// Everything but the processor from a [`ConsumerConfig`] and one SQS
+    /// client: the quarantine queue, visibility backoff, concurrency,
+    /// deadline margin and metrics — what batch-consumer and sqs-worker share.
+    pub fn sqs(
+        self,
+        sqs: aws_sdk_sqs::Client,
+        config: &ConsumerConfig,
+    ) -> Builder<P, SqsQuarantine, B> {
+        let quarantine = SqsQuarantine::new(
+            sqs.clone(),
+            config.quarantine_queue.clone(),
+            config.quarantine_max_message_bytes,
+        );
+        self.quarantine(quarantine).visibility(SqsVisibility::new(sqs)).config(config)
+    }
+}
+
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> Builder<P, Q, B> {
     /// The processor, or why the settings cannot work.
     pub fn build(self) -> Result<BatchProcessor<P, Q, B>, BuildError> {

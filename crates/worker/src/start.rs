@@ -5,9 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use backpressure_batch::delivery::DeliveryError;
-use backpressure_batch::{
-    BatchProcessor, BuildError, ConsumerConfig, HttpDelivery, SqsQuarantine, SqsVisibility, startup,
-};
+use backpressure_batch::{BatchProcessor, BuildError, ConsumerConfig, HttpDelivery, startup};
 use backpressure_core::config::ConfigError;
 use backpressure_core::error::error_chain;
 use tokio::signal::unix::{SignalKind, signal};
@@ -53,16 +51,9 @@ pub async fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let quarantine = SqsQuarantine::new(
-        sqs.clone(),
-        engine.quarantine_queue.clone(),
-        engine.quarantine_max_message_bytes,
-    );
     let built = BatchProcessor::builder()
         .processor(delivery)
-        .quarantine(quarantine)
-        .visibility(SqsVisibility::new(sqs))
-        .config(&engine)
+        .sqs(sqs, &engine)
         .handler_version(startup::handler_version("sqs-worker", env!("CARGO_PKG_VERSION")))
         .build();
     let batch = match built {

@@ -192,6 +192,42 @@ impl<'de> Deserialize<'de> for SqsEvent {
     }
 }
 
+/// The `visit_*` methods for a JSON scalar where an object or an array was
+/// expected: each names what it found (`what`) and answers with `answer`.
+macro_rules! answer_other_kinds {
+    (|$what:ident| $answer:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            let $what = "a boolean";
+            $answer
+        }
+
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            let $what = "a number";
+            $answer
+        }
+
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            let $what = "a number";
+            $answer
+        }
+
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            let $what = "a number";
+            $answer
+        }
+
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            let $what = "a string";
+            $answer
+        }
+
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            let $what = "null";
+            $answer
+        }
+    };
+}
+
 /// What a Lambda function subscribed to SQS may be invoked with: an SQS event,
 /// or anything else (a test invoke with the wrong payload, another trigger).
 /// Decoding never fails, so the function can answer with an error type of its
@@ -251,29 +287,7 @@ impl<'de> Visitor<'de> for IncomingVisitor {
         not_sqs("an array")
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<IncomingEvent, E> {
-        not_sqs("a boolean")
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<IncomingEvent, E> {
-        not_sqs("a number")
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<IncomingEvent, E> {
-        not_sqs("a number")
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<IncomingEvent, E> {
-        not_sqs("a number")
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<IncomingEvent, E> {
-        not_sqs("a string")
-    }
-
-    fn visit_unit<E>(self) -> Result<IncomingEvent, E> {
-        not_sqs("null")
-    }
+    answer_other_kinds!(|what| not_sqs(what));
 }
 
 /// One element of `Records`: a record (decoded straight from the stream), or
@@ -301,29 +315,7 @@ impl<'de> Deserialize<'de> for RecordOrOther {
                 Ok(RecordOrOther(Err("an array")))
             }
 
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(RecordOrOther(Err("a boolean")))
-            }
-
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(RecordOrOther(Err("a number")))
-            }
-
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(RecordOrOther(Err("a number")))
-            }
-
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(RecordOrOther(Err("a number")))
-            }
-
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(RecordOrOther(Err("a string")))
-            }
-
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(RecordOrOther(Err("null")))
-            }
+            answer_other_kinds!(|what| Ok(RecordOrOther(Err(what))));
         }
 
         deserializer.deserialize_any(ElementVisitor)
@@ -364,29 +356,7 @@ impl<'de> Deserialize<'de> for LenientRecords {
                 Ok(LenientRecords(Err("an object, not an array".to_owned())))
             }
 
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(LenientRecords(Err("a boolean, not an array".to_owned())))
-            }
-
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(LenientRecords(Err("a number, not an array".to_owned())))
-            }
-
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(LenientRecords(Err("a number, not an array".to_owned())))
-            }
-
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(LenientRecords(Err("a number, not an array".to_owned())))
-            }
-
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(LenientRecords(Err("a string, not an array".to_owned())))
-            }
-
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(LenientRecords(Err("null, not an array".to_owned())))
-            }
+            answer_other_kinds!(|what| Ok(LenientRecords(Err(format!("{what}, not an array")))));
         }
 
         deserializer.deserialize_any(RecordsVisitor)
