@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SAM tooling in .venv-sam/ (kept apart from the emulators' .venv/: aws-sam-cli pins other boto3).
 #   scripts/sam.sh install      pinned aws-sam-cli and cfn-lint
-#   scripts/sam.sh lint         cfn-lint and `sam validate --lint` on template.yaml
+#   scripts/sam.sh lint         cfn-lint and `sam validate --lint` on template.yaml and each parameter set
 #   scripts/sam.sh CMD ARGS...  run sam, with the pinned cargo-lambda on the PATH
 set -euo pipefail
 
@@ -26,9 +26,15 @@ case "${1:-}" in
   lint)
     install
     cd "$root"
-    "$venv/bin/cfn-lint" template.yaml
-    echo "cfn-lint: template.yaml clean"
-    "$venv/bin/sam" validate --lint --template template.yaml --region us-east-1
+    # The template as written, then once per parameter set (tests/template-sets/)
+    # with that set's values as defaults: lambda, and ecs with or without the service.
+    sets=$("$venv/bin/python" scripts/render_template.py)
+    mapfile -t rendered <<<"$sets"
+    for template in template.yaml "${rendered[@]}"; do
+      "$venv/bin/cfn-lint" "$template"
+      echo "cfn-lint: ${template#"$root"/} clean"
+      "$venv/bin/sam" validate --lint --template "$template" --region us-east-1
+    done
     ;;
   "") echo "usage: $0 install | lint | SAM-ARGS..." >&2; exit 2 ;;
   *)

@@ -4,13 +4,15 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use backpressure_batch::delivery::CONSUMER_VARIABLES;
+use backpressure_core::config::Vars;
 use backpressure_core::publisher::config::PUBLISHER_VARIABLES;
 use backpressure_core::publisher::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES};
 use serde_yaml::Value;
 use serde_yaml::value::TaggedValue;
+use sqs_worker::config::{WORKER_VARIABLES, WorkerConfig};
 
 fn template() -> Value {
     let text =
@@ -158,7 +160,7 @@ fn reserved_concurrency_is_not_below_the_mapping_maximum() {
 #[test]
 fn no_wildcard_actions_and_star_resources_only_with_a_condition() {
     let template = template();
-    for role in ["PublisherRole", "ConsumerRole"] {
+    for role in ["PublisherRole", "ConsumerRole", "WorkerTaskRole"] {
         for policy in resource(&template, role)["Policies"].as_sequence().unwrap() {
             for statement in policy["PolicyDocument"]["Statement"].as_sequence().unwrap() {
                 let actions: Vec<&str> = match &statement["Action"] {
@@ -217,4 +219,158 @@ fn both_functions_get_the_api_call_timeout() {
         let env = &resource(&template, function)["Environment"]["Variables"];
         assert_eq!(reference(&env["API_CALL_TIMEOUT_MS"]), "ApiCallTimeoutMs", "{function}");
     }
+}
+
+/// The worker container's environment, name to value.
+fn worker_env(template: &Value) -> BTreeMap<String, Value> {
+    let container = &resource(template, "WorkerTaskDefinition")["ContainerDefinitions"][0];
+    container["Environment"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|pair| (pair["Name"].as_str().unwrap().to_owned(), pair["Value"].clone()))
+        .collect()
+}
+
+#[test]
+fn worker_environment_is_what_the_worker_reads() {
+    let template = template();
+    let set: BTreeSet<String> = worker_env(&template).into_keys().collect();
+    let mut read = names(WORKER_VARIABLES);
+    read.extend(names(CONSUMER_VARIABLES));
+    read.insert("AWS_LAMBDA_LOG_FORMAT".into());
+    let unknown: Vec<_> = set.difference(&read).collect();
+    assert!(unknown.is_empty(), "the template sets variables the worker never reads: {unknown:?}");
+    // ECS sets the agent's address; the image sets the stamp file; the long poll keeps its 20 s.
+    let left_out: BTreeSet<String> = read.difference(&set).cloned().collect();
+    assert_eq!(
+        left_out,
+        names(&[
+            "ECS_AGENT_URI",
+            "HEALTH_FILE",
+            "HEALTH_MAX_SILENCE_SECONDS",
+            "RECEIVE_WAIT_SECONDS"
+        ])
+    );
+    let function = &resource(&template, "ConsumerFunction")["Environment"]["Variables"];
+    for (name, value) in worker_env(&template) {
+        if CONSUMER_VARIABLES.contains(&name.as_str()) {
+            // ECS takes strings where Lambda takes a number.
+            let same = |v: &Value| serde_yaml::to_string(v).unwrap().replace(['"', '\''], "");
+            assert_eq!(
+                same(&value),
+                same(&function[name.as_str()]),
+                "{name}: worker and function agree"
+            );
+        }
+    }
+}
+
+/// Every range the template allows for a worker variable is a range the worker accepts.
+#[test]
+fn worker_parameter_ranges_are_the_workers_own() {
+    let template = template();
+    let accepts = |name: &str, value: i64| {
+        let env: BTreeMap<&str, String> = [
+            ("QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/123456789012/work".to_owned()),
+            (name, value.to_string()),
+        ]
+        .into();
+        WorkerConfig::from_vars(&Vars::new(move |n| env.get(n).cloned())).is_ok()
+    };
+    let mut checked = 0;
+    for (name, value) in worker_env(&template) {
+        if !WORKER_VARIABLES.contains(&name.as_str()) || name == "QUEUE_URL" {
+            continue;
+        }
+        let parameter = &template["Parameters"][reference(&value).as_str()];
+        let (min, max) =
+            (parameter["MinValue"].as_i64().unwrap(), parameter["MaxValue"].as_i64().unwrap());
+        let default = parameter["Default"].as_i64().unwrap();
+        for allowed in [min, default, max] {
+            assert!(accepts(&name, allowed), "{name}={allowed} is allowed by the template");
+        }
+        assert!(!accepts(&name, min - 1) && !accepts(&name, max + 1), "{name}: [{min}, {max}]");
+        checked += 1;
+    }
+    assert_eq!(
+        checked, 6,
+        "pollers, in flight, visibility, message timeout, drain, protection idle"
+    );
+}
+
+#[test]
+fn the_stop_timeout_outlasts_the_longest_drain_within_fargates_limit() {
+    let template = template();
+    let container = &resource(&template, "WorkerTaskDefinition")["ContainerDefinitions"][0];
+    let stop = container["StopTimeout"].as_u64().unwrap();
+    let drain =
+        &template["Parameters"][reference(&worker_env(&template)["DRAIN_SECONDS"]).as_str()];
+    let longest = drain["MaxValue"].as_u64().unwrap();
+    assert!(stop >= longest + 10, "stopTimeout {stop} s leaves 10 s after a {longest} s drain");
+    assert!(stop <= 120, "Fargate's stopTimeout maximum is 120 s, not {stop}");
+    let check = &container["HealthCheck"]["Command"];
+    assert_eq!(check[check.as_sequence().unwrap().len() - 1].as_str(), Some("healthcheck"));
+}
+
+#[test]
+fn the_worker_task_role_holds_exactly_what_the_worker_calls() {
+    let template = template();
+    let role = resource(&template, "WorkerTaskRole");
+    let statements = role["Policies"][0]["PolicyDocument"]["Statement"].as_sequence().unwrap();
+    let actions_of = |statement: &Value| -> Vec<String> {
+        match &statement["Action"] {
+            Value::String(action) => vec![action.clone()],
+            Value::Sequence(actions) => {
+                actions.iter().map(|a| a.as_str().unwrap().to_owned()).collect()
+            }
+            other => panic!("unexpected Action {other:?}"),
+        }
+    };
+    let all: BTreeSet<String> = statements.iter().flat_map(actions_of).collect();
+    assert_eq!(
+        all,
+        names(&[
+            "sqs:ReceiveMessage",
+            "sqs:DeleteMessage",
+            "sqs:ChangeMessageVisibility",
+            "sqs:GetQueueAttributes",
+            "sqs:SendMessage",
+            "ecs:GetTaskProtection",
+            "ecs:UpdateTaskProtection",
+        ])
+    );
+    let consumer =
+        &resource(&template, "ConsumerRole")["Policies"][0]["PolicyDocument"]["Statement"];
+    let work_queue = |statements: &Value, sid: &str| -> Value {
+        let found =
+            statements.as_sequence().unwrap().iter().find(|s| s["Sid"].as_str() == Some(sid));
+        found.unwrap()["Resource"].clone()
+    };
+    let worker = &role["Policies"][0]["PolicyDocument"]["Statement"];
+    for sid in ["ConsumeWorkQueue", "Quarantine"] {
+        assert_eq!(
+            work_queue(worker, sid),
+            work_queue(consumer, sid),
+            "{sid}: same resource as the function"
+        );
+    }
+    let protection = work_queue(worker, "TaskScaleInProtection");
+    let Value::Tagged(sub) = &protection else { panic!("{protection:?}") };
+    assert!(sub.value.as_str().unwrap().ends_with(":task/${EcsClusterName}/*"), "{protection:?}");
+}
+
+#[test]
+fn the_created_service_is_the_one_scaled_and_counted() {
+    let template = template();
+    let service = resource(&template, "WorkerService");
+    assert_eq!(reference(&service["ServiceName"]), "EcsServiceName");
+    assert_eq!(reference(&service["Cluster"]), "EcsClusterName");
+    assert!(service.get("DesiredCount").is_none(), "an update would overwrite the scaled count");
+    let target =
+        serde_yaml::to_string(&resource(&template, "ScalableTarget")["ResourceId"]).unwrap();
+    assert!(
+        target.contains("${WorkerService.Name}"),
+        "registered after the service exists: {target}"
+    );
 }

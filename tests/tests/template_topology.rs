@@ -1,0 +1,194 @@
+//! Which resources `template.yaml` deploys for each parameter set in
+//! `tests/template-sets/` (the sets `scripts/sam.sh lint` also lints): its
+//! conditions and rules evaluated the way CloudFormation evaluates them, so
+//! each set deploys exactly one consumer of the work queue, and a set that
+//! would deploy two, or a service without a name or a network, is refused.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_yaml::Value;
+
+fn template() -> Value {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml")).unwrap();
+    serde_yaml::from_str(&text).unwrap()
+}
+
+fn parameter_set(name: &str) -> BTreeMap<String, String> {
+    let path = format!("{}/template-sets/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The template with its parameters given values (the defaults, overridden).
+struct Deployment {
+    template: Value,
+    values: BTreeMap<String, Vec<String>>,
+}
+
+impl Deployment {
+    fn new(template: Value, given: &BTreeMap<String, String>) -> Self {
+        let parameters = template["Parameters"].as_mapping().unwrap();
+        for name in given.keys() {
+            assert!(parameters.contains_key(name.as_str()), "no parameter {name}");
+        }
+        let values = parameters
+            .iter()
+            .map(|(name, spec)| {
+                let name = name.as_str().unwrap().to_owned();
+                let text = given.get(&name).cloned().unwrap_or_else(|| match &spec["Default"] {
+                    Value::String(s) => s.clone(),
+                    Value::Number(n) => n.to_string(),
+                    Value::Null => String::new(),
+                    other => panic!("{name}: default {other:?}"),
+                });
+                let list = spec["Type"].as_str() == Some("CommaDelimitedList");
+                let value =
+                    if list { text.split(',').map(str::to_owned).collect() } else { vec![text] };
+                (name, value)
+            })
+            .collect();
+        Self { template, values }
+    }
+
+    fn holds(&self, expression: &Value) -> bool {
+        let Value::Tagged(tagged) = expression else { panic!("not a condition: {expression:?}") };
+        let args = &tagged.value;
+        match tagged.tag.to_string().trim_start_matches('!') {
+            "Equals" => self.text(&args[0]) == self.text(&args[1]),
+            "Not" => !self.holds(&args[0]),
+            "And" => args.as_sequence().unwrap().iter().all(|a| self.holds(a)),
+            "Or" => args.as_sequence().unwrap().iter().any(|a| self.holds(a)),
+            "Condition" => self.condition(args.as_str().unwrap()),
+            "EachMemberEquals" => {
+                let expected = self.text(&args[1]);
+                self.list(&args[0]).iter().all(|member| *member == expected)
+            }
+            other => panic!("condition function {other} not evaluated here"),
+        }
+    }
+
+    fn condition(&self, name: &str) -> bool {
+        self.holds(&self.template["Conditions"][name])
+    }
+
+    fn list(&self, expression: &Value) -> Vec<String> {
+        match expression {
+            Value::Tagged(tagged) if tagged.tag == "Ref" => {
+                self.values[tagged.value.as_str().unwrap()].clone()
+            }
+            other => panic!("not a list: {other:?}"),
+        }
+    }
+
+    fn text(&self, expression: &Value) -> String {
+        match expression {
+            Value::String(s) => s.clone(),
+            Value::Tagged(tagged) if tagged.tag == "Ref" => self.list(expression).join(","),
+            Value::Tagged(tagged) if tagged.tag == "Join" => {
+                self.list(&tagged.value[1]).join(tagged.value[0].as_str().unwrap())
+            }
+            other => panic!("not a text: {other:?}"),
+        }
+    }
+
+    /// The rules whose assertions fail.
+    fn refused_by(&self) -> Vec<String> {
+        let rules = self.template["Rules"].as_mapping().unwrap();
+        rules
+            .iter()
+            .filter(|(_, rule)| rule.get("RuleCondition").is_none_or(|c| self.holds(c)))
+            .filter(|(_, rule)| {
+                let assertions = rule["Assertions"].as_sequence().unwrap();
+                !assertions.iter().all(|a| self.holds(&a["Assert"]))
+            })
+            .map(|(name, _)| name.as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    fn resources(&self) -> BTreeSet<String> {
+        let resources = self.template["Resources"].as_mapping().unwrap();
+        resources
+            .iter()
+            .filter(|(_, r)| r.get("Condition").is_none_or(|c| self.condition(c.as_str().unwrap())))
+            .map(|(name, _)| name.as_str().unwrap().to_owned())
+            .collect()
+    }
+}
+
+fn deploy(given: &BTreeMap<String, String>) -> Deployment {
+    Deployment::new(template(), given)
+}
+
+fn has(resources: &BTreeSet<String>, names: &[&str]) -> Vec<bool> {
+    names.iter().map(|n| resources.contains(*n)).collect()
+}
+
+const LAMBDA: &[&str] = &["ConsumerFunction", "ConsumerRole", "ConsumerThrottlesAlarm"];
+const SCALING: &[&str] = &[
+    "PublisherFunction",
+    "ScalableTarget",
+    "BacklogPerTaskScalingPolicy",
+    "ScaleFromZeroPolicy",
+    "ScaleFromZeroAlarm",
+    "BacklogPerTaskMissingAlarm",
+];
+const WORKER: &[&str] =
+    &["WorkerService", "WorkerTaskDefinition", "WorkerTaskRole", "WorkerExecutionRole"];
+
+#[test]
+fn lambda_mode_deploys_the_function_alone() {
+    let deployment = deploy(&parameter_set("lambda"));
+    assert_eq!(deployment.refused_by(), Vec::<String>::new());
+    let resources = deployment.resources();
+    assert_eq!(has(&resources, LAMBDA), [true; 3]);
+    assert_eq!(has(&resources, SCALING), [false; 6], "nothing scales a service that is not there");
+    assert_eq!(has(&resources, WORKER), [false; 4]);
+}
+
+#[test]
+fn ecs_mode_with_an_image_deploys_the_worker_service_and_scales_it() {
+    let deployment = deploy(&parameter_set("ecs-service"));
+    assert_eq!(deployment.refused_by(), Vec::<String>::new());
+    let resources = deployment.resources();
+    assert_eq!(has(&resources, WORKER), [true; 4]);
+    assert_eq!(has(&resources, SCALING), [true; 6]);
+    assert_eq!(has(&resources, LAMBDA), [false; 3], "one consumer: no Lambda beside the service");
+    assert!(resources.contains("WorkQueue") && resources.contains("DeadLetterQueue"));
+}
+
+#[test]
+fn ecs_mode_without_an_image_scales_the_existing_service() {
+    let deployment = deploy(&parameter_set("ecs-existing-service"));
+    assert_eq!(deployment.refused_by(), Vec::<String>::new());
+    let resources = deployment.resources();
+    assert_eq!(has(&resources, SCALING), [true; 6]);
+    assert_eq!(has(&resources, WORKER), [false; 4]);
+    assert_eq!(has(&resources, LAMBDA), [false; 3]);
+    assert!(!resources.contains("WorkQueue"), "the existing queue is used");
+}
+
+#[test]
+fn a_second_consumer_or_a_service_without_name_or_subnets_is_refused() {
+    let with = |base: &str, changes: &[(&str, &str)]| {
+        let mut set = parameter_set(base);
+        for (name, value) in changes {
+            set.insert((*name).to_owned(), (*value).to_owned());
+        }
+        deploy(&set).refused_by()
+    };
+    for (base, changes, rule) in [
+        (
+            "lambda",
+            &[("EcsClusterName", "workers"), ("EcsServiceName", "w")][..],
+            "OneConsumerWithLambda",
+        ),
+        ("lambda", &[("WorkerImage", "sqs-worker:1")][..], "OneConsumerWithLambda"),
+        ("ecs-existing-service", &[("EcsServiceName", "")][..], "EcsConsumerIsNamed"),
+        ("ecs-service", &[("EcsClusterName", "")][..], "EcsConsumerIsNamed"),
+        ("ecs-service", &[("WorkerSubnetIds", "")][..], "WorkerServiceHasSubnets"),
+    ] {
+        assert_eq!(with(base, changes), [rule], "{base} with {changes:?}");
+    }
+}
