@@ -4,7 +4,7 @@
 # bench/results/latest.md (bench/report.py). Not part of `make test`.
 #
 #   bench/run.sh            everything (the publisher part inside scripts/emulators.sh run)
-#   bench/run.sh consumer | engine | publisher | size | profile | report   one part
+#   bench/run.sh consumer | engine | publisher | worker | size | profile | report   one part
 #
 # BENCH_RUNS (3): throughput runs per variant; BENCH_STARTS (10): cold starts per function;
 # BENCH_ARM64 (1): also build arm64 with cargo-lambda when the aarch64 target is installed.
@@ -49,7 +49,7 @@ install_tools() {
 
 build() {
   log "building the functions (release) and the harness"
-  cargo build --release -p backlog-publisher -p batch-consumer
+  cargo build --release -p backlog-publisher -p batch-consumer -p sqs-worker
   cargo build -p sqs-backpressure-bench --bins
 }
 
@@ -153,6 +153,22 @@ publisher() {
     --out "$out/publisher.json" -- "$release/backlog-publisher"
 }
 
+# sqs-worker next to a plain boto3 long-poll worker, both draining moto into nginx, and
+# moto's own ceiling; then sqs-worker holding 1,000 slow messages at once (peak RSS).
+worker() {
+  if [ -z "${AWS_ENDPOINT_URL_SQS:-}" ]; then
+    scripts/emulators.sh install
+    exec scripts/emulators.sh run -- "$0" worker
+  fi
+  start_downstream
+  log "sqs-worker next to a boto3 long-poll worker against moto ($runs runs each)"
+  "$harness/bench-worker" --downstream "$downstream" --runs "$runs" \
+    --messages "${BENCH_WORKER_MESSAGES:-2000}" --in-flight 1000 \
+    --python-worker "$venv/bin/python $root/bench/python/boto3_worker.py" \
+    --out "$out/worker.json" -- "$release/sqs-worker"
+  stop_downstream
+}
+
 size() {
   log "binary sizes"
   local arm64=null
@@ -228,6 +244,7 @@ case "${1:-all}" in
     consumer
     engine
     "$0" publisher
+    "$0" worker
     size
     profile
     report
@@ -235,8 +252,9 @@ case "${1:-all}" in
   consumer) install_tools; consumer ;;
   engine) engine ;;
   publisher) install_tools; publisher ;;
+  worker) install_tools; worker ;;
   size) size ;;
   profile) install_tools; profile ;;
   report) report ;;
-  *) echo "usage: $0 [all|consumer|engine|publisher|size|profile|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|consumer|engine|publisher|worker|size|profile|report]" >&2; exit 2 ;;
 esac

@@ -23,6 +23,8 @@ pub enum Answer {
     Protect,
     /// As during a deployment: a `failure` naming the reason.
     Refuse,
+    /// Takes the request and never answers.
+    Hang,
 }
 
 /// One agent on a loopback port; its URI is what ECS puts in `ECS_AGENT_URI`.
@@ -90,6 +92,9 @@ async fn respond(
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let enabled = body["ProtectionEnabled"].as_bool().unwrap_or(false);
     log.lock().unwrap_or_else(PoisonError::into_inner).push((method, path.clone(), body));
+    if answer == Answer::Hang {
+        std::future::pending::<()>().await;
+    }
     let (status, answer) = if !path.ends_with("/task-protection/v1/state") {
         (StatusCode::NOT_FOUND, json!({"error": {"Code": "NotFound", "Message": path}}))
     } else if enabled && answer == Answer::Refuse {

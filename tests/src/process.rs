@@ -22,7 +22,13 @@ pub struct Process {
 impl Process {
     /// Starts `binary` with this process's environment plus `env`.
     pub fn start(binary: &Path, env: &[(&str, &str)]) -> Result<Self, BoxError> {
-        let mut child = Command::new(binary)
+        Self::spawn(binary, &[], env)
+    }
+
+    /// Starts `program` with `args`, and this process's environment plus `env`.
+    pub fn spawn(program: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<Self, BoxError> {
+        let mut child = Command::new(program)
+            .args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -38,6 +44,11 @@ impl Process {
             readers.push(tokio::spawn(collect(stderr, lines.clone())));
         }
         Ok(Self { child, lines, readers })
+    }
+
+    /// Its process id, while it runs.
+    pub fn id(&self) -> Option<u32> {
+        self.child.id()
     }
 
     /// Sends a signal by name (`TERM`, `INT`, `KILL`).

@@ -10,141 +10,12 @@ use std::time::Duration;
 use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::ecs_agent::{Answer, EcsAgent};
-use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
 use e2e_tests::fixtures::{Aws, binary, unique};
-use e2e_tests::process::{Process, field};
-use serde_json::json;
+use e2e_tests::process::field;
 
-/// Generous upper bounds for things that must happen, not speed targets.
-const STARTED: Duration = Duration::from_secs(30);
-const SETTLED: Duration = Duration::from_secs(60);
+mod worker_setup;
 
-struct Setup {
-    aws: Aws,
-    downstream: Downstream,
-    work_url: String,
-    quarantine_url: String,
-}
-
-async fn setup() -> Setup {
-    let aws = Aws::from_env().await.unwrap();
-    let work_url = aws.create_queue(&unique("work")).await.unwrap();
-    let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
-    Setup { aws, downstream: Downstream::start().await.unwrap(), work_url, quarantine_url }
-}
-
-fn request(operation: &str, key: &str) -> String {
-    json!({"schemaVersion": "1", "operation": operation, "tenantId": "t", "idempotencyKey": key})
-        .to_string()
-}
-
-impl Setup {
-    async fn send(&self, bodies: &[String]) {
-        let entries = bodies.iter().enumerate().map(|(i, body)| {
-            SendMessageBatchRequestEntry::builder().id(format!("e{i}")).message_body(body)
-        });
-        self.send_entries(entries.map(|entry| entry.build().unwrap()).collect()).await;
-    }
-
-    async fn send_entries(&self, entries: Vec<SendMessageBatchRequestEntry>) {
-        for chunk in entries.chunks(10) {
-            let sent = self
-                .aws
-                .sqs
-                .send_message_batch()
-                .queue_url(&self.work_url)
-                .set_entries(Some(chunk.to_vec()))
-                .send()
-                .await
-                .unwrap();
-            assert!(sent.failed.is_empty(), "{:?}", sent.failed);
-        }
-    }
-
-    fn start(&self, extra: &[(&str, &str)]) -> Process {
-        let url = self.downstream.url();
-        let mut env = vec![
-            ("QUEUE_URL", self.work_url.as_str()),
-            ("QUARANTINE_QUEUE_URL", self.quarantine_url.as_str()),
-            ("DOWNSTREAM_URL", url.as_str()),
-            ("RECEIVE_WAIT_SECONDS", "1"),
-            ("VISIBILITY_TIMEOUT_SECONDS", "10"),
-            ("RETRY_BASE_SECONDS", "0"),
-            ("AWS_LAMBDA_LOG_FORMAT", "Text"),
-            // One poller: moto can hand one message to two concurrent receives
-            // (SQS does not within the visibility timeout), which would make
-            // the counts below flaky. The poller keeps receiving while work
-            // runs, so a message whose lease ran out would still come back.
-            ("WORKER_POLLERS", "1"),
-        ];
-        env.extend_from_slice(extra);
-        Process::start(&binary("sqs-worker").unwrap(), &env).unwrap()
-    }
-
-    /// `(visible, in flight)` on the work queue.
-    async fn counts(&self) -> (u64, u64) {
-        let output = self
-            .aws
-            .sqs
-            .get_queue_attributes()
-            .queue_url(&self.work_url)
-            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
-            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-            .send()
-            .await
-            .unwrap();
-        let attributes = output.attributes.unwrap();
-        let count = |name| attributes[&name].parse::<u64>().unwrap();
-        (
-            count(QueueAttributeName::ApproximateNumberOfMessages),
-            count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
-        )
-    }
-
-    /// Idempotency keys the downstream answered, with how many times each.
-    fn delivered(&self) -> BTreeMap<String, usize> {
-        let mut seen = BTreeMap::new();
-        for received in self.downstream.received() {
-            *seen.entry(received.idempotency_key.unwrap_or_default()).or_default() += 1;
-        }
-        seen
-    }
-
-    /// Waits until the queue holds `n` messages in flight (received by a worker).
-    async fn wait_in_flight(&self, n: u64) {
-        let give_up = tokio::time::Instant::now() + SETTLED;
-        while self.counts().await.1 < n {
-            assert!(tokio::time::Instant::now() < give_up, "never {n} in flight");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    /// The idempotency keys of the messages left on the work queue, once
-    /// `expected` have become visible again.
-    async fn left_on_queue(&self, expected: usize) -> Vec<String> {
-        let give_up = tokio::time::Instant::now() + SETTLED;
-        let mut keys = Vec::new();
-        while keys.len() < expected && tokio::time::Instant::now() < give_up {
-            for message in
-                self.aws.receive_all(&self.work_url, expected - keys.len()).await.unwrap()
-            {
-                let body: serde_json::Value =
-                    serde_json::from_str(message.body().unwrap()).unwrap();
-                keys.push(body["idempotencyKey"].as_str().unwrap().to_owned());
-            }
-        }
-        keys.sort();
-        keys
-    }
-
-    async fn wait_until(&self, what: &str, done: impl Fn(&Self) -> bool) {
-        let give_up = tokio::time::Instant::now() + SETTLED;
-        while !done(self) {
-            assert!(tokio::time::Instant::now() < give_up, "gave up waiting for {what}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-}
+use worker_setup::{SETTLED, STARTED, Setup, request, setup};
 
 #[tokio::test]
 async fn a_mixed_backlog_is_drained_and_every_message_is_accounted_for() {
@@ -432,33 +303,4 @@ async fn a_long_poll_longer_than_the_api_call_timeout_is_not_cut() {
     let summary = worker.lines().into_iter().find(|l| l.contains("worker stopped")).unwrap();
     assert!(field(&summary, "receives_empty").is_some_and(|n| n >= 1), "{summary}");
     assert_eq!(setup.counts().await, (0, 0));
-}
-
-/// Through the fault proxy: throttled and failing receives are polled
-/// again; a delete entry refused twice leaves its message on the queue
-/// (it comes back; nothing is lost), the rest are deleted.
-#[tokio::test]
-async fn receive_faults_are_survived_and_a_refused_delete_leaves_the_message_on_the_queue() {
-    let setup = setup().await;
-    let proxy = FaultProxy::start(&std::env::var("AWS_ENDPOINT_URL_SQS").unwrap()).await.unwrap();
-    proxy.inject(Rule::new("ReceiveMessage", Fault::Throttle));
-    let bodies: Vec<String> = (0..3).map(|i| request("ledger.post", &format!("p-{i}"))).collect();
-    setup.send(&bodies).await;
-    let mut worker =
-        setup.start(&[("AWS_ENDPOINT_URL_SQS", proxy.url()), ("API_CALL_TIMEOUT_MS", "1000")]);
-    assert!(worker.wait_for_line("ReceiveMessage failed", STARTED).await.is_some());
-    proxy.clear();
-    proxy.inject(Rule::new("DeleteMessageBatch", Fault::FailEntries(vec![0])));
-    setup.wait_until("the three messages", |s| s.delivered().len() == 3).await;
-    worker.signal("TERM").await.unwrap();
-    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0));
-    let summary = worker.lines().into_iter().find(|l| l.contains("worker stopped")).unwrap();
-    assert_eq!(
-        (field(&summary, "received"), field(&summary, "deleted")),
-        (Some(3), Some(2)),
-        "{summary}"
-    );
-    assert!(worker.lines().iter().any(|l| l.contains("deletes refused twice")));
-    let (visible, in_flight) = setup.counts().await;
-    assert_eq!(visible + in_flight, 1, "the undeleted message is still on the queue");
 }

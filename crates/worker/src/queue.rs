@@ -10,9 +10,10 @@ use aws_sdk_sqs::types::{
     MessageSystemAttributeName, QueueAttributeName,
 };
 use backpressure_batch::{SqsRecord, record_from_message};
-use backpressure_core::error::ApiError;
+use backpressure_core::error::{ApiError, error_chain};
 use backpressure_core::queue::QueueRef;
 use futures::future::join_all;
+use tracing::warn;
 
 /// SQS takes at most ten entries a batch call and ten messages a receive.
 pub const MAX_BATCH: usize = 10;
@@ -125,7 +126,10 @@ impl WorkQueue {
                 self.client.delete_message_batch().queue_url(&self.url).set_entries(Some(entries));
             match sent.send().await {
                 Ok(output) => failed_entries(chunk, output.failed.iter().map(|f| f.id.as_str())),
-                Err(_) => chunk.to_vec(),
+                Err(error) => {
+                    warn!(error = %error_chain(&error), count = chunk.len(), "DeleteMessageBatch failed");
+                    chunk.to_vec()
+                }
             }
         });
         join_all(calls).await.into_iter().flatten().collect()
@@ -154,7 +158,10 @@ impl WorkQueue {
                 .set_entries(Some(entries));
             match sent.send().await {
                 Ok(output) => failed_entries(&handles, output.failed.iter().map(|f| f.id.as_str())),
-                Err(_) => handles,
+                Err(error) => {
+                    warn!(error = %error_chain(&error), count = handles.len(), "ChangeMessageVisibilityBatch failed");
+                    handles
+                }
             }
         });
         join_all(calls).await.into_iter().flatten().collect()

@@ -1,0 +1,338 @@
+//! sqs-worker next to a plain Python boto3 long-poll worker, both draining the
+//! same backlog from moto and POSTing each message to the downstream, and the
+//! emulator's own ceiling: a bare receive/delete loop with no work.
+//!
+//! Each run loads `--messages` work requests onto a fresh queue, starts the
+//! worker, and times from the first message leaving the visible count to an
+//! empty queue (moto's counts are exact). CPU time is the process's own
+//! (`/proc/<pid>/stat`, every thread, exited ones too) minus what the same
+//! program spends starting and idling on an empty queue, measured once before
+//! the runs; peak RSS is `VmHWM`. Then sqs-worker alone holds `--in-flight`
+//! slow messages (a 10 s downstream) at once: its peak RSS with all of them
+//! received and unsettled.
+//!
+//! Runs inside `scripts/emulators.sh run` (the SDK and boto3 read the
+//! endpoint variables it sets).
+//!
+//! usage: bench-worker --downstream URL --python-worker "PYTHON SCRIPT" [--messages 2000]
+//!        [--runs 3] [--in-flight 1000] [--out FILE] -- SQS_WORKER
+
+use std::path::Path;
+use std::time::Duration;
+
+use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
+use e2e_tests::downstream::Downstream;
+use e2e_tests::fixtures::{Aws, BoxError, unique};
+use e2e_tests::process::Process;
+use futures::{StreamExt, TryStreamExt};
+use serde_json::{Value, json};
+use sqs_backpressure_bench::args::{BenchArgs, summary};
+use tokio::time::Instant;
+
+const USAGE: &str = "bench-worker --downstream URL --python-worker \"PYTHON SCRIPT\" \
+                     [--messages 2000] [--runs 3] [--in-flight 1000] [--out FILE] -- SQS_WORKER";
+/// Generous bounds for a run that must end, not speed targets.
+const DRAINED_WITHIN: Duration = Duration::from_secs(600);
+/// Linux's USER_HZ: the unit of `utime` and `stime` in `/proc/<pid>/stat`.
+const TICKS_PER_SECOND: f64 = 100.0;
+
+/// One worker to measure: how to start it on a queue.
+struct Subject {
+    label: String,
+    program: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+impl Subject {
+    fn start(&self, queue_url: &str, extra: &[(&str, &str)]) -> Result<Process, BoxError> {
+        let mut env: Vec<(&str, &str)> =
+            self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        env.push(("QUEUE_URL", queue_url));
+        env.extend_from_slice(extra);
+        let args: Vec<&str> = self.args.iter().map(String::as_str).collect();
+        Process::spawn(Path::new(&self.program), &args, &env)
+    }
+}
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let args = BenchArgs::from_env(USAGE)?;
+    let messages = args.number("messages", 2_000)?;
+    let runs = args.number("runs", 3)?;
+    let in_flight = args.number("in-flight", 1_000)?;
+    let downstream = args.option("downstream").ok_or(USAGE)?.to_owned();
+    let python: Vec<String> =
+        args.option("python-worker").ok_or(USAGE)?.split_whitespace().map(str::to_owned).collect();
+    let aws = Aws::from_env().await?;
+    let quarantine = aws.create_queue(&unique("bench-quarantine")).await?;
+
+    let common = vec![("DOWNSTREAM_URL".to_owned(), downstream)];
+    let mut ours_env = common.clone();
+    ours_env.extend([
+        ("QUARANTINE_QUEUE_URL".to_owned(), quarantine.clone()),
+        // moto can hand one message to two concurrent receives (SQS does not).
+        ("WORKER_POLLERS".to_owned(), "1".to_owned()),
+        ("RECEIVE_WAIT_SECONDS".to_owned(), "1".to_owned()),
+        ("AWS_LAMBDA_LOG_LEVEL".to_owned(), "warn".to_owned()),
+    ]);
+    let ours = Subject {
+        label: "sqs-worker (1 poller)".into(),
+        program: args.program.display().to_string(),
+        args: args.args.clone(),
+        env: ours_env,
+    };
+    let (program, script) = python.split_first().ok_or(USAGE)?;
+    let theirs = Subject {
+        label: "Python boto3 long-poll worker + requests".into(),
+        program: program.clone(),
+        args: script.to_vec(),
+        env: common,
+    };
+
+    let mut rows = vec![ceiling(&aws, messages, runs).await?];
+    for subject in [&ours, &theirs] {
+        rows.push(throughput(&aws, subject, messages, runs).await?);
+    }
+    let held = hold_in_flight(&aws, &ours, &quarantine, in_flight).await?;
+    args.report(&json!({ "messages": messages, "runs": runs, "rows": rows, "in_flight": held }))
+}
+
+/// A bare receive/delete loop: what moto allows with no work at all.
+async fn ceiling(aws: &Aws, messages: usize, runs: usize) -> Result<Value, BoxError> {
+    let mut rates = Vec::new();
+    for _ in 0..runs {
+        let url = loaded_queue(aws, messages, "bench.ok").await?;
+        let started = Instant::now();
+        let mut deleted = 0;
+        while deleted < messages {
+            let received = aws
+                .sqs
+                .receive_message()
+                .queue_url(&url)
+                .max_number_of_messages(10)
+                .wait_time_seconds(1)
+                .send()
+                .await?;
+            let entries = received.messages().iter().enumerate().map(|(i, m)| {
+                aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .set_receipt_handle(m.receipt_handle.clone())
+                    .build()
+            });
+            let entries = entries.collect::<Result<Vec<_>, _>>()?;
+            if entries.is_empty() {
+                continue;
+            }
+            let done = aws
+                .sqs
+                .delete_message_batch()
+                .queue_url(&url)
+                .set_entries(Some(entries))
+                .send()
+                .await?;
+            deleted += done.successful().len();
+        }
+        rates.push(messages as f64 / started.elapsed().as_secs_f64());
+        aws.delete_queue(&url).await?;
+    }
+    eprintln!("bench-worker: bare receive/delete loop {:.0} messages/s", rates[0]);
+    Ok(
+        json!({ "label": "moto ceiling: bare receive/delete loop", "messages_per_second": summary(&rates) }),
+    )
+}
+
+async fn throughput(
+    aws: &Aws,
+    subject: &Subject,
+    messages: usize,
+    runs: usize,
+) -> Result<Value, BoxError> {
+    let idle_cpu = start_up_cpu(aws, subject).await?;
+    let (mut rates, mut cpu_us, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let url = loaded_queue(aws, messages, "bench.ok").await?;
+        let mut process = subject.start(&url, &[])?;
+        let pid = process.id().ok_or("the worker exited at once")?;
+        while counts(aws, &url).await?.0 as usize >= messages {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let started = Instant::now();
+        wait_empty(aws, &url).await?;
+        let elapsed = started.elapsed().as_secs_f64();
+        let cpu = process_cpu_seconds(pid)? - idle_cpu;
+        rates.push(messages as f64 / elapsed);
+        cpu_us.push(cpu / messages as f64 * 1e6);
+        rss.push(peak_rss_kib(pid)? as f64 / 1024.0);
+        process.signal("KILL").await?;
+        let _ = process.exit(Duration::from_secs(10)).await;
+        aws.delete_queue(&url).await?;
+    }
+    eprintln!(
+        "bench-worker: {}: {:.0} messages/s, {:.0} µs CPU/message, {:.1} MiB",
+        subject.label, rates[0], cpu_us[0], rss[0]
+    );
+    Ok(json!({
+        "label": subject.label,
+        "messages_per_second": summary(&rates),
+        "cpu_us_per_message": summary(&cpu_us),
+        "peak_rss_mib": summary(&rss),
+        "start_up_cpu_ms": idle_cpu * 1e3,
+    }))
+}
+
+/// CPU a program spends starting and polling an empty queue for 3 s.
+async fn start_up_cpu(aws: &Aws, subject: &Subject) -> Result<f64, BoxError> {
+    let url = aws.create_queue(&unique("bench-idle")).await?;
+    let mut process = subject.start(&url, &[])?;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let cpu = process_cpu_seconds(process.id().ok_or("the worker exited at once")?)?;
+    process.signal("KILL").await?;
+    let _ = process.exit(Duration::from_secs(10)).await;
+    aws.delete_queue(&url).await?;
+    Ok(cpu)
+}
+
+/// sqs-worker holding `count` slow messages at once: its peak RSS, and the
+/// most the queue counted in flight.
+async fn hold_in_flight(
+    aws: &Aws,
+    subject: &Subject,
+    quarantine: &str,
+    count: usize,
+) -> Result<Value, BoxError> {
+    let slow = Downstream::start().await?;
+    let url = loaded_queue(aws, count, "bench.slow").await?;
+    let (limit, slow_url) = (count.to_string(), slow.url());
+    let mut process = subject.start(
+        &url,
+        &[
+            ("WORKER_MAX_IN_FLIGHT", &limit),
+            ("DOWNSTREAM_URL", &slow_url),
+            ("DOWNSTREAM_TIMEOUT_MS", "60000"),
+            ("QUARANTINE_QUEUE_URL", quarantine),
+        ],
+    )?;
+    let pid = process.id().ok_or("the worker exited at once")?;
+    let give_up = Instant::now() + DRAINED_WITHIN;
+    let mut most = 0;
+    loop {
+        let (visible, invisible) = counts(aws, &url).await?;
+        most = most.max(invisible);
+        if visible + invisible == 0 {
+            break;
+        }
+        if Instant::now() > give_up {
+            return Err(format!(
+                "{visible} visible, {invisible} in flight after {DRAINED_WITHIN:?}"
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let rss = peak_rss_kib(pid)? as f64 / 1024.0;
+    process.signal("TERM").await?;
+    let status = process.exit(Duration::from_secs(120)).await?;
+    aws.delete_queue(&url).await?;
+    eprintln!("bench-worker: {most} in flight at most, peak RSS {rss:.1} MiB, exit {status}");
+    Ok(json!({
+        "label": subject.label,
+        "messages": count,
+        "most_in_flight": most,
+        "peak_rss_mib": rss,
+        "exit_code": status.code(),
+    }))
+}
+
+/// A fresh queue holding `messages` work requests for `operation`, sent by
+/// eight senders at once.
+async fn loaded_queue(aws: &Aws, messages: usize, operation: &str) -> Result<String, BoxError> {
+    let url = aws.create_queue(&unique("bench-work")).await?;
+    let batches: Vec<Vec<usize>> =
+        (0..messages).collect::<Vec<_>>().chunks(10).map(<[usize]>::to_vec).collect();
+    futures::stream::iter(batches)
+        .map(|batch| {
+            let (url, sqs) = (url.clone(), aws.sqs.clone());
+            async move {
+                let entries = batch.iter().map(|i| {
+                    let body = json!({"schemaVersion": "1", "operation": operation,
+                        "tenantId": "bench", "idempotencyKey": format!("k{i}")});
+                    SendMessageBatchRequestEntry::builder()
+                        .id(format!("m{i}"))
+                        .message_body(body.to_string())
+                        .build()
+                });
+                let entries = entries.collect::<Result<Vec<_>, _>>()?;
+                let sent = sqs
+                    .send_message_batch()
+                    .queue_url(url)
+                    .set_entries(Some(entries))
+                    .send()
+                    .await?;
+                if sent.failed.is_empty() {
+                    Ok(())
+                } else {
+                    Err(BoxError::from(format!("SendMessageBatch failed: {:?}", sent.failed)))
+                }
+            }
+        })
+        .buffer_unordered(8)
+        .try_collect::<Vec<()>>()
+        .await?;
+    Ok(url)
+}
+
+/// `(visible, in flight)`.
+async fn counts(aws: &Aws, url: &str) -> Result<(u64, u64), BoxError> {
+    let output = aws
+        .sqs
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+        .send()
+        .await?;
+    let attributes = output.attributes.ok_or("no attributes")?;
+    let count = |name: QueueAttributeName| -> Result<u64, BoxError> {
+        Ok(attributes.get(&name).ok_or("attribute missing")?.parse()?)
+    };
+    Ok((
+        count(QueueAttributeName::ApproximateNumberOfMessages)?,
+        count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)?,
+    ))
+}
+
+async fn wait_empty(aws: &Aws, url: &str) -> Result<(), BoxError> {
+    let give_up = Instant::now() + DRAINED_WITHIN;
+    loop {
+        let (visible, invisible) = counts(aws, url).await?;
+        if visible + invisible == 0 {
+            return Ok(());
+        }
+        if Instant::now() > give_up {
+            return Err(format!(
+                "{visible} visible, {invisible} in flight after {DRAINED_WITHIN:?}"
+            )
+            .into());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// User plus system CPU of the whole process so far, exited threads included.
+fn process_cpu_seconds(pid: u32) -> Result<f64, BoxError> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields after the command name, which may hold spaces: state is the first.
+    let rest = stat.rsplit_once(')').ok_or("unreadable /proc stat")?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| -> Result<f64, BoxError> {
+        Ok(fields.get(i).ok_or("short /proc stat")?.parse::<f64>()?)
+    };
+    Ok((ticks(11)? + ticks(12)?) / TICKS_PER_SECOND)
+}
+
+fn peak_rss_kib(pid: u32) -> Result<u64, BoxError> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).ok_or("no VmHWM")?;
+    Ok(line.split_whitespace().nth(1).ok_or("no VmHWM value")?.parse()?)
+}
