@@ -196,6 +196,38 @@ if publisher.get("results"):
         check("publisher: 50 targets ≤ 3× the wall time of 1",
               f"{walls[50][0]:.1f} / {walls[1][0]:.1f} ms = {ratio:.1f}×{anchor}{floor}", ratio <= 3)
 
+# sqs-worker
+worker = load("worker.json")
+if worker:
+    p(f"\n### sqs-worker against moto ({worker['messages']} messages a run, fed in waves of 50 to a polling worker; "
+      f"nginx answering 204)\n")
+    p("| Worker | Messages/s | CPU, µs per message | Peak RSS, MiB |")
+    p("|---|---:|---:|---:|")
+    rows = {r["label"]: r for r in worker["rows"]}
+    for r in worker["rows"]:
+        p(f"| {r['label']} | {span(r['messages_per_second'], 1)} | {span(r.get('cpu_us_per_message'), 0)} | "
+          f"{span(r.get('peak_rss_mib'), 1)} |")
+    held = worker.get("in_flight")
+    if held:
+        p(f"\n{held['label']} holding {held['messages']} messages a downstream answers after 60 s "
+          f"(`WORKER_MAX_IN_FLIGHT={held['messages']}`): at most {held['most_in_flight']} in flight at once "
+          f"(the queue's count), peak RSS {held['peak_rss_mib']:.1f} MiB, exit code {held['exit_code']} after SIGTERM.")
+    ours_w = next((r for r in worker["rows"] if r["label"].startswith("sqs-worker")), None)
+    python_w = next((r for r in worker["rows"] if "Python" in r["label"]), None)
+    bare = next((r for r in worker["rows"] if "ceiling" in r["label"]), None)
+    if ours_w and python_w:
+        o, y = ours_w["cpu_us_per_message"]["median"], python_w["cpu_us_per_message"]["median"]
+        check("sqs-worker: ≥ 10× less CPU per message than the boto3 worker",
+              f"{y:,.0f} / {o:,.0f} µs = {y / o:.1f}×", y / o >= 10)
+    if ours_w and bare:
+        o, b = ours_w["messages_per_second"]["median"], bare["messages_per_second"]["median"]
+        check("sqs-worker: ≥ 80 % of moto's bare receive/delete loop",
+              f"{o:,.1f} / {b:,.1f} msg/s = {o / b:.0%}", o / b >= 0.8)
+    if held:
+        check(f"sqs-worker: ≤ 32 MB RSS with {held['messages']:,} messages in flight",
+              f"{held['peak_rss_mib'] * 1.048576:.1f} MB with {held['most_in_flight']} in flight",
+              held["peak_rss_mib"] * 1.048576 <= 32 and held["most_in_flight"] >= held["messages"])
+
 # Size
 size = load("size.json")
 if size:

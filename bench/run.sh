@@ -163,7 +163,7 @@ worker() {
   start_downstream
   log "sqs-worker next to a boto3 long-poll worker against moto ($runs runs each)"
   "$harness/bench-worker" --downstream "$downstream" --runs "$runs" \
-    --messages "${BENCH_WORKER_MESSAGES:-2000}" --in-flight 1000 \
+    --messages "${BENCH_WORKER_MESSAGES:-1000}" --in-flight 1000 \
     --python-worker "$venv/bin/python $root/bench/python/boto3_worker.py" \
     --out "$out/worker.json" -- "$release/sqs-worker"
   stop_downstream

@@ -1,7 +1,8 @@
 //! A downstream HTTP service for the consumer's tests and demo, on loopback.
 //! It answers by the work request's `operation`: `*.reject` → 422,
 //! `*.throttle` → 429 with `Retry-After: 30`, `*.fail` → 503, `*.slow` →
-//! 204 after 10 s, `*.jitter` → 204 after 0–39 ms (by the body), `*.slowbody` → 202 at once with its body 3 s later,
+//! 204 after 10 s, `*.hold` → 204 once `release_held` is called (or after
+//! 10 minutes), `*.jitter` → 204 after 0–39 ms (by the body), `*.slowbody` → 202 at once with its body 3 s later,
 //! `*.rejectslowbody` → 422 likewise, anything else → 204. Every request is
 //! recorded.
 
@@ -19,6 +20,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::Value;
 use tokio::net::TcpListener;
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// One request as the downstream received it.
@@ -39,6 +41,7 @@ pub struct Received {
 pub struct Downstream {
     address: SocketAddr,
     received: Arc<Mutex<Vec<Received>>>,
+    release: watch::Sender<bool>,
     server: JoinHandle<()>,
 }
 
@@ -48,21 +51,29 @@ impl Downstream {
         let address = listener.local_addr()?;
         let received: Arc<Mutex<Vec<Received>>> = Arc::default();
         let log = received.clone();
+        let release = watch::Sender::new(false);
+        let held = release.clone();
         let server = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let log = log.clone();
+                let (log, held) = (log.clone(), held.clone());
                 tokio::spawn(async move {
-                    let service = service_fn(move |request| answer(request, log.clone()));
+                    let service =
+                        service_fn(move |request| answer(request, log.clone(), held.subscribe()));
                     let _ =
                         http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
                 });
             }
         });
-        Ok(Self { address, received, server })
+        Ok(Self { address, received, release, server })
     }
 
     pub fn url(&self) -> String {
         format!("http://{}/work", self.address)
+    }
+
+    /// Answers every `*.hold` request, waiting or still to come.
+    pub fn release_held(&self) {
+        self.release.send_replace(true);
     }
 
     pub fn received(&self) -> Vec<Received> {
@@ -83,6 +94,7 @@ fn header(request: &Request<Incoming>, name: &str) -> Option<String> {
 async fn answer(
     request: Request<Incoming>,
     log: Arc<Mutex<Vec<Received>>>,
+    mut released: watch::Receiver<bool>,
 ) -> Result<Response<BoxBody<Bytes, Infallible>>, Infallible> {
     let mut received = Received {
         path: request.uri().path().to_owned(),
@@ -121,6 +133,10 @@ async fn answer(
         }
         "slow" => {
             tokio::time::sleep(Duration::from_secs(10)).await;
+            StatusCode::NO_CONTENT
+        }
+        "hold" => {
+            let _ = tokio::time::timeout(Duration::from_secs(600), released.wait_for(|r| *r)).await;
             StatusCode::NO_CONTENT
         }
         "jitter" => {

@@ -1,26 +1,31 @@
-//! sqs-worker next to a plain Python boto3 long-poll worker, both draining the
-//! same backlog from moto and POSTing each message to the downstream, and the
+//! sqs-worker next to a plain Python boto3 long-poll worker, both draining
+//! the same work from moto and POSTing each message to the downstream, and the
 //! emulator's own ceiling: a bare receive/delete loop with no work.
 //!
-//! Each run loads `--messages` work requests onto a fresh queue, starts the
-//! worker, and times from the first message leaving the visible count to an
-//! empty queue (moto's counts are exact). CPU time is the process's own
-//! (`/proc/<pid>/stat`, every thread, exited ones too) minus what the same
-//! program spends starting and idling on an empty queue, measured once before
-//! the runs; peak RSS is `VmHWM`. Then sqs-worker alone holds `--in-flight`
-//! slow messages (a 10 s downstream) at once: its peak RSS with all of them
-//! received and unsettled.
+//! moto's ReceiveMessage and DeleteMessage cost grows with the queue's length
+//! (each received message recounts the queue; each delete scans it), so a
+//! large backlog would measure moto. Each run instead feeds `--messages` work
+//! requests in waves of 50 to a worker already polling: a wave is sent, the
+//! harness waits until the queue is empty (its counts read every 50 ms), then
+//! sends the next. Messages per second = messages / the feed's wall time, the
+//! same feeding for the ceiling. CPU time is the worker's own over the feed
+//! (`/proc/<pid>`, every thread), so start-up is not in it; peak RSS is
+//! `VmHWM`. Then sqs-worker alone holds `--in-flight` messages a downstream
+//! answers only once all are in flight (the queue's count): its peak RSS with
+//! all of them received and unsettled. `--messages 0` runs that part alone.
 //!
 //! Runs inside `scripts/emulators.sh run` (the SDK and boto3 read the
 //! endpoint variables it sets).
 //!
-//! usage: bench-worker --downstream URL --python-worker "PYTHON SCRIPT" [--messages 2000]
+//! usage: bench-worker --downstream URL --python-worker "PYTHON SCRIPT" [--messages 1000]
 //!        [--runs 3] [--in-flight 1000] [--out FILE] -- SQS_WORKER
 
 use std::path::Path;
 use std::time::Duration;
 
-use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
+use aws_sdk_sqs::types::{
+    DeleteMessageBatchRequestEntry, QueueAttributeName, SendMessageBatchRequestEntry,
+};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError, unique};
 use e2e_tests::process::Process;
@@ -30,9 +35,13 @@ use sqs_backpressure_bench::args::{BenchArgs, summary};
 use tokio::time::Instant;
 
 const USAGE: &str = "bench-worker --downstream URL --python-worker \"PYTHON SCRIPT\" \
-                     [--messages 2000] [--runs 3] [--in-flight 1000] [--out FILE] -- SQS_WORKER";
+                     [--messages 1000] [--runs 3] [--in-flight 1000] [--out FILE] -- SQS_WORKER";
 /// Generous bounds for a run that must end, not speed targets.
 const DRAINED_WITHIN: Duration = Duration::from_secs(600);
+/// How often the queue's counts are read while a worker drains it.
+const OBSERVE_EVERY: Duration = Duration::from_millis(50);
+/// Messages per wave of the feed.
+const WAVE: usize = 50;
 /// Linux's USER_HZ: the unit of `utime` and `stime` in `/proc/<pid>/stat`.
 const TICKS_PER_SECOND: f64 = 100.0;
 
@@ -58,7 +67,7 @@ impl Subject {
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let args = BenchArgs::from_env(USAGE)?;
-    let messages = args.number("messages", 2_000)?;
+    let messages = args.number("messages", 1_000)?;
     let runs = args.number("runs", 3)?;
     let in_flight = args.number("in-flight", 1_000)?;
     let downstream = args.option("downstream").ok_or(USAGE)?.to_owned();
@@ -73,7 +82,6 @@ async fn main() -> Result<(), BoxError> {
         ("QUARANTINE_QUEUE_URL".to_owned(), quarantine.clone()),
         // moto can hand one message to two concurrent receives (SQS does not).
         ("WORKER_POLLERS".to_owned(), "1".to_owned()),
-        ("RECEIVE_WAIT_SECONDS".to_owned(), "1".to_owned()),
         ("AWS_LAMBDA_LOG_LEVEL".to_owned(), "warn".to_owned()),
     ]);
     let ours = Subject {
@@ -90,9 +98,12 @@ async fn main() -> Result<(), BoxError> {
         env: common,
     };
 
-    let mut rows = vec![ceiling(&aws, messages, runs).await?];
-    for subject in [&ours, &theirs] {
-        rows.push(throughput(&aws, subject, messages, runs).await?);
+    let mut rows = Vec::new();
+    if messages > 0 {
+        rows.push(ceiling(&aws, messages, runs).await?);
+        for subject in [&ours, &theirs] {
+            rows.push(throughput(&aws, subject, messages, runs).await?);
+        }
     }
     let held = hold_in_flight(&aws, &ours, &quarantine, in_flight).await?;
     args.report(&json!({ "messages": messages, "runs": runs, "rows": rows, "in_flight": held }))
@@ -102,38 +113,11 @@ async fn main() -> Result<(), BoxError> {
 async fn ceiling(aws: &Aws, messages: usize, runs: usize) -> Result<Value, BoxError> {
     let mut rates = Vec::new();
     for _ in 0..runs {
-        let url = loaded_queue(aws, messages, "bench.ok").await?;
-        let started = Instant::now();
-        let mut deleted = 0;
-        while deleted < messages {
-            let received = aws
-                .sqs
-                .receive_message()
-                .queue_url(&url)
-                .max_number_of_messages(10)
-                .wait_time_seconds(1)
-                .send()
-                .await?;
-            let entries = received.messages().iter().enumerate().map(|(i, m)| {
-                aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .set_receipt_handle(m.receipt_handle.clone())
-                    .build()
-            });
-            let entries = entries.collect::<Result<Vec<_>, _>>()?;
-            if entries.is_empty() {
-                continue;
-            }
-            let done = aws
-                .sqs
-                .delete_message_batch()
-                .queue_url(&url)
-                .set_entries(Some(entries))
-                .send()
-                .await?;
-            deleted += done.successful().len();
-        }
-        rates.push(messages as f64 / started.elapsed().as_secs_f64());
+        let url = aws.create_queue(&unique("bench-work")).await?;
+        let bare = tokio::spawn(receive_and_delete(aws.clone(), url.clone()));
+        let elapsed = feed(aws, &url, messages, "bench.ok").await?;
+        bare.abort();
+        rates.push(messages as f64 / elapsed.as_secs_f64());
         aws.delete_queue(&url).await?;
     }
     eprintln!("bench-worker: bare receive/delete loop {:.0} messages/s", rates[0]);
@@ -142,26 +126,51 @@ async fn ceiling(aws: &Aws, messages: usize, runs: usize) -> Result<Value, BoxEr
     )
 }
 
+async fn receive_and_delete(aws: Aws, url: String) -> Result<(), BoxError> {
+    loop {
+        let received = aws
+            .sqs
+            .receive_message()
+            .queue_url(&url)
+            .max_number_of_messages(10)
+            .wait_time_seconds(20)
+            .send()
+            .await?;
+        let entries = received.messages().iter().enumerate().map(|(i, m)| {
+            DeleteMessageBatchRequestEntry::builder()
+                .id(i.to_string())
+                .set_receipt_handle(m.receipt_handle.clone())
+                .build()
+        });
+        let entries = entries.collect::<Result<Vec<_>, _>>()?;
+        if !entries.is_empty() {
+            aws.sqs
+                .delete_message_batch()
+                .queue_url(&url)
+                .set_entries(Some(entries))
+                .send()
+                .await?;
+        }
+    }
+}
+
 async fn throughput(
     aws: &Aws,
     subject: &Subject,
     messages: usize,
     runs: usize,
 ) -> Result<Value, BoxError> {
-    let idle_cpu = start_up_cpu(aws, subject).await?;
     let (mut rates, mut cpu_us, mut rss) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
-        let url = loaded_queue(aws, messages, "bench.ok").await?;
+        let url = aws.create_queue(&unique("bench-work")).await?;
         let mut process = subject.start(&url, &[])?;
         let pid = process.id().ok_or("the worker exited at once")?;
-        while counts(aws, &url).await?.0 as usize >= messages {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        let started = Instant::now();
-        wait_empty(aws, &url).await?;
-        let elapsed = started.elapsed().as_secs_f64();
-        let cpu = process_cpu_seconds(pid)? - idle_cpu;
-        rates.push(messages as f64 / elapsed);
+        // Started, imported and long-polling before the clock starts.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let cpu_before = process_cpu_seconds(pid)?;
+        let elapsed = feed(aws, &url, messages, "bench.ok").await?;
+        let cpu = process_cpu_seconds(pid)? - cpu_before;
+        rates.push(messages as f64 / elapsed.as_secs_f64());
         cpu_us.push(cpu / messages as f64 * 1e6);
         rss.push(peak_rss_kib(pid)? as f64 / 1024.0);
         process.signal("KILL").await?;
@@ -177,20 +186,26 @@ async fn throughput(
         "messages_per_second": summary(&rates),
         "cpu_us_per_message": summary(&cpu_us),
         "peak_rss_mib": summary(&rss),
-        "start_up_cpu_ms": idle_cpu * 1e3,
     }))
 }
 
-/// CPU a program spends starting and polling an empty queue for 3 s.
-async fn start_up_cpu(aws: &Aws, subject: &Subject) -> Result<f64, BoxError> {
-    let url = aws.create_queue(&unique("bench-idle")).await?;
-    let mut process = subject.start(&url, &[])?;
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let cpu = process_cpu_seconds(process.id().ok_or("the worker exited at once")?)?;
-    process.signal("KILL").await?;
-    let _ = process.exit(Duration::from_secs(10)).await;
-    aws.delete_queue(&url).await?;
-    Ok(cpu)
+/// Sends `messages` work requests in waves of `WAVE`, each once the queue is
+/// empty again; returns the wall time until the last wave is gone.
+async fn feed(
+    aws: &Aws,
+    url: &str,
+    messages: usize,
+    operation: &str,
+) -> Result<Duration, BoxError> {
+    let started = Instant::now();
+    let mut sent = 0;
+    while sent < messages {
+        let wave = WAVE.min(messages - sent);
+        send(aws, url, sent..sent + wave, operation).await?;
+        sent += wave;
+        wait_empty(aws, url).await?;
+    }
+    Ok(started.elapsed())
 }
 
 /// sqs-worker holding `count` slow messages at once: its peak RSS, and the
@@ -202,34 +217,30 @@ async fn hold_in_flight(
     count: usize,
 ) -> Result<Value, BoxError> {
     let slow = Downstream::start().await?;
-    let url = loaded_queue(aws, count, "bench.slow").await?;
+    let url = loaded_queue(aws, count, "bench.hold").await?;
     let (limit, slow_url) = (count.to_string(), slow.url());
     let mut process = subject.start(
         &url,
         &[
             ("WORKER_MAX_IN_FLIGHT", &limit),
             ("DOWNSTREAM_URL", &slow_url),
-            ("DOWNSTREAM_TIMEOUT_MS", "60000"),
+            ("DOWNSTREAM_TIMEOUT_MS", "90000"),
             ("QUARANTINE_QUEUE_URL", quarantine),
         ],
     )?;
     let pid = process.id().ok_or("the worker exited at once")?;
     let give_up = Instant::now() + DRAINED_WITHIN;
     let mut most = 0;
-    loop {
-        let (visible, invisible) = counts(aws, &url).await?;
-        most = most.max(invisible);
-        if visible + invisible == 0 {
-            break;
-        }
+    while most < count as u64 {
+        most = most.max(counts(aws, &url).await?.1);
         if Instant::now() > give_up {
-            return Err(format!(
-                "{visible} visible, {invisible} in flight after {DRAINED_WITHIN:?}"
-            )
-            .into());
+            return Err(format!("at most {most} in flight after {DRAINED_WITHIN:?}").into());
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(250)).await;
     }
+    let rss_all_held = peak_rss_kib(pid)? as f64 / 1024.0;
+    slow.release_held();
+    wait_empty(aws, &url).await?;
     let rss = peak_rss_kib(pid)? as f64 / 1024.0;
     process.signal("TERM").await?;
     let status = process.exit(Duration::from_secs(120)).await?;
@@ -239,47 +250,56 @@ async fn hold_in_flight(
         "label": subject.label,
         "messages": count,
         "most_in_flight": most,
+        "peak_rss_mib_all_held": rss_all_held,
         "peak_rss_mib": rss,
         "exit_code": status.code(),
     }))
 }
 
-/// A fresh queue holding `messages` work requests for `operation`, sent by
-/// eight senders at once.
+/// A fresh queue holding `messages` work requests for `operation`.
 async fn loaded_queue(aws: &Aws, messages: usize, operation: &str) -> Result<String, BoxError> {
     let url = aws.create_queue(&unique("bench-work")).await?;
+    send(aws, &url, 0..messages, operation).await?;
+    Ok(url)
+}
+
+/// Sends work requests numbered `keys`, ten to a batch, five batches at once.
+async fn send(
+    aws: &Aws,
+    url: &str,
+    keys: std::ops::Range<usize>,
+    operation: &str,
+) -> Result<(), BoxError> {
     let batches: Vec<Vec<usize>> =
-        (0..messages).collect::<Vec<_>>().chunks(10).map(<[usize]>::to_vec).collect();
+        keys.collect::<Vec<_>>().chunks(10).map(<[usize]>::to_vec).collect();
     futures::stream::iter(batches)
-        .map(|batch| {
-            let (url, sqs) = (url.clone(), aws.sqs.clone());
-            async move {
-                let entries = batch.iter().map(|i| {
-                    let body = json!({"schemaVersion": "1", "operation": operation,
-                        "tenantId": "bench", "idempotencyKey": format!("k{i}")});
-                    SendMessageBatchRequestEntry::builder()
-                        .id(format!("m{i}"))
-                        .message_body(body.to_string())
-                        .build()
-                });
-                let entries = entries.collect::<Result<Vec<_>, _>>()?;
-                let sent = sqs
-                    .send_message_batch()
-                    .queue_url(url)
-                    .set_entries(Some(entries))
-                    .send()
-                    .await?;
-                if sent.failed.is_empty() {
-                    Ok(())
-                } else {
-                    Err(BoxError::from(format!("SendMessageBatch failed: {:?}", sent.failed)))
-                }
+        .map(|batch| async move {
+            let entries = batch.iter().map(|i| {
+                let body = json!({"schemaVersion": "1", "operation": operation,
+                    "tenantId": "bench", "idempotencyKey": format!("k{i}")});
+                SendMessageBatchRequestEntry::builder()
+                    .id(format!("m{i}"))
+                    .message_body(body.to_string())
+                    .build()
+            });
+            let entries = entries.collect::<Result<Vec<_>, _>>()?;
+            let sent = aws
+                .sqs
+                .send_message_batch()
+                .queue_url(url)
+                .set_entries(Some(entries))
+                .send()
+                .await?;
+            if sent.failed.is_empty() {
+                Ok(())
+            } else {
+                Err(BoxError::from(format!("SendMessageBatch failed: {:?}", sent.failed)))
             }
         })
-        .buffer_unordered(8)
+        .buffer_unordered(5)
         .try_collect::<Vec<()>>()
         .await?;
-    Ok(url)
+    Ok(())
 }
 
 /// `(visible, in flight)`.
@@ -315,12 +335,25 @@ async fn wait_empty(aws: &Aws, url: &str) -> Result<(), BoxError> {
             )
             .into());
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(OBSERVE_EVERY).await;
     }
 }
 
-/// User plus system CPU of the whole process so far, exited threads included.
+/// CPU the whole process used so far: the larger of the kernel's per-thread
+/// run times (nanoseconds, live threads only) and its user plus system time
+/// (exited threads too, in 10 ms ticks), so neither an exited thread nor the
+/// ticks' coarseness makes it smaller than it was.
 fn process_cpu_seconds(pid: u32) -> Result<f64, BoxError> {
+    let threads = std::fs::read_dir(format!("/proc/{pid}/task"))?;
+    let nanos: u64 = threads
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
+        .filter_map(|line| line.split_whitespace().next()?.parse::<u64>().ok())
+        .sum();
+    Ok((nanos as f64 / 1e9).max(ticked_cpu_seconds(pid)?))
+}
+
+fn ticked_cpu_seconds(pid: u32) -> Result<f64, BoxError> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
     // Fields after the command name, which may hold spaces: state is the first.
     let rest = stat.rsplit_once(')').ok_or("unreadable /proc stat")?.1;

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use aws_config::SdkConfig;
+use aws_config::stalled_stream_protection::StalledStreamProtectionConfig;
 use aws_config::timeout::TimeoutConfig;
 use backpressure_core::config::Vars;
 use backpressure_core::error::error_chain;
@@ -34,7 +35,13 @@ pub async fn sdk_config(api_call_timeout: Duration) -> SdkConfig {
         .operation_timeout(api_call_timeout)
         .operation_attempt_timeout(api_call_timeout / 2)
         .build();
-    aws_config::from_env().timeout_config(timeouts).load().await
+    // The attempt timeout already bounds a response that stalls; the stream
+    // protection on top of it costs a throughput check on every body poll.
+    aws_config::from_env()
+        .timeout_config(timeouts)
+        .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
+        .load()
+        .await
 }
 
 /// The process's exit code once the Lambda runtime has stopped.

@@ -22,13 +22,14 @@ pub const MAX_BATCH: usize = 10;
 #[derive(Debug, Clone)]
 pub struct WorkQueue {
     client: Client,
+    /// The same client with the long poll's timeouts, built once: a per-call
+    /// override rebuilds the client's runtime components on every receive.
+    poll_client: Client,
     url: String,
     arn: String,
     region: String,
     wait: Duration,
     visibility: Duration,
-    /// `API_CALL_TIMEOUT_MS`: a long poll may take its wait on top of it.
-    call_timeout: Duration,
 }
 
 impl WorkQueue {
@@ -52,15 +53,16 @@ impl WorkQueue {
             .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
             .ok_or_else(|| ApiError::new("GetQueueAttributes", "the response has no QueueArn"))?;
         let region = arn.split(':').nth(3).unwrap_or_default().to_owned();
-        Ok(Self {
-            client,
-            url: queue.url().to_owned(),
-            arn,
-            region,
-            wait,
-            visibility,
-            call_timeout,
-        })
+        // Its timeouts are the call's budget plus the poll's wait: the client's
+        // own (`API_CALL_TIMEOUT_MS`) would cut every empty long poll short,
+        // and messages SQS handed to a cut request stay invisible.
+        let timeouts = TimeoutConfig::builder()
+            .operation_timeout(wait + call_timeout)
+            .operation_attempt_timeout(wait + call_timeout / 2)
+            .build();
+        let poll_client =
+            Client::from_conf(client.config().to_builder().timeout_config(timeouts).build());
+        Ok(Self { client, poll_client, url: queue.url().to_owned(), arn, region, wait, visibility })
     }
 
     /// Whether messages of one group must be worked in order.
@@ -69,16 +71,10 @@ impl WorkQueue {
     }
 
     /// One long poll for up to `max` messages, with every system and message
-    /// attribute. Its timeouts are the call's budget plus the poll's wait: the
-    /// client's own (`API_CALL_TIMEOUT_MS`) would cut every empty long poll
-    /// short, and messages SQS handed to a cut request stay invisible.
+    /// attribute, on the long poll's timeouts.
     pub async fn receive(&self, max: usize) -> Result<Vec<SqsRecord>, ApiError> {
-        let timeouts = TimeoutConfig::builder()
-            .operation_timeout(self.wait + self.call_timeout)
-            .operation_attempt_timeout(self.wait + self.call_timeout / 2)
-            .build();
         let output = self
-            .client
+            .poll_client
             .receive_message()
             .queue_url(&self.url)
             .max_number_of_messages(max.clamp(1, MAX_BATCH) as i32)
@@ -86,8 +82,6 @@ impl WorkQueue {
             .visibility_timeout(self.visibility.as_secs() as i32)
             .message_system_attribute_names(MessageSystemAttributeName::All)
             .message_attribute_names("All")
-            .customize()
-            .config_override(aws_sdk_sqs::config::Builder::default().timeout_config(timeouts))
             .send()
             .await
             .map_err(|e| ApiError::new("ReceiveMessage", e))?;
