@@ -209,9 +209,14 @@ if worker:
           f"{span(r.get('peak_rss_mib'), 1)} |")
     held = worker.get("in_flight")
     if held:
-        p(f"\n{held['label']} holding {held['messages']} messages a downstream answers after 60 s "
-          f"(`WORKER_MAX_IN_FLIGHT={held['messages']}`): at most {held['most_in_flight']} in flight at once "
-          f"(the queue's count), peak RSS {held['peak_rss_mib']:.1f} MiB, exit code {held['exit_code']} after SIGTERM.")
+        p(f"\nsqs-worker holding {held['messages']} messages (`WORKER_MAX_IN_FLIGHT={held['messages']}`) that the "
+          f"downstream answers only once the queue counts them all in flight:\n")
+        p("| `CONSUMER_CONCURRENCY` | Most in flight (queue's count) | Peak RSS, all held, MiB | Peak RSS, to the end, MiB | Exit after SIGTERM |")
+        p("|---|---:|---:|---:|---:|")
+        for h in (held, worker.get("in_flight_all_at_the_downstream")):
+            if h:
+                p(f"| {h['consumer_concurrency']} | {h['most_in_flight']} | {h['peak_rss_mib_all_held']:.1f} | "
+                  f"{h['peak_rss_mib']:.1f} | {h['exit_code']} |")
     ours_w = next((r for r in worker["rows"] if r["label"].startswith("sqs-worker")), None)
     python_w = next((r for r in worker["rows"] if "Python" in r["label"]), None)
     bare = next((r for r in worker["rows"] if "ceiling" in r["label"]), None)

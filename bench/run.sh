@@ -154,16 +154,18 @@ publisher() {
 }
 
 # sqs-worker next to a plain boto3 long-poll worker, both draining moto into nginx, and
-# moto's own ceiling; then sqs-worker holding 1,000 slow messages at once (peak RSS).
+# moto's own ceiling; then sqs-worker holding 1,000 messages at once (peak RSS).
 worker() {
   if [ -z "${AWS_ENDPOINT_URL_SQS:-}" ]; then
+    cargo build --release -p sqs-worker
+    cargo build -p sqs-backpressure-bench --bins
     scripts/emulators.sh install
     exec scripts/emulators.sh run -- "$0" worker
   fi
   start_downstream
   log "sqs-worker next to a boto3 long-poll worker against moto ($runs runs each)"
   "$harness/bench-worker" --downstream "$downstream" --runs "$runs" \
-    --messages "${BENCH_WORKER_MESSAGES:-1000}" --in-flight 1000 \
+    --messages "${BENCH_WORKER_MESSAGES:-1000}" --in-flight "${BENCH_WORKER_IN_FLIGHT:-1000}" \
     --python-worker "$venv/bin/python $root/bench/python/boto3_worker.py" \
     --out "$out/worker.json" -- "$release/sqs-worker"
   stop_downstream

@@ -188,27 +188,26 @@ impl Aws {
     }
 
     pub async fn send_messages(&self, url: &str, count: usize) -> Result<(), BoxError> {
-        let ids: Vec<usize> = (0..count).collect();
-        for chunk in ids.chunks(10) {
-            let entries = chunk
-                .iter()
-                .map(|i| {
-                    SendMessageBatchRequestEntry::builder()
-                        .id(format!("m{i}"))
-                        .message_body(format!(r#"{{"n":{i}}}"#))
-                        .build()
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            let output = self
-                .sqs
-                .send_message_batch()
-                .queue_url(url)
-                .set_entries(Some(entries))
-                .send()
-                .await?;
-            if !output.failed.is_empty() {
-                return Err(format!("SendMessageBatch failed for {:?}", output.failed).into());
-            }
+        let bodies: Vec<String> = (0..count).map(|i| format!(r#"{{"n":{i}}}"#)).collect();
+        for chunk in bodies.chunks(10) {
+            self.send_batch(url, chunk).await?;
+        }
+        Ok(())
+    }
+
+    /// Up to ten bodies in one SendMessageBatch; an error if any entry failed.
+    pub async fn send_batch(&self, url: &str, bodies: &[String]) -> Result<(), BoxError> {
+        let entries = bodies
+            .iter()
+            .enumerate()
+            .map(|(i, body)| {
+                SendMessageBatchRequestEntry::builder().id(format!("m{i}")).message_body(body).build()
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let output =
+            self.sqs.send_message_batch().queue_url(url).set_entries(Some(entries)).send().await?;
+        if !output.failed.is_empty() {
+            return Err(format!("SendMessageBatch failed for {:?}", output.failed).into());
         }
         Ok(())
     }

@@ -125,11 +125,7 @@ async fn a_failed_delete_call_brings_the_messages_back_and_they_are_deleted_late
         .wait_until("a second delivery of each", |s| s.delivered().values().all(|n| *n >= 2))
         .await;
     setup.wait_until("all three delivered", |s| s.delivered().len() == 3).await;
-    let give_up = tokio::time::Instant::now() + SETTLED;
-    while setup.counts().await != (0, 0) {
-        assert!(tokio::time::Instant::now() < give_up, "never deleted: {:?}", setup.counts().await);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    setup.wait_counts((0, 0)).await;
     worker.signal("TERM").await.unwrap();
     assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0));
     assert_eq!(field(&summary(&worker), "deleted"), Some(3), "{}", summary(&worker));
@@ -155,11 +151,7 @@ async fn a_lease_that_cannot_be_renewed_is_lost_and_its_result_does_not_delete()
     proxy.clear();
     assert!(worker.wait_for_line("its lease was lost", SETTLED).await.is_some());
     setup.wait_until("the second delivery", |s| s.delivered().get("lease") == Some(&2)).await;
-    let give_up = tokio::time::Instant::now() + SETTLED;
-    while setup.counts().await != (0, 0) {
-        assert!(tokio::time::Instant::now() < give_up, "never deleted: {:?}", setup.counts().await);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    setup.wait_counts((0, 0)).await;
     worker.signal("TERM").await.unwrap();
     assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0));
     let summary = summary(&worker);

@@ -12,7 +12,8 @@
 //! (`/proc/<pid>`, every thread), so start-up is not in it; peak RSS is
 //! `VmHWM`. Then sqs-worker alone holds `--in-flight` messages a downstream
 //! answers only once all are in flight (the queue's count): its peak RSS with
-//! all of them received and unsettled. `--messages 0` runs that part alone.
+//! all of them received and unsettled. `--messages 0` runs that part alone,
+//! `--in-flight 0` the rest alone.
 //!
 //! Runs inside `scripts/emulators.sh run` (the SDK and boto3 read the
 //! endpoint variables it sets).
@@ -23,9 +24,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use aws_sdk_sqs::types::{
-    DeleteMessageBatchRequestEntry, QueueAttributeName, SendMessageBatchRequestEntry,
-};
+use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, QueueAttributeName};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError, unique};
 use e2e_tests::process::Process;
@@ -105,8 +104,20 @@ async fn main() -> Result<(), BoxError> {
             rows.push(throughput(&aws, subject, messages, runs).await?);
         }
     }
-    let held = hold_in_flight(&aws, &ours, &quarantine, in_flight).await?;
-    args.report(&json!({ "messages": messages, "runs": runs, "rows": rows, "in_flight": held }))
+    // As configured by default (CONSUMER_CONCURRENCY records at the downstream at once, the
+    // rest waiting, leased), then with every held message at the downstream at once.
+    let (mut held, mut all_at_once) = (Value::Null, Value::Null);
+    if in_flight > 0 {
+        held = hold_in_flight(&aws, &ours, &quarantine, in_flight, None).await?;
+        all_at_once = hold_in_flight(&aws, &ours, &quarantine, in_flight, Some(in_flight)).await?;
+    }
+    args.report(&json!({
+        "messages": messages,
+        "runs": runs,
+        "rows": rows,
+        "in_flight": held,
+        "in_flight_all_at_the_downstream": all_at_once,
+    }))
 }
 
 /// A bare receive/delete loop: what moto allows with no work at all.
@@ -215,19 +226,22 @@ async fn hold_in_flight(
     subject: &Subject,
     quarantine: &str,
     count: usize,
+    concurrency: Option<usize>,
 ) -> Result<Value, BoxError> {
     let slow = Downstream::start().await?;
     let url = loaded_queue(aws, count, "bench.hold").await?;
     let (limit, slow_url) = (count.to_string(), slow.url());
-    let mut process = subject.start(
-        &url,
-        &[
-            ("WORKER_MAX_IN_FLIGHT", &limit),
-            ("DOWNSTREAM_URL", &slow_url),
-            ("DOWNSTREAM_TIMEOUT_MS", "90000"),
-            ("QUARANTINE_QUEUE_URL", quarantine),
-        ],
-    )?;
+    let concurrency = concurrency.map(|c| c.to_string());
+    let mut env = vec![
+        ("WORKER_MAX_IN_FLIGHT", limit.as_str()),
+        ("DOWNSTREAM_URL", &slow_url),
+        ("DOWNSTREAM_TIMEOUT_MS", "900000"),
+        ("QUARANTINE_QUEUE_URL", quarantine),
+    ];
+    if let Some(concurrency) = &concurrency {
+        env.push(("CONSUMER_CONCURRENCY", concurrency));
+    }
+    let mut process = subject.start(&url, &env)?;
     let pid = process.id().ok_or("the worker exited at once")?;
     let give_up = Instant::now() + DRAINED_WITHIN;
     let mut most = 0;
@@ -248,6 +262,7 @@ async fn hold_in_flight(
     eprintln!("bench-worker: {most} in flight at most, peak RSS {rss:.1} MiB, exit {status}");
     Ok(json!({
         "label": subject.label,
+        "consumer_concurrency": concurrency.as_deref().unwrap_or("32 (default)"),
         "messages": count,
         "most_in_flight": most,
         "peak_rss_mib_all_held": rss_all_held,
@@ -270,32 +285,15 @@ async fn send(
     keys: std::ops::Range<usize>,
     operation: &str,
 ) -> Result<(), BoxError> {
-    let batches: Vec<Vec<usize>> =
-        keys.collect::<Vec<_>>().chunks(10).map(<[usize]>::to_vec).collect();
-    futures::stream::iter(batches)
-        .map(|batch| async move {
-            let entries = batch.iter().map(|i| {
-                let body = json!({"schemaVersion": "1", "operation": operation,
-                    "tenantId": "bench", "idempotencyKey": format!("k{i}")});
-                SendMessageBatchRequestEntry::builder()
-                    .id(format!("m{i}"))
-                    .message_body(body.to_string())
-                    .build()
-            });
-            let entries = entries.collect::<Result<Vec<_>, _>>()?;
-            let sent = aws
-                .sqs
-                .send_message_batch()
-                .queue_url(url)
-                .set_entries(Some(entries))
-                .send()
-                .await?;
-            if sent.failed.is_empty() {
-                Ok(())
-            } else {
-                Err(BoxError::from(format!("SendMessageBatch failed: {:?}", sent.failed)))
-            }
+    let bodies: Vec<String> = keys
+        .map(|i| {
+            json!({"schemaVersion": "1", "operation": operation, "tenantId": "bench",
+                "idempotencyKey": format!("k{i}")})
+            .to_string()
         })
+        .collect();
+    futures::stream::iter(bodies.chunks(10))
+        .map(|chunk| aws.send_batch(url, chunk))
         .buffer_unordered(5)
         .try_collect::<Vec<()>>()
         .await?;

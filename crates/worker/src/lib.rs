@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod health;
+pub mod limit;
 pub mod protection;
 pub mod queue;
 pub mod start;

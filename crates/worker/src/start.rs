@@ -14,6 +14,7 @@ use tracing::error;
 
 use crate::config::WorkerConfig;
 use crate::health::{HealthConfig, Stamp};
+use crate::limit::TaskWide;
 use crate::protection::Protection;
 use crate::queue::WorkQueue;
 use crate::worker::Worker;
@@ -52,7 +53,7 @@ pub async fn run() -> ExitCode {
         }
     };
     let built = BatchProcessor::builder()
-        .processor(delivery)
+        .processor(TaskWide::new(delivery, engine.concurrency))
         .sqs(sqs, &engine)
         .handler_version(startup::handler_version("sqs-worker", env!("CARGO_PKG_VERSION")))
         .build();
