@@ -201,7 +201,10 @@ impl Aws {
             .iter()
             .enumerate()
             .map(|(i, body)| {
-                SendMessageBatchRequestEntry::builder().id(format!("m{i}")).message_body(body).build()
+                SendMessageBatchRequestEntry::builder()
+                    .id(format!("m{i}"))
+                    .message_body(body)
+                    .build()
             })
             .collect::<Result<Vec<_>, _>>()?;
         let output =
