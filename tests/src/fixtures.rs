@@ -195,6 +195,27 @@ impl Aws {
         Ok(())
     }
 
+    /// `(visible, in flight)` on a queue, as SQS counts them.
+    pub async fn counts(&self, url: &str) -> Result<(u64, u64), BoxError> {
+        let output = self
+            .sqs
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+            .send()
+            .await?;
+        let attributes = output.attributes.ok_or("GetQueueAttributes returned no attributes")?;
+        let count = |name: QueueAttributeName| -> Result<u64, BoxError> {
+            let value = attributes.get(&name).ok_or_else(|| format!("no {name} in the answer"))?;
+            Ok(value.parse()?)
+        };
+        Ok((
+            count(QueueAttributeName::ApproximateNumberOfMessages)?,
+            count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)?,
+        ))
+    }
+
     /// Up to ten bodies in one SendMessageBatch; an error if any entry failed.
     pub async fn send_batch(&self, url: &str, bodies: &[String]) -> Result<(), BoxError> {
         let entries = bodies

@@ -24,7 +24,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, QueueAttributeName};
+use aws_sdk_sqs::types::DeleteMessageBatchRequestEntry;
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError, unique};
 use e2e_tests::process::Process;
@@ -246,7 +246,7 @@ async fn hold_in_flight(
     let give_up = Instant::now() + DRAINED_WITHIN;
     let mut most = 0;
     while most < count as u64 {
-        most = most.max(counts(aws, &url).await?.1);
+        most = most.max(aws.counts(&url).await?.1);
         if Instant::now() > give_up {
             return Err(format!("at most {most} in flight after {DRAINED_WITHIN:?}").into());
         }
@@ -300,30 +300,10 @@ async fn send(
     Ok(())
 }
 
-/// `(visible, in flight)`.
-async fn counts(aws: &Aws, url: &str) -> Result<(u64, u64), BoxError> {
-    let output = aws
-        .sqs
-        .get_queue_attributes()
-        .queue_url(url)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
-        .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-        .send()
-        .await?;
-    let attributes = output.attributes.ok_or("no attributes")?;
-    let count = |name: QueueAttributeName| -> Result<u64, BoxError> {
-        Ok(attributes.get(&name).ok_or("attribute missing")?.parse()?)
-    };
-    Ok((
-        count(QueueAttributeName::ApproximateNumberOfMessages)?,
-        count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)?,
-    ))
-}
-
 async fn wait_empty(aws: &Aws, url: &str) -> Result<(), BoxError> {
     let give_up = Instant::now() + DRAINED_WITHIN;
     loop {
-        let (visible, invisible) = counts(aws, url).await?;
+        let (visible, invisible) = aws.counts(url).await?;
         if visible + invisible == 0 {
             return Ok(());
         }

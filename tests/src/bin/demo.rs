@@ -22,25 +22,6 @@ async fn main() -> Result<(), BoxError> {
     worker(&aws).await
 }
 
-/// `(visible, in flight)` on a queue.
-async fn queue_counts(aws: &Aws, url: &str) -> Result<(String, String), BoxError> {
-    use aws_sdk_sqs::types::QueueAttributeName as Name;
-    let output = aws
-        .sqs
-        .get_queue_attributes()
-        .queue_url(url)
-        .attribute_names(Name::ApproximateNumberOfMessages)
-        .attribute_names(Name::ApproximateNumberOfMessagesNotVisible)
-        .send()
-        .await?;
-    let attributes = output.attributes.unwrap_or_default();
-    let count = |name| attributes.get(&name).cloned().unwrap_or_default();
-    Ok((
-        count(Name::ApproximateNumberOfMessages),
-        count(Name::ApproximateNumberOfMessagesNotVisible),
-    ))
-}
-
 async fn worker(aws: &Aws) -> Result<(), BoxError> {
     println!("\n#### sqs-worker");
     let downstream = Downstream::start().await?;
@@ -72,12 +53,9 @@ async fn worker(aws: &Aws) -> Result<(), BoxError> {
     ];
     println!("== Starting sqs-worker (WORKER_POLLERS=1, RECEIVE_WAIT_SECONDS=1, DRAIN_SECONDS=3)");
     let mut worker = Process::start(&binary("sqs-worker")?, &env)?;
-    let until = |visible: &str, in_flight: &str| (visible.to_owned(), in_flight.to_owned());
     let give_up = tokio::time::Instant::now() + Duration::from_secs(60);
-    for (wanted, then) in
-        [(until("0", "0"), "drained"), (until("0", "2"), "2 slow messages in work")]
-    {
-        while queue_counts(aws, &queue_url).await? != wanted {
+    for (wanted, then) in [((0, 0), "drained"), ((0, 2), "2 slow messages in work")] {
+        while aws.counts(&queue_url).await? != wanted {
             if tokio::time::Instant::now() > give_up {
                 return Err(format!("the worker never had {then}: {:#?}", worker.lines()).into());
             }
@@ -102,7 +80,7 @@ async fn worker(aws: &Aws) -> Result<(), BoxError> {
         println!("  | {line}");
     }
     println!("\n  exit code: {:?}", status.code());
-    let (visible, in_flight) = queue_counts(aws, &queue_url).await?;
+    let (visible, in_flight) = aws.counts(&queue_url).await?;
     println!(
         "  work queue afterwards: {visible} visible (released for another worker), {in_flight} in flight"
     );

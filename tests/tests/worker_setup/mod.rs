@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, binary, unique};
 use e2e_tests::process::Process;
@@ -81,22 +81,7 @@ impl Setup {
 
     /// `(visible, in flight)` on the work queue.
     pub async fn counts(&self) -> (u64, u64) {
-        let output = self
-            .aws
-            .sqs
-            .get_queue_attributes()
-            .queue_url(&self.work_url)
-            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
-            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-            .send()
-            .await
-            .unwrap();
-        let attributes = output.attributes.unwrap();
-        let count = |name| attributes[&name].parse::<u64>().unwrap();
-        (
-            count(QueueAttributeName::ApproximateNumberOfMessages),
-            count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
-        )
+        self.aws.counts(&self.work_url).await.unwrap()
     }
 
     /// Idempotency keys the downstream answered, with how many times each.
