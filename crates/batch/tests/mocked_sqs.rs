@@ -197,3 +197,38 @@ async fn visibility_changes_go_ten_a_call_and_count_refusals() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn refused_names_the_handles_sqs_did_not_change() {
+    let refusing = mock!(aws_sdk_sqs::Client::change_message_visibility_batch).then_output(|| {
+        ChangeMessageVisibilityBatchOutput::builder()
+            .failed(
+                BatchResultErrorEntry::builder()
+                    .id("v1")
+                    .code("ReceiptHandleIsInvalid")
+                    .sender_fault(true)
+                    .build()
+                    .unwrap(),
+            )
+            .set_successful(Some(vec![]))
+            .build()
+            .unwrap()
+    });
+    let changes: Vec<VisibilityChange> = (0..12)
+        .map(|i| VisibilityChange { receipt_handle: format!("rh{i}"), timeout: Duration::ZERO })
+        .collect();
+    let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [&refusing]);
+    let mut refused = SqsVisibility::new(client)
+        .refused("https://sqs.us-east-1.amazonaws.com/1/q", &changes)
+        .await;
+    refused.sort();
+    assert_eq!(refused, ["rh1", "rh11"], "the second entry of each call");
+
+    let failing = mock!(aws_sdk_sqs::Client::change_message_visibility_batch)
+        .then_error(|| ChangeMessageVisibilityBatchError::unhandled("denied"));
+    let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [&failing]);
+    let refused = SqsVisibility::new(client)
+        .refused("https://sqs.us-east-1.amazonaws.com/1/q", &changes)
+        .await;
+    assert_eq!(refused.len(), 12, "a failed call refuses all its entries");
+}

@@ -6,10 +6,10 @@ use std::time::Duration;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::config::timeout::TimeoutConfig;
 use aws_sdk_sqs::types::{
-    ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry,
-    MessageSystemAttributeName, QueueAttributeName,
+    DeleteMessageBatchRequestEntry, MessageSystemAttributeName, QueueAttributeName,
 };
-use backpressure_batch::{SqsRecord, record_from_message};
+use backpressure_batch::{SqsRecord, SqsVisibility, record_from_message};
+use backpressure_core::consumer::backoff::VisibilityChange;
 use backpressure_core::error::{ApiError, error_chain};
 use backpressure_core::queue::QueueRef;
 use futures::future::join_all;
@@ -25,6 +25,7 @@ pub struct WorkQueue {
     /// The same client with the long poll's timeouts, built once: a per-call
     /// override rebuilds the client's runtime components on every receive.
     poll_client: Client,
+    visibility_changes: SqsVisibility,
     url: String,
     arn: String,
     region: String,
@@ -62,7 +63,9 @@ impl WorkQueue {
             .build();
         let poll_client =
             Client::from_conf(client.config().to_builder().timeout_config(timeouts).build());
-        Ok(Self { client, poll_client, url: queue.url().to_owned(), arn, region, wait, visibility })
+        let visibility_changes = SqsVisibility::new(client.clone());
+        let url = queue.url().to_owned();
+        Ok(Self { client, poll_client, visibility_changes, url, arn, region, wait, visibility })
     }
 
     /// Whether messages of one group must be worked in order.
@@ -130,39 +133,12 @@ impl WorkQueue {
     }
 
     /// Sets each message's visibility timeout; returns the handles SQS refused.
-    pub async fn set_visibility(&self, changes: &[(String, Duration)]) -> Vec<String> {
-        let calls = changes.chunks(MAX_BATCH).map(|chunk| async move {
-            let entries = chunk
-                .iter()
-                .enumerate()
-                .filter_map(|(i, (handle, timeout))| {
-                    ChangeMessageVisibilityBatchRequestEntry::builder()
-                        .id(format!("v{i}"))
-                        .receipt_handle(handle)
-                        .visibility_timeout(i32::try_from(timeout.as_secs()).unwrap_or(i32::MAX))
-                        .build()
-                        .ok()
-                })
-                .collect();
-            let handles: Vec<String> = chunk.iter().map(|(h, _)| h.clone()).collect();
-            let sent = self
-                .client
-                .change_message_visibility_batch()
-                .queue_url(&self.url)
-                .set_entries(Some(entries));
-            match sent.send().await {
-                Ok(output) => failed_entries(&handles, output.failed.iter().map(|f| f.id.as_str())),
-                Err(error) => {
-                    warn!(error = %error_chain(&error), count = handles.len(), "ChangeMessageVisibilityBatch failed");
-                    handles
-                }
-            }
-        });
-        join_all(calls).await.into_iter().flatten().collect()
+    pub async fn set_visibility(&self, changes: &[VisibilityChange]) -> Vec<String> {
+        self.visibility_changes.refused(&self.url, changes).await
     }
 }
 
-/// The handles whose entry ids (`d3`, `v7`: their position) SQS reported as failed.
+/// The handles whose entry ids (`d3`: their position) SQS reported as failed.
 fn failed_entries<'a>(handles: &[String], failed: impl Iterator<Item = &'a str>) -> Vec<String> {
     failed
         .filter_map(|id| id.get(1..)?.parse::<usize>().ok())

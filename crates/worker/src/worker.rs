@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use backpressure_batch::{
     BatchProcessor, Body, Outcome, Processor, QuarantineStore, RecordOutcome, SqsRecord,
 };
+use backpressure_core::consumer::backoff::VisibilityChange;
 use backpressure_core::error::error_chain;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::{Instant, sleep, timeout_at};
@@ -155,8 +156,8 @@ where
         }
         heartbeat.abort();
         metrics.abort();
-        let unfinished: Vec<(String, Duration)> =
-            lock(&self.leases).drain().map(|(handle, _)| (handle, Duration::ZERO)).collect();
+        let unfinished: Vec<VisibilityChange> =
+            lock(&self.leases).drain().map(|(handle, _)| release_now(handle)).collect();
         self.busy.send_replace(false);
         let refused = self.queue.set_visibility(&unfinished).await;
         Counts::add(&self.counts.released, unfinished.len() - refused.len());
@@ -274,10 +275,8 @@ where
     }
 
     async fn release(&self, records: &[SqsRecord]) {
-        let handles: Vec<(String, Duration)> = records
-            .iter()
-            .filter_map(|r| Some((r.receipt_handle.clone()?, Duration::ZERO)))
-            .collect();
+        let handles: Vec<VisibilityChange> =
+            records.iter().filter_map(|r| Some(release_now(r.receipt_handle.clone()?))).collect();
         let refused = self.queue.set_visibility(&handles).await;
         Counts::add(&self.counts.released, handles.len() - refused.len());
     }
@@ -317,9 +316,9 @@ where
         // FIFO: a retried message and the rest of its group go back at once,
         // so the group's order is kept; standard queues keep the backoff.
         if self.queue.is_fifo() {
-            let back: Vec<(String, Duration)> = retried
+            let back: Vec<VisibilityChange> = retried
                 .iter()
-                .filter_map(|o| Some((o.record.receipt_handle.clone()?, Duration::ZERO)))
+                .filter_map(|o| Some(release_now(o.record.receipt_handle.clone()?)))
                 .collect();
             let _ = self.queue.set_visibility(&back).await;
         }
@@ -361,13 +360,16 @@ where
         loop {
             sleep(visibility / 3).await;
             let now = Instant::now();
-            let renewals: Vec<(String, Duration)> = lock(&self.leases)
+            let renewals: Vec<VisibilityChange> = lock(&self.leases)
                 .iter()
                 .filter(|(_, lease)| !lease.lost && lease.expires <= now + visibility / 2)
                 .map(|(handle, lease)| {
                     let age =
                         SystemTime::now().duration_since(lease.first_received).unwrap_or_default();
-                    (handle.clone(), visibility.min(MAX_LEASE.saturating_sub(age)))
+                    VisibilityChange {
+                        receipt_handle: handle.clone(),
+                        timeout: visibility.min(MAX_LEASE.saturating_sub(age)),
+                    }
                 })
                 .collect();
             if renewals.is_empty() {
@@ -375,12 +377,12 @@ where
             }
             let refused = self.queue.set_visibility(&renewals).await;
             let mut leases = lock(&self.leases);
-            for (handle, extension) in &renewals {
-                if let Some(lease) = leases.get_mut(handle) {
-                    if refused.contains(handle) || extension.is_zero() {
+            for VisibilityChange { receipt_handle, timeout } in &renewals {
+                if let Some(lease) = leases.get_mut(receipt_handle) {
+                    if refused.contains(receipt_handle) || timeout.is_zero() {
                         lease.lost = true;
                     } else {
-                        lease.expires = now + *extension;
+                        lease.expires = now + *timeout;
                     }
                 }
             }
@@ -400,6 +402,11 @@ where
             "worker stopped"
         );
     }
+}
+
+/// Back on the queue at once.
+fn release_now(receipt_handle: String) -> VisibilityChange {
+    VisibilityChange { receipt_handle, timeout: Duration::ZERO }
 }
 
 #[cfg(test)]

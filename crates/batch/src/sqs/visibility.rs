@@ -1,8 +1,9 @@
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::ChangeMessageVisibilityBatchRequestEntry;
 use backpressure_core::consumer::backoff::VisibilityChange;
-use backpressure_core::error::ApiError;
+use backpressure_core::error::{ApiError, error_chain};
 use futures::future::join_all;
+use tracing::warn;
 
 /// `ChangeMessageVisibilityBatch` takes at most 10 entries.
 const MAX_ENTRIES: usize = 10;
@@ -25,7 +26,46 @@ impl SqsVisibility {
         queue_url: &str,
         changes: &[VisibilityChange],
     ) -> Result<usize, ApiError> {
-        let calls = changes.chunks(MAX_ENTRIES).map(|chunk| {
+        let mut failed = 0;
+        for result in self.calls(queue_url, changes).await {
+            failed += result?.len();
+        }
+        Ok(failed)
+    }
+
+    /// Applies the changes, ten a call; returns the receipt handles not
+    /// changed: the entries SQS refused, and every entry of a call that failed
+    /// (logged with its cause).
+    pub async fn refused(&self, queue_url: &str, changes: &[VisibilityChange]) -> Vec<String> {
+        let results = self.calls(queue_url, changes).await;
+        let handles = |chunk: &[VisibilityChange], positions: Vec<usize>| -> Vec<String> {
+            positions
+                .iter()
+                .filter_map(|&i| chunk.get(i))
+                .map(|c| c.receipt_handle.clone())
+                .collect()
+        };
+        changes
+            .chunks(MAX_ENTRIES)
+            .zip(results)
+            .flat_map(|(chunk, result)| match result {
+                Ok(failed) => handles(chunk, failed),
+                Err(error) => {
+                    warn!(error = %error_chain(&error), count = chunk.len(), "ChangeMessageVisibilityBatch failed");
+                    handles(chunk, (0..chunk.len()).collect())
+                }
+            })
+            .collect()
+    }
+
+    /// One call per ten changes, all at once: for each, the positions in its
+    /// chunk that SQS reported as failed (entry ids `v0` … `v9`).
+    async fn calls(
+        &self,
+        queue_url: &str,
+        changes: &[VisibilityChange],
+    ) -> Vec<Result<Vec<usize>, ApiError>> {
+        let calls = changes.chunks(MAX_ENTRIES).map(|chunk| async move {
             let entries = chunk
                 .iter()
                 .enumerate()
@@ -40,17 +80,16 @@ impl SqsVisibility {
                         .ok()
                 })
                 .collect::<Vec<_>>();
-            self.client
+            let output = self
+                .client
                 .change_message_visibility_batch()
                 .queue_url(queue_url)
                 .set_entries(Some(entries))
                 .send()
+                .await
+                .map_err(|e| ApiError::new("ChangeMessageVisibilityBatch", e))?;
+            Ok(output.failed.iter().filter_map(|f| f.id.strip_prefix('v')?.parse().ok()).collect())
         });
-        let mut failed = 0;
-        for result in join_all(calls.collect::<Vec<_>>()).await {
-            failed +=
-                result.map_err(|e| ApiError::new("ChangeMessageVisibilityBatch", e))?.failed.len();
-        }
-        Ok(failed)
+        join_all(calls).await
     }
 }
