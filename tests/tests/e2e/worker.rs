@@ -2,8 +2,6 @@
 //! local downstream. Every message is counted: deleted, quarantined, or back
 //! on the queue.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
-
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
@@ -13,9 +11,7 @@ use e2e_tests::ecs_agent::{Answer, EcsAgent};
 use e2e_tests::fixtures::{Aws, binary, unique};
 use e2e_tests::process::field;
 
-mod worker_setup;
-
-use worker_setup::{SETTLED, STARTED, Setup, request, setup};
+use crate::worker_setup::{SETTLED, STARTED, Setup, request, setup};
 
 #[tokio::test]
 async fn a_mixed_backlog_is_drained_and_every_message_is_accounted_for() {

@@ -4,8 +4,6 @@
 //! cell's observed outcome is asserted, printed as a table, and must appear
 //! in the "Failure behaviour" table (docs/failure-behaviour.md).
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
-
 use std::time::Duration;
 
 use e2e_tests::downstream::Downstream;
@@ -170,7 +168,7 @@ async fn publisher_cell(aws: &Aws, op: PublisherOp, fault: Option<Fault>) -> Row
     ];
     env.extend(proxies.iter().map(|(name, proxy)| (*name, proxy.url())));
     let host = LambdaHost::start(&binary("backlog-publisher").unwrap(), &env).await.unwrap();
-    let event: Value = serde_json::from_str(include_str!("../../events/schedule.json")).unwrap();
+    let event: Value = serde_json::from_str(include_str!("../../../events/schedule.json")).unwrap();
     let answer = match answered_in_time(&host, &event).await {
         Outcome::Response(_) => "success".to_owned(),
         Outcome::Error(error) => error["errorType"].as_str().unwrap_or("?").to_owned(),

@@ -2,17 +2,13 @@
 //! fault proxy and the local agent): every fault is logged, and every
 //! message still ends deleted, quarantined, or back on its queue.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
-
 use std::time::Duration;
 
 use e2e_tests::ecs_agent::{Answer, EcsAgent};
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
 use e2e_tests::process::field;
 
-mod worker_setup;
-
-use worker_setup::{SETTLED, STARTED, request, setup};
+use crate::worker_setup::{SETTLED, STARTED, request, setup};
 
 async fn proxy() -> FaultProxy {
     FaultProxy::start(&std::env::var("AWS_ENDPOINT_URL_SQS").unwrap()).await.unwrap()

@@ -2,8 +2,6 @@
 //! the quarantine queue on moto's SQS, and a downstream HTTP server started
 //! by each test. Events are the sample files in `events/`.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
-
 use std::collections::HashMap;
 use std::time::Duration;
 

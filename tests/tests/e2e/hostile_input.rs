@@ -5,8 +5,6 @@
 //! that enforces SQS's character rule. Every record must end in exactly one
 //! outcome, and every quarantine record must give back its body byte for byte.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 

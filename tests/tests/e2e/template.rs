@@ -2,8 +2,6 @@
 //! exactly what it reads, and the scaling policy reads exactly the metric the
 //! publisher writes. (cfn-lint and `sam validate --lint` run in `make test` too.)
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use backpressure_batch::delivery::CONSUMER_VARIABLES;

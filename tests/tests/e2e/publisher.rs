@@ -2,8 +2,6 @@
 //! Runtime API host, reads moto's SQS and ECS, and publishes to LocalStack's
 //! CloudWatch, from which the figures are read back.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
-
 use std::time::Duration;
 
 use e2e_tests::fault_proxy::FaultProxy;
@@ -14,7 +12,7 @@ use serde_json::Value;
 const NAMESPACE: &str = "SqsBackpressureE2E";
 
 fn schedule_event() -> Value {
-    serde_json::from_str(include_str!("../../events/schedule.json")).unwrap()
+    serde_json::from_str(include_str!("../../../events/schedule.json")).unwrap()
 }
 
 /// Runs the publisher once on the scheduled event with `env` as its configuration.

@@ -3,8 +3,6 @@
 //! batch-consumer, as binaries under the Lambda Runtime API host, against
 //! moto's SQS.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
-
 use std::collections::HashMap;
 use std::time::Duration;
 

@@ -2,8 +2,6 @@
 //! queue on moto, a local downstream, the worker as a process, and the
 //! queue's counts.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, dead_code)] // each test file uses a part
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 

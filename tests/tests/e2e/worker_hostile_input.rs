@@ -5,8 +5,6 @@
 //! Each message ends in exactly one place: delivered and deleted, or
 //! quarantined and deleted; nothing is left on the queue.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
-
 use std::collections::BTreeSet;
 
 use aws_sdk_sqs::primitives::Blob;
@@ -14,9 +12,7 @@ use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 use e2e_tests::process::field;
 use serde_json::{Value, json};
 
-mod worker_setup;
-
-use worker_setup::{SETTLED, setup};
+use crate::worker_setup::{SETTLED, setup};
 
 fn work(key: &str, extra: &[(&str, Value)]) -> String {
     let mut body = json!({"schemaVersion": "1", "operation": "ledger.post", "tenantId": "t",

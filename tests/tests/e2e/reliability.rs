@@ -2,8 +2,6 @@
 //! function under the Lambda Runtime API host, its AWS calls through the
 //! fault-injecting proxy in front of moto and LocalStack.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
-
 use std::time::Duration;
 
 use e2e_tests::downstream::Downstream;
@@ -17,7 +15,7 @@ const NAMESPACE: &str = "SqsBackpressureReliability";
 const CALL_TIMEOUT_MS: &str = "2500";
 
 fn schedule_event() -> Value {
-    serde_json::from_str(include_str!("../../events/schedule.json")).unwrap()
+    serde_json::from_str(include_str!("../../../events/schedule.json")).unwrap()
 }
 
 /// The three proxies (SQS, ECS, CloudWatch), in `ENDPOINT_VARS` order.

@@ -4,8 +4,6 @@
 //! each set deploys exactly one consumer of the work queue, and a set that
 //! would deploy two, or a service without a name or a network, is refused.
 
-#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_yaml::Value;

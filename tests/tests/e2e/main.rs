@@ -1,0 +1,18 @@
+//! The end-to-end tests: the functions, the library's example and the worker
+//! as binaries against the emulators, the template, the fault matrix. One test
+//! binary: each would otherwise link its own copy of the AWS SDK.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
+
+mod consumer;
+mod fault_matrix;
+mod hostile_input;
+mod library;
+mod publisher;
+mod reliability;
+mod template;
+mod template_topology;
+mod worker;
+mod worker_faults;
+mod worker_hostile_input;
+mod worker_setup;
