@@ -216,6 +216,31 @@ impl Aws {
         ))
     }
 
+    /// Reads the queue's counts every `every` until they are `wanted`; an
+    /// error naming the last counts once `within` has passed.
+    pub async fn wait_for_counts(
+        &self,
+        url: &str,
+        wanted: (u64, u64),
+        within: Duration,
+        every: Duration,
+    ) -> Result<(), BoxError> {
+        let give_up = tokio::time::Instant::now() + within;
+        loop {
+            let counts = self.counts(url).await?;
+            if counts == wanted {
+                return Ok(());
+            }
+            if tokio::time::Instant::now() > give_up {
+                return Err(format!(
+                    "(visible, in flight) {counts:?}, not {wanted:?} after {within:?}"
+                )
+                .into());
+            }
+            tokio::time::sleep(every).await;
+        }
+    }
+
     /// Up to ten bodies in one SendMessageBatch; an error if any entry failed.
     pub async fn send_batch(&self, url: &str, bodies: &[String]) -> Result<(), BoxError> {
         let entries = bodies

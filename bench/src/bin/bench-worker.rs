@@ -301,20 +301,7 @@ async fn send(
 }
 
 async fn wait_empty(aws: &Aws, url: &str) -> Result<(), BoxError> {
-    let give_up = Instant::now() + DRAINED_WITHIN;
-    loop {
-        let (visible, invisible) = aws.counts(url).await?;
-        if visible + invisible == 0 {
-            return Ok(());
-        }
-        if Instant::now() > give_up {
-            return Err(format!(
-                "{visible} visible, {invisible} in flight after {DRAINED_WITHIN:?}"
-            )
-            .into());
-        }
-        tokio::time::sleep(OBSERVE_EVERY).await;
-    }
+    aws.wait_for_counts(url, (0, 0), DRAINED_WITHIN, OBSERVE_EVERY).await
 }
 
 /// CPU the whole process used so far: the larger of the kernel's per-thread

@@ -142,6 +142,22 @@ async fn a_fifo_quarantine_queue_gets_a_group_and_a_deduplication_id() {
     assert_eq!(entry.message_group_id(), Some("invalid_json"));
 }
 
+/// A `ChangeMessageVisibilityBatch` answer refusing the entry `id`, the rest changed.
+fn refusing_entry(id: &str) -> ChangeMessageVisibilityBatchOutput {
+    ChangeMessageVisibilityBatchOutput::builder()
+        .failed(
+            BatchResultErrorEntry::builder()
+                .id(id)
+                .code("ReceiptHandleIsInvalid")
+                .sender_fault(true)
+                .build()
+                .unwrap(),
+        )
+        .set_successful(Some(vec![]))
+        .build()
+        .unwrap()
+}
+
 #[tokio::test]
 async fn visibility_changes_go_ten_a_call_and_count_refusals() {
     /// (entries in the call, their visibility timeouts)
@@ -156,18 +172,7 @@ async fn visibility_changes_go_ten_a_call_and_count_refusals() {
                 .map(|e| e.visibility_timeout().unwrap_or_default())
                 .collect();
             log.lock().unwrap().push((input.entries().len(), timeouts));
-            ChangeMessageVisibilityBatchOutput::builder()
-                .failed(
-                    BatchResultErrorEntry::builder()
-                        .id("v0")
-                        .code("ReceiptHandleIsInvalid")
-                        .sender_fault(true)
-                        .build()
-                        .unwrap(),
-                )
-                .set_successful(Some(vec![]))
-                .build()
-                .unwrap()
+            refusing_entry("v0")
         },
     );
     let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [&rule]);
@@ -200,20 +205,8 @@ async fn visibility_changes_go_ten_a_call_and_count_refusals() {
 
 #[tokio::test]
 async fn refused_names_the_handles_sqs_did_not_change() {
-    let refusing = mock!(aws_sdk_sqs::Client::change_message_visibility_batch).then_output(|| {
-        ChangeMessageVisibilityBatchOutput::builder()
-            .failed(
-                BatchResultErrorEntry::builder()
-                    .id("v1")
-                    .code("ReceiptHandleIsInvalid")
-                    .sender_fault(true)
-                    .build()
-                    .unwrap(),
-            )
-            .set_successful(Some(vec![]))
-            .build()
-            .unwrap()
-    });
+    let refusing = mock!(aws_sdk_sqs::Client::change_message_visibility_batch)
+        .then_output(|| refusing_entry("v1"));
     let changes: Vec<VisibilityChange> = (0..12)
         .map(|i| VisibilityChange { receipt_handle: format!("rh{i}"), timeout: Duration::ZERO })
         .collect();

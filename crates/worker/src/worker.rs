@@ -359,13 +359,12 @@ where
         let visibility = self.config.visibility_timeout;
         loop {
             sleep(visibility / 3).await;
-            let now = Instant::now();
+            let (now, wall_now) = (Instant::now(), SystemTime::now());
             let renewals: Vec<VisibilityChange> = lock(&self.leases)
                 .iter()
                 .filter(|(_, lease)| !lease.lost && lease.expires <= now + visibility / 2)
                 .map(|(handle, lease)| {
-                    let age =
-                        SystemTime::now().duration_since(lease.first_received).unwrap_or_default();
+                    let age = wall_now.duration_since(lease.first_received).unwrap_or_default();
                     VisibilityChange {
                         receipt_handle: handle.clone(),
                         timeout: visibility.min(MAX_LEASE.saturating_sub(age)),
@@ -376,10 +375,11 @@ where
                 continue;
             }
             let refused = self.queue.set_visibility(&renewals).await;
+            let refused: HashSet<&str> = refused.iter().map(String::as_str).collect();
             let mut leases = lock(&self.leases);
             for VisibilityChange { receipt_handle, timeout } in &renewals {
                 if let Some(lease) = leases.get_mut(receipt_handle) {
-                    if refused.contains(receipt_handle) || timeout.is_zero() {
+                    if refused.contains(receipt_handle.as_str()) || timeout.is_zero() {
                         lease.lost = true;
                     } else {
                         lease.expires = now + *timeout;

@@ -53,13 +53,14 @@ async fn worker(aws: &Aws) -> Result<(), BoxError> {
     ];
     println!("== Starting sqs-worker (WORKER_POLLERS=1, RECEIVE_WAIT_SECONDS=1, DRAIN_SECONDS=3)");
     let mut worker = Process::start(&binary("sqs-worker")?, &env)?;
-    let give_up = tokio::time::Instant::now() + Duration::from_secs(60);
     for (wanted, then) in [((0, 0), "drained"), ((0, 2), "2 slow messages in work")] {
-        while aws.counts(&queue_url).await? != wanted {
-            if tokio::time::Instant::now() > give_up {
-                return Err(format!("the worker never had {then}: {:#?}", worker.lines()).into());
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
+        let every = Duration::from_millis(200);
+        if let Err(error) =
+            aws.wait_for_counts(&queue_url, wanted, Duration::from_secs(60), every).await
+        {
+            return Err(
+                format!("the worker never had {then} ({error}): {:#?}", worker.lines()).into()
+            );
         }
         println!("== Queue: {then}");
         if then == "drained" {

@@ -120,15 +120,8 @@ impl Setup {
 
     /// Waits until the work queue's `(visible, in flight)` are `expected`.
     pub async fn wait_counts(&self, expected: (u64, u64)) {
-        let give_up = tokio::time::Instant::now() + SETTLED;
-        loop {
-            let counts = self.counts().await;
-            if counts == expected {
-                return;
-            }
-            assert!(tokio::time::Instant::now() < give_up, "counts {counts:?}, not {expected:?}");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+        let every = Duration::from_millis(200);
+        self.aws.wait_for_counts(&self.work_url, expected, SETTLED, every).await.unwrap();
     }
 
     pub async fn wait_until(&self, what: &str, done: impl Fn(&Self) -> bool) {
