@@ -1,0 +1,180 @@
+//! The command line, as `clap` parses it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Inspect, export, replay and discard quarantined and dead-lettered SQS
+/// messages: filtered, rate-limited, audited and safe to interrupt.
+#[derive(Debug, Parser)]
+#[command(name = "sqs-backpressure", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub aws: AwsArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The AWS settings the `aws` CLI takes; unset, the standard chain decides
+/// (`AWS_PROFILE`, `AWS_REGION`, `AWS_ENDPOINT_URL`, config files, roles).
+#[derive(Debug, Args)]
+pub struct AwsArgs {
+    /// A named profile from the shared AWS config files.
+    #[arg(long, global = true)]
+    pub profile: Option<String>,
+    /// The region of the queues.
+    #[arg(long, global = true)]
+    pub region: Option<String>,
+    /// Send every AWS call to this endpoint instead (an emulator, a VPC endpoint).
+    #[arg(long, global = true)]
+    pub endpoint_url: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Counts by error code, tenant, source queue, operation and age; reads without consuming.
+    Stats {
+        #[command(flatten)]
+        queue: QueueArgs,
+        #[command(flatten)]
+        filters: FilterArgs,
+        /// One JSON document instead of tables.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The matching records with their error detail and original body; reads without consuming.
+    List {
+        #[command(flatten)]
+        queue: QueueArgs,
+        #[command(flatten)]
+        filters: FilterArgs,
+        /// At most this many records.
+        #[arg(long)]
+        limit: Option<usize>,
+        /// One JSON line per record.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One record in full: its original message id, or its own id on the queue.
+    Show {
+        #[command(flatten)]
+        queue: QueueArgs,
+        #[arg(long)]
+        message_id: String,
+    },
+    /// Every matching record to a JSON Lines file, bodies and attributes byte for byte; removes nothing.
+    Export {
+        #[command(flatten)]
+        queue: QueueArgs,
+        #[command(flatten)]
+        filters: FilterArgs,
+        /// The file to write (it must not exist yet).
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Send the original messages back to their source queue, then delete them here.
+    Replay {
+        #[command(flatten)]
+        queue: QueueArgs,
+        #[command(flatten)]
+        filters: FilterArgs,
+        #[command(flatten)]
+        replay: ReplayArgs,
+        #[command(flatten)]
+        change: ChangeArgs,
+    },
+    /// Delete the matching records (export them first).
+    Discard {
+        #[command(flatten)]
+        queue: QueueArgs,
+        #[command(flatten)]
+        filters: FilterArgs,
+        /// At most this many records.
+        #[arg(long)]
+        limit: Option<usize>,
+        #[command(flatten)]
+        change: ChangeArgs,
+    },
+}
+
+/// The queue to work on and how long records are held while being read.
+#[derive(Debug, Clone, Args)]
+pub struct QueueArgs {
+    /// The quarantine queue or dead-letter queue.
+    #[arg(long)]
+    pub queue_url: String,
+    /// Treat every message as a raw message even when it looks like a quarantine record.
+    #[arg(long)]
+    pub raw: bool,
+    /// Seconds a message stays invisible to others while this command holds it
+    /// (1–43200); everything held is made visible again before the command ends.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(i32).range(1..=43_200))]
+    pub visibility_timeout: i32,
+    /// Seconds each receive waits for messages (1–20); one empty receive ends a scan.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(i32).range(1..=20))]
+    pub wait_seconds: i32,
+}
+
+/// Which records a command acts on. Repeat a filter to accept several values;
+/// different filters must all match.
+#[derive(Debug, Clone, Default, Args)]
+pub struct FilterArgs {
+    /// The record's `errorCode` (quarantine records only).
+    #[arg(long = "error-code")]
+    pub error_codes: Vec<String>,
+    /// The message's `tenantId`.
+    #[arg(long = "tenant")]
+    pub tenants: Vec<String>,
+    /// The message's `operation`.
+    #[arg(long = "operation")]
+    pub operations: Vec<String>,
+    /// The FIFO message group.
+    #[arg(long = "group")]
+    pub groups: Vec<String>,
+    /// The original message id (or the record's own id on the queue).
+    #[arg(long = "message-id")]
+    pub message_ids: Vec<String>,
+    /// Quarantined (records) or sent (raw messages) at or after: RFC 3339, or an age such as `2h`.
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Quarantined (records) or sent (raw messages) before: RFC 3339, or an age such as `30m`.
+    #[arg(long)]
+    pub until: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReplayArgs {
+    /// Send here instead of each record's source queue.
+    #[arg(long)]
+    pub to: Option<String>,
+    /// At most this many messages.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Messages per second, fractions included (0.2 is one every 5 s); unset, as fast as SQS takes them.
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Replay this many first, wait `--canary-wait`, and stop if any came back here.
+    #[arg(long)]
+    pub canary: Option<usize>,
+    /// Seconds to wait after the canary before checking: longer than the consumer
+    /// needs to process (and quarantine) a message.
+    #[arg(long, default_value_t = 60)]
+    pub canary_wait: u64,
+    /// Print what would be sent; send and delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Concurrent receive-send-delete loops (1–32).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=32))]
+    pub concurrency: u16,
+}
+
+/// What every command that changes a queue takes.
+#[derive(Debug, Clone, Args)]
+pub struct ChangeArgs {
+    /// Do not ask for confirmation.
+    #[arg(long)]
+    pub yes: bool,
+    /// The audit trail, one JSON line per message; a rerun with the same file resumes.
+    #[arg(long, default_value = "sqs-backpressure-audit.jsonl")]
+    pub audit: PathBuf,
+}

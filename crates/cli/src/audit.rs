@@ -1,0 +1,220 @@
+//! The audit trail: one JSON line per message replayed or discarded, synced
+//! to disk before the message is deleted from its queue, and the record a
+//! rerun reads to resume without sending anything twice.
+
+use std::collections::HashSet;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::error::CliError;
+
+/// What happened to one message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// SQS confirmed the send; the message is deleted here next.
+    Replayed,
+    /// SQS refused the send; the message stays here.
+    SendFailed,
+    /// Sent (see the earlier `replayed` line) but not deleted here; a rerun deletes it.
+    DeleteFailed,
+    /// Found here again by a rerun after its confirmed send, and deleted without sending.
+    DeletedOnResume,
+    Discarded,
+    /// SQS refused the delete; the message stays here.
+    DiscardFailed,
+}
+
+/// One line of the audit file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Line {
+    pub time: String,
+    /// The caller's ARN from STS `GetCallerIdentity`.
+    pub operator: String,
+    /// `replay` or `discard`.
+    pub action: String,
+    pub queue_url: String,
+    /// The message's id on that queue.
+    pub queue_message_id: String,
+    pub original_message_id: String,
+    pub new_message_id: Option<String>,
+    pub destination: Option<String>,
+    pub error_code: Option<String>,
+    pub result: Outcome,
+    /// When the send (or delete) was started, for rate checks.
+    pub started: String,
+    /// SQS's reason, for a failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The open audit file.
+#[derive(Debug)]
+pub struct Audit {
+    path: PathBuf,
+    file: Mutex<File>,
+    /// Messages of this queue whose send SQS confirmed, in this run or an earlier one.
+    sent: Mutex<HashSet<String>>,
+}
+
+impl Audit {
+    /// Opens (or creates) the file for appending and reads which messages of
+    /// `queue_url` were already sent.
+    pub fn open(path: &Path, queue_url: &str) -> Result<Self, CliError> {
+        let mut sent = HashSet::new();
+        match File::open(path) {
+            Ok(file) => {
+                for (index, line) in BufReader::new(file).lines().enumerate() {
+                    let line = line.map_err(|e| CliError::file(path, e))?;
+                    if line.trim().is_empty() {
+                        continue;
+                    }
+                    let entry: Line = serde_json::from_str(&line).map_err(|source| {
+                        CliError::Audit { path: path.to_owned(), line: index + 1, source }
+                    })?;
+                    if entry.result == Outcome::Replayed && entry.queue_url == queue_url {
+                        sent.insert(entry.queue_message_id);
+                    }
+                }
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => return Err(CliError::file(path, error)),
+        }
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| CliError::file(path, e))?;
+        Ok(Self { path: path.to_owned(), file: Mutex::new(file), sent: Mutex::new(sent) })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether this queue message's send was confirmed before.
+    pub fn was_sent(&self, queue_message_id: &str) -> bool {
+        self.sent.lock().is_ok_and(|sent| sent.contains(queue_message_id))
+    }
+
+    /// Appends `lines` and syncs them to disk, then logs each; returns only
+    /// once they are durable, so a delete that follows is on record.
+    pub fn write(&self, lines: &[Line]) -> Result<(), CliError> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let mut text = String::new();
+        for line in lines {
+            text.push_str(&serde_json::to_string(line).unwrap_or_default());
+            text.push('\n');
+        }
+        {
+            let file = self.file.lock().map_err(|_| poisoned(&self.path))?;
+            let mut handle: &File = &file;
+            handle
+                .write_all(text.as_bytes())
+                .and_then(|()| file.sync_data())
+                .map_err(|e| CliError::file(&self.path, e))?;
+        }
+        if let Ok(mut sent) = self.sent.lock() {
+            sent.extend(
+                lines
+                    .iter()
+                    .filter(|l| l.result == Outcome::Replayed)
+                    .map(|l| l.queue_message_id.clone()),
+            );
+        }
+        for line in lines {
+            tracing::info!(
+                target: "audit",
+                operator = %line.operator,
+                action = %line.action,
+                result = ?line.result,
+                queue_message_id = %line.queue_message_id,
+                original_message_id = %line.original_message_id,
+                new_message_id = line.new_message_id.as_deref().unwrap_or(""),
+                destination = line.destination.as_deref().unwrap_or(""),
+                error_code = line.error_code.as_deref().unwrap_or(""),
+                reason = line.reason.as_deref().unwrap_or(""),
+                "audit"
+            );
+        }
+        Ok(())
+    }
+}
+
+fn poisoned(path: &Path) -> CliError {
+    CliError::file(path, std::io::Error::other("an earlier write panicked"))
+}
+
+/// Now, as the audit file writes times.
+pub fn now() -> String {
+    now_minus(Duration::ZERO)
+}
+
+/// `ago` before now, as the audit file writes times.
+pub fn now_minus(ago: Duration) -> String {
+    let at = Timestamp::now().checked_sub(ago).unwrap_or_else(|_| Timestamp::now());
+    at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn line(id: &str, queue: &str, result: Outcome) -> Line {
+        Line {
+            time: now(),
+            operator: "arn:aws:iam::1:user/op".into(),
+            action: "replay".into(),
+            queue_url: queue.into(),
+            queue_message_id: id.into(),
+            original_message_id: format!("orig-{id}"),
+            new_message_id: None,
+            destination: None,
+            error_code: None,
+            result,
+            started: now(),
+            reason: None,
+        }
+    }
+
+    #[test]
+    fn a_reopened_file_knows_what_was_sent_from_which_queue() {
+        let dir = std::env::temp_dir().join(format!("audit-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("audit.jsonl");
+        let _ = std::fs::remove_file(&path);
+        let audit = Audit::open(&path, "q").unwrap();
+        audit
+            .write(&[
+                line("a", "q", Outcome::Replayed),
+                line("b", "q", Outcome::SendFailed),
+                line("c", "other", Outcome::Replayed),
+            ])
+            .unwrap();
+        assert!(audit.was_sent("a"));
+        drop(audit);
+        let reopened = Audit::open(&path, "q").unwrap();
+        assert!(reopened.was_sent("a"));
+        assert!(!reopened.was_sent("b"), "a failed send may be sent again");
+        assert!(!reopened.was_sent("c"), "another queue's message");
+        reopened.write(&[line("d", "q", Outcome::Replayed)]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 4, "appended, never rewritten");
+
+        std::fs::write(&path, "{\"not\":\"an audit line\"}\n").unwrap();
+        let error = Audit::open(&path, "q").unwrap_err().to_string();
+        assert!(error.contains("line 1"), "{error}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

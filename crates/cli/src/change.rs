@@ -1,0 +1,268 @@
+//! `replay` and `discard`: confirmation, identity, audit, canary, summary.
+
+use std::collections::{BTreeMap, HashSet};
+use std::io::{BufRead, IsTerminal, Write};
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::args::{ChangeArgs, ReplayArgs};
+use crate::audit::Audit;
+use crate::destination::Destinations;
+use crate::error::CliError;
+use crate::filter::Filter;
+use crate::pace::Pacer;
+use crate::queue::Queue;
+use crate::scan::scan;
+use crate::sweep::{Action, Setup, Sweep, Tally};
+
+/// How a command that changes a queue ended, beyond an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finish {
+    Done,
+    /// Some messages were not replayed or discarded; they are still on the queue.
+    Failures(u64),
+    /// A canary message came back: nothing more was replayed.
+    CanaryStopped,
+    /// Messages in flight (held by someone else or an interrupted run) were not seen.
+    Incomplete(u64),
+}
+
+/// Who is making the change, for the audit trail.
+pub async fn operator(sts: &aws_sdk_sts::Client) -> Result<String, CliError> {
+    let identity = sts
+        .get_caller_identity()
+        .send()
+        .await
+        .map_err(|e| CliError::Identity(Box::new(e.into())))?;
+    Ok(identity.arn().unwrap_or("unknown").to_owned())
+}
+
+pub async fn replay(
+    source: &Queue,
+    filter: &Filter,
+    args: &ReplayArgs,
+    change: &ChangeArgs,
+    sts: &aws_sdk_sts::Client,
+) -> Result<Finish, CliError> {
+    let pacer = Pacer::new(args.rate)?;
+    let (visible, _) = source.counts().await?;
+    let destinations = Destinations::new(source, args.to.clone()).await;
+    let target = args.to.as_deref().unwrap_or("each message's source queue");
+    if args.dry_run {
+        let progress = progress(visible, args.limit, "checked");
+        let setup = Setup {
+            source,
+            filter,
+            action: Action::Replay { destinations: &destinations, dry_run: true },
+            audit: None,
+            operator: "dry-run",
+            pacer: &pacer,
+        };
+        let sweep = Sweep::new(setup, args.limit.unwrap_or(usize::MAX), progress.clone());
+        let (tally, outcome) = sweep.run(1).await;
+        progress.finish_and_clear();
+        outcome?;
+        eprintln!(
+            "dry run: {} message(s) would be sent to {target}; {} not matching; nothing was changed",
+            tally.would_send, tally.not_matching
+        );
+        return Ok(if tally.failed > 0 { Finish::Failures(tally.failed) } else { Finish::Done });
+    }
+    let operator = operator(sts).await?;
+    let audit = Audit::open(&change.audit, &source.url)?;
+    let rate =
+        args.rate.map_or("as fast as SQS accepts".to_owned(), |r| format!("{r} message(s)/s"));
+    let limit = args.limit.map_or("all".to_owned(), |l| l.to_string());
+    confirm(
+        change.yes,
+        &format!(
+            "Replay {limit} matching message(s) of {} (about {visible} visible) to {target}, {rate}{}, \
+             as {operator}; audit to {}.",
+            source.url,
+            args.canary.map(|n| format!(", canary of {n} first")).unwrap_or_default(),
+            audit.path().display()
+        ),
+    )?;
+    let mut remaining = args.limit.unwrap_or(usize::MAX);
+    let mut total = Tally::default();
+    let progress = progress(visible, args.limit, "replayed");
+    let setup = Setup {
+        source,
+        filter,
+        action: Action::Replay { destinations: &destinations, dry_run: false },
+        audit: Some(&audit),
+        operator: &operator,
+        pacer: &pacer,
+    };
+    if let Some(canary) = args.canary.filter(|n| *n > 0) {
+        let sweep = Sweep::new(setup, canary.min(remaining), progress.clone());
+        let (tally, outcome) = sweep.run(1).await;
+        add(&mut total, &tally);
+        outcome?;
+        remaining = remaining.saturating_sub(tally.replayed as usize);
+        if tally.replayed > 0 {
+            progress.suspend(|| {
+                eprintln!(
+                    "canary: {} message(s) replayed; checking {} for them in {} s",
+                    tally.replayed, source.url, args.canary_wait
+                );
+            });
+            tokio::time::sleep(Duration::from_secs(args.canary_wait)).await;
+            let back = came_back(source, &tally.new_message_ids).await?;
+            if !back.is_empty() {
+                progress.finish_and_clear();
+                let codes: Vec<String> =
+                    back.iter().map(|(code, n)| format!("{code} ×{n}")).collect();
+                eprintln!(
+                    "canary failed: {} of {} replayed message(s) came back to {} ({}); stopped, \
+                     nothing more was replayed. Fix the cause, then run the same command again.",
+                    back.values().sum::<u64>(),
+                    tally.replayed,
+                    source.url,
+                    codes.join(", ")
+                );
+                summary(&total, &audit);
+                return Ok(Finish::CanaryStopped);
+            }
+            progress.suspend(|| eprintln!("canary passed: none came back; replaying the rest"));
+        }
+    }
+    if remaining > 0 {
+        let sweep = Sweep::new(setup, remaining, progress.clone());
+        let (tally, outcome) = sweep.run(usize::from(args.concurrency)).await;
+        add(&mut total, &tally);
+        if let Err(error) = outcome {
+            progress.finish_and_clear();
+            summary(&total, &audit);
+            return Err(error);
+        }
+    }
+    progress.finish_and_clear();
+    summary(&total, &audit);
+    finish(source, &total).await
+}
+
+pub async fn discard(
+    source: &Queue,
+    filter: &Filter,
+    limit: Option<usize>,
+    change: &ChangeArgs,
+    sts: &aws_sdk_sts::Client,
+) -> Result<Finish, CliError> {
+    let (visible, _) = source.counts().await?;
+    let operator = operator(sts).await?;
+    let audit = Audit::open(&change.audit, &source.url)?;
+    confirm(
+        change.yes,
+        &format!(
+            "Delete {} matching message(s) of {} (about {visible} visible) for good, as {operator}; \
+             audit to {}. Export them first (sqs-backpressure export).",
+            limit.map_or("all".to_owned(), |l| l.to_string()),
+            source.url,
+            audit.path().display()
+        ),
+    )?;
+    let pacer = Pacer::new(None)?;
+    let progress = progress(visible, limit, "discarded");
+    let setup = Setup {
+        source,
+        filter,
+        action: Action::Discard,
+        audit: Some(&audit),
+        operator: &operator,
+        pacer: &pacer,
+    };
+    let sweep = Sweep::new(setup, limit.unwrap_or(usize::MAX), progress.clone());
+    let (tally, outcome) = sweep.run(4).await;
+    progress.finish_and_clear();
+    summary(&tally, &audit);
+    outcome?;
+    finish(source, &tally).await
+}
+
+/// Error codes of the records (or ids of the raw messages) among `new_ids`
+/// found on `queue`, counted.
+async fn came_back(queue: &Queue, new_ids: &[String]) -> Result<BTreeMap<String, u64>, CliError> {
+    let wanted: HashSet<&str> = new_ids.iter().map(String::as_str).collect();
+    let mut back = BTreeMap::new();
+    scan(queue, |entry| {
+        if wanted.contains(entry.original_message_id.as_str()) {
+            *back.entry(entry.error_code.unwrap_or_else(|| "dead-lettered".into())).or_default() +=
+                1;
+        }
+        ControlFlow::Continue(())
+    })
+    .await?;
+    Ok(back)
+}
+
+async fn finish(source: &Queue, tally: &Tally) -> Result<Finish, CliError> {
+    if tally.failed > 0 {
+        return Ok(Finish::Failures(tally.failed));
+    }
+    let (_, in_flight) = source.counts().await?;
+    if in_flight > 0 {
+        eprintln!(
+            "{in_flight} message(s) of {} are in flight (held by a consumer, or by an interrupted run \
+             until their visibility timeout ends) and were not seen: run the same command again then",
+            source.url
+        );
+        return Ok(Finish::Incomplete(in_flight));
+    }
+    Ok(Finish::Done)
+}
+
+fn add(total: &mut Tally, tally: &Tally) {
+    total.replayed += tally.replayed;
+    total.discarded += tally.discarded;
+    total.deleted_on_resume += tally.deleted_on_resume;
+    total.would_send += tally.would_send;
+    total.failed += tally.failed;
+    total.not_matching = total.not_matching.max(tally.not_matching);
+    total.new_message_ids.extend(tally.new_message_ids.iter().cloned());
+}
+
+fn summary(tally: &Tally, audit: &Audit) {
+    eprintln!(
+        "replayed={} discarded={} deleted_on_resume={} failed={} not_matching={} audit={}",
+        tally.replayed,
+        tally.discarded,
+        tally.deleted_on_resume,
+        tally.failed,
+        tally.not_matching,
+        audit.path().display()
+    );
+}
+
+/// Asks on the terminal unless `yes`; without a terminal, `--yes` is required.
+fn confirm(yes: bool, plan: &str) -> Result<(), CliError> {
+    eprintln!("{plan}");
+    if yes {
+        return Ok(());
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        eprintln!("not a terminal, so nothing to confirm with: add --yes");
+        return Err(CliError::NotConfirmed);
+    }
+    eprint!("Type yes to go on: ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer).map_err(|e| CliError::file("<stdin>".as_ref(), e))?;
+    if answer.trim().eq_ignore_ascii_case("yes") { Ok(()) } else { Err(CliError::NotConfirmed) }
+}
+
+/// A progress bar on a terminal (stderr); hidden otherwise.
+fn progress(visible: u64, limit: Option<usize>, verb: &str) -> ProgressBar {
+    let length = limit.map_or(visible, |l| visible.min(l as u64));
+    let bar = ProgressBar::new(length);
+    if let Ok(style) = ProgressStyle::with_template(&format!(
+        "{{bar:40}} {{pos}}/{{len}} {verb} ({{per_sec}}, {{eta}} left)"
+    )) {
+        bar.set_style(style);
+    }
+    crate::logging::attach(&bar);
+    bar
+}

@@ -1,0 +1,268 @@
+//! One message read from a quarantine queue or a dead-letter queue, with what
+//! an operator filters, counts and replays by — whichever of the two it came from.
+
+use std::collections::BTreeMap;
+
+use aws_sdk_sqs::types::{Message, MessageAttributeValue, MessageSystemAttributeName};
+use aws_smithy_types::base64;
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Where a message's fields come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Kind {
+    /// A record the consumer or the worker wrote: the diagnosis and the original inside.
+    Quarantine,
+    /// A message SQS moved to a dead-letter queue, unchanged.
+    Raw,
+}
+
+/// A message attribute as SQS carries it; binary values base64 in JSON, as
+/// Lambda delivers them and as quarantine records hold them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attribute {
+    pub data_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub string_value: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_value: Option<String>,
+}
+
+impl Attribute {
+    fn from_sdk(value: &MessageAttributeValue) -> Self {
+        Self {
+            data_type: value.data_type().to_owned(),
+            string_value: value.string_value().map(str::to_owned),
+            binary_value: value.binary_value().map(|blob| base64::encode(blob.as_ref())),
+        }
+    }
+}
+
+/// A message on the queue, classified.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// Its id on this queue.
+    pub queue_message_id: String,
+    pub receipt_handle: String,
+    pub kind: Kind,
+    /// The id of the message that failed: the record's `messageId`, or the
+    /// dead-lettered message's own id (SQS keeps it when it moves a message).
+    pub original_message_id: String,
+    pub error_code: Option<String>,
+    pub error_detail: Option<String>,
+    pub tenant_id: Option<String>,
+    pub operation: Option<String>,
+    /// The queue the original message came from, when known.
+    pub source_queue_arn: Option<String>,
+    pub group_id: Option<String>,
+    /// When it was quarantined (records) or first sent (raw messages).
+    pub at: Option<Timestamp>,
+    /// The original message's body, exactly.
+    pub body: Option<String>,
+    /// The original message's attributes.
+    pub message_attributes: BTreeMap<String, Attribute>,
+    /// This queue's message as received: its body and system attributes.
+    pub queue_body: String,
+    pub queue_attributes: BTreeMap<String, String>,
+}
+
+/// The fields of a quarantine record this tool reads (the consumer writes more).
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Record {
+    message_id: String,
+    error_code: String,
+    #[serde(default)]
+    error_detail: Option<String>,
+    #[serde(default)]
+    tenant_id: Option<String>,
+    #[serde(default)]
+    operation: Option<String>,
+    #[serde(default)]
+    source_queue_arn: Option<String>,
+    #[serde(default)]
+    message_group_id: Option<String>,
+    #[serde(default)]
+    last_seen: Option<String>,
+    #[serde(default)]
+    body: Option<String>,
+    #[serde(default)]
+    message_attributes: BTreeMap<String, Attribute>,
+    // Present in every record; a JSON body without it is somebody else's message.
+    #[allow(dead_code)]
+    remediation_status: String,
+}
+
+impl Entry {
+    /// Classifies a received message: a quarantine record when its body is
+    /// one (unless `raw`), a raw dead-lettered message otherwise. `None` for
+    /// a message without id or receipt handle, which SQS never returns.
+    pub fn from_message(message: &Message, raw: bool) -> Option<Self> {
+        let queue_message_id = message.message_id()?.to_owned();
+        let receipt_handle = message.receipt_handle()?.to_owned();
+        let queue_body = message.body().unwrap_or_default().to_owned();
+        let queue_attributes: BTreeMap<String, String> = message
+            .attributes()
+            .map(|all| all.iter().map(|(k, v)| (k.as_str().to_owned(), v.clone())).collect())
+            .unwrap_or_default();
+        let record = if raw { None } else { serde_json::from_str::<Record>(&queue_body).ok() };
+        let entry = match record {
+            Some(record) => Self {
+                queue_message_id,
+                receipt_handle,
+                kind: Kind::Quarantine,
+                original_message_id: record.message_id,
+                error_code: Some(record.error_code),
+                error_detail: record.error_detail,
+                tenant_id: record.tenant_id,
+                operation: record.operation,
+                source_queue_arn: record.source_queue_arn,
+                group_id: record.message_group_id,
+                at: record.last_seen.as_deref().and_then(|t| t.parse().ok()),
+                body: record.body,
+                message_attributes: record.message_attributes,
+                queue_body,
+                queue_attributes,
+            },
+            None => {
+                let fields = contract_fields(&queue_body);
+                let attribute =
+                    |name: MessageSystemAttributeName| queue_attributes.get(name.as_str()).cloned();
+                Self {
+                    original_message_id: queue_message_id.clone(),
+                    queue_message_id,
+                    receipt_handle,
+                    kind: Kind::Raw,
+                    error_code: None,
+                    error_detail: None,
+                    tenant_id: fields.get("tenantId").cloned(),
+                    operation: fields.get("operation").cloned(),
+                    source_queue_arn: attribute(
+                        MessageSystemAttributeName::DeadLetterQueueSourceArn,
+                    ),
+                    group_id: attribute(MessageSystemAttributeName::MessageGroupId),
+                    at: attribute(MessageSystemAttributeName::SentTimestamp)
+                        .and_then(|ms| ms.parse::<i64>().ok())
+                        .and_then(|ms| Timestamp::from_millisecond(ms).ok()),
+                    body: Some(queue_body.clone()),
+                    message_attributes: message
+                        .message_attributes()
+                        .map(|all| {
+                            all.iter().map(|(k, v)| (k.clone(), Attribute::from_sdk(v))).collect()
+                        })
+                        .unwrap_or_default(),
+                    queue_body,
+                    queue_attributes,
+                }
+            }
+        };
+        Some(entry)
+    }
+
+    /// The entry as one JSON document: what `list --json`, `show` and `export` print.
+    pub fn to_json(&self) -> Value {
+        let mut json = Map::new();
+        json.insert("queueMessageId".into(), self.queue_message_id.clone().into());
+        json.insert("kind".into(), serde_json::to_value(self.kind).unwrap_or(Value::Null));
+        json.insert("originalMessageId".into(), self.original_message_id.clone().into());
+        json.insert("errorCode".into(), self.error_code.clone().into());
+        json.insert("errorDetail".into(), self.error_detail.clone().into());
+        json.insert("tenantId".into(), self.tenant_id.clone().into());
+        json.insert("operation".into(), self.operation.clone().into());
+        json.insert("sourceQueueArn".into(), self.source_queue_arn.clone().into());
+        json.insert("messageGroupId".into(), self.group_id.clone().into());
+        json.insert("at".into(), self.at.map(|t| t.to_string()).into());
+        json.insert("body".into(), self.body.clone().into());
+        json.insert(
+            "messageAttributes".into(),
+            serde_json::to_value(&self.message_attributes).unwrap_or(Value::Null),
+        );
+        json.insert("queueBody".into(), self.queue_body.clone().into());
+        json.insert(
+            "queueAttributes".into(),
+            serde_json::to_value(&self.queue_attributes).unwrap_or(Value::Null),
+        );
+        Value::Object(json)
+    }
+}
+
+/// `tenantId` and `operation` from a JSON object body, when it has them as strings.
+fn contract_fields(body: &str) -> BTreeMap<String, String> {
+    let Ok(Value::Object(object)) = serde_json::from_str::<Value>(body) else {
+        return BTreeMap::new();
+    };
+    ["tenantId", "operation"]
+        .into_iter()
+        .filter_map(|name| Some((name.to_owned(), object.get(name)?.as_str()?.to_owned())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use aws_smithy_types::Blob;
+
+    use super::*;
+
+    fn message(body: &str) -> Message {
+        Message::builder()
+            .message_id("q-1")
+            .receipt_handle("rh")
+            .body(body)
+            .attributes(MessageSystemAttributeName::SentTimestamp, "1545082649183")
+            .attributes(MessageSystemAttributeName::MessageGroupId, "g-raw")
+            .message_attributes(
+                "bin",
+                MessageAttributeValue::builder()
+                    .data_type("Binary")
+                    .binary_value(Blob::new(vec![0, 1, 255]))
+                    .build()
+                    .unwrap(),
+            )
+            .build()
+    }
+
+    #[test]
+    fn a_quarantine_record_gives_the_original_and_the_diagnosis() {
+        let record = serde_json::json!({
+            "messageId": "m-1", "sourceQueueArn": "arn:aws:sqs:us-east-1:1:work.fifo",
+            "errorCode": "invalid_json", "errorDetail": "not JSON", "tenantId": "t-1",
+            "operation": "charge", "lastSeen": "2026-11-30T12:00:00.000Z",
+            "remediationStatus": "new", "messageGroupId": "g-1", "body": "{\"a\":\u{0}",
+            "attributes": {}, "messageAttributes": {"trace": {"dataType": "String", "stringValue": "x"}}
+        });
+        let entry = Entry::from_message(&message(&record.to_string()), false).unwrap();
+        assert_eq!(entry.kind, Kind::Quarantine);
+        assert_eq!(entry.original_message_id, "m-1");
+        assert_eq!(entry.error_code.as_deref(), Some("invalid_json"));
+        assert_eq!(entry.tenant_id.as_deref(), Some("t-1"));
+        assert_eq!(entry.group_id.as_deref(), Some("g-1"));
+        assert_eq!(entry.body.as_deref(), Some("{\"a\":\u{0}"));
+        assert_eq!(entry.at.unwrap().to_string(), "2026-11-30T12:00:00Z");
+        assert_eq!(entry.message_attributes["trace"].string_value.as_deref(), Some("x"));
+
+        let raw = Entry::from_message(&message(&record.to_string()), true).unwrap();
+        assert_eq!(raw.kind, Kind::Raw, "--raw wins");
+    }
+
+    #[test]
+    fn anything_else_is_a_raw_message() {
+        for body in ["not json", "{\"messageId\":\"x\",\"errorCode\":\"e\"}", "[]", ""] {
+            let entry = Entry::from_message(&message(body), false).unwrap();
+            assert_eq!(entry.kind, Kind::Raw, "{body}");
+            assert_eq!(entry.original_message_id, "q-1");
+            assert_eq!(entry.body.as_deref(), Some(body));
+            assert_eq!(entry.group_id.as_deref(), Some("g-raw"));
+            assert_eq!(entry.at.unwrap().as_millisecond(), 1_545_082_649_183);
+            assert_eq!(entry.message_attributes["bin"].binary_value.as_deref(), Some("AAH/"));
+        }
+        let entry =
+            Entry::from_message(&message(r#"{"tenantId":"t-2","operation":7}"#), false).unwrap();
+        assert_eq!(entry.tenant_id.as_deref(), Some("t-2"));
+        assert_eq!(entry.operation, None, "a non-string operation is not one");
+    }
+}

@@ -1,0 +1,157 @@
+//! Which entries a command acts on.
+
+use jiff::{SignedDuration, Timestamp};
+
+use crate::args::FilterArgs;
+use crate::entry::Entry;
+use crate::error::CliError;
+
+/// The filters of one command, times resolved. Empty lists match everything.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    error_codes: Vec<String>,
+    tenants: Vec<String>,
+    operations: Vec<String>,
+    groups: Vec<String>,
+    message_ids: Vec<String>,
+    since: Option<Timestamp>,
+    until: Option<Timestamp>,
+}
+
+impl Filter {
+    /// The filters given on the command line, ages counted back from `now`.
+    pub fn new(args: FilterArgs, now: Timestamp) -> Result<Self, CliError> {
+        let time = |flag: &'static str, value: Option<String>| {
+            value
+                .map(|value| parse_time(&value, now).ok_or(CliError::BadTime { flag, value }))
+                .transpose()
+        };
+        Ok(Self {
+            since: time("--since", args.since)?,
+            until: time("--until", args.until)?,
+            error_codes: args.error_codes,
+            tenants: args.tenants,
+            operations: args.operations,
+            groups: args.groups,
+            message_ids: args.message_ids,
+        })
+    }
+
+    /// Whether `entry` passes every filter. An entry without the field a
+    /// filter names does not pass it (a raw message has no error code).
+    pub fn matches(&self, entry: &Entry) -> bool {
+        let one_of = |accepted: &[String], value: Option<&str>| {
+            accepted.is_empty() || value.is_some_and(|v| accepted.iter().any(|a| a == v))
+        };
+        let id_matches = self.message_ids.is_empty()
+            || self
+                .message_ids
+                .iter()
+                .any(|id| *id == entry.original_message_id || *id == entry.queue_message_id);
+        let in_time = match (self.since, self.until, entry.at) {
+            (None, None, _) => true,
+            (_, _, None) => false,
+            (since, until, Some(at)) => {
+                since.is_none_or(|s| at >= s) && until.is_none_or(|u| at < u)
+            }
+        };
+        one_of(&self.error_codes, entry.error_code.as_deref())
+            && one_of(&self.tenants, entry.tenant_id.as_deref())
+            && one_of(&self.operations, entry.operation.as_deref())
+            && one_of(&self.groups, entry.group_id.as_deref())
+            && id_matches
+            && in_time
+    }
+}
+
+/// An RFC 3339 instant, or an age (`90s`, `30m`, `2h`, `7d`, `1h30m`) before `now`.
+fn parse_time(value: &str, now: Timestamp) -> Option<Timestamp> {
+    if let Ok(at) = value.parse::<Timestamp>() {
+        return Some(at);
+    }
+    let age = match value.strip_suffix('d').and_then(|days| days.parse::<i64>().ok()) {
+        Some(days) => SignedDuration::from_secs(days.checked_mul(86_400)?),
+        None => value.parse::<SignedDuration>().ok()?,
+    };
+    if age.is_negative() {
+        return None;
+    }
+    now.checked_sub(age).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::entry::Kind;
+
+    fn entry(code: Option<&str>, tenant: Option<&str>, at: &str) -> Entry {
+        Entry {
+            queue_message_id: "q-1".into(),
+            receipt_handle: "rh".into(),
+            kind: Kind::Quarantine,
+            original_message_id: "m-1".into(),
+            error_code: code.map(Into::into),
+            error_detail: None,
+            tenant_id: tenant.map(Into::into),
+            operation: Some("charge".into()),
+            source_queue_arn: None,
+            group_id: None,
+            at: Some(at.parse().unwrap()),
+            body: None,
+            message_attributes: BTreeMap::new(),
+            queue_body: String::new(),
+            queue_attributes: BTreeMap::new(),
+        }
+    }
+
+    fn filter(args: FilterArgs) -> Filter {
+        Filter::new(args, "2026-11-30T12:00:00Z".parse().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn values_of_one_filter_are_alternatives_and_filters_combine() {
+        let f = filter(FilterArgs {
+            error_codes: vec!["invalid_json".into(), "schema_violation".into()],
+            tenants: vec!["t-1".into()],
+            ..Default::default()
+        });
+        assert!(f.matches(&entry(Some("invalid_json"), Some("t-1"), "2026-11-30T11:00:00Z")));
+        assert!(f.matches(&entry(Some("schema_violation"), Some("t-1"), "2026-11-30T11:00:00Z")));
+        assert!(!f.matches(&entry(Some("invalid_json"), Some("t-2"), "2026-11-30T11:00:00Z")));
+        assert!(!f.matches(&entry(None, Some("t-1"), "2026-11-30T11:00:00Z")), "no code");
+        assert!(filter(FilterArgs::default()).matches(&entry(None, None, "2026-11-30T11:00:00Z")));
+    }
+
+    #[test]
+    fn ids_match_the_original_or_the_queue_message() {
+        for id in ["m-1", "q-1"] {
+            let f = filter(FilterArgs { message_ids: vec![id.into()], ..Default::default() });
+            assert!(f.matches(&entry(None, None, "2026-11-30T11:00:00Z")), "{id}");
+        }
+        let f = filter(FilterArgs { message_ids: vec!["m-2".into()], ..Default::default() });
+        assert!(!f.matches(&entry(None, None, "2026-11-30T11:00:00Z")));
+    }
+
+    #[test]
+    fn times_are_instants_or_ages() {
+        let f = filter(FilterArgs { since: Some("2h".into()), ..Default::default() });
+        assert!(f.matches(&entry(None, None, "2026-11-30T10:00:00Z")), "the bound is inclusive");
+        assert!(!f.matches(&entry(None, None, "2026-11-30T09:59:59Z")));
+        let f = filter(FilterArgs {
+            since: Some("2026-11-29T00:00:00Z".into()),
+            until: Some("1d".into()),
+            ..Default::default()
+        });
+        assert!(f.matches(&entry(None, None, "2026-11-29T11:59:59Z")));
+        assert!(!f.matches(&entry(None, None, "2026-11-29T12:00:00Z")), "until is exclusive");
+        for bad in ["yesterday", "-2h", "2026-13-01T00:00:00Z", "", "9999999999999999d", "-1d"] {
+            let args = FilterArgs { until: Some(bad.into()), ..Default::default() };
+            let error = Filter::new(args, Timestamp::UNIX_EPOCH).unwrap_err().to_string();
+            assert!(error.contains("--until") && error.contains(bad), "{error}");
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! `stats`, `list`, `show` and `export`: reading without consuming.
+
+use std::fs::OpenOptions;
+use std::io::{BufWriter, Write};
+use std::ops::ControlFlow;
+use std::path::Path;
+
+use jiff::Timestamp;
+
+use crate::entry::Entry;
+use crate::error::CliError;
+use crate::filter::Filter;
+use crate::queue::Queue;
+use crate::scan::{Scanned, scan};
+use crate::stats::{Stats, age_bucket};
+use crate::text::printable;
+
+/// Counts of the matching messages, printed as tables or one JSON document.
+pub async fn stats(queue: &Queue, filter: &Filter, json: bool) -> Result<(), CliError> {
+    let now = Timestamp::now();
+    let mut stats = Stats::default();
+    let scanned = scan(queue, |entry| {
+        if filter.matches(&entry) {
+            stats.add(&entry, now);
+        }
+        ControlFlow::Continue(())
+    })
+    .await?;
+    let out = if json {
+        let mut value = serde_json::to_value(&stats).unwrap_or_default();
+        value["read"] = scanned.read.into();
+        format!("{value}\n")
+    } else {
+        format!("{}\n{}", stats.render(), footer(queue, scanned))
+    };
+    print(&out)
+}
+
+/// The matching messages, one block (or one JSON line) each.
+pub async fn list(
+    queue: &Queue,
+    filter: &Filter,
+    limit: Option<usize>,
+    json: bool,
+) -> Result<(), CliError> {
+    let now = Timestamp::now();
+    let (mut out, mut shown) = (String::new(), 0);
+    let limit = limit.unwrap_or(usize::MAX);
+    let scanned = scan(queue, |entry| {
+        if shown >= limit {
+            return ControlFlow::Break(());
+        }
+        if filter.matches(&entry) {
+            shown += 1;
+            if json {
+                out.push_str(&entry.to_json().to_string());
+                out.push('\n');
+            } else {
+                out.push_str(&block(&entry, now));
+            }
+        }
+        ControlFlow::Continue(())
+    })
+    .await?;
+    if !json {
+        out.push_str(&format!("{shown} shown. {}", footer(queue, scanned)));
+    }
+    print(&out)
+}
+
+/// One message in full, as pretty JSON.
+pub async fn show(queue: &Queue, id: &str) -> Result<(), CliError> {
+    let mut found = None;
+    scan(queue, |entry| {
+        if entry.original_message_id == id || entry.queue_message_id == id {
+            found = Some(entry);
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    })
+    .await?;
+    let entry = found.ok_or_else(|| CliError::NotFound(id.to_owned()))?;
+    let text = serde_json::to_string_pretty(&entry.to_json()).unwrap_or_default();
+    print(&format!("{text}\n"))
+}
+
+/// Every matching message to a new JSON Lines file, written and synced
+/// before the command reports success; nothing is removed from the queue.
+pub async fn export(queue: &Queue, filter: &Filter, path: &Path) -> Result<(), CliError> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| CliError::file(path, e))?;
+    let mut writer = BufWriter::new(file);
+    let (mut written, mut failed) = (0, None);
+    let scanned = scan(queue, |entry| {
+        if filter.matches(&entry) {
+            let line = entry.to_json().to_string();
+            if let Err(error) = writeln!(writer, "{line}") {
+                failed = Some(error);
+                return ControlFlow::Break(());
+            }
+            written += 1;
+        }
+        ControlFlow::Continue(())
+    })
+    .await?;
+    if let Some(error) = failed {
+        return Err(CliError::file(path, error));
+    }
+    let file = writer.into_inner().map_err(|e| CliError::file(path, e.into_error()))?;
+    file.sync_all().map_err(|e| CliError::file(path, e))?;
+    eprintln!("{written} message(s) written to {}. {}", path.display(), footer(queue, scanned));
+    Ok(())
+}
+
+fn block(entry: &Entry, now: Timestamp) -> String {
+    let field = |value: &Option<String>| printable(value.as_deref().unwrap_or("-"), 80);
+    format!(
+        "{id}  {code}  tenant={tenant} operation={operation} group={group} age={age}\n  \
+         detail: {detail}\n  body: {body}\n",
+        id = printable(&entry.original_message_id, 80),
+        code = field(&entry.error_code),
+        tenant = field(&entry.tenant_id),
+        operation = field(&entry.operation),
+        group = field(&entry.group_id),
+        age = age_bucket(entry.at, now),
+        detail = printable(entry.error_detail.as_deref().unwrap_or("-"), 300),
+        body = printable(entry.body.as_deref().unwrap_or("-"), 300),
+    )
+}
+
+fn footer(queue: &Queue, scanned: Scanned) -> String {
+    let mut text =
+        format!("Read {} message(s) from {}; all visible again", scanned.read, queue.url);
+    if scanned.not_released > 0 {
+        text = format!(
+            "{text} except {}, which SQS would not release (visible after {} s)",
+            scanned.not_released, queue.lease
+        );
+    }
+    text + ".\n"
+}
+
+fn print(text: &str) -> Result<(), CliError> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| CliError::file(Path::new("<stdout>"), e))
+}

@@ -1,0 +1,46 @@
+//! Logs to stderr, structured (`key=value`, or JSON lines with
+//! `SQS_BACKPRESSURE_LOG_FORMAT=json`), drawn around the progress bar.
+//! The audit trail logs at INFO under the `audit` target; other targets at
+//! WARN unless `RUST_LOG` says otherwise.
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use indicatif::ProgressBar;
+use tracing_subscriber::EnvFilter;
+
+static PROGRESS: Mutex<Option<ProgressBar>> = Mutex::new(None);
+
+pub fn init() {
+    let filter =
+        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn,audit=info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(|| Stderr);
+    if std::env::var("SQS_BACKPRESSURE_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json")) {
+        builder.json().init();
+    } else {
+        builder.with_ansi(false).init();
+    }
+}
+
+/// Draws log lines above `bar` instead of through it.
+pub fn attach(bar: &ProgressBar) {
+    if let Ok(mut progress) = PROGRESS.lock() {
+        *progress = Some(bar.clone());
+    }
+}
+
+struct Stderr;
+
+impl Write for Stderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let bar = PROGRESS.lock().ok().and_then(|p| p.clone());
+        match bar {
+            Some(bar) if !bar.is_hidden() => bar.suspend(|| std::io::stderr().write(buf)),
+            _ => std::io::stderr().write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}

@@ -1,0 +1,199 @@
+//! The SQS calls: receive with a lease, release, delete, send, counts.
+
+use aws_sdk_sqs::Client;
+use aws_sdk_sqs::types::{
+    ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry,
+    MessageSystemAttributeName, QueueAttributeName, SendMessageBatchRequestEntry,
+};
+
+use crate::entry::Entry;
+use crate::error::CliError;
+
+/// One queue and how this tool holds its messages.
+#[derive(Debug, Clone)]
+pub struct Queue {
+    pub client: Client,
+    pub url: String,
+    /// Seconds a received message stays invisible to everyone else.
+    pub lease: i32,
+    /// Seconds a receive waits for messages.
+    pub wait: i32,
+    /// Classify every message as raw.
+    pub raw: bool,
+}
+
+/// The result of one entry of a batch call: `Ok` or SQS's code and message.
+pub type EntryResult<T> = (usize, Result<T, String>);
+
+impl Queue {
+    /// Up to `max` (1–10) messages, leased, with every attribute.
+    pub async fn receive(&self, max: i32) -> Result<Vec<Entry>, CliError> {
+        let output = self
+            .client
+            .receive_message()
+            .queue_url(&self.url)
+            .max_number_of_messages(max.clamp(1, 10))
+            .visibility_timeout(self.lease)
+            .wait_time_seconds(self.wait)
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+            .message_attribute_names("All")
+            .send()
+            .await
+            .map_err(|e| CliError::sqs("ReceiveMessage", &self.url, e))?;
+        Ok(output.messages().iter().filter_map(|m| Entry::from_message(m, self.raw)).collect())
+    }
+
+    /// Makes messages visible again at once; returns how many SQS did not release
+    /// (they come back when their lease ends).
+    pub async fn release(&self, handles: &[&str]) -> Result<usize, CliError> {
+        let mut refused = 0;
+        for chunk in handles.chunks(10) {
+            let entries = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, handle)| {
+                    ChangeMessageVisibilityBatchRequestEntry::builder()
+                        .id(i.to_string())
+                        .receipt_handle(*handle)
+                        .visibility_timeout(0)
+                        .build()
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| CliError::sqs("ChangeMessageVisibilityBatch", &self.url, e))?;
+            let output = self
+                .client
+                .change_message_visibility_batch()
+                .queue_url(&self.url)
+                .set_entries(Some(entries))
+                .send()
+                .await
+                .map_err(|e| CliError::sqs("ChangeMessageVisibilityBatch", &self.url, e))?;
+            refused += output.failed().len();
+        }
+        Ok(refused)
+    }
+
+    /// Deletes up to 10 messages; one result per handle, by index.
+    pub async fn delete(&self, handles: &[&str]) -> Result<Vec<EntryResult<()>>, CliError> {
+        let entries = handles
+            .iter()
+            .enumerate()
+            .map(|(i, handle)| {
+                DeleteMessageBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .receipt_handle(*handle)
+                    .build()
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| CliError::sqs("DeleteMessageBatch", &self.url, e))?;
+        let output = self
+            .client
+            .delete_message_batch()
+            .queue_url(&self.url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+            .map_err(|e| CliError::sqs("DeleteMessageBatch", &self.url, e))?;
+        let mut results: Vec<EntryResult<()>> = output
+            .successful()
+            .iter()
+            .filter_map(|s| Some((s.id().parse().ok()?, Ok(()))))
+            .collect();
+        results.extend(failures(output.failed()));
+        Ok(results)
+    }
+
+    /// Sends up to 10 messages; one result per entry (by its `id`, the entry's
+    /// index), with the new message id when SQS accepted it.
+    pub async fn send(
+        &self,
+        entries: Vec<SendMessageBatchRequestEntry>,
+    ) -> Result<Vec<EntryResult<String>>, CliError> {
+        let output = self
+            .client
+            .send_message_batch()
+            .queue_url(&self.url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+            .map_err(|e| CliError::sqs("SendMessageBatch", &self.url, e))?;
+        let mut results: Vec<EntryResult<String>> = output
+            .successful()
+            .iter()
+            .filter_map(|s| Some((s.id().parse().ok()?, Ok(s.message_id().to_owned()))))
+            .collect();
+        results.extend(failures(output.failed()));
+        Ok(results)
+    }
+
+    /// Approximate visible and in-flight counts.
+    pub async fn counts(&self) -> Result<(u64, u64), CliError> {
+        let output = self
+            .client
+            .get_queue_attributes()
+            .queue_url(&self.url)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+            .send()
+            .await
+            .map_err(|e| CliError::sqs("GetQueueAttributes", &self.url, e))?;
+        let count = |name| {
+            output.attributes().and_then(|a| a.get(&name)).and_then(|v| v.parse().ok()).unwrap_or(0)
+        };
+        Ok((
+            count(QueueAttributeName::ApproximateNumberOfMessages),
+            count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
+        ))
+    }
+
+    /// The queues whose redrive policy names this queue as their dead-letter queue.
+    pub async fn dead_letter_sources(&self) -> Result<Vec<String>, CliError> {
+        let output = self
+            .client
+            .list_dead_letter_source_queues()
+            .queue_url(&self.url)
+            .send()
+            .await
+            .map_err(|e| CliError::sqs("ListDeadLetterSourceQueues", &self.url, e))?;
+        Ok(output.queue_urls().to_vec())
+    }
+
+    /// The URL of the queue `arn` names, looked up in its owner's account.
+    pub async fn url_of(&self, arn: &str) -> Result<String, CliError> {
+        let parts: Vec<&str> = arn.split(':').collect();
+        let [_, _, "sqs", region, account, name] = parts[..] else {
+            return Err(CliError::Destination(format!(
+                "{arn:?} is not an SQS queue ARN: give --to"
+            )));
+        };
+        let ours = self.client.config().region().map(|r| r.as_ref().to_owned());
+        if ours.as_deref().is_some_and(|ours| ours != region) {
+            return Err(CliError::Destination(format!(
+                "{arn} is in {region}, not in {}: run with --region {region}, or give --to",
+                ours.unwrap_or_default()
+            )));
+        }
+        let output = self
+            .client
+            .get_queue_url()
+            .queue_name(name)
+            .queue_owner_aws_account_id(account)
+            .send()
+            .await
+            .map_err(|e| CliError::sqs("GetQueueUrl", arn, e))?;
+        output
+            .queue_url()
+            .map(str::to_owned)
+            .ok_or_else(|| CliError::Destination(format!("GetQueueUrl returned no URL for {arn}")))
+    }
+}
+
+fn failures<T>(failed: &[aws_sdk_sqs::types::BatchResultErrorEntry]) -> Vec<EntryResult<T>> {
+    failed
+        .iter()
+        .filter_map(|f| {
+            let reason = format!("{}: {}", f.code(), f.message().unwrap_or_default());
+            Some((f.id().parse().ok()?, Err(reason)))
+        })
+        .collect()
+}

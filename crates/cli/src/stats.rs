@@ -1,0 +1,99 @@
+//! Counts by error code, tenant, source queue, operation and age.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use crate::entry::Entry;
+use crate::text::printable;
+
+/// The age buckets below their upper bound in hours, youngest first; older is `OLDEST`.
+const AGES: [(&str, i64); 4] = [("< 1h", 1), ("1h–6h", 6), ("6h–24h", 24), ("1d–7d", 168)];
+const OLDEST: &str = "≥ 7d";
+
+/// The counts of one scan.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    pub total: u64,
+    pub by_error_code: BTreeMap<String, u64>,
+    pub by_tenant: BTreeMap<String, u64>,
+    pub by_source_queue: BTreeMap<String, u64>,
+    pub by_operation: BTreeMap<String, u64>,
+    pub by_age: BTreeMap<String, u64>,
+}
+
+const NONE: &str = "(none)";
+
+impl Stats {
+    /// Counts `entry`, its age taken at `now`.
+    pub fn add(&mut self, entry: &Entry, now: Timestamp) {
+        let key = |value: &Option<String>| value.clone().unwrap_or_else(|| NONE.to_owned());
+        self.total += 1;
+        *self.by_error_code.entry(key(&entry.error_code)).or_default() += 1;
+        *self.by_tenant.entry(key(&entry.tenant_id)).or_default() += 1;
+        *self.by_source_queue.entry(key(&entry.source_queue_arn)).or_default() += 1;
+        *self.by_operation.entry(key(&entry.operation)).or_default() += 1;
+        *self.by_age.entry(age_bucket(entry.at, now).to_owned()).or_default() += 1;
+    }
+
+    /// One table per dimension, largest count first.
+    pub fn render(&self) -> String {
+        let mut out = format!("{} message(s)\n", self.total);
+        let tables = [
+            ("ERROR CODE", &self.by_error_code),
+            ("TENANT", &self.by_tenant),
+            ("SOURCE QUEUE", &self.by_source_queue),
+            ("OPERATION", &self.by_operation),
+        ];
+        for (title, counts) in tables {
+            let mut rows: Vec<(&String, &u64)> = counts.iter().collect();
+            rows.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+            table(&mut out, title, rows.into_iter().map(|(k, v)| (printable(k, 80), *v)));
+        }
+        let names = AGES.iter().map(|(name, _)| *name).chain([OLDEST, "(unknown)"]);
+        let ages = names.filter_map(|name| self.by_age.get(name).map(|n| (name.to_owned(), *n)));
+        table(&mut out, "AGE", ages);
+        out
+    }
+}
+
+fn table(out: &mut String, title: &str, rows: impl Iterator<Item = (String, u64)>) {
+    let rows: Vec<(String, u64)> = rows.collect();
+    let width = rows.iter().map(|(k, _)| k.chars().count()).chain([title.len()]).max().unwrap_or(0);
+    let _ = writeln!(out, "\n{title:<width$}  COUNT");
+    for (key, count) in rows {
+        let _ = writeln!(out, "{key:<width$}  {count:>5}");
+    }
+}
+
+/// The bucket of a message quarantined (or sent) at `at`.
+pub fn age_bucket(at: Option<Timestamp>, now: Timestamp) -> &'static str {
+    let Some(at) = at else { return "(unknown)" };
+    let age = now.duration_since(at);
+    AGES.iter()
+        .find(|(_, hours)| age < SignedDuration::from_hours(*hours))
+        .map_or(OLDEST, |(name, _)| name)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn ages_fall_in_their_buckets() {
+        let now: Timestamp = "2026-11-30T12:00:00Z".parse().unwrap();
+        let at = |s: &str| Some(s.parse::<Timestamp>().unwrap());
+        assert_eq!(age_bucket(at("2026-11-30T11:30:00Z"), now), "< 1h");
+        assert_eq!(age_bucket(at("2026-11-30T11:00:00Z"), now), "1h–6h");
+        assert_eq!(age_bucket(at("2026-11-29T13:00:00Z"), now), "6h–24h");
+        assert_eq!(age_bucket(at("2026-11-25T12:00:00Z"), now), "1d–7d");
+        assert_eq!(age_bucket(at("2020-01-01T00:00:00Z"), now), "≥ 7d");
+        assert_eq!(age_bucket(at("2027-01-01T00:00:00Z"), now), "< 1h", "a clock ahead");
+        assert_eq!(age_bucket(None, now), "(unknown)");
+    }
+}

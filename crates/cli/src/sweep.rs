@@ -1,0 +1,417 @@
+//! The loop that changes a queue: receive, filter, replay or discard, audit,
+//! delete — several loops at once, sharing the rate, the limit and what is held.
+//!
+//! What does not match is held (leased) until the sweep ends, so receives move
+//! on to new messages; everything held is released, visibility 0, before the
+//! sweep returns, also when it stops on an error. A message is deleted only
+//! after SQS confirmed its replay and the audit line of that is on disk.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use backpressure_core::consumer::quarantine::{MAX_BATCH_BYTES, plan_batches};
+use indicatif::ProgressBar;
+use serde::Serialize;
+
+use crate::audit::{self, Audit, Line, Outcome};
+use crate::destination::Destinations;
+use crate::entry::Entry;
+use crate::error::CliError;
+use crate::filter::Filter;
+use crate::outgoing::{send_entry, sqs_size};
+use crate::pace::Pacer;
+use crate::queue::Queue;
+use crate::text::printable;
+
+/// The largest message SQS accepts.
+const MAX_MESSAGE_BYTES: usize = 1_048_576;
+
+/// What a sweep does with a matching message.
+#[derive(Debug, Clone, Copy)]
+pub enum Action<'a> {
+    Replay { destinations: &'a Destinations, dry_run: bool },
+    Discard,
+}
+
+/// What a sweep did.
+#[derive(Debug, Default, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tally {
+    pub replayed: u64,
+    pub discarded: u64,
+    /// Sent by an earlier, interrupted run; deleted now without sending.
+    pub deleted_on_resume: u64,
+    /// Printed by `--dry-run`.
+    pub would_send: u64,
+    /// Left on the queue because SQS refused them or they cannot be sent.
+    pub failed: u64,
+    /// Did not match the filters; left on the queue.
+    pub not_matching: u64,
+    /// The ids SQS gave the replayed messages.
+    #[serde(skip)]
+    pub new_message_ids: Vec<String>,
+}
+
+#[derive(Debug)]
+struct State {
+    /// Messages to release at the end, by id: the newest receipt handle.
+    held: HashMap<String, String>,
+    remaining: usize,
+    tally: Tally,
+}
+
+/// What a sweep works on and with.
+#[derive(Debug, Clone, Copy)]
+pub struct Setup<'a> {
+    pub source: &'a Queue,
+    pub filter: &'a Filter,
+    pub action: Action<'a>,
+    /// `None` for a dry run, which writes nothing.
+    pub audit: Option<&'a Audit>,
+    pub operator: &'a str,
+    pub pacer: &'a Pacer,
+}
+
+#[derive(Debug)]
+pub struct Sweep<'a> {
+    source: &'a Queue,
+    filter: &'a Filter,
+    action: Action<'a>,
+    audit: Option<&'a Audit>,
+    operator: &'a str,
+    pacer: &'a Pacer,
+    progress: ProgressBar,
+    state: Mutex<State>,
+}
+
+impl<'a> Sweep<'a> {
+    /// A sweep that acts on at most `limit` matching messages.
+    pub fn new(setup: Setup<'a>, limit: usize, progress: ProgressBar) -> Self {
+        let Setup { source, filter, action, audit, operator, pacer } = setup;
+        let state = State { held: HashMap::new(), remaining: limit, tally: Tally::default() };
+        Self { source, filter, action, audit, operator, pacer, progress, state: Mutex::new(state) }
+    }
+
+    /// Runs `loops` loops until the queue has no more visible messages or the
+    /// limit is reached, releases what it held, and returns what it did.
+    pub async fn run(self, loops: usize) -> (Tally, Result<(), CliError>) {
+        let results = futures::future::join_all((0..loops.max(1)).map(|_| self.lane())).await;
+        let outcome = results.into_iter().collect::<Result<Vec<()>, _>>().map(drop);
+        let state = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        let handles: Vec<&str> = state.held.values().map(String::as_str).collect();
+        let released = self.source.release(&handles).await;
+        let outcome = outcome.and(released.map(|refused| {
+            if refused > 0 {
+                tracing::warn!(
+                    refused,
+                    "SQS did not release some held messages: visible again when their lease ends"
+                );
+            }
+        }));
+        (state.tally, outcome)
+    }
+
+    async fn lane(&self) -> Result<(), CliError> {
+        loop {
+            if self.with_state(|s| s.remaining == 0) {
+                return Ok(());
+            }
+            let batch = self.source.receive(self.pacer.batch_size() as i32).await?;
+            if batch.is_empty() {
+                return Ok(());
+            }
+            let sorted = self.sort(batch);
+            if !sorted.extra.is_empty() {
+                let handles: Vec<&str> =
+                    sorted.extra.iter().map(|e| e.receipt_handle.as_str()).collect();
+                self.source.release(&handles).await?;
+            }
+            if !sorted.resumed.is_empty() {
+                self.delete(sorted.resumed, Outcome::DeletedOnResume).await?;
+            }
+            if !sorted.todo.is_empty() {
+                match self.action {
+                    Action::Replay { destinations, dry_run } => {
+                        self.replay(sorted.todo, destinations, dry_run).await?;
+                    }
+                    Action::Discard => self.delete(sorted.todo, Outcome::Discarded).await?,
+                }
+            } else if sorted.all_seen {
+                // Only messages held already, back after their lease ran out: all read.
+                return Ok(());
+            }
+        }
+    }
+
+    fn sort(&self, batch: Vec<Entry>) -> Sorted {
+        let mut sorted = Sorted { all_seen: true, ..Sorted::default() };
+        self.with_state(|state| {
+            for entry in batch {
+                if let Some(handle) = state.held.get_mut(&entry.queue_message_id) {
+                    *handle = entry.receipt_handle;
+                    continue;
+                }
+                sorted.all_seen = false;
+                if !self.filter.matches(&entry) {
+                    state.tally.not_matching += 1;
+                    state.held.insert(entry.queue_message_id, entry.receipt_handle);
+                } else if self.audit.is_some_and(|a| a.was_sent(&entry.queue_message_id)) {
+                    sorted.resumed.push(entry);
+                } else if state.remaining > 0 {
+                    state.remaining -= 1;
+                    sorted.todo.push(entry);
+                } else {
+                    sorted.extra.push(entry);
+                }
+            }
+        });
+        sorted
+    }
+
+    async fn replay(
+        &self,
+        todo: Vec<Entry>,
+        destinations: &Destinations,
+        dry_run: bool,
+    ) -> Result<(), CliError> {
+        let mut groups: Vec<(Queue, Vec<Entry>)> = Vec::new();
+        for entry in todo {
+            match destinations.resolve(&entry).await {
+                Ok(queue) => match groups.iter_mut().find(|(q, _)| q.url == queue.url) {
+                    Some((_, entries)) => entries.push(entry),
+                    None => groups.push((queue, vec![entry])),
+                },
+                Err(reason) => self.fail(&entry, None, reason)?,
+            }
+        }
+        for (destination, entries) in groups {
+            let fifo = destination.url.ends_with(".fifo");
+            let mut ready = Vec::new();
+            for entry in entries {
+                match send_entry(&entry, 0, fifo) {
+                    Ok(_) => ready.push(entry),
+                    Err(reason) => self.fail(&entry, Some(&destination.url), reason)?,
+                }
+            }
+            let sizes: Vec<usize> = ready.iter().map(sqs_size).collect();
+            let (batches, too_large) = plan_batches(&sizes, MAX_MESSAGE_BYTES.min(MAX_BATCH_BYTES));
+            for index in too_large {
+                let reason = "larger than SQS accepts in one message".to_owned();
+                self.fail(&ready[index], Some(&destination.url), reason)?;
+            }
+            for batch in batches {
+                let entries: Vec<&Entry> = batch.iter().map(|&i| &ready[i]).collect();
+                if dry_run {
+                    self.print_dry_run(&entries, &destination.url);
+                } else {
+                    self.send(&entries, &destination, fifo).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn send(
+        &self,
+        entries: &[&Entry],
+        destination: &Queue,
+        fifo: bool,
+    ) -> Result<(), CliError> {
+        let requests = entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| send_entry(e, i, fifo).ok())
+            .collect::<Vec<_>>();
+        let started = self.pacer.wait(entries.len()).await;
+        let started = audit::now_minus(started.elapsed());
+        let results = match destination.send(requests).await {
+            Ok(results) => results,
+            Err(error) => {
+                // Unknown whether SQS took them: keep them here (a rerun sends them again).
+                self.hold(entries);
+                return Err(error);
+            }
+        };
+        let mut outcome: Vec<Option<Result<String, String>>> = vec![None; entries.len()];
+        for (index, result) in results {
+            if let Some(slot) = outcome.get_mut(index) {
+                *slot = Some(result);
+            }
+        }
+        let (mut lines, mut sent, mut refused) = (Vec::new(), Vec::new(), Vec::new());
+        for (entry, result) in entries.iter().zip(outcome) {
+            let result =
+                result.unwrap_or_else(|| Err("SQS returned no result for this entry".into()));
+            let mut line = self.line(entry, Some(&destination.url), &started);
+            match result {
+                Ok(new_id) => {
+                    line.new_message_id = Some(new_id);
+                    sent.push(*entry);
+                }
+                Err(reason) => {
+                    line.result = Outcome::SendFailed;
+                    line.reason = Some(reason);
+                    refused.push(*entry);
+                }
+            }
+            lines.push(line);
+        }
+        self.hold(&refused);
+        if let Err(error) = self.audit.map_or(Ok(()), |a| a.write(&lines)) {
+            // Not on record: must not be deleted. A rerun sends them again.
+            self.hold(&sent);
+            return Err(error);
+        }
+        self.with_state(|s| {
+            s.tally.failed += refused.len() as u64;
+            s.tally.replayed += sent.len() as u64;
+            s.tally.new_message_ids.extend(lines.iter().filter_map(|l| l.new_message_id.clone()));
+        });
+        self.progress.inc(sent.len() as u64);
+        self.delete_sent(&sent, &destination.url).await
+    }
+
+    /// Deletes replayed messages here; one that will not go is on record as
+    /// sent, so a rerun deletes it without sending it again.
+    async fn delete_sent(&self, sent: &[&Entry], destination: &str) -> Result<(), CliError> {
+        if sent.is_empty() {
+            return Ok(());
+        }
+        let handles: Vec<&str> = sent.iter().map(|e| e.receipt_handle.as_str()).collect();
+        let results = self.source.delete(&handles).await?;
+        let deleted: Vec<usize> =
+            results.iter().filter(|(_, r)| r.is_ok()).map(|(i, _)| *i).collect();
+        let started = audit::now();
+        let mut lines = Vec::new();
+        for (index, entry) in sent.iter().enumerate().filter(|(i, _)| !deleted.contains(i)) {
+            let mut line = self.line(entry, Some(destination), &started);
+            line.result = Outcome::DeleteFailed;
+            line.reason =
+                results.iter().find(|(i, _)| *i == index).and_then(|(_, r)| r.clone().err());
+            lines.push(line);
+            self.hold(&[*entry]);
+        }
+        self.with_state(|s| s.tally.failed += lines.len() as u64);
+        self.audit.map_or(Ok(()), |a| a.write(&lines))
+    }
+
+    /// Deletes `entries` (discarded, or sent before an interruption), then
+    /// writes their audit lines.
+    async fn delete(&self, entries: Vec<Entry>, done: Outcome) -> Result<(), CliError> {
+        let handles: Vec<&str> = entries.iter().map(|e| e.receipt_handle.as_str()).collect();
+        let started = audit::now();
+        let results = match self.source.delete(&handles).await {
+            Ok(results) => results,
+            Err(error) => {
+                self.hold(&entries.iter().collect::<Vec<_>>());
+                return Err(error);
+            }
+        };
+        let mut lines = Vec::new();
+        let (mut ok, mut failed) = (0, 0);
+        for (index, entry) in entries.iter().enumerate() {
+            let mut line = self.line(entry, None, &started);
+            match results.iter().find(|(i, _)| *i == index).map(|(_, r)| r.clone()) {
+                Some(Ok(())) => {
+                    line.result = done;
+                    ok += 1;
+                }
+                other => {
+                    line.result = if done == Outcome::Discarded {
+                        Outcome::DiscardFailed
+                    } else {
+                        Outcome::DeleteFailed
+                    };
+                    line.reason =
+                        Some(other.and_then(Result::err).unwrap_or_else(|| "no result".into()));
+                    failed += 1;
+                    self.hold(&[entry]);
+                }
+            }
+            lines.push(line);
+        }
+        self.with_state(|s| {
+            s.tally.failed += failed;
+            match done {
+                Outcome::Discarded => s.tally.discarded += ok,
+                _ => s.tally.deleted_on_resume += ok,
+            }
+        });
+        self.progress.inc(ok);
+        self.audit.map_or(Ok(()), |a| a.write(&lines))
+    }
+
+    fn print_dry_run(&self, entries: &[&Entry], destination: &str) {
+        for entry in entries {
+            println!(
+                "would send {id} ({bytes} bytes, {attributes} attribute(s){group}) to {destination}",
+                id = printable(&entry.original_message_id, 80),
+                bytes = entry.body.as_deref().map_or(0, str::len),
+                attributes = entry.message_attributes.len(),
+                group = entry
+                    .group_id
+                    .as_deref()
+                    .map(|g| format!(", group {}", printable(g, 80)))
+                    .unwrap_or_default(),
+            );
+        }
+        self.hold(entries);
+        self.with_state(|s| s.tally.would_send += entries.len() as u64);
+        self.progress.inc(entries.len() as u64);
+    }
+
+    /// A message that cannot be replayed: kept here, counted, on record.
+    fn fail(
+        &self,
+        entry: &Entry,
+        destination: Option<&str>,
+        reason: String,
+    ) -> Result<(), CliError> {
+        tracing::warn!(queue_message_id = %entry.queue_message_id, %reason, "not replayed");
+        self.hold(&[entry]);
+        self.with_state(|s| s.tally.failed += 1);
+        let mut line = self.line(entry, destination, &audit::now());
+        line.result = Outcome::SendFailed;
+        line.reason = Some(reason);
+        self.audit.map_or(Ok(()), |a| a.write(&[line]))
+    }
+
+    fn hold(&self, entries: &[&Entry]) {
+        self.with_state(|s| {
+            for entry in entries {
+                s.held.insert(entry.queue_message_id.clone(), entry.receipt_handle.clone());
+            }
+        });
+    }
+
+    fn line(&self, entry: &Entry, destination: Option<&str>, started: &str) -> Line {
+        let replay = matches!(self.action, Action::Replay { .. });
+        Line {
+            time: audit::now(),
+            operator: self.operator.to_owned(),
+            action: if replay { "replay" } else { "discard" }.to_owned(),
+            queue_url: self.source.url.clone(),
+            queue_message_id: entry.queue_message_id.clone(),
+            original_message_id: entry.original_message_id.clone(),
+            new_message_id: None,
+            destination: destination.map(str::to_owned),
+            error_code: entry.error_code.clone(),
+            result: Outcome::Replayed,
+            started: started.to_owned(),
+            reason: None,
+        }
+    }
+
+    fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut state)
+    }
+}
+
+#[derive(Debug, Default)]
+struct Sorted {
+    todo: Vec<Entry>,
+    resumed: Vec<Entry>,
+    extra: Vec<Entry>,
+    all_seen: bool,
+}
