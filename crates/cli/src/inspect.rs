@@ -111,7 +111,7 @@ pub async fn export(queue: &Queue, filter: &Filter, path: &Path) -> Result<(), C
     }
     let file = writer.into_inner().map_err(|e| CliError::file(path, e.into_error()))?;
     file.sync_all().map_err(|e| CliError::file(path, e))?;
-    eprintln!("{written} message(s) written to {}. {}", path.display(), footer(queue, scanned));
+    eprint!("{written} message(s) written to {}. {}", path.display(), footer(queue, scanned));
     Ok(())
 }
 

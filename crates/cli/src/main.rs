@@ -5,7 +5,6 @@
 
 use std::process::ExitCode;
 
-use aws_smithy_types::error::display::DisplayErrorContext;
 use clap::Parser;
 use sqs_backpressure::args::Cli;
 use sqs_backpressure::change::Finish;
@@ -39,7 +38,7 @@ async fn main() -> ExitCode {
         Ok(Finish::CanaryStopped) => ExitCode::from(3),
         Ok(Finish::Incomplete(_)) => ExitCode::from(4),
         Err(error) => {
-            eprintln!("error: {}", DisplayErrorContext(&error));
+            eprintln!("error: {error}");
             ExitCode::FAILURE
         }
     }

@@ -37,15 +37,19 @@ pub async fn scan(
             if batch.is_empty() {
                 return Ok(());
             }
-            let mut new = 0;
-            for entry in batch {
-                let fresh =
-                    held.insert(entry.queue_message_id.clone(), entry.receipt_handle.clone());
-                if fresh.is_none() {
-                    new += 1;
-                    if visit(entry).is_break() {
-                        return Ok(());
-                    }
+            // Every message of the batch is held before any is visited, so
+            // one `visit` stopping the scan still releases the rest.
+            let fresh: Vec<Entry> = batch
+                .into_iter()
+                .filter(|e| {
+                    let handle = e.receipt_handle.clone();
+                    held.insert(e.queue_message_id.clone(), handle).is_none()
+                })
+                .collect();
+            let new = fresh.len();
+            for entry in fresh {
+                if visit(entry).is_break() {
+                    return Ok(());
                 }
             }
             // Only messages already read: their leases ran out during a long scan.

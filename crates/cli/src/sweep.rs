@@ -6,7 +6,7 @@
 //! sweep returns, also when it stops on an error. A message is deleted only
 //! after SQS confirmed its replay and the audit line of that is on disk.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use backpressure_core::consumer::quarantine::{MAX_BATCH_BYTES, plan_batches};
@@ -56,6 +56,9 @@ pub struct Tally {
 struct State {
     /// Messages to release at the end, by id: the newest receipt handle.
     held: HashMap<String, String>,
+    /// Messages taken to act on: one received again (a lease that ran out
+    /// mid-send, or two receives handed the same message) is left alone.
+    taken: HashSet<String>,
     remaining: usize,
     tally: Tally,
 }
@@ -88,7 +91,12 @@ impl<'a> Sweep<'a> {
     /// A sweep that acts on at most `limit` matching messages.
     pub fn new(setup: Setup<'a>, limit: usize, progress: ProgressBar) -> Self {
         let Setup { source, filter, action, audit, operator, pacer } = setup;
-        let state = State { held: HashMap::new(), remaining: limit, tally: Tally::default() };
+        let state = State {
+            held: HashMap::new(),
+            taken: HashSet::new(),
+            remaining: limit,
+            tally: Tally::default(),
+        };
         Self { source, filter, action, audit, operator, pacer, progress, state: Mutex::new(state) }
     }
 
@@ -151,14 +159,19 @@ impl<'a> Sweep<'a> {
                     *handle = entry.receipt_handle;
                     continue;
                 }
+                if state.taken.contains(&entry.queue_message_id) {
+                    continue;
+                }
                 sorted.all_seen = false;
                 if !self.filter.matches(&entry) {
                     state.tally.not_matching += 1;
                     state.held.insert(entry.queue_message_id, entry.receipt_handle);
                 } else if self.audit.is_some_and(|a| a.was_sent(&entry.queue_message_id)) {
+                    state.taken.insert(entry.queue_message_id.clone());
                     sorted.resumed.push(entry);
                 } else if state.remaining > 0 {
                     state.remaining -= 1;
+                    state.taken.insert(entry.queue_message_id.clone());
                     sorted.todo.push(entry);
                 } else {
                     sorted.extra.push(entry);

@@ -8,6 +8,7 @@ mod consumer;
 mod fault_matrix;
 mod hostile_input;
 mod library;
+mod operator_cli;
 mod publisher;
 mod reliability;
 mod template;
