@@ -372,3 +372,67 @@ fn the_created_service_is_the_one_scaled_and_counted() {
         "registered after the service exists: {target}"
     );
 }
+
+#[test]
+fn the_operator_policy_holds_exactly_what_the_cli_calls_apart_from_the_runtime_roles() {
+    let template = template();
+    let statements = &resource(&template, "OperatorPolicy")["PolicyDocument"]["Statement"];
+    let statements = statements.as_sequence().unwrap();
+    let actions_of = |statement: &Value| -> BTreeSet<String> {
+        statement["Action"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_owned())
+            .collect()
+    };
+    let sid = |name: &str| statements.iter().find(|s| s["Sid"].as_str() == Some(name)).unwrap();
+    // crates/cli/src/queue.rs: the calls on the queue read from, and on the queue replayed to.
+    assert_eq!(
+        actions_of(sid("ReadReleaseDeleteFailedMessages")),
+        names(&[
+            "sqs:ReceiveMessage",
+            "sqs:ChangeMessageVisibility",
+            "sqs:DeleteMessage",
+            "sqs:GetQueueAttributes",
+            "sqs:ListDeadLetterSourceQueues",
+        ])
+    );
+    assert_eq!(
+        actions_of(sid("ReplayToWorkQueue")),
+        names(&["sqs:SendMessage", "sqs:GetQueueUrl", "sqs:GetQueueAttributes"])
+    );
+    assert_eq!(statements.len(), 2);
+    let read_from = format!("{:?}", sid("ReadReleaseDeleteFailedMessages")["Resource"]);
+    assert!(
+        read_from.contains("QuarantineQueue.Arn") && read_from.contains("DeadLetterQueue.Arn"),
+        "{read_from}"
+    );
+    let consumer =
+        &resource(&template, "ConsumerRole")["Policies"][0]["PolicyDocument"]["Statement"];
+    let consume = consumer
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .find(|s| s["Sid"].as_str() == Some("ConsumeWorkQueue"));
+    assert_eq!(
+        sid("ReplayToWorkQueue")["Resource"],
+        consume.unwrap()["Resource"],
+        "replays go to the work queue only"
+    );
+
+    let role = resource(&template, "OperatorRole");
+    assert_eq!(reference(&role["ManagedPolicyArns"][0]), "OperatorPolicy");
+    // The runtime roles cannot delete or read quarantine records: only the operator's can.
+    for runtime in ["PublisherRole", "ConsumerRole", "WorkerTaskRole"] {
+        let text = format!("{:?}", resource(&template, runtime));
+        assert!(!text.contains("OperatorPolicy"), "{runtime} holds the operator policy");
+        for policy in resource(&template, runtime)["Policies"].as_sequence().unwrap() {
+            for statement in policy["PolicyDocument"]["Statement"].as_sequence().unwrap() {
+                if format!("{:?}", statement["Resource"]).contains("QuarantineQueue") {
+                    assert_eq!(statement["Action"].as_str(), Some("sqs:SendMessage"), "{runtime}");
+                }
+            }
+        }
+    }
+}
