@@ -28,6 +28,10 @@ pub struct AwsArgs {
     /// Send every AWS call to this endpoint instead (an emulator, a VPC endpoint).
     #[arg(long, global = true)]
     pub endpoint_url: Option<String>,
+    /// Seconds each AWS call may take, retries included (a receive gets its wait on top):
+    /// a hung call fails the command instead of hanging it.
+    #[arg(long, global = true, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub call_timeout: u64,
 }
 
 #[derive(Debug, Subcommand)]

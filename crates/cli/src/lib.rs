@@ -34,8 +34,14 @@ pub struct Clients {
 
 /// Runs one command.
 pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
+    let call = std::time::Duration::from_secs(cli.aws.call_timeout);
     let queue = |args: &QueueArgs| Queue {
         client: clients.sqs.clone(),
+        poll_client: queue::with_timeouts(
+            &clients.sqs,
+            call,
+            std::time::Duration::from_secs(args.wait_seconds.unsigned_abs().into()),
+        ),
         url: args.queue_url.clone(),
         lease: args.visibility_timeout,
         wait: args.wait_seconds,

@@ -4,6 +4,9 @@
 //! flight were not seen (run again after their visibility timeout).
 
 use std::process::ExitCode;
+use std::time::Duration;
+
+use aws_config::timeout::TimeoutConfig;
 
 use clap::Parser;
 use sqs_backpressure::args::Cli;
@@ -24,7 +27,12 @@ async fn main() -> ExitCode {
     if let Some(endpoint) = &cli.aws.endpoint_url {
         loader = loader.endpoint_url(endpoint);
     }
-    let config = loader.load().await;
+    let call = Duration::from_secs(cli.aws.call_timeout);
+    let timeouts = TimeoutConfig::builder()
+        .operation_timeout(call)
+        .operation_attempt_timeout(call / 2)
+        .build();
+    let config = loader.timeout_config(timeouts).load().await;
     let clients =
         Clients { sqs: aws_sdk_sqs::Client::new(&config), sts: aws_sdk_sts::Client::new(&config) };
     match run(cli, &clients).await {

@@ -1,6 +1,9 @@
 //! The SQS calls: receive with a lease, release, delete, send, counts.
 
+use std::time::Duration;
+
 use aws_sdk_sqs::Client;
+use aws_sdk_sqs::config::timeout::TimeoutConfig;
 use aws_sdk_sqs::types::{
     ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry,
     MessageSystemAttributeName, QueueAttributeName, SendMessageBatchRequestEntry,
@@ -13,6 +16,8 @@ use crate::error::CliError;
 #[derive(Debug, Clone)]
 pub struct Queue {
     pub client: Client,
+    /// The same client with the receive's wait added to its timeouts.
+    pub poll_client: Client,
     pub url: String,
     /// Seconds a received message stays invisible to everyone else.
     pub lease: i32,
@@ -22,6 +27,16 @@ pub struct Queue {
     pub raw: bool,
 }
 
+/// A client whose calls, retries included, end within `call` (`wait` more
+/// for a receive's long poll): a hung call fails instead of hanging the command.
+pub fn with_timeouts(client: &Client, call: Duration, wait: Duration) -> Client {
+    let timeouts = TimeoutConfig::builder()
+        .operation_timeout(call + wait)
+        .operation_attempt_timeout(call / 2 + wait)
+        .build();
+    Client::from_conf(client.config().to_builder().timeout_config(timeouts).build())
+}
+
 /// The result of one entry of a batch call: `Ok` or SQS's code and message.
 pub type EntryResult<T> = (usize, Result<T, String>);
 
@@ -29,7 +44,7 @@ impl Queue {
     /// Up to `max` (1–10) messages, leased, with every attribute.
     pub async fn receive(&self, max: i32) -> Result<Vec<Entry>, CliError> {
         let output = self
-            .client
+            .poll_client
             .receive_message()
             .queue_url(&self.url)
             .max_number_of_messages(max.clamp(1, 10))

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Runs the CLI to its end.
-async fn cli(args: &[&str]) -> Output {
+pub(crate) async fn cli(args: &[&str]) -> Output {
     tokio::process::Command::new(binary("sqs-backpressure").unwrap())
         .args(args)
         .stdin(std::process::Stdio::null())
@@ -29,11 +29,11 @@ async fn cli(args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn stdout(output: &Output) -> String {
+pub(crate) fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-fn stderr(output: &Output) -> String {
+pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
@@ -48,13 +48,13 @@ fn ok(output: Output) -> Output {
     output
 }
 
-fn temp_path(name: &str) -> PathBuf {
+pub(crate) fn temp_path(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(unique("cli"));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }
 
-fn audit_lines(path: &PathBuf) -> Vec<Value> {
+pub(crate) fn audit_lines(path: &PathBuf) -> Vec<Value> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
@@ -210,7 +210,7 @@ fn attribute(data_type: &str, text: Option<&str>, bytes: Option<&[u8]>) -> Messa
 
 /// Raw messages on a "dead-letter queue", with bodies and attributes that
 /// test exactness; returns (dlq url, sent bodies by message id).
-async fn dead_letter_queue(
+pub(crate) async fn dead_letter_queue(
     aws: &Aws,
     fifo: bool,
     bodies: &[String],
@@ -238,7 +238,7 @@ async fn dead_letter_queue(
                     )
                     .message_attributes(
                         "note",
-                        attribute("String.custom", Some("é 😀 \u{1}"), None),
+                        attribute("String.custom", Some("é 😀 \t"), None),
                     );
                 if fifo {
                     entry = entry
@@ -294,7 +294,7 @@ async fn export_is_byte_exact_and_removes_nothing() {
         assert_eq!(line["body"].as_str().unwrap(), sent[id], "body of {id} byte for byte");
         assert_eq!(line["messageAttributes"]["raw"]["binaryValue"], "AJ+Slv8=");
         assert_eq!(line["messageAttributes"]["raw"]["dataType"], "Binary.bytes");
-        assert_eq!(line["messageAttributes"]["note"]["stringValue"], "é 😀 \u{1}");
+        assert_eq!(line["messageAttributes"]["note"]["stringValue"], "é 😀 \t");
     }
     assert_eq!(aws.counts(&dlq).await.unwrap(), (sent.len() as u64, 0), "nothing removed");
     let again = cli(&["export", "--queue-url", &dlq, "--out", out.to_str().unwrap()]).await;
