@@ -3,7 +3,8 @@
 //! `*.throttle` → 429 with `Retry-After: 30`, `*.fail` → 503, `*.slow` →
 //! 204 after 10 s, `*.hold` → 204 once `release_held` is called (or after
 //! 10 minutes), `*.jitter` → 204 after 0–39 ms (by the body), `*.slowbody` → 202 at once with its body 3 s later,
-//! `*.rejectslowbody` → 422 likewise, anything else → 204. Every request is
+//! `*.rejectslowbody` → 422 likewise, anything else → 204. At `fixed_url`
+//! its validation is "fixed": `*.reject` → 204 too. Every request is
 //! recorded.
 
 use std::convert::Infallible;
@@ -37,6 +38,8 @@ pub struct Received {
     pub status: u16,
 }
 
+const FIXED_PATH: &str = "/work-fixed";
+
 #[derive(Debug)]
 pub struct Downstream {
     address: SocketAddr,
@@ -69,6 +72,11 @@ impl Downstream {
 
     pub fn url(&self) -> String {
         format!("http://{}/work", self.address)
+    }
+
+    /// The same server with `*.reject` accepted: the downstream after a fix.
+    pub fn fixed_url(&self) -> String {
+        format!("http://{}{FIXED_PATH}", self.address)
     }
 
     /// Answers every `*.hold` request, waiting or still to come.
@@ -114,7 +122,9 @@ async fn answer(
         .and_then(|v| v.get("operation").and_then(Value::as_str).map(str::to_owned))
         .unwrap_or_default();
     let mut response = Response::new(Full::new(Bytes::new()).boxed());
+    let fixed = received.path == FIXED_PATH;
     let status = match operation.rsplit('.').next().unwrap_or_default() {
+        "reject" if fixed => StatusCode::NO_CONTENT,
         "reject" => StatusCode::UNPROCESSABLE_ENTITY,
         "throttle" => {
             response

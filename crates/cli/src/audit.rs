@@ -64,6 +64,19 @@ pub struct Audit {
     sent: Mutex<HashSet<String>>,
 }
 
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Replayed => "replayed",
+            Self::SendFailed => "send_failed",
+            Self::DeleteFailed => "delete_failed",
+            Self::DeletedOnResume => "deleted_on_resume",
+            Self::Discarded => "discarded",
+            Self::DiscardFailed => "discard_failed",
+        }
+    }
+}
+
 impl Audit {
     /// Opens (or creates) the file for appending and reads which messages of
     /// `queue_url` were already sent.
@@ -136,14 +149,16 @@ impl Audit {
                 target: "audit",
                 operator = %line.operator,
                 action = %line.action,
-                result = ?line.result,
+                result = line.result.as_str(),
                 queue_message_id = %line.queue_message_id,
                 original_message_id = %line.original_message_id,
                 new_message_id = line.new_message_id.as_deref().unwrap_or(""),
                 destination = line.destination.as_deref().unwrap_or(""),
                 error_code = line.error_code.as_deref().unwrap_or(""),
                 reason = line.reason.as_deref().unwrap_or(""),
-                "audit"
+                "{} {}",
+                line.action,
+                line.result.as_str()
             );
         }
         Ok(())

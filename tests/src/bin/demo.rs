@@ -2,7 +2,8 @@
 //! Runtime API, on the sample events, and prints what they did: the metrics
 //! backlog-publisher put to CloudWatch, and batch-consumer's partial batch
 //! responses and quarantine records; then sqs-worker draining a queue and
-//! stopping gracefully on SIGTERM.
+//! stopping gracefully on SIGTERM; last, the operator's CLI counting
+//! quarantine records and replaying the fixable ones behind a canary.
 
 use std::time::Duration;
 
@@ -19,7 +20,105 @@ async fn main() -> Result<(), BoxError> {
     let aws = Aws::from_env().await?;
     publisher(&aws).await?;
     consumer(&aws).await?;
-    worker(&aws).await
+    worker(&aws).await?;
+    operator(&aws).await
+}
+
+/// The operator's part: records quarantined by sqs-worker (4 rejected by the
+/// downstream, 2 not JSON), `stats`, then the downstream "fixed" and the
+/// rejected ones replayed behind a canary while the worker runs again.
+async fn operator(aws: &Aws) -> Result<(), BoxError> {
+    println!("\n#### sqs-backpressure (the operator's CLI)");
+    let downstream = Downstream::start().await?;
+    let queue_url = aws.create_queue("orders-replay-work").await?;
+    let quarantine_url = aws.create_queue("orders-replay-quarantine").await?;
+    for (i, tenant) in ["tenant-a", "tenant-c", "tenant-c", "tenant-d"].iter().enumerate() {
+        let body = serde_json::json!({"schemaVersion": "1", "operation": "invoice.reject",
+            "tenantId": tenant, "idempotencyKey": format!("replay-{i}")});
+        aws.sqs.send_message().queue_url(&queue_url).message_body(body.to_string()).send().await?;
+    }
+    for i in 0..2 {
+        let body = format!("not json {i}");
+        aws.sqs.send_message().queue_url(&queue_url).message_body(body).send().await?;
+    }
+    let worker_env = |downstream_url: &str| {
+        vec![
+            ("QUEUE_URL".to_owned(), queue_url.clone()),
+            ("QUARANTINE_QUEUE_URL".to_owned(), quarantine_url.clone()),
+            ("DOWNSTREAM_URL".to_owned(), downstream_url.to_owned()),
+            ("RECEIVE_WAIT_SECONDS".to_owned(), "1".to_owned()),
+            ("WORKER_POLLERS".to_owned(), "1".to_owned()),
+            ("DRAIN_SECONDS".to_owned(), "3".to_owned()),
+            (READABLE_LOGS.0.to_owned(), READABLE_LOGS.1.to_owned()),
+        ]
+    };
+    let every = Duration::from_millis(200);
+    let run_worker = |downstream_url: String| {
+        let env = worker_env(&downstream_url);
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        Process::start(&binary("sqs-worker")?, &env)
+    };
+    println!(
+        "\n== {queue_url}: 4 invoice.reject requests (the downstream answers 422) and 2 bodies that are not JSON"
+    );
+    let mut worker = run_worker(downstream.url())?;
+    aws.wait_for_counts(&quarantine_url, (6, 0), Duration::from_secs(60), every).await?;
+    worker.signal("TERM").await?;
+    worker.exit(Duration::from_secs(30)).await?;
+    println!("== sqs-worker quarantined all 6 into {quarantine_url}");
+
+    cli("sqs-backpressure stats", &["stats", "--queue-url", &quarantine_url]).await?;
+    println!(
+        "\n== The downstream's validation is fixed (invoice.reject → 204); sqs-worker runs again on it"
+    );
+    let mut worker = run_worker(downstream.fixed_url())?;
+    let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    let audit = std::fs::canonicalize(target)?.join("demo-audit.jsonl").display().to_string();
+    let _ = std::fs::remove_file(&audit);
+    cli(
+        "sqs-backpressure replay --error-code downstream_rejected --canary 1 --canary-wait 5 --rate 2 --yes",
+        &["replay", "--queue-url", &quarantine_url, "--error-code", "downstream_rejected", "--canary", "1",
+          "--canary-wait", "5", "--rate", "2", "--yes", "--audit", &audit],
+    )
+    .await?;
+    aws.wait_for_counts(&queue_url, (0, 0), Duration::from_secs(60), every).await?;
+    worker.signal("TERM").await?;
+    worker.exit(Duration::from_secs(30)).await?;
+    let delivered = downstream.received().iter().filter(|r| r.status == 204).count();
+    println!("\n== Work queue drained; the downstream accepted {delivered} replayed request(s)");
+    cli("sqs-backpressure stats (what is left)", &["stats", "--queue-url", &quarantine_url])
+        .await?;
+    println!("\n== The audit trail, {audit}:");
+    for line in std::fs::read_to_string(&audit)?.lines() {
+        let line: serde_json::Value = serde_json::from_str(line)?;
+        println!(
+            "    {} {} {} → {} by {}",
+            line["result"].as_str().unwrap_or_default(),
+            line["originalMessageId"].as_str().unwrap_or_default(),
+            line["errorCode"].as_str().unwrap_or_default(),
+            line["newMessageId"].as_str().unwrap_or_default(),
+            line["operator"].as_str().unwrap_or_default()
+        );
+    }
+    Ok(())
+}
+
+/// Runs the CLI and prints what it printed; an error unless it exits 0.
+async fn cli(title: &str, args: &[&str]) -> Result<(), BoxError> {
+    println!("\n== $ {title}");
+    let output =
+        tokio::process::Command::new(binary("sqs-backpressure")?).args(args).output().await?;
+    for line in String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .chain(String::from_utf8_lossy(&output.stderr).lines())
+    {
+        println!("  | {line}");
+    }
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(format!("sqs-backpressure {}: {}", args[0], output.status).into())
+    }
 }
 
 async fn worker(aws: &Aws) -> Result<(), BoxError> {

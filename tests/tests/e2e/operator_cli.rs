@@ -236,10 +236,7 @@ pub(crate) async fn dead_letter_queue(
                         "raw",
                         attribute("Binary.bytes", None, Some(&[0, 159, 146, 150, 255])),
                     )
-                    .message_attributes(
-                        "note",
-                        attribute("String.custom", Some("é 😀 \t"), None),
-                    );
+                    .message_attributes("note", attribute("String.custom", Some("é 😀 \t"), None));
                 if fifo {
                     entry = entry
                         .message_group_id(format!("g{}", n % 3))
