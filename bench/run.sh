@@ -4,7 +4,7 @@
 # bench/results/latest.md (bench/report.py). Not part of `make test`.
 #
 #   bench/run.sh            everything (the publisher part inside scripts/emulators.sh run)
-#   bench/run.sh consumer | engine | publisher | worker | size | profile | report   one part
+#   bench/run.sh consumer | engine | publisher | worker | replay | size | profile | report   one part
 #
 # BENCH_RUNS (3): throughput runs per variant; BENCH_STARTS (10): cold starts per function;
 # BENCH_ARM64 (1): also build arm64 with cargo-lambda when the aarch64 target is installed.
@@ -171,6 +171,21 @@ worker() {
   stop_downstream
 }
 
+# sqs-backpressure replaying 10,000 quarantine records: --rate 200 held within ±5 %, and the
+# unthrottled rate. On LocalStack's SQS: moto's receive takes seconds a call with 3,000 messages queued.
+replay() {
+  if [ -z "${AWS_ENDPOINT_URL_SQS:-}" ]; then
+    cargo build --release -p sqs-backpressure
+    cargo build -p sqs-backpressure-bench --bins
+    scripts/emulators.sh install
+    LOCALSTACK_SERVICES=cloudwatch,sqs exec scripts/emulators.sh run -- "$0" replay
+  fi
+  log "sqs-backpressure replay of ${BENCH_REPLAY_RECORDS:-10000} records (LocalStack SQS)"
+  AWS_ENDPOINT_URL_SQS=$AWS_ENDPOINT_URL_CLOUDWATCH \
+    "$harness/bench-replay" --records "${BENCH_REPLAY_RECORDS:-10000}" --rates 200,0 \
+    --out "$out/replay.json" -- "$release/sqs-backpressure"
+}
+
 size() {
   log "binary sizes"
   local arm64=null
@@ -247,6 +262,7 @@ case "${1:-all}" in
     engine
     "$0" publisher
     "$0" worker
+    "$0" replay
     size
     profile
     report
@@ -255,8 +271,9 @@ case "${1:-all}" in
   engine) engine ;;
   publisher) install_tools; publisher ;;
   worker) install_tools; worker ;;
+  replay) replay ;;
   size) size ;;
   profile) install_tools; profile ;;
   report) report ;;
-  *) echo "usage: $0 [all|consumer|engine|publisher|worker|size|profile|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|consumer|engine|publisher|worker|replay|size|profile|report]" >&2; exit 2 ;;
 esac

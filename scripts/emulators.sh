@@ -4,7 +4,9 @@
 #   scripts/emulators.sh start | stop   moto_server (SQS, ECS, STS) and LocalStack (CloudWatch)
 #   scripts/emulators.sh run -- CMD...  start, run CMD with the SDK routed to them, stop (always)
 # The SDK is routed with the standard AWS_ENDPOINT_URL_<SERVICE> variables, written to
-# .emulators/env for anything that wants to source them.
+# .emulators/env for anything that wants to source them. LOCALSTACK_SERVICES (cloudwatch) adds
+# services to LocalStack (e.g. `cloudwatch,sqs` for make bench's replay of 10,000 records,
+# a backlog moto's SQS cannot hold at speed); the variables still route SQS and STS to moto.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -60,7 +62,7 @@ start() {
   # LocalStack in host mode (no Docker). Its own TMPDIR: two instances sharing one
   # temporary folder break each other on shutdown.
   log "starting LocalStack (CloudWatch) on 127.0.0.1:$localstack_port"
-  GATEWAY_LISTEN="127.0.0.1:$localstack_port" SERVICES=cloudwatch \
+  GATEWAY_LISTEN="127.0.0.1:$localstack_port" SERVICES="${LOCALSTACK_SERVICES:-cloudwatch}" \
     LOCALSTACK_VOLUME_DIR="$state/localstack-volume" TMPDIR="$state/localstack-tmp" \
     DNS_ADDRESS=0 DISABLE_EVENTS=1 SKIP_SSL_CERT_DOWNLOAD=1 SKIP_INFRA_DOWNLOADS=1 \
     LOCALSTACK_TELEMETRY_DISABLED=1 \
