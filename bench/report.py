@@ -233,6 +233,26 @@ if worker:
               f"{held['peak_rss_mib'] * 1.048576:.1f} MB with {held['most_in_flight']} in flight",
               held["peak_rss_mib"] * 1.048576 <= 32 and held["most_in_flight"] >= held["messages"])
 
+# sqs-backpressure replay
+replay = load("replay.json")
+if replay:
+    p(f"\n### sqs-backpressure replay of {replay['records']:,} quarantine records (LocalStack's SQS)\n")
+    p("| Run | Replayed | Arrived | Left | Send rate, msg/s | Overall, msg/s | Off the rate |")
+    p("|---|---:|---:|---:|---:|---:|---:|")
+    for r in replay["rows"]:
+        dev = r.get("deviation_percent")
+        p(f"| {r['label']} | {r['replayed']:,} | {fmt(r.get('arrived'), 0)} | {fmt(r.get('left_in_quarantine'), 0)} | "
+          f"{fmt(r.get('send_rate'))} | {fmt(r['messages_per_second'])} | {'—' if dev is None else f'{dev:+.2f} %'} |")
+    rated = next((r for r in replay["rows"] if r.get("rate")), None)
+    free = next((r for r in replay["rows"] if r.get("rate") == 0), None)
+    if rated:
+        check(f"replay: --rate {rated['rate']:g} achieved within ±5 %",
+              f"{rated['send_rate']:.1f} msg/s ({rated['deviation_percent']:+.2f} %)",
+              abs(rated["deviation_percent"]) <= 5 and rated["arrived"] == replay["records"])
+    if free:
+        check("replay: unthrottled ≥ 500 messages/s", f"{free['messages_per_second']:.0f} msg/s",
+              free["messages_per_second"] >= 500 and free["arrived"] == replay["records"])
+
 # Size
 size = load("size.json")
 if size:
