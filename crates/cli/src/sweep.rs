@@ -60,6 +60,8 @@ struct State {
     /// mid-send, or two receives handed the same message) is left alone.
     taken: HashSet<String>,
     remaining: usize,
+    /// A loop failed: the others stop before their next receive or send.
+    stopped: bool,
     tally: Tally,
 }
 
@@ -95,6 +97,7 @@ impl<'a> Sweep<'a> {
             held: HashMap::new(),
             taken: HashSet::new(),
             remaining: limit,
+            stopped: false,
             tally: Tally::default(),
         };
         Self { source, filter, action, audit, operator, pacer, progress, state: Mutex::new(state) }
@@ -103,7 +106,14 @@ impl<'a> Sweep<'a> {
     /// Runs `loops` loops until the queue has no more visible messages or the
     /// limit is reached, releases what it held, and returns what it did.
     pub async fn run(self, loops: usize) -> (Tally, Result<(), CliError>) {
-        let results = futures::future::join_all((0..loops.max(1)).map(|_| self.lane())).await;
+        let lane = || async {
+            let outcome = self.lane().await;
+            if outcome.is_err() {
+                self.with_state(|s| s.stopped = true);
+            }
+            outcome
+        };
+        let results = futures::future::join_all((0..loops.max(1)).map(|_| lane())).await;
         let outcome = results.into_iter().collect::<Result<Vec<()>, _>>().map(drop);
         let state = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
         let handles: Vec<&str> = state.held.values().map(String::as_str).collect();
@@ -121,7 +131,7 @@ impl<'a> Sweep<'a> {
 
     async fn lane(&self) -> Result<(), CliError> {
         loop {
-            if self.with_state(|s| s.remaining == 0) {
+            if self.with_state(|s| s.remaining == 0 || s.stopped) {
                 return Ok(());
             }
             let batch = self.source.receive(self.pacer.batch_size() as i32).await?;
@@ -236,6 +246,11 @@ impl<'a> Sweep<'a> {
             .filter_map(|(i, e)| send_entry(e, i, fifo).ok())
             .collect::<Vec<_>>();
         let started = self.pacer.wait(entries.len()).await;
+        if self.with_state(|s| s.stopped) {
+            // Another loop failed (an audit file that cannot be written, say): send nothing more.
+            self.hold(entries);
+            return Ok(());
+        }
         let started = audit::now_minus(started.elapsed());
         let results = match destination.send(requests).await {
             Ok(results) => results,

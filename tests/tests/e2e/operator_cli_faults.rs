@@ -170,3 +170,24 @@ async fn a_release_that_fails_leaves_the_rest_invisible_only_for_the_lease() {
     // The matching one replayed; the four others visible again once the lease ends.
     setup.settled((4, 0), (1, 0)).await;
 }
+
+#[tokio::test]
+async fn an_audit_file_that_cannot_be_written_stops_the_replay_before_anything_is_sent() {
+    let setup = setup().await;
+    let directory = temp_path("not-a-file");
+    std::fs::create_dir_all(&directory).unwrap();
+    let output = cli(&[
+        "replay",
+        "--queue-url",
+        &setup.dlq,
+        "--to",
+        &setup.work,
+        "--yes",
+        "--audit",
+        directory.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(stderr(&output).contains(directory.to_str().unwrap()), "{}", stderr(&output));
+    setup.settled((5, 0), (0, 0)).await;
+}
