@@ -13,6 +13,7 @@ use aws_sdk_sqs::types::{
 };
 use aws_smithy_types::Blob;
 use e2e_tests::downstream::Downstream;
+use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
 use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
 use e2e_tests::runtime_host::LambdaHost;
 use serde_json::{Value, json};
@@ -446,9 +447,44 @@ async fn replay_to_a_fifo_queue_keeps_groups_order_and_attributes() {
 }
 
 #[tokio::test]
+async fn discard_deletes_only_what_matches_after_confirmation_and_audits_it() {
+    let q = quarantine_filled_by_the_consumer().await;
+    let audit = temp_path("audit.jsonl");
+    let url = q.quarantine_url.as_str();
+    let path = audit.to_str().unwrap();
+    let refused =
+        cli(&["discard", "--queue-url", url, "--error-code", "invalid_json", "--audit", path])
+            .await;
+    assert!(!refused.status.success(), "no --yes and no terminal: refused");
+    assert_eq!(q.aws.counts(url).await.unwrap(), (6, 0));
+
+    ok(cli(&[
+        "discard",
+        "--queue-url",
+        url,
+        "--error-code",
+        "invalid_json",
+        "--yes",
+        "--audit",
+        path,
+    ])
+    .await);
+    let lines = audit_lines(&audit);
+    let mut ids: Vec<&str> =
+        lines.iter().map(|l| l["originalMessageId"].as_str().unwrap()).collect();
+    ids.sort();
+    assert_eq!(ids, ["p-json-1", "p-json-2", "p-json-3"]);
+    assert!(lines.iter().all(|l| l["action"] == "discard" && l["result"] == "discarded"));
+    let left = stats_json(&ok(cli(&["stats", "--queue-url", url, "--json"]).await));
+    assert_eq!(left["total"], 3);
+    assert_eq!(left["byErrorCode"].get("invalid_json"), None, "{left}");
+    assert_eq!(q.aws.counts(&q.work_url).await.unwrap(), (0, 0), "nothing sent anywhere");
+}
+
+#[tokio::test]
 async fn rate_spaces_the_sends() {
     let aws = Aws::from_env().await.unwrap();
-    let bodies: Vec<String> = (0..5).map(|n| format!("m{n}")).collect();
+    let bodies: Vec<String> = (0..4).map(|n| format!("m{n}")).collect();
     let (dlq, _) = dead_letter_queue(&aws, false, &bodies).await;
     let work = aws.create_queue(&unique("work")).await.unwrap();
     let audit = temp_path("audit.jsonl");
@@ -459,7 +495,7 @@ async fn rate_spaces_the_sends() {
         "--to",
         &work,
         "--rate",
-        "2",
+        "0.8",
         "--yes",
         "--audit",
         audit.to_str().unwrap(),
@@ -470,13 +506,14 @@ async fn rate_spaces_the_sends() {
         .map(|l| l["started"].as_str().unwrap().parse().unwrap())
         .collect();
     started.sort();
-    assert_eq!(started.len(), 5);
+    assert_eq!(started.len(), 4);
     for pair in started.windows(2) {
         let gap = pair[1].duration_since(pair[0]);
-        // The pacer never starts a send early: 500 ms apart at 2/s (times are whole milliseconds).
-        assert!(gap >= jiff::SignedDuration::from_millis(499), "{gap:?}");
+        // Below one a second, one message a send, and the pacer never starts a
+        // send early: 1,250 ms apart at 0.8/s (times are whole milliseconds).
+        assert!(gap >= jiff::SignedDuration::from_millis(1_249), "{gap:?}");
     }
-    assert_eq!(aws.counts(&work).await.unwrap(), (5, 0));
+    assert_eq!(aws.counts(&work).await.unwrap(), (4, 0));
 }
 
 #[tokio::test]
@@ -522,28 +559,70 @@ async fn canary_stops_when_a_replayed_message_is_quarantined_again() {
     assert_eq!(stats["byErrorCode"]["invalid_json"], 3);
 }
 
-#[tokio::test]
-async fn killed_mid_replay_and_resumed_every_message_arrives_once() {
-    let aws = Aws::from_env().await.unwrap();
-    let bodies: Vec<String> = (0..60).map(|n| format!("{{\"n\":{n}}}")).collect();
-    let (dlq, sent) = dead_letter_queue(&aws, true, &bodies).await;
-    let work = aws
-        .sqs
-        .create_queue()
-        .queue_name(format!("{}.fifo", unique("work")))
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+/// A quarantine queue holding `count` records as the consumer writes them
+/// (core's own `QuarantineRecord`), whose source is a new work queue (FIFO:
+/// 3 groups); returns (quarantine, work queue, original ids).
+async fn quarantined_records(aws: &Aws, fifo: bool, count: usize) -> (String, String, Vec<String>) {
+    use backpressure_core::consumer::contract::PartialRequest;
+    use backpressure_core::consumer::event::SqsRecord;
+    use backpressure_core::consumer::outcome::ErrorCode;
+    use backpressure_core::consumer::quarantine::{Failure, QuarantineRecord};
+
+    let name = if fifo { format!("{}.fifo", unique("work")) } else { unique("work") };
+    let mut create = aws.sqs.create_queue().queue_name(name);
+    if fifo {
+        create = create.attributes(QueueAttributeName::FifoQueue, "true");
+    }
+    let work = create.send().await.unwrap().queue_url.unwrap();
+    let arn = aws.queue_arn(&work).await.unwrap();
+    let quarantine = aws.create_queue(&unique("quarantine")).await.unwrap();
+    let ids: Vec<String> = (0..count).map(|n| format!("orig-{n}")).collect();
+    let bodies: Vec<String> = ids
+        .iter()
+        .enumerate()
+        .map(|(n, id)| {
+            let mut event = sqs_record(id, Value::String(format!("{{\"n\":{n}}}")), &arn);
+            if fifo {
+                event["attributes"]["MessageGroupId"] = json!(format!("g{}", n % 3));
+            }
+            let event: SqsRecord = serde_json::from_value(event).unwrap();
+            let partial = PartialRequest::default();
+            let failure = Failure {
+                code: &ErrorCode::DownstreamRejected,
+                detail: "HTTP 422",
+                request: &partial,
+            };
+            let record =
+                QuarantineRecord::new(&event, failure, "test", std::time::SystemTime::now());
+            record.to_sqs_json().unwrap()
+        })
+        .collect();
+    for chunk in bodies.chunks(10) {
+        aws.send_batch(&quarantine, chunk).await.unwrap();
+    }
+    (quarantine, work, ids)
+}
+
+/// Replays the quarantine queue to its work queue, killing the CLI with
+/// SIGKILL three times at random points mid-replay, then reruns it until it
+/// finishes; returns how often each original body arrived, the kill and run
+/// counts, and the audit lines. The CLI's calls go through a proxy that
+/// delays each `DeleteMessageBatch` by 200 ms, so that a kill often lands
+/// between a send on record and its delete.
+async fn replay_killed_three_times(
+    aws: &Aws,
+    quarantine: &str,
+    work: &str,
+) -> (BTreeMap<String, usize>, usize, usize, Vec<Value>) {
     let audit = temp_path("audit.jsonl");
+    let proxy = FaultProxy::start(&std::env::var("AWS_ENDPOINT_URL_SQS").unwrap()).await.unwrap();
+    proxy.inject(Rule::new("DeleteMessageBatch", Fault::Delay(Duration::from_millis(200))));
     let args = [
+        "--endpoint-url",
+        proxy.url(),
         "replay",
         "--queue-url",
-        &dlq,
-        "--to",
-        &work,
+        quarantine,
         "--rate",
         "40",
         "--visibility-timeout",
@@ -583,8 +662,6 @@ async fn killed_mid_replay_and_resumed_every_message_arrives_once() {
         // What the killed run held is visible again after its 2 s lease.
         tokio::time::sleep(Duration::from_millis(2_100)).await;
     }
-    assert_eq!(kills, 3, "each run killed mid-replay");
-    // Resume: held messages come back after their 2 s lease; rerun until done.
     let mut runs = 0;
     loop {
         runs += 1;
@@ -596,13 +673,12 @@ async fn killed_mid_replay_and_resumed_every_message_arrives_once() {
         assert!(runs < 20, "never finished: {}", stderr(&output));
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
-    assert_eq!(aws.counts(&dlq).await.unwrap(), (0, 0));
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-    for _ in 0..40 {
+    let mut arrived: BTreeMap<String, usize> = BTreeMap::new();
+    for _ in 0..60 {
         let output = aws
             .sqs
             .receive_message()
-            .queue_url(&work)
+            .queue_url(work)
             .max_number_of_messages(10)
             .send()
             .await
@@ -612,32 +688,71 @@ async fn killed_mid_replay_and_resumed_every_message_arrives_once() {
             break;
         }
         for m in messages {
-            *seen.entry(m.body().unwrap().to_owned()).or_default() += 1;
+            *arrived.entry(m.body().unwrap().to_owned()).or_default() += 1;
             aws.sqs
                 .delete_message()
-                .queue_url(&work)
+                .queue_url(work)
                 .receipt_handle(m.receipt_handle().unwrap())
                 .send()
                 .await
                 .unwrap();
         }
     }
-    let expected: BTreeMap<String, usize> = sent.values().map(|b| (b.clone(), 1)).collect();
-    assert_eq!(seen, expected, "every original exactly once after {kills} kills and {runs} reruns");
+    (arrived, kills, runs, audit_lines(&audit))
+}
 
-    // The audit, not only the FIFO queue's deduplication, prevented resends: a
-    // confirmed send is on record once, and a rerun only deleted what it found again.
-    let lines = audit_lines(&audit);
+/// Each quarantine record on record as `replayed` once, and the count of
+/// `deleted_on_resume` lines.
+fn replayed_once_each(lines: &[Value], records: usize) -> usize {
     let mut replayed: BTreeMap<String, usize> = BTreeMap::new();
     for line in lines.iter().filter(|l| l["result"] == "replayed") {
         *replayed.entry(line["queueMessageId"].as_str().unwrap().to_owned()).or_default() += 1;
     }
-    assert_eq!(replayed.len(), sent.len(), "every message on record as replayed");
+    assert_eq!(replayed.len(), records, "every record on record as replayed");
     assert!(replayed.values().all(|n| *n == 1), "a message on record as sent was sent again");
-    let resumed = lines.iter().filter(|l| l["result"] == "deleted_on_resume").count();
+    lines.iter().filter(|l| l["result"] == "deleted_on_resume").count()
+}
+
+#[tokio::test]
+async fn killed_mid_replay_to_a_fifo_queue_and_resumed_every_message_arrives_once() {
+    let aws = Aws::from_env().await.unwrap();
+    let (quarantine, work, ids) = quarantined_records(&aws, true, 60).await;
+    let (arrived, kills, runs, lines) = replay_killed_three_times(&aws, &quarantine, &work).await;
+    assert_eq!(kills, 3, "each run killed mid-replay");
+    assert_eq!(aws.counts(&quarantine).await.unwrap(), (0, 0), "nothing left in quarantine");
+    let expected: BTreeMap<String, usize> =
+        (0..ids.len()).map(|n| (format!("{{\"n\":{n}}}"), 1)).collect();
+    assert_eq!(
+        arrived, expected,
+        "every original exactly once after {kills} kills and {runs} reruns"
+    );
+    let resumed = replayed_once_each(&lines, ids.len());
+    assert!(resumed >= 1, "no kill landed between a send on record and its delete: {lines:?}");
     eprintln!(
-        "kills={kills} reruns={runs} audit_lines={} deleted_on_resume={resumed}",
+        "fifo: kills={kills} reruns={runs} audit_lines={} deleted_on_resume={resumed}",
         lines.len()
+    );
+}
+
+#[tokio::test]
+async fn killed_mid_replay_to_a_standard_queue_and_resumed_nothing_is_lost_and_repeats_stay_within_one_batch_a_kill()
+ {
+    let aws = Aws::from_env().await.unwrap();
+    let (quarantine, work, ids) = quarantined_records(&aws, false, 60).await;
+    let (arrived, kills, runs, lines) = replay_killed_three_times(&aws, &quarantine, &work).await;
+    assert_eq!(kills, 3, "each run killed mid-replay");
+    assert_eq!(aws.counts(&quarantine).await.unwrap(), (0, 0), "nothing left in quarantine");
+    for n in 0..ids.len() {
+        assert!(arrived.contains_key(&format!("{{\"n\":{n}}}")), "message {n} lost");
+    }
+    assert_eq!(arrived.len(), ids.len(), "nothing but the originals arrived");
+    // A kill between SQS accepting a send and its audit line reaching the disk
+    // repeats that batch: at most 10 messages (one batch) per loop per kill.
+    let repeats: usize = arrived.values().map(|n| n - 1).sum();
+    assert!(repeats <= kills * 10 * 4, "{repeats} repeats after {kills} kills");
+    let resumed = replayed_once_each(&lines, ids.len());
+    eprintln!(
+        "standard: kills={kills} reruns={runs} repeats={repeats} deleted_on_resume={resumed}"
     );
 }
 
