@@ -209,6 +209,24 @@ fn attribute(data_type: &str, text: Option<&str>, bytes: Option<&[u8]>) -> Messa
     value.build().unwrap()
 }
 
+/// A new queue named after `prefix`, FIFO or standard.
+async fn new_queue(aws: &Aws, prefix: &str, fifo: bool) -> String {
+    let name = if fifo { format!("{}.fifo", unique(prefix)) } else { unique(prefix) };
+    let mut create = aws.sqs.create_queue().queue_name(name);
+    if fifo {
+        create = create.attributes(QueueAttributeName::FifoQueue, "true");
+    }
+    create.send().await.unwrap().queue_url.unwrap()
+}
+
+/// `replay --queue-url from --to to --yes --audit audit`, plus `extra`.
+async fn replay_to(from: &str, to: &str, audit: &std::path::Path, extra: &[&str]) -> Output {
+    let mut args = vec!["replay", "--queue-url", from, "--to", to, "--yes", "--audit"];
+    args.push(audit.to_str().unwrap());
+    args.extend_from_slice(extra);
+    cli(&args).await
+}
+
 /// Raw messages on a "dead-letter queue", with bodies and attributes that
 /// test exactness; returns (dlq url, sent bodies by message id).
 pub(crate) async fn dead_letter_queue(
@@ -216,12 +234,7 @@ pub(crate) async fn dead_letter_queue(
     fifo: bool,
     bodies: &[String],
 ) -> (String, BTreeMap<String, String>) {
-    let name = if fifo { format!("{}.fifo", unique("dlq")) } else { unique("dlq") };
-    let mut create = aws.sqs.create_queue().queue_name(name);
-    if fifo {
-        create = create.attributes(QueueAttributeName::FifoQueue, "true");
-    }
-    let url = create.send().await.unwrap().queue_url.unwrap();
+    let url = new_queue(aws, "dlq", fifo).await;
     let mut sent = BTreeMap::new();
     for (chunk_index, chunk) in bodies.chunks(10).enumerate() {
         let entries = chunk
@@ -375,30 +388,9 @@ async fn replay_to_a_fifo_queue_keeps_groups_order_and_attributes() {
     let aws = Aws::from_env().await.unwrap();
     let bodies: Vec<String> = (0..12).map(|n| format!("{{\"n\":{n}}}")).collect();
     let (dlq, sent) = dead_letter_queue(&aws, true, &bodies).await;
-    let work = aws
-        .sqs
-        .create_queue()
-        .queue_name(format!("{}.fifo", unique("work")))
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .send()
-        .await
-        .unwrap()
-        .queue_url
-        .unwrap();
+    let work = new_queue(&aws, "work", true).await;
     let audit = temp_path("audit.jsonl");
-    ok(cli(&[
-        "replay",
-        "--queue-url",
-        &dlq,
-        "--to",
-        &work,
-        "--yes",
-        "--audit",
-        audit.to_str().unwrap(),
-        "--concurrency",
-        "1",
-    ])
-    .await);
+    ok(replay_to(&dlq, &work, &audit, &["--concurrency", "1"]).await);
     assert_eq!(aws.counts(&dlq).await.unwrap(), (0, 0));
 
     let mut by_group: BTreeMap<String, Vec<u64>> = BTreeMap::new();
@@ -488,19 +480,7 @@ async fn rate_spaces_the_sends() {
     let (dlq, _) = dead_letter_queue(&aws, false, &bodies).await;
     let work = aws.create_queue(&unique("work")).await.unwrap();
     let audit = temp_path("audit.jsonl");
-    ok(cli(&[
-        "replay",
-        "--queue-url",
-        &dlq,
-        "--to",
-        &work,
-        "--rate",
-        "0.8",
-        "--yes",
-        "--audit",
-        audit.to_str().unwrap(),
-    ])
-    .await);
+    ok(replay_to(&dlq, &work, &audit, &["--rate", "0.8"]).await);
     let mut started: Vec<jiff::Timestamp> = audit_lines(&audit)
         .iter()
         .map(|l| l["started"].as_str().unwrap().parse().unwrap())
@@ -568,12 +548,7 @@ async fn quarantined_records(aws: &Aws, fifo: bool, count: usize) -> (String, St
     use backpressure_core::consumer::outcome::ErrorCode;
     use backpressure_core::consumer::quarantine::{Failure, QuarantineRecord};
 
-    let name = if fifo { format!("{}.fifo", unique("work")) } else { unique("work") };
-    let mut create = aws.sqs.create_queue().queue_name(name);
-    if fifo {
-        create = create.attributes(QueueAttributeName::FifoQueue, "true");
-    }
-    let work = create.send().await.unwrap().queue_url.unwrap();
+    let work = new_queue(aws, "work", fifo).await;
     let arn = aws.queue_arn(&work).await.unwrap();
     let quarantine = aws.create_queue(&unique("quarantine")).await.unwrap();
     let ids: Vec<String> = (0..count).map(|n| format!("orig-{n}")).collect();
@@ -777,17 +752,7 @@ async fn a_rerun_deletes_what_the_audit_says_was_sent_without_sending_it_again()
         })
         .collect();
     std::fs::write(&audit, lines).unwrap();
-    let output = ok(cli(&[
-        "replay",
-        "--queue-url",
-        &dlq,
-        "--to",
-        &work,
-        "--yes",
-        "--audit",
-        audit.to_str().unwrap(),
-    ])
-    .await);
+    let output = ok(replay_to(&dlq, &work, &audit, &[]).await);
     assert!(
         stderr(&output).contains("replayed=3") && stderr(&output).contains("deleted_on_resume=2")
     );
