@@ -7,9 +7,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use jiff::Timestamp;
+use backpressure_core::consumer::quarantine::rfc3339;
 use serde::{Deserialize, Serialize};
 
 use crate::error::CliError;
@@ -174,10 +174,10 @@ pub fn now() -> String {
     now_minus(Duration::ZERO)
 }
 
-/// `ago` before now, as the audit file writes times.
+/// `ago` before now, as the audit file writes times (as quarantine records do).
 pub fn now_minus(ago: Duration) -> String {
-    let at = Timestamp::now().checked_sub(ago).unwrap_or_else(|_| Timestamp::now());
-    at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    let now = SystemTime::now();
+    rfc3339(now.checked_sub(ago).unwrap_or(now))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use aws_sdk_sqs::types::{Message, MessageAttributeValue, MessageSystemAttributeName};
 use aws_smithy_types::base64;
+use backpressure_core::consumer::contract::{PartialRequest, WorkRequest};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -138,8 +139,8 @@ impl Entry {
                     kind: Kind::Raw,
                     error_code: None,
                     error_detail: None,
-                    tenant_id: fields.get("tenantId").cloned(),
-                    operation: fields.get("operation").cloned(),
+                    tenant_id: fields.tenant_id,
+                    operation: fields.operation,
                     source_queue_arn: attribute(
                         MessageSystemAttributeName::DeadLetterQueueSourceArn,
                     ),
@@ -189,15 +190,16 @@ impl Entry {
     }
 }
 
-/// `tenantId` and `operation` from a JSON object body, when it has them as strings.
-fn contract_fields(body: &str) -> BTreeMap<String, String> {
-    let Ok(Value::Object(object)) = serde_json::from_str::<Value>(body) else {
-        return BTreeMap::new();
-    };
-    ["tenantId", "operation"]
-        .into_iter()
-        .filter_map(|name| Some((name.to_owned(), object.get(name)?.as_str()?.to_owned())))
-        .collect()
+/// The contract fields a raw body holds as strings, read as the consumer reads them.
+fn contract_fields(body: &str) -> PartialRequest {
+    match WorkRequest::parse(body) {
+        Ok(request) => PartialRequest {
+            schema_version: Some(request.schema_version),
+            operation: Some(request.operation),
+            tenant_id: Some(request.tenant_id),
+        },
+        Err(violation) => violation.partial,
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use backpressure_core::consumer::quarantine::{MAX_BATCH_BYTES, plan_batches};
 use indicatif::ProgressBar;
 use serde::Serialize;
@@ -209,42 +210,43 @@ impl<'a> Sweep<'a> {
         }
         for (destination, entries) in groups {
             let fifo = destination.url.ends_with(".fifo");
+            // Each request's batch id is its entry's index here, unique in any batch.
             let mut ready = Vec::new();
             for entry in entries {
-                match send_entry(&entry, 0, fifo) {
-                    Ok(_) => ready.push(entry),
+                match send_entry(&entry, ready.len(), fifo) {
+                    Ok(request) => ready.push((entry, request)),
                     Err(reason) => self.fail(&entry, Some(&destination.url), reason)?,
                 }
             }
-            let sizes: Vec<usize> = ready.iter().map(sqs_size).collect();
+            let sizes: Vec<usize> = ready.iter().map(|(entry, _)| sqs_size(entry)).collect();
             let (batches, too_large) = plan_batches(&sizes, MAX_MESSAGE_BYTES.min(MAX_BATCH_BYTES));
             for index in too_large {
                 let reason = "larger than SQS accepts in one message".to_owned();
-                self.fail(&ready[index], Some(&destination.url), reason)?;
+                self.fail(&ready[index].0, Some(&destination.url), reason)?;
             }
             for batch in batches {
-                let entries: Vec<&Entry> = batch.iter().map(|&i| &ready[i]).collect();
                 if dry_run {
+                    let entries: Vec<&Entry> = batch.iter().map(|&i| &ready[i].0).collect();
                     self.print_dry_run(&entries, &destination.url);
                 } else {
-                    self.send(&entries, &destination, fifo).await?;
+                    self.send(&ready, &batch, &destination).await?;
                 }
             }
         }
         Ok(())
     }
 
+    /// Sends the `batch` (indices) of `ready`, puts the outcome on record and
+    /// deletes what SQS confirmed.
     async fn send(
         &self,
-        entries: &[&Entry],
+        ready: &[(Entry, SendMessageBatchRequestEntry)],
+        batch: &[usize],
         destination: &Queue,
-        fifo: bool,
     ) -> Result<(), CliError> {
-        let requests = entries
-            .iter()
-            .enumerate()
-            .filter_map(|(i, e)| send_entry(e, i, fifo).ok())
-            .collect::<Vec<_>>();
+        let entries: Vec<&Entry> = batch.iter().map(|&i| &ready[i].0).collect();
+        let entries = entries.as_slice();
+        let requests = batch.iter().map(|&i| ready[i].1.clone()).collect();
         let started = self.pacer.wait(entries.len()).await;
         if self.with_state(|s| s.stopped) {
             // Another loop failed (an audit file that cannot be written, say): send nothing more.
@@ -261,8 +263,9 @@ impl<'a> Sweep<'a> {
             }
         };
         let mut outcome: Vec<Option<Result<String, String>>> = vec![None; entries.len()];
-        for (index, result) in results {
-            if let Some(slot) = outcome.get_mut(index) {
+        for (id, result) in results {
+            if let Some(slot) = batch.iter().position(|&i| i == id).and_then(|p| outcome.get_mut(p))
+            {
                 *slot = Some(result);
             }
         }
