@@ -86,7 +86,32 @@ pub async fn show(queue: &Queue, id: &str) -> Result<(), CliError> {
 
 /// Every matching message to a new JSON Lines file, written and synced
 /// before the command reports success; nothing is removed from the queue.
+/// The lines go to `FILE.partial` first: `FILE` appears only complete, and a
+/// failed export leaves nothing that could pass for the evidence.
 pub async fn export(queue: &Queue, filter: &Filter, path: &Path) -> Result<(), CliError> {
+    if path.exists() {
+        let exists = std::io::Error::from(std::io::ErrorKind::AlreadyExists);
+        return Err(CliError::file(path, exists));
+    }
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = std::path::PathBuf::from(partial);
+    let outcome = write_export(queue, filter, &partial).await.and_then(|(written, scanned)| {
+        // A hard link never replaces a file that appeared meanwhile.
+        std::fs::hard_link(&partial, path).map_err(|e| CliError::file(path, e))?;
+        Ok((written, scanned))
+    });
+    let _ = std::fs::remove_file(&partial);
+    let (written, scanned) = outcome?;
+    eprint!("{written} message(s) written to {}. {}", path.display(), footer(queue, scanned));
+    Ok(())
+}
+
+async fn write_export(
+    queue: &Queue,
+    filter: &Filter,
+    path: &Path,
+) -> Result<(usize, Scanned), CliError> {
     let file = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -111,8 +136,7 @@ pub async fn export(queue: &Queue, filter: &Filter, path: &Path) -> Result<(), C
     }
     let file = writer.into_inner().map_err(|e| CliError::file(path, e.into_error()))?;
     file.sync_all().map_err(|e| CliError::file(path, e))?;
-    eprint!("{written} message(s) written to {}. {}", path.display(), footer(queue, scanned));
-    Ok(())
+    Ok((written, scanned))
 }
 
 fn block(entry: &Entry, now: Timestamp) -> String {

@@ -542,7 +542,11 @@ async fn canary_stops_when_a_replayed_message_is_quarantined_again() {
 /// A quarantine queue holding `count` records as the consumer writes them
 /// (core's own `QuarantineRecord`), whose source is a new work queue (FIFO:
 /// 3 groups); returns (quarantine, work queue, original ids).
-async fn quarantined_records(aws: &Aws, fifo: bool, count: usize) -> (String, String, Vec<String>) {
+pub(crate) async fn quarantined_records(
+    aws: &Aws,
+    fifo: bool,
+    count: usize,
+) -> (String, String, Vec<String>) {
     use backpressure_core::consumer::contract::PartialRequest;
     use backpressure_core::consumer::event::SqsRecord;
     use backpressure_core::consumer::outcome::ErrorCode;

@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
 use e2e_tests::fixtures::{Aws, unique};
+use serde_json::Value;
 
-use crate::operator_cli::{audit_lines, cli, dead_letter_queue, stderr, temp_path};
+use crate::operator_cli::{
+    audit_lines, cli, dead_letter_queue, quarantined_records, stderr, temp_path,
+};
 
 /// The lease the CLI takes in these tests: what a failure leaves held comes back after it.
 const LEASE: &str = "2";
@@ -36,6 +39,13 @@ async fn setup() -> Setup {
 }
 
 impl Setup {
+    /// The CLI with `args`, its calls through the proxy.
+    async fn via_proxy(&self, args: &[&str]) -> std::process::Output {
+        let mut all = vec!["--endpoint-url", self.proxy.url(), "--call-timeout", "2"];
+        all.extend_from_slice(args);
+        cli(&all).await
+    }
+
     async fn replay(&self, extra: &[&str]) -> std::process::Output {
         let mut args = vec![
             "--endpoint-url",
@@ -73,10 +83,9 @@ impl Setup {
 #[tokio::test]
 async fn nothing_changes_when_a_call_before_the_first_send_fails() {
     let faults = [Fault::Deny, Fault::Throttle, Fault::ServerError, Fault::Hang];
-    for (operation, fault) in faults
-        .iter()
-        .flat_map(|f| ["GetCallerIdentity", "ReceiveMessage"].map(|op| (op, f.clone())))
-    {
+    for (operation, fault) in faults.iter().flat_map(|f| {
+        ["GetCallerIdentity", "GetQueueAttributes", "ReceiveMessage"].map(|op| (op, f.clone()))
+    }) {
         let setup = setup().await;
         setup.proxy.inject(Rule::new(operation, fault.clone()));
         let output = setup.replay(&[]).await;
@@ -190,4 +199,256 @@ async fn an_audit_file_that_cannot_be_written_stops_the_replay_before_anything_i
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(stderr(&output).contains(directory.to_str().unwrap()), "{}", stderr(&output));
     setup.settled((5, 0), (0, 0)).await;
+}
+
+#[tokio::test]
+async fn reads_that_fail_change_nothing_and_leave_no_partial_export() {
+    for fault in [Fault::Deny, Fault::ServerError, Fault::Hang] {
+        let setup = setup().await;
+        setup.proxy.inject(Rule::new("ReceiveMessage", fault.clone()));
+        let stats =
+            setup.via_proxy(&["stats", "--queue-url", &setup.dlq, "--wait-seconds", "1"]).await;
+        assert_eq!(stats.status.code(), Some(1), "{}: {}", fault.name(), stderr(&stats));
+        let out = temp_path("export.jsonl");
+        let export = setup
+            .via_proxy(&[
+                "export",
+                "--queue-url",
+                &setup.dlq,
+                "--wait-seconds",
+                "1",
+                "--out",
+                out.to_str().unwrap(),
+            ])
+            .await;
+        assert_eq!(export.status.code(), Some(1), "{}: {}", fault.name(), stderr(&export));
+        assert!(!out.exists(), "{}: a failed export leaves no file", fault.name());
+        assert!(
+            !out.with_extension("jsonl.partial").exists(),
+            "{}: nor a partial one",
+            fault.name()
+        );
+        setup.settled((5, 0), (0, 0)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_source_queue_that_cannot_be_found_keeps_the_messages_on_record() {
+    // Records naming their source queue: its URL lookup denied.
+    let setup = setup().await;
+    let (quarantine, work, _) = quarantined_records(&setup.aws, false, 3).await;
+    setup.proxy.inject(Rule::new("GetQueueUrl", Fault::Deny));
+    let audit = temp_path("audit.jsonl");
+    let output = setup
+        .via_proxy(&[
+            "replay",
+            "--queue-url",
+            &quarantine,
+            "--yes",
+            "--visibility-timeout",
+            LEASE,
+            "--wait-seconds",
+            "1",
+            "--audit",
+            audit.to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let lines = audit_lines(&audit);
+    assert_eq!(lines.len(), 3);
+    for line in &lines {
+        assert_eq!(line["result"], "send_failed");
+        assert!(line["reason"].as_str().unwrap().contains("GetQueueUrl"), "{line}");
+    }
+    let every = Duration::from_millis(200);
+    setup.aws.wait_for_counts(&quarantine, (3, 0), SETTLED, every).await.unwrap();
+    assert_eq!(setup.aws.counts(&work).await.unwrap(), (0, 0));
+
+    // Raw dead-lettered messages, no --to, and the redrive sources unreadable.
+    setup.proxy.clear();
+    setup.proxy.inject(Rule::new("ListDeadLetterSourceQueues", Fault::Deny));
+    let output = setup
+        .via_proxy(&[
+            "replay",
+            "--queue-url",
+            &setup.dlq,
+            "--yes",
+            "--visibility-timeout",
+            LEASE,
+            "--wait-seconds",
+            "1",
+            "--audit",
+            setup.audit.to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let results = setup.results();
+    assert_eq!(results, vec!["send_failed"; 5]);
+    let reasons = audit_lines(&setup.audit);
+    assert!(
+        reasons.iter().all(|l| l["reason"].as_str().unwrap().contains("no source queue known"))
+    );
+    setup.settled((5, 0), (0, 0)).await;
+}
+
+#[tokio::test]
+async fn a_dead_letter_queue_replays_to_its_only_redrive_source_without_to() {
+    let setup = setup().await;
+    let dlq_arn = setup.aws.queue_arn(&setup.dlq).await.unwrap();
+    let policy =
+        serde_json::json!({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 5}).to_string();
+    let source = setup
+        .aws
+        .sqs
+        .create_queue()
+        .queue_name(unique("source"))
+        .attributes(aws_sdk_sqs::types::QueueAttributeName::RedrivePolicy, policy)
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    let output = setup
+        .via_proxy(&[
+            "replay",
+            "--queue-url",
+            &setup.dlq,
+            "--yes",
+            "--audit",
+            setup.audit.to_str().unwrap(),
+        ])
+        .await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(setup.aws.counts(&source).await.unwrap(), (5, 0));
+    assert_eq!(setup.proxy.counts().get("ListDeadLetterSourceQueues"), Some(&1));
+}
+
+#[tokio::test]
+async fn every_failing_release_costs_only_the_lease() {
+    for fault in [Fault::Throttle, Fault::ServerError, Fault::Hang, Fault::FailEntries(vec![0])] {
+        let setup = setup().await;
+        setup.proxy.inject(Rule::new("ChangeMessageVisibilityBatch", fault.clone()));
+        let one = setup.ids[0].clone();
+        let output = setup.replay(&["--message-id", &one, "--concurrency", "1"]).await;
+        assert_ne!(output.status.code(), Some(0), "{}: {}", fault.name(), stderr(&output));
+        setup.settled((4, 0), (1, 0)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_refused_discard_keeps_the_message_and_says_so() {
+    for fault in [Fault::Deny, Fault::FailEntries(vec![0, 1])] {
+        let setup = setup().await;
+        setup.proxy.inject(Rule::new("DeleteMessageBatch", fault.clone()));
+        let output = setup
+            .via_proxy(&[
+                "discard",
+                "--queue-url",
+                &setup.dlq,
+                "--yes",
+                "--visibility-timeout",
+                LEASE,
+                "--wait-seconds",
+                "1",
+                "--audit",
+                setup.audit.to_str().unwrap(),
+            ])
+            .await;
+        assert_eq!(output.status.code(), Some(1), "{}: {}", fault.name(), stderr(&output));
+        let results = setup.results();
+        let kept = results.iter().filter(|r| *r == "discard_failed").count() as u64;
+        let gone = results.iter().filter(|r| *r == "discarded").count() as u64;
+        if fault == Fault::Deny {
+            assert_eq!((gone, kept), (0, 0), "a refused call: nothing on record as discarded");
+            setup.settled((5, 0), (0, 0)).await;
+        } else {
+            assert_eq!(kept + gone, 5, "{results:?}");
+            assert!(kept >= 2, "{results:?}");
+            setup.settled((kept, 0), (0, 0)).await;
+        }
+    }
+}
+
+/// Quarantine records an operator may find: some cannot be replayed and must
+/// stay, each with its reason on record; the others go.
+#[tokio::test]
+async fn hostile_records_that_cannot_be_replayed_stay_with_their_reason() {
+    let setup = setup().await;
+    let work_arn = setup.aws.queue_arn(&setup.work).await.unwrap();
+    let fifo_arn = format!("{}.fifo", &work_arn);
+    let record = |id: &str, arn: &str, body: Value, attributes: Value| {
+        serde_json::json!({"messageId": id, "sourceQueueArn": arn, "errorCode": "downstream_rejected",
+            "errorDetail": "x", "lastSeen": "2026-11-30T12:00:00.000Z", "remediationStatus": "new",
+            "body": body, "attributes": {}, "messageAttributes": attributes})
+        .to_string()
+    };
+    let text = |value: &str| serde_json::json!({"t": {"dataType": "String", "stringValue": value}});
+    let bodies = vec![
+        record("ok", &work_arn, Value::String("{\"a\":1}".into()), serde_json::json!({})),
+        record("huge", &work_arn, Value::String("h".repeat(200_000)), text("é😀")),
+        record("null-body", &work_arn, Value::Null, serde_json::json!({})),
+        record(
+            "bad-base64",
+            &work_arn,
+            Value::String("b".into()),
+            serde_json::json!({"b": {"dataType": "Binary", "binaryValue": "%%%"}}),
+        ),
+        record("refused-character", &work_arn, Value::String("c".into()), text("\u{1}")),
+        record("not-an-arn", "not-an-arn", Value::String("d".into()), serde_json::json!({})),
+        record("fifo-without-group", &fifo_arn, Value::String("e".into()), serde_json::json!({})),
+        "{\"not\": \"a record\"}".to_owned(),
+    ];
+    let quarantine = setup.aws.create_queue(&unique("quarantine")).await.unwrap();
+    setup.aws.send_batch(&quarantine, &bodies).await.unwrap();
+    // The FIFO queue the record names must exist for its lookup to succeed.
+    let fifo_name = fifo_arn.rsplit(':').next().unwrap().to_owned();
+    setup
+        .aws
+        .sqs
+        .create_queue()
+        .queue_name(fifo_name)
+        .attributes(aws_sdk_sqs::types::QueueAttributeName::FifoQueue, "true")
+        .send()
+        .await
+        .unwrap();
+    let output = setup
+        .via_proxy(&[
+            "replay",
+            "--queue-url",
+            &quarantine,
+            "--yes",
+            "--audit",
+            setup.audit.to_str().unwrap(),
+        ])
+        .await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let lines = audit_lines(&setup.audit);
+    let result_of = |id: &str| {
+        lines
+            .iter()
+            .find(|l| l["originalMessageId"] == id)
+            .map(|l| (l["result"].clone(), l["reason"].clone()))
+    };
+    for id in ["ok", "huge"] {
+        assert_eq!(result_of(id).unwrap().0, "replayed", "{id}");
+    }
+    for (id, reason) in [
+        ("null-body", "no body"),
+        ("bad-base64", "attribute b"),
+        ("refused-character", "InvalidMessageContents"),
+        ("not-an-arn", "not an SQS queue ARN"),
+        ("fifo-without-group", "no group id"),
+    ] {
+        let (result, why) =
+            result_of(id).unwrap_or_else(|| panic!("{id} not on record: {lines:?}"));
+        assert_eq!(result, "send_failed", "{id}");
+        assert!(why.as_str().unwrap().contains(reason), "{id}: {why}");
+    }
+    assert_eq!(lines.iter().filter(|l| l["result"] == "send_failed").count(), 6, "{lines:?}");
+    let every = Duration::from_millis(200);
+    setup.aws.wait_for_counts(&quarantine, (6, 0), SETTLED, every).await.unwrap();
+    let arrived = setup.aws.receive_all(&setup.work, 2).await.unwrap();
+    let mut sizes: Vec<usize> = arrived.iter().map(|m| m.body().unwrap().len()).collect();
+    sizes.sort_unstable();
+    assert_eq!(sizes, [7, 200_000], "the two replayable ones, bodies whole");
 }
