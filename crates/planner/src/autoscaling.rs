@@ -1,0 +1,235 @@
+//! Application Auto Scaling on an ECS service's desired count: a target
+//! tracking policy, optionally the template's step-scaling wake-up from zero,
+//! and the rules that combine them.
+
+use backpressure_core::publisher::BacklogTarget;
+
+use crate::cloudwatch::AlarmState;
+
+/// What target tracking does when no task runs. The AWS documentation gives
+/// capacity in proportion to the current capacity and does not say what
+/// happens at zero (the reason the template adds a step policy), so the
+/// simulation lets you choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ZeroCapacity {
+    /// ⌈0 · M / T⌉ = 0: target tracking alone never leaves zero.
+    #[default]
+    Stay,
+    /// Computed as if one task ran: ⌈M / T⌉.
+    AsOne,
+}
+
+/// The scalable target and its policies' settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScalingConfig {
+    /// `TargetValue` of the target tracking policy.
+    pub target: BacklogTarget,
+    /// `MinCapacity`.
+    pub min_tasks: u64,
+    /// `MaxCapacity`.
+    pub max_tasks: u64,
+    /// `ScaleInCooldown` (the template: 300 s).
+    pub scale_in_cooldown: u64,
+    /// The wake-up step policy's `Cooldown` (the template: 300 s).
+    pub step_cooldown: u64,
+    /// Target tracking at zero running tasks.
+    pub zero_capacity: ZeroCapacity,
+}
+
+/// What one alarm evaluation saw.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Evaluation {
+    /// Target tracking's high alarm.
+    pub high: AlarmState,
+    /// Target tracking's low alarm.
+    pub low: AlarmState,
+    /// The metric's latest period, which the capacity is computed from.
+    pub metric: Option<f64>,
+    /// The wake-up alarm is in ALARM (always `false` without that policy).
+    pub wake_up: bool,
+}
+
+/// A change of the desired count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScalingAction {
+    /// When, in seconds from the start.
+    pub at: u64,
+    /// Desired count before.
+    pub from: u64,
+    /// Desired count after.
+    pub to: u64,
+}
+
+/// Target tracking's capacity: ⌈R · M / T⌉ from the running count R, the
+/// metric M and the target T — the AWS guide's worked example: 10 tasks at
+/// 150 messages each with a target of 100 give 15 ("Scale Amazon ECS services
+/// based on an Amazon SQS queue",
+/// https://docs.aws.amazon.com/AmazonECS/latest/developerguide/service-autoscaling-queue.html).
+/// Rounded to nine decimals before the ceiling, so floating-point noise
+/// (15.000000000000002) does not add a task.
+pub fn tracking_capacity(running: u64, metric: f64, target: f64) -> u64 {
+    let exact = running as f64 * metric / target;
+    let rounded = (exact * 1e9).round() / 1e9;
+    if rounded.is_finite() && rounded > 0.0 { rounded.ceil() as u64 } else { 0 }
+}
+
+/// The scalable target's desired count and the cooldown clocks.
+#[derive(Debug, Clone)]
+pub struct Scaler {
+    config: ScalingConfig,
+    desired: u64,
+    last_scale_in: Option<u64>,
+    last_step: Option<u64>,
+}
+
+impl Scaler {
+    /// Starts at `initial` tasks, held within the min and max.
+    pub fn new(config: ScalingConfig, initial: u64) -> Self {
+        let desired = initial.clamp(config.min_tasks, config.max_tasks);
+        Self { config, desired, last_scale_in: None, last_step: None }
+    }
+
+    /// The service's desired count.
+    pub fn desired(&self) -> u64 {
+        self.desired
+    }
+
+    /// One evaluation at `now`, with `running` tasks. An alarm in ALARM runs
+    /// its policy again at every evaluation, as CloudWatch alarm actions for
+    /// Application Auto Scaling do while the alarm stays in ALARM.
+    pub fn evaluate(&mut self, now: u64, running: u64, eval: Evaluation) -> Option<ScalingAction> {
+        let cfg = self.config;
+        let base = match (running, cfg.zero_capacity) {
+            (0, ZeroCapacity::AsOne) => 1,
+            _ => running,
+        };
+        let computed = eval.metric.map(|metric| tracking_capacity(base, metric, cfg.target.get()));
+
+        // Scale-out wins: the largest scale-out any policy asks for is applied
+        // ("Multiple scaling policies": Application Auto Scaling scales out if
+        // any policy is ready to scale out, and scales in only if all target
+        // tracking policies are ready to scale in; overview page above).
+        let tracking_out = match (eval.high, computed) {
+            (AlarmState::Alarm, Some(capacity)) if capacity > self.desired => Some(capacity),
+            _ => None,
+        };
+        // The step policy's `Cooldown`: a further step activity waits until it
+        // has passed ("Step scaling policies for Application Auto Scaling",
+        // https://docs.aws.amazon.com/autoscaling/application/userguide/application-auto-scaling-step-scaling-policies.html).
+        // ChangeInCapacity +1 adds a task whatever the current capacity.
+        let step_ready = self.last_step.is_none_or(|last| now >= last + cfg.step_cooldown);
+        let step_out = (eval.wake_up && step_ready).then_some(self.desired + 1);
+        let out = tracking_out.max(step_out).map(|capacity| capacity.min(cfg.max_tasks));
+        if let Some(to) = out.filter(|&to| to > self.desired) {
+            if step_out.is_some_and(|step| step >= tracking_out.unwrap_or(0)) {
+                self.last_step = Some(now);
+            }
+            return Some(self.set(now, to));
+        }
+
+        // Scale-in: only out of its cooldown, which a scale-out does not wait
+        // for (`ScaleInCooldown`: "if another alarm triggers a scale-out
+        // activity during the cooldown period … it scales out the target
+        // immediately";
+        // https://docs.aws.amazon.com/autoscaling/application/APIReference/API_TargetTrackingScalingPolicyConfiguration.html).
+        // Tasks still starting are part of the desired count, so a scale-out
+        // during `ScaleOutCooldown` happens only when the computed capacity
+        // exceeds it, which the comparison with `desired` above already is.
+        let cooled = self.last_scale_in.is_none_or(|last| now >= last + cfg.scale_in_cooldown);
+        if eval.low == AlarmState::Alarm && cooled {
+            let to = computed?.max(cfg.min_tasks);
+            if to < self.desired {
+                self.last_scale_in = Some(now);
+                return Some(self.set(now, to));
+            }
+        }
+        None
+    }
+
+    fn set(&mut self, at: u64, to: u64) -> ScalingAction {
+        let action = ScalingAction { at, from: self.desired, to };
+        self.desired = to;
+        action
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> ScalingConfig {
+        ScalingConfig {
+            target: BacklogTarget::new(100.0).unwrap(),
+            min_tasks: 0,
+            max_tasks: 50,
+            scale_in_cooldown: 300,
+            step_cooldown: 300,
+            zero_capacity: ZeroCapacity::Stay,
+        }
+    }
+
+    fn eval(high: AlarmState, low: AlarmState, metric: f64, wake_up: bool) -> Evaluation {
+        Evaluation { high, low, metric: Some(metric), wake_up }
+    }
+
+    use AlarmState::{Alarm, Ok};
+
+    #[test]
+    fn the_aws_worked_example_scales_ten_tasks_to_fifteen() {
+        // 1,500 messages, 10 tasks: backlog per task 150 by core's maths.
+        let target = backpressure_core::publisher::BacklogTarget::new(100.0).unwrap();
+        let metric = backpressure_core::publisher::backlog::backlog_per_task(1_500, 10, Some(target));
+        assert_eq!(metric, 150.0);
+        assert_eq!(tracking_capacity(10, metric, 100.0), 15);
+        let mut scaler = Scaler::new(config(), 10);
+        let action = scaler.evaluate(180, 10, eval(Alarm, Ok, metric, false));
+        assert_eq!(action, Some(ScalingAction { at: 180, from: 10, to: 15 }));
+    }
+
+    #[test]
+    fn capacity_is_a_ceiling_not_a_rounding() {
+        assert_eq!(tracking_capacity(3, 101.0, 100.0), 4);
+        assert_eq!(tracking_capacity(7, 100.0 / 7.0 * 3.0, 100.0), 3);
+        assert_eq!(tracking_capacity(0, 1e9, 100.0), 0);
+        assert_eq!(tracking_capacity(4, 0.0, 100.0), 0);
+    }
+
+    #[test]
+    fn zero_running_tasks_stay_at_zero_unless_told_otherwise() {
+        let mut stay = Scaler::new(config(), 0);
+        assert_eq!(stay.evaluate(60, 0, eval(Alarm, Ok, 500.0, false)), None);
+        let mut as_one = Scaler::new(ScalingConfig { zero_capacity: ZeroCapacity::AsOne, ..config() }, 0);
+        assert_eq!(as_one.evaluate(60, 0, eval(Alarm, Ok, 500.0, false)).map(|a| a.to), Some(5));
+    }
+
+    #[test]
+    fn the_wake_up_step_adds_one_task_then_waits_for_its_cooldown() {
+        let mut scaler = Scaler::new(config(), 0);
+        let wake = eval(Ok, Ok, 200.0, true);
+        assert_eq!(scaler.evaluate(60, 0, wake).map(|a| a.to), Some(1));
+        assert_eq!(scaler.evaluate(120, 0, wake), None, "inside the step cooldown");
+        assert_eq!(scaler.evaluate(360, 0, wake).map(|a| a.to), Some(2));
+    }
+
+    #[test]
+    fn scale_out_wins_and_scale_in_respects_its_cooldown_but_not_the_other_way() {
+        let mut scaler = Scaler::new(config(), 10);
+        // Both alarms cannot be in ALARM on one metric; a high alarm beats the step's +1.
+        assert_eq!(scaler.evaluate(60, 10, eval(Alarm, Ok, 300.0, true)).map(|a| a.to), Some(30));
+        assert_eq!(scaler.evaluate(120, 30, eval(Ok, Alarm, 10.0, false)).map(|a| a.to), Some(3));
+        assert_eq!(scaler.evaluate(180, 3, eval(Ok, Alarm, 10.0, false)), None, "scale-in cooldown");
+        assert_eq!(scaler.evaluate(240, 3, eval(Alarm, Ok, 200.0, false)).map(|a| a.to), Some(6));
+        assert_eq!(scaler.evaluate(420, 6, eval(Ok, Alarm, 0.0, false)).map(|a| a.to), Some(0));
+    }
+
+    #[test]
+    fn the_desired_count_stays_within_min_and_max() {
+        let mut scaler = Scaler::new(ScalingConfig { min_tasks: 2, max_tasks: 8, ..config() }, 0);
+        assert_eq!(scaler.desired(), 2);
+        assert_eq!(scaler.evaluate(60, 2, eval(Alarm, Ok, 1e6, false)).map(|a| a.to), Some(8));
+        assert_eq!(scaler.evaluate(120, 8, eval(Ok, Alarm, 0.0, false)).map(|a| a.to), Some(2));
+        assert_eq!(scaler.evaluate(900, 2, eval(Ok, Alarm, 0.0, false)), None);
+        let missing = Evaluation { high: Ok, low: Alarm, metric: None, wake_up: false };
+        assert_eq!(scaler.evaluate(1_800, 2, missing), None);
+    }
+}

@@ -1,0 +1,220 @@
+//! CloudWatch as the scaling alarms see it: datapoints aggregated into
+//! one-minute periods by a statistic, visible only after the metric lag, and
+//! alarms that need M of N periods breaching.
+
+/// How a period's datapoints become one value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statistic {
+    /// The mean of the period's datapoints: what the template's policy uses.
+    Average,
+    /// Their sum: grows with the number of datapoints, not with the backlog.
+    Sum,
+    /// The largest.
+    Maximum,
+    /// The smallest.
+    Minimum,
+}
+
+impl Statistic {
+    fn aggregate(self, values: impl Iterator<Item = f64>) -> Option<f64> {
+        let mut count = 0_u32;
+        let mut acc: Option<f64> = None;
+        for value in values {
+            count += 1;
+            acc = Some(match (self, acc) {
+                (_, None) => value,
+                (Self::Average | Self::Sum, Some(a)) => a + value,
+                (Self::Maximum, Some(a)) => a.max(value),
+                (Self::Minimum, Some(a)) => a.min(value),
+            });
+        }
+        match self {
+            Self::Average => acc.map(|sum| sum / f64::from(count)),
+            _ => acc,
+        }
+    }
+}
+
+/// The period every alarm here evaluates: target tracking's alarms and the
+/// template's wake-up alarm use one-minute periods.
+pub const PERIOD_SECONDS: u64 = 60;
+
+/// One metric's datapoints, bucketed by the minute of their timestamp.
+#[derive(Debug, Clone, Default)]
+pub struct Series {
+    /// Per minute: (second the datapoint becomes visible, value).
+    minutes: Vec<Vec<(u64, f64)>>,
+}
+
+impl Series {
+    /// `PutMetricData` at `timestamp`, readable from `timestamp + lag`.
+    pub fn put(&mut self, timestamp: u64, lag: u64, value: f64) {
+        let minute = (timestamp / PERIOD_SECONDS) as usize;
+        if self.minutes.len() <= minute {
+            self.minutes.resize_with(minute + 1, Vec::new);
+        }
+        self.minutes[minute].push((timestamp + lag, value));
+    }
+
+    /// The period's value as an alarm evaluating at `now` reads it; `None`
+    /// when no datapoint of that minute is visible yet (missing data).
+    pub fn period(&self, minute: u64, statistic: Statistic, now: u64) -> Option<f64> {
+        let points = self.minutes.get(minute as usize)?;
+        statistic.aggregate(points.iter().filter(|(visible, _)| *visible <= now).map(|&(_, v)| v))
+    }
+}
+
+/// Which side of the threshold breaches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Comparison {
+    /// `GreaterThanThreshold`.
+    Greater,
+    /// `LessThanThreshold`.
+    Less,
+}
+
+/// An alarm's state after one evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlarmState {
+    /// Enough periods breach: the alarm's action runs.
+    Alarm,
+    /// Data, but not enough of it breaching.
+    Ok,
+    /// No datapoint in any evaluated period.
+    InsufficientData,
+}
+
+/// An alarm on one-minute periods: `datapoints` of the last `periods` must
+/// breach. A missing period does not breach (target tracking's alarms treat
+/// missing data as missing, the wake-up alarm as `notBreaching`): with M = N,
+/// one missing minute keeps the alarm out of ALARM, so nothing scales on
+/// missing data. CloudWatch may look further back for data when periods are
+/// missing ("Configuring how CloudWatch alarms treat missing data",
+/// https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html);
+/// the model does not, which can only delay an alarm, never start one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AlarmShape {
+    /// The threshold.
+    pub threshold: f64,
+    /// How a value breaches it.
+    pub comparison: Comparison,
+    /// Breaching periods needed (M).
+    pub datapoints: usize,
+    /// Periods evaluated (N).
+    pub periods: usize,
+}
+
+impl AlarmShape {
+    /// Target tracking's high alarm: metric > target for 3 of 3 one-minute
+    /// datapoints, the alarm Application Auto Scaling creates for scale-out
+    /// ("How target tracking scaling for Application Auto Scaling works",
+    /// https://docs.aws.amazon.com/autoscaling/application/userguide/target-tracking-scaling-policy-overview.html;
+    /// the alarm it creates reads "3 datapoints within 3 minutes").
+    pub fn target_tracking_high(target: f64) -> Self {
+        Self { threshold: target, comparison: Comparison::Greater, datapoints: 3, periods: 3 }
+    }
+
+    /// Target tracking's low alarm: metric < 90 % of the target for 15 of 15
+    /// datapoints. Scale-in waits for the metric to sit clearly below the
+    /// target (same page: "typically more than 10 % lower"; the alarm reads
+    /// "15 datapoints within 15 minutes").
+    pub fn target_tracking_low(target: f64) -> Self {
+        Self { threshold: 0.9 * target, comparison: Comparison::Less, datapoints: 15, periods: 15 }
+    }
+
+    /// The state for these period values, oldest first; `values.len()` must
+    /// be `periods`.
+    pub fn evaluate(&self, values: &[Option<f64>]) -> AlarmState {
+        if values.iter().all(Option::is_none) {
+            return AlarmState::InsufficientData;
+        }
+        let breaching = values
+            .iter()
+            .flatten()
+            .filter(|&&value| match self.comparison {
+                Comparison::Greater => value > self.threshold,
+                Comparison::Less => value < self.threshold,
+            })
+            .count();
+        if breaching >= self.datapoints { AlarmState::Alarm } else { AlarmState::Ok }
+    }
+
+    /// Evaluates the alarm at `now` (a minute boundary) over the periods that
+    /// ended by then.
+    pub fn evaluate_series(&self, series: &Series, statistic: Statistic, now: u64) -> AlarmState {
+        self.evaluate(&window(series, statistic, now, self.periods))
+    }
+}
+
+/// The last `periods` complete minutes before `now`, oldest first.
+pub fn window(series: &Series, statistic: Statistic, now: u64, periods: usize) -> Vec<Option<f64>> {
+    let current = now / PERIOD_SECONDS;
+    (1..=periods as u64)
+        .rev()
+        .map(|back| current.checked_sub(back).and_then(|minute| series.period(minute, statistic, now)))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(values: &[Option<f64>]) -> Series {
+        let mut series = Series::default();
+        for (minute, value) in values.iter().enumerate() {
+            if let Some(value) = value {
+                series.put(minute as u64 * 60 + 5, 0, *value);
+            }
+        }
+        series
+    }
+
+    #[test]
+    fn high_alarm_needs_three_breaching_minutes_in_a_row() {
+        let high = AlarmShape::target_tracking_high(100.0);
+        let at = |values: &[Option<f64>]| {
+            high.evaluate_series(&series(values), Statistic::Average, values.len() as u64 * 60)
+        };
+        assert_eq!(at(&[Some(150.0), Some(150.0), Some(150.0)]), AlarmState::Alarm);
+        assert_eq!(at(&[Some(150.0), Some(150.0)]), AlarmState::Ok, "only two minutes yet");
+        assert_eq!(at(&[Some(150.0), Some(99.0), Some(150.0)]), AlarmState::Ok);
+        assert_eq!(at(&[Some(150.0), Some(100.0), Some(150.0)]), AlarmState::Ok, "equal is not above");
+        assert_eq!(at(&[Some(150.0), None, Some(150.0)]), AlarmState::Ok, "a missing minute");
+        assert_eq!(at(&[None, None, None]), AlarmState::InsufficientData);
+        assert_eq!(at(&[Some(50.0), Some(150.0), Some(150.0), Some(150.0)]), AlarmState::Alarm);
+    }
+
+    #[test]
+    fn low_alarm_needs_fifteen_minutes_below_ninety_percent() {
+        let low = AlarmShape::target_tracking_low(100.0);
+        let mut values = vec![Some(89.9); 15];
+        assert_eq!(low.evaluate(&values), AlarmState::Alarm);
+        values[7] = Some(90.0);
+        assert_eq!(low.evaluate(&values), AlarmState::Ok, "90 % of the target is not below it");
+        values[7] = None;
+        assert_eq!(low.evaluate(&values), AlarmState::Ok, "a missing minute");
+        assert_eq!(low.evaluate(&[Some(0.0); 14]), AlarmState::Ok, "fourteen are not fifteen");
+    }
+
+    #[test]
+    fn datapoints_are_invisible_until_the_lag_has_passed() {
+        let mut series = Series::default();
+        series.put(65, 30, 7.0);
+        assert_eq!(series.period(1, Statistic::Average, 94), None);
+        assert_eq!(series.period(1, Statistic::Average, 95), Some(7.0));
+    }
+
+    #[test]
+    fn statistics_aggregate_a_minute() {
+        let mut series = Series::default();
+        for (second, value) in [(0, 4.0), (10, 8.0), (50, 6.0)] {
+            series.put(second, 0, value);
+        }
+        let at = |statistic| series.period(0, statistic, 60);
+        assert_eq!(at(Statistic::Average), Some(6.0));
+        assert_eq!(at(Statistic::Sum), Some(18.0));
+        assert_eq!(at(Statistic::Maximum), Some(8.0));
+        assert_eq!(at(Statistic::Minimum), Some(4.0));
+        assert_eq!(series.period(1, Statistic::Sum, 120), None);
+    }
+}

@@ -1,0 +1,18 @@
+//! The capacity planner: a seeded, second-by-second simulation of an SQS
+//! queue, the ECS workers draining it, backlog-publisher's maths (core's own
+//! functions) and Application Auto Scaling's documented rules, to compare
+//! scaling policies on a traffic trace and choose `TargetBacklogPerTask`
+//! before production does.
+
+pub mod autoscaling;
+pub mod cloudwatch;
+pub mod fleet;
+pub mod policy;
+pub mod queue;
+pub mod random;
+pub mod sim;
+pub mod stats;
+pub mod trace;
+
+pub use policy::Policy;
+pub use sim::{run, Scenario};

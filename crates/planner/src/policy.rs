@@ -1,0 +1,125 @@
+//! The scaling policies compared: what each publishes, how its alarm reads
+//! it, and whether the template's wake-up step policy is attached.
+
+use backpressure_core::publisher::backlog::{BacklogPolicy, Readings};
+use backpressure_core::publisher::BacklogTarget;
+use backpressure_core::queue::QueueKind;
+
+use crate::cloudwatch::Statistic;
+
+/// A way to scale the worker service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Policy {
+    /// What the template deploys: core's backlog per task (zero guard,
+    /// `BACKLOG_INCLUDES`, `TASK_COUNT`), `Average`, plus the step-scaling
+    /// wake-up from zero.
+    Ours,
+    /// `ApproximateNumberOfMessagesVisible` as the tracked metric.
+    QueueDepth,
+    /// Visible ÷ running, 0 when no task runs (seed 004's function).
+    ZeroWhenNoTasks,
+    /// Metric math visible ÷ running: the point at zero tasks is dropped.
+    MetricMathDropsZero,
+    /// AWS Copilot's worker service: ⌈visible ÷ max(running, 1)⌉.
+    Copilot,
+    /// Ours with `Sum` instead of `Average` and six samples a minute.
+    SumStatistic,
+}
+
+impl Policy {
+    /// Every policy, ours first.
+    pub const ALL: [Self; 6] = [
+        Self::Ours,
+        Self::QueueDepth,
+        Self::ZeroWhenNoTasks,
+        Self::MetricMathDropsZero,
+        Self::Copilot,
+        Self::SumStatistic,
+    ];
+
+    /// The table's name for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Ours => "ours (template)",
+            Self::QueueDepth => "queue depth",
+            Self::ZeroWhenNoTasks => "÷ running, 0 at zero",
+            Self::MetricMathDropsZero => "metric math ÷ running",
+            Self::Copilot => "copilot ⌈v÷max(r,1)⌉",
+            Self::SumStatistic => "ours with Sum",
+        }
+    }
+
+    /// The statistic its target tracking alarm uses.
+    pub fn statistic(self) -> Statistic {
+        match self {
+            Self::SumStatistic => Statistic::Sum,
+            _ => Statistic::Average,
+        }
+    }
+
+    /// Samples per scheduled run, and seconds between them. Sub-minute
+    /// samples are harmless under `Average` and multiply a `Sum`.
+    pub fn samples(self) -> (u32, u64) {
+        match self {
+            Self::SumStatistic => (6, 10),
+            _ => (1, 0),
+        }
+    }
+
+    /// Whether the template's wake-up step policy (one task when messages
+    /// wait and none runs) is attached.
+    pub fn wakes_from_zero(self) -> bool {
+        matches!(self, Self::Ours | Self::SumStatistic)
+    }
+
+    /// The value published for these readings; `None` publishes nothing.
+    /// Ours is exactly what backlog-publisher computes, through core.
+    pub fn metric(self, readings: Readings, backlog: BacklogPolicy, target: BacklogTarget) -> Option<f64> {
+        let visible = readings.queue.visible as f64;
+        let running = readings.service.running;
+        match self {
+            Self::Ours | Self::SumStatistic => {
+                Some(backlog.sample(readings, QueueKind::Standard, Some(target)).backlog_per_task)
+            }
+            Self::QueueDepth => Some(visible),
+            Self::ZeroWhenNoTasks => Some(if running > 0 { visible / running as f64 } else { 0.0 }),
+            Self::MetricMathDropsZero => (running > 0).then(|| visible / running as f64),
+            Self::Copilot => Some((visible / running.max(1) as f64).ceil()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use backpressure_core::publisher::{QueueCounts, ServiceCounts};
+
+    use super::*;
+
+    fn readings(visible: u64, running: u64) -> Readings {
+        Readings {
+            queue: QueueCounts { visible, in_flight: 0, delayed: 0 },
+            service: ServiceCounts { running, pending: 0, desired: running },
+            dlq_visible: None,
+        }
+    }
+
+    #[test]
+    fn each_policy_publishes_its_formula() {
+        let target = BacklogTarget::new(100.0).unwrap();
+        let at = |policy: Policy, visible, running| {
+            policy.metric(readings(visible, running), BacklogPolicy::default(), target)
+        };
+        // (visible, running): ours, depth, zero-when-none, metric math, copilot
+        let cases: &[(u64, u64, [Option<f64>; 5])] = &[
+            (1_500, 10, [Some(150.0), Some(1_500.0), Some(150.0), Some(150.0), Some(150.0)]),
+            (5, 0, [Some(200.0), Some(5.0), Some(0.0), None, Some(5.0)]),
+            (0, 0, [Some(0.0), Some(0.0), Some(0.0), None, Some(0.0)]),
+            (7, 2, [Some(3.5), Some(7.0), Some(3.5), Some(3.5), Some(4.0)]),
+        ];
+        for &(visible, running, expected) in cases {
+            let got: Vec<_> = Policy::ALL[..5].iter().map(|&policy| at(policy, visible, running)).collect();
+            assert_eq!(got, expected.to_vec(), "visible {visible}, running {running}");
+            assert_eq!(at(Policy::SumStatistic, visible, running), expected[0]);
+        }
+    }
+}
