@@ -178,7 +178,8 @@ mod tests {
     fn the_aws_worked_example_scales_ten_tasks_to_fifteen() {
         // 1,500 messages, 10 tasks: backlog per task 150 by core's maths.
         let target = backpressure_core::publisher::BacklogTarget::new(100.0).unwrap();
-        let metric = backpressure_core::publisher::backlog::backlog_per_task(1_500, 10, Some(target));
+        let metric =
+            backpressure_core::publisher::backlog::backlog_per_task(1_500, 10, Some(target));
         assert_eq!(metric, 150.0);
         assert_eq!(tracking_capacity(10, metric, 100.0), 15);
         let mut scaler = Scaler::new(config(), 10);
@@ -198,7 +199,8 @@ mod tests {
     fn zero_running_tasks_stay_at_zero_unless_told_otherwise() {
         let mut stay = Scaler::new(config(), 0);
         assert_eq!(stay.evaluate(60, 0, eval(Alarm, Ok, 500.0, false)), None);
-        let mut as_one = Scaler::new(ScalingConfig { zero_capacity: ZeroCapacity::AsOne, ..config() }, 0);
+        let mut as_one =
+            Scaler::new(ScalingConfig { zero_capacity: ZeroCapacity::AsOne, ..config() }, 0);
         assert_eq!(as_one.evaluate(60, 0, eval(Alarm, Ok, 500.0, false)).map(|a| a.to), Some(5));
     }
 
@@ -217,7 +219,11 @@ mod tests {
         // Both alarms cannot be in ALARM on one metric; a high alarm beats the step's +1.
         assert_eq!(scaler.evaluate(60, 10, eval(Alarm, Ok, 300.0, true)).map(|a| a.to), Some(30));
         assert_eq!(scaler.evaluate(120, 30, eval(Ok, Alarm, 10.0, false)).map(|a| a.to), Some(3));
-        assert_eq!(scaler.evaluate(180, 3, eval(Ok, Alarm, 10.0, false)), None, "scale-in cooldown");
+        assert_eq!(
+            scaler.evaluate(180, 3, eval(Ok, Alarm, 10.0, false)),
+            None,
+            "scale-in cooldown"
+        );
         assert_eq!(scaler.evaluate(240, 3, eval(Alarm, Ok, 200.0, false)).map(|a| a.to), Some(6));
         assert_eq!(scaler.evaluate(420, 6, eval(Ok, Alarm, 0.0, false)).map(|a| a.to), Some(0));
     }

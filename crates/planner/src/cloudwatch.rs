@@ -151,7 +151,9 @@ pub fn window(series: &Series, statistic: Statistic, now: u64, periods: usize) -
     let current = now / PERIOD_SECONDS;
     (1..=periods as u64)
         .rev()
-        .map(|back| current.checked_sub(back).and_then(|minute| series.period(minute, statistic, now)))
+        .map(|back| {
+            current.checked_sub(back).and_then(|minute| series.period(minute, statistic, now))
+        })
         .collect()
 }
 
@@ -178,7 +180,11 @@ mod tests {
         assert_eq!(at(&[Some(150.0), Some(150.0), Some(150.0)]), AlarmState::Alarm);
         assert_eq!(at(&[Some(150.0), Some(150.0)]), AlarmState::Ok, "only two minutes yet");
         assert_eq!(at(&[Some(150.0), Some(99.0), Some(150.0)]), AlarmState::Ok);
-        assert_eq!(at(&[Some(150.0), Some(100.0), Some(150.0)]), AlarmState::Ok, "equal is not above");
+        assert_eq!(
+            at(&[Some(150.0), Some(100.0), Some(150.0)]),
+            AlarmState::Ok,
+            "equal is not above"
+        );
         assert_eq!(at(&[Some(150.0), None, Some(150.0)]), AlarmState::Ok, "a missing minute");
         assert_eq!(at(&[None, None, None]), AlarmState::InsufficientData);
         assert_eq!(at(&[Some(50.0), Some(150.0), Some(150.0), Some(150.0)]), AlarmState::Alarm);

@@ -4,7 +4,7 @@
 use fastrand::Rng;
 
 use crate::queue::{Message, Queue};
-use crate::random::{standard_normal, ServiceTime};
+use crate::random::{ServiceTime, standard_normal};
 use crate::stats::Waits;
 
 /// The workers' settings.
@@ -101,14 +101,17 @@ impl Fleet {
 
     /// Messages held in slots.
     pub fn holding(&self) -> impl Iterator<Item = Message> + '_ {
-        self.tasks.iter().flat_map(|task| task.slots.iter().filter_map(|slot| slot.work.map(|(m, _)| m)))
+        self.tasks
+            .iter()
+            .flat_map(|task| task.slots.iter().filter_map(|slot| slot.work.map(|(m, _)| m)))
     }
 
     /// Moves the service towards `desired` tasks at `now`.
     pub fn reconcile(&mut self, now: u64, desired: u64, queue: &mut Queue, rng: &mut Rng) {
         let active = self.running() + self.pending();
         for _ in active..desired {
-            let startup = self.model.startup_seconds + self.model.startup_jitter * standard_normal(rng);
+            let startup =
+                self.model.startup_seconds + self.model.startup_jitter * standard_normal(rng);
             let ready_at = now + startup.round().max(1.0) as u64;
             self.tasks.push(self.task(now, State::Pending { ready_at }));
         }
@@ -120,8 +123,10 @@ impl Fleet {
     /// Stops the task ECS would pick: one still starting, else (with
     /// scale-in protection) an idle one, else the least busy.
     fn stop_one(&mut self, now: u64, queue: &mut Queue) {
-        let pending = self.tasks.iter().rposition(|task| matches!(task.state, State::Pending { .. }));
-        let running = || self.tasks.iter().enumerate().filter(|(_, task)| task.state == State::Running);
+        let pending =
+            self.tasks.iter().rposition(|task| matches!(task.state, State::Pending { .. }));
+        let running =
+            || self.tasks.iter().enumerate().filter(|(_, task)| task.state == State::Running);
         let chosen = pending.or_else(|| {
             if self.model.idle_first {
                 running().min_by_key(|(_, task)| task.busy()).map(|(i, _)| i)
@@ -156,10 +161,10 @@ impl Fleet {
     pub fn work(&mut self, now: u64, queue: &mut Queue, rng: &mut Rng, waits: &mut Waits) {
         let end = (now + 1) as f64;
         for task in &mut self.tasks {
-            if let State::Pending { ready_at } = task.state {
-                if ready_at <= now {
-                    task.state = State::Running;
-                }
+            if let State::Pending { ready_at } = task.state
+                && ready_at <= now
+            {
+                task.state = State::Running;
             }
             let receiving = match task.state {
                 State::Pending { .. } => continue,
@@ -196,7 +201,9 @@ impl Fleet {
             .iter()
             .enumerate()
             .filter_map(|(i, task)| match task.state {
-                State::Draining { deadline } if task.busy() == 0 || deadline <= now => Some((i, Exit::Drained)),
+                State::Draining { deadline } if task.busy() == 0 || deadline <= now => {
+                    Some((i, Exit::Drained))
+                }
                 _ => None,
             })
             .collect();

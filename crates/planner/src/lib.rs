@@ -4,15 +4,19 @@
 //! scaling policies on a traffic trace and choose `TargetBacklogPerTask`
 //! before production does.
 
+pub mod args;
 pub mod autoscaling;
 pub mod cloudwatch;
 pub mod fleet;
+pub mod plot;
 pub mod policy;
 pub mod queue;
 pub mod random;
+pub mod recommend;
+pub mod report;
 pub mod sim;
 pub mod stats;
 pub mod trace;
 
 pub use policy::Policy;
-pub use sim::{run, Scenario};
+pub use sim::{Scenario, run};

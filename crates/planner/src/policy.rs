@@ -1,8 +1,8 @@
 //! The scaling policies compared: what each publishes, how its alarm reads
 //! it, and whether the template's wake-up step policy is attached.
 
-use backpressure_core::publisher::backlog::{BacklogPolicy, Readings};
 use backpressure_core::publisher::BacklogTarget;
+use backpressure_core::publisher::backlog::{BacklogPolicy, Readings};
 use backpressure_core::queue::QueueKind;
 
 use crate::cloudwatch::Statistic;
@@ -74,7 +74,12 @@ impl Policy {
 
     /// The value published for these readings; `None` publishes nothing.
     /// Ours is exactly what backlog-publisher computes, through core.
-    pub fn metric(self, readings: Readings, backlog: BacklogPolicy, target: BacklogTarget) -> Option<f64> {
+    pub fn metric(
+        self,
+        readings: Readings,
+        backlog: BacklogPolicy,
+        target: BacklogTarget,
+    ) -> Option<f64> {
         let visible = readings.queue.visible as f64;
         let running = readings.service.running;
         match self {
@@ -117,7 +122,8 @@ mod tests {
             (7, 2, [Some(3.5), Some(7.0), Some(3.5), Some(3.5), Some(4.0)]),
         ];
         for &(visible, running, expected) in cases {
-            let got: Vec<_> = Policy::ALL[..5].iter().map(|&policy| at(policy, visible, running)).collect();
+            let got: Vec<_> =
+                Policy::ALL[..5].iter().map(|&policy| at(policy, visible, running)).collect();
             assert_eq!(got, expected.to_vec(), "visible {visible}, running {running}");
             assert_eq!(at(Policy::SumStatistic, visible, running), expected[0]);
         }

@@ -158,7 +158,12 @@ mod tests {
     use super::*;
 
     fn model(limit: u64) -> QueueModel {
-        QueueModel { visibility_timeout: 30, max_receive_count: 2, poison_fraction: 0.0, in_flight_limit: limit }
+        QueueModel {
+            visibility_timeout: 30,
+            max_receive_count: 2,
+            poison_fraction: 0.0,
+            in_flight_limit: limit,
+        }
     }
 
     const MESSAGE: Message = Message { sent: 0, receives: 0, poison: true };

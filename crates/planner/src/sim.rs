@@ -10,7 +10,7 @@ use backpressure_core::publisher::{BacklogTarget, QueueCounts, ServiceCounts};
 use fastrand::Rng;
 
 use crate::autoscaling::{Evaluation, Scaler, ScalingConfig, ZeroCapacity};
-use crate::cloudwatch::{window, AlarmShape, Series, Statistic, PERIOD_SECONDS};
+use crate::cloudwatch::{AlarmShape, PERIOD_SECONDS, Series, Statistic, window};
 use crate::fleet::{Fleet, WorkerModel};
 use crate::policy::Policy;
 use crate::queue::{Message, Queue, QueueModel};
@@ -177,19 +177,38 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
         fleet.work(now, &mut queue, &mut rngs.service, &mut waits);
 
         if now % scenario.publisher.schedule_seconds == 0 {
-            schedule_runs(now, scenario.publisher, samples, sample_interval, &mut rngs.schedule, &mut sample_times);
+            schedule_runs(
+                now,
+                scenario.publisher,
+                samples,
+                sample_interval,
+                &mut rngs.schedule,
+                &mut sample_times,
+            );
         }
         while sample_times.peek().is_some_and(|Reverse(at)| *at <= now) {
             sample_times.pop();
             let readings = Readings {
-                queue: QueueCounts { visible: queue.visible(), in_flight: queue.in_flight(), delayed: 0 },
-                service: ServiceCounts { running: fleet.running(), pending: fleet.pending(), desired: scaler.desired() },
+                queue: QueueCounts {
+                    visible: queue.visible(),
+                    in_flight: queue.in_flight(),
+                    delayed: 0,
+                },
+                service: ServiceCounts {
+                    running: fleet.running(),
+                    pending: fleet.pending(),
+                    desired: scaler.desired(),
+                },
                 dlq_visible: None,
             };
             if let Some(value) = policy.metric(readings, scenario.publisher.backlog, target) {
                 published.metric.put(now, lag, value);
             }
-            let sample = scenario.publisher.backlog.sample(readings, backpressure_core::queue::QueueKind::Standard, Some(target));
+            let sample = scenario.publisher.backlog.sample(
+                readings,
+                backpressure_core::queue::QueueKind::Standard,
+                Some(target),
+            );
             published.task_count.put(now, lag, sample.task_count as f64);
             published.queue_backlog.put(now, lag, sample.backlog as f64);
         }

@@ -28,7 +28,9 @@ impl Waits {
         self.count
     }
 
-    /// Waits longer than `seconds` (whole-second resolution).
+    /// Waits of `seconds` or longer: at one-second resolution a wait in
+    /// [`seconds`, `seconds` + 1) counts as over, so misses are never
+    /// under-counted.
     pub fn above(&self, seconds: u64) -> u64 {
         self.buckets.iter().skip(seconds as usize).sum()
     }

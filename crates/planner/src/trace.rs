@@ -111,9 +111,7 @@ impl BuiltIn {
     /// The trace, with Poisson arrivals drawn from `seed`.
     pub fn trace(self, seed: u64) -> Trace {
         let mut rng = fastrand::Rng::with_seed(seed ^ 0x7472_6163_6500);
-        let arrivals = (0..self.seconds())
-            .map(|t| poisson(&mut rng, self.rate(t)))
-            .collect();
+        let arrivals = (0..self.seconds()).map(|t| poisson(&mut rng, self.rate(t))).collect();
         Trace { name: self.name().to_owned(), arrivals }
     }
 }
@@ -234,7 +232,8 @@ fn parse_count(field: &str) -> Option<u64> {
     }
     // CloudWatch exports counts as floats ("12.0").
     let value: f64 = field.parse().ok()?;
-    (value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value < 1e12).then_some(value as u64)
+    (value.is_finite() && value >= 0.0 && value.fract() == 0.0 && value < 1e12)
+        .then_some(value as u64)
 }
 
 fn parse_timestamp(field: &str) -> Option<i64> {

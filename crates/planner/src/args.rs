@@ -1,0 +1,300 @@
+//! The command line.
+
+use std::path::PathBuf;
+
+use backpressure_core::publisher::BacklogTarget;
+use backpressure_core::publisher::backlog::{BacklogIncludes, BacklogPolicy, TaskCountMode};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::autoscaling::ZeroCapacity;
+use crate::random::ServiceTime;
+use crate::sim::Scenario;
+use crate::trace::{BuiltIn, Trace};
+
+/// Simulates an SQS queue, ECS workers, backlog-publisher and Application
+/// Auto Scaling on a traffic trace, and compares scaling policies.
+#[derive(Debug, Parser)]
+#[command(name = "simulate", version)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Every policy on each trace: a table per trace and a picture per trace.
+    Compare {
+        /// The settings.
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        /// Directory for the pictures (one SVG per trace).
+        #[arg(long, default_value = "target/simulate")]
+        out: PathBuf,
+    },
+    /// The cheapest TargetBacklogPerTask and MinTasks for our policy that
+    /// meet the SLO on each trace.
+    Recommend {
+        /// The settings (the target and min tasks given are ignored: searched).
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+    },
+}
+
+/// The service-time distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Distribution {
+    /// Always the mean.
+    Fixed,
+    /// Exponential.
+    Exponential,
+    /// Log-normal, coefficient of variation 1.5: a long tail.
+    Lognormal,
+}
+
+/// `BACKLOG_INCLUDES`, as the template spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Includes {
+    /// Visible messages only.
+    Visible,
+    /// Visible and in flight.
+    #[value(name = "visible,inflight")]
+    VisibleInflight,
+}
+
+/// `TASK_COUNT`, as the template spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TaskCount {
+    /// Running tasks.
+    Running,
+    /// Running and pending.
+    #[value(name = "running+pending")]
+    RunningPlusPending,
+    /// The desired count.
+    Desired,
+}
+
+/// Everything a scenario can be told.
+#[derive(Debug, Args)]
+pub struct ScenarioArgs {
+    /// Built-in traces to run (repeatable); all of them unless --csv is given.
+    #[arg(long = "trace", value_enum)]
+    pub traces: Vec<BuiltIn>,
+    /// A trace of your own: `timestamp,arrivals` rows (e.g. CloudWatch's NumberOfMessagesSent).
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// Tasks running at the start of a CSV trace.
+    #[arg(long, default_value_t = 0)]
+    pub initial_tasks: u64,
+    /// Seeds every random draw: the same seed gives the same tables.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// TargetBacklogPerTask.
+    #[arg(long, default_value_t = 100.0)]
+    pub target: f64,
+    /// MinTasks.
+    #[arg(long, default_value_t = 0)]
+    pub min_tasks: u64,
+    /// MaxTasks.
+    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=5_000))]
+    pub max_tasks: u64,
+    /// Latency SLO: longest acceptable wait, seconds.
+    #[arg(long, default_value_t = 300)]
+    pub slo_seconds: u64,
+    /// Fraction of messages that must meet the latency SLO.
+    #[arg(long, default_value_t = 0.99)]
+    pub slo_quantile: f64,
+    /// Mean seconds to process one message.
+    #[arg(long, default_value_t = 1.0)]
+    pub service_seconds: f64,
+    /// The service-time distribution.
+    #[arg(long, value_enum, default_value_t = Distribution::Exponential)]
+    pub service_distribution: Distribution,
+    /// Messages one task processes at once.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub slots: u32,
+    /// Mean task start-up, seconds (Fargate: 57).
+    #[arg(long, default_value_t = 57.0)]
+    pub startup_seconds: f64,
+    /// Seconds a stopping task may drain; 0 stops it at once.
+    #[arg(long, default_value_t = 90)]
+    pub drain_seconds: u64,
+    /// Scale-in picks busy tasks as readily as idle ones (no scale-in protection).
+    #[arg(long)]
+    pub no_protection: bool,
+    /// The queue's VisibilityTimeout, seconds.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=43_200))]
+    pub visibility_timeout: u64,
+    /// The redrive policy's maxReceiveCount.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1_000))]
+    pub max_receive_count: u16,
+    /// Fraction of poison messages (fail until the DLQ takes them).
+    #[arg(long, default_value_t = 0.0)]
+    pub poison_fraction: f64,
+    /// The publisher's schedule, seconds (EventBridge: 60 at least).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(60..=86_400))]
+    pub schedule_seconds: u64,
+    /// Seconds from PutMetricData until the alarms read a datapoint.
+    #[arg(long, default_value_t = 30)]
+    pub metric_lag_seconds: u64,
+    /// BACKLOG_INCLUDES.
+    #[arg(long, value_enum, default_value_t = Includes::Visible)]
+    pub backlog_includes: Includes,
+    /// TASK_COUNT.
+    #[arg(long, value_enum, default_value_t = TaskCount::Running)]
+    pub task_count: TaskCount,
+    /// Target tracking at zero running tasks: stay (documented proportional rule) or as-one.
+    #[arg(long, value_enum, default_value_t = ZeroCapacity::Stay)]
+    pub zero_capacity: ZeroCapacity,
+}
+
+/// A setting outside what can be simulated.
+#[derive(Debug, thiserror::Error)]
+pub enum ArgsError {
+    /// A number out of range.
+    #[error("--{flag} {value}: {expected}")]
+    Range {
+        /// The flag.
+        flag: &'static str,
+        /// What was given.
+        value: String,
+        /// What is accepted.
+        expected: &'static str,
+    },
+    /// The CSV could not be read.
+    #[error("--csv {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The CSV is not a trace.
+    #[error("--csv {path}: {source}")]
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong, and where.
+        #[source]
+        source: crate::trace::CsvError,
+    },
+}
+
+fn check(
+    ok: bool,
+    flag: &'static str,
+    value: impl ToString,
+    expected: &'static str,
+) -> Result<(), ArgsError> {
+    if ok { Ok(()) } else { Err(ArgsError::Range { flag, value: value.to_string(), expected }) }
+}
+
+impl ScenarioArgs {
+    /// One scenario per trace asked for.
+    pub fn scenarios(&self) -> Result<Vec<Scenario>, ArgsError> {
+        let target = BacklogTarget::new(self.target).ok_or_else(|| ArgsError::Range {
+            flag: "target",
+            value: self.target.to_string(),
+            expected: "between 0.001 and 1e9",
+        })?;
+        check(
+            self.min_tasks <= self.max_tasks,
+            "min-tasks",
+            self.min_tasks,
+            "at most --max-tasks",
+        )?;
+        check(
+            self.slo_quantile > 0.0 && self.slo_quantile <= 1.0,
+            "slo-quantile",
+            self.slo_quantile,
+            "in (0, 1]",
+        )?;
+        check(
+            self.service_seconds.is_finite() && (0.001..=3_600.0).contains(&self.service_seconds),
+            "service-seconds",
+            self.service_seconds,
+            "between 0.001 and 3600",
+        )?;
+        check(
+            self.startup_seconds.is_finite() && (1.0..=3_600.0).contains(&self.startup_seconds),
+            "startup-seconds",
+            self.startup_seconds,
+            "between 1 and 3600",
+        )?;
+        check(
+            (0.0..=1.0).contains(&self.poison_fraction),
+            "poison-fraction",
+            self.poison_fraction,
+            "in [0, 1]",
+        )?;
+        check(
+            self.metric_lag_seconds < 600,
+            "metric-lag-seconds",
+            self.metric_lag_seconds,
+            "below 600",
+        )?;
+
+        let mut traces: Vec<(Trace, u64)> = Vec::new();
+        if let Some(path) = &self.csv {
+            let text = std::fs::read_to_string(path)
+                .map_err(|source| ArgsError::Read { path: path.clone(), source })?;
+            let name =
+                path.file_stem().map_or("csv".into(), |stem| stem.to_string_lossy().into_owned());
+            let trace = crate::trace::parse_csv(&name, &text)
+                .map_err(|source| ArgsError::Csv { path: path.clone(), source })?;
+            traces.push((trace, self.initial_tasks));
+        }
+        let builtins = if self.traces.is_empty() && self.csv.is_none() {
+            BuiltIn::ALL.to_vec()
+        } else {
+            self.traces.clone()
+        };
+        for builtin in builtins {
+            traces.push((builtin.trace(self.seed), builtin.initial_tasks()));
+        }
+        Ok(traces
+            .into_iter()
+            .map(|(trace, initial)| self.scenario(trace, initial, target))
+            .collect())
+    }
+
+    fn scenario(&self, trace: Trace, initial_tasks: u64, target: BacklogTarget) -> Scenario {
+        let mut scenario = Scenario::new(trace, target);
+        scenario.initial_tasks = initial_tasks;
+        scenario.seed = self.seed;
+        scenario.scaling.min_tasks = self.min_tasks;
+        scenario.scaling.max_tasks = self.max_tasks;
+        scenario.scaling.zero_capacity = self.zero_capacity;
+        scenario.slo.latency_seconds = self.slo_seconds;
+        scenario.slo.quantile = self.slo_quantile;
+        let mean = self.service_seconds;
+        scenario.workers.service = match self.service_distribution {
+            Distribution::Fixed => ServiceTime::Fixed(mean),
+            Distribution::Exponential => ServiceTime::Exponential(mean),
+            Distribution::Lognormal => ServiceTime::LogNormal { mean, cv: 1.5 },
+        };
+        scenario.workers.slots = self.slots;
+        scenario.workers.startup_seconds = self.startup_seconds;
+        scenario.workers.drain_seconds = (self.drain_seconds > 0).then_some(self.drain_seconds);
+        scenario.workers.idle_first = !self.no_protection;
+        scenario.queue.visibility_timeout = self.visibility_timeout;
+        scenario.queue.max_receive_count = self.max_receive_count;
+        scenario.queue.poison_fraction = self.poison_fraction;
+        scenario.publisher.schedule_seconds = self.schedule_seconds;
+        scenario.publisher.metric_lag_seconds = self.metric_lag_seconds;
+        scenario.publisher.backlog = BacklogPolicy {
+            includes: BacklogIncludes {
+                in_flight: self.backlog_includes == Includes::VisibleInflight,
+                delayed: false,
+            },
+            task_count: match self.task_count {
+                TaskCount::Running => TaskCountMode::Running,
+                TaskCount::RunningPlusPending => TaskCountMode::RunningPlusPending,
+                TaskCount::Desired => TaskCountMode::Desired,
+            },
+        };
+        scenario
+    }
+}

@@ -1,0 +1,133 @@
+//! The comparison table, as plain text (Markdown-compatible).
+
+use std::fmt::Write;
+
+use crate::policy::Policy;
+use crate::sim::Scenario;
+use crate::stats::Outcome;
+
+/// The table's header line and separator.
+pub fn header() -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| {:<22} | {:>15} | {:>8} | {:>8} | {:>9} | {:>7} | {:>9} | {:>15} | {:>5} | {:>4} | {:>3} |",
+        "policy",
+        "SLO misses",
+        "p50 wait",
+        "p99 wait",
+        "task-min",
+        "actions",
+        "reversals",
+        "zero→first task",
+        "peak",
+        "left",
+        "SLO"
+    );
+    let _ = writeln!(
+        out,
+        "|{:-<24}|{:->17}|{:->10}|{:->10}|{:->11}|{:->9}|{:->11}|{:->17}|{:->7}|{:->6}|{:->5}|",
+        "", ":", ":", ":", ":", ":", ":", ":", ":", ":", ":"
+    );
+    out
+}
+
+/// One policy's row.
+pub fn row(outcome: &Outcome, quantile: f64) -> String {
+    let seconds = |value: Option<u64>| value.map_or_else(|| "-".to_owned(), |s| format!("{s} s"));
+    let share = if outcome.counted == 0 {
+        0.0
+    } else {
+        outcome.slo_misses() as f64 / outcome.counted as f64 * 100.0
+    };
+    let zero = match outcome.worst_zero_to_first_task() {
+        None => "-".to_owned(),
+        Some(None) => "never".to_owned(),
+        Some(Some(worst)) => format!("{worst} s"),
+    };
+    format!(
+        "| {:<22} | {:>7} ({:>5.1}%) | {:>8} | {:>8} | {:>9.1} | {:>7} | {:>9} | {:>15} | {:>5} | {:>4} | {:>3} |\n",
+        outcome.policy.label(),
+        outcome.slo_misses(),
+        share,
+        seconds(outcome.waits.quantile(0.5)),
+        seconds(outcome.waits.quantile(0.99)),
+        outcome.task_minutes(),
+        outcome.actions.len(),
+        outcome.direction_changes(),
+        zero,
+        outcome.peak_desired(),
+        outcome.left,
+        if outcome.meets_slo(quantile) { "met" } else { "no" },
+    )
+}
+
+/// The whole comparison for one trace: a title, the settings, the table and
+/// the verdict on ours.
+pub fn comparison(scenario: &Scenario, outcomes: &[Outcome]) -> String {
+    let mut out = String::new();
+    let slo = scenario.slo;
+    let _ = writeln!(
+        out,
+        "### {} — {} messages over {} min, SLO: {:.0} % wait ≤ {} s\n",
+        scenario.trace.name,
+        scenario.trace.total(),
+        scenario.trace.seconds() / 60,
+        slo.quantile * 100.0,
+        slo.latency_seconds,
+    );
+    let _ = writeln!(
+        out,
+        "target {} per task, {}–{} tasks, {} slots × {:.2} s mean service, start-up {:.0} s, seed {}\n",
+        scenario.scaling.target.get(),
+        scenario.scaling.min_tasks,
+        scenario.scaling.max_tasks,
+        scenario.workers.slots,
+        scenario.workers.service.mean(),
+        scenario.workers.startup_seconds,
+        scenario.seed,
+    );
+    out.push_str(&header());
+    for outcome in outcomes {
+        out.push_str(&row(outcome, slo.quantile));
+    }
+    let _ = writeln!(out, "\n{}", verdict(outcomes, slo.quantile));
+    out
+}
+
+/// Whether ours meets the SLO with fewer task-minutes than every other
+/// policy that also meets it.
+pub fn verdict(outcomes: &[Outcome], quantile: f64) -> String {
+    let Some(ours) = outcomes.iter().find(|o| o.policy == Policy::Ours) else {
+        return "ours was not run".to_owned();
+    };
+    let others: Vec<&Outcome> =
+        outcomes.iter().filter(|o| o.policy != Policy::Ours && o.meets_slo(quantile)).collect();
+    if !ours.meets_slo(quantile) {
+        return format!(
+            "ours misses the SLO ({} messages late); {} other polic{} meet{} it",
+            ours.slo_misses(),
+            others.len(),
+            if others.len() == 1 { "y" } else { "ies" },
+            if others.len() == 1 { "s" } else { "" },
+        );
+    }
+    let cheaper: Vec<String> = others
+        .iter()
+        .filter(|o| o.task_seconds <= ours.task_seconds)
+        .map(|o| format!("{} ({:.1} task-min)", o.policy.label(), o.task_minutes()))
+        .collect();
+    if cheaper.is_empty() {
+        format!(
+            "ours meets the SLO with {:.1} task-min, fewer than each of the {} other policies that meet it",
+            ours.task_minutes(),
+            others.len()
+        )
+    } else {
+        format!(
+            "ours meets the SLO with {:.1} task-min; as cheap or cheaper and also meeting it: {}",
+            ours.task_minutes(),
+            cheaper.join(", ")
+        )
+    }
+}

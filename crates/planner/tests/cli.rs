@@ -1,0 +1,123 @@
+//! The `simulate` binary as a user runs it: tables, pictures, a CSV trace,
+//! and clear errors for bad settings.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn simulate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_simulate")).args(args).output().unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("simulate-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+#[test]
+fn compare_prints_a_row_per_policy_and_draws_a_panel_per_policy() {
+    let dir = scratch("compare");
+    let out = dir.to_str().unwrap();
+    let output = simulate(&["compare", "--trace", "burst-from-idle", "--out", out]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for label in [
+        "ours (template)",
+        "queue depth",
+        "÷ running, 0 at zero",
+        "metric math ÷ running",
+        "copilot",
+        "ours with Sum",
+    ] {
+        assert_eq!(
+            text.lines().filter(|line| line.starts_with(&format!("| {label}"))).count(),
+            1,
+            "{label}\n{text}"
+        );
+    }
+    assert!(text.contains("### burst-from-idle — "), "{text}");
+    let svg = std::fs::read_to_string(dir.join("burst-from-idle.svg")).unwrap();
+    assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
+    for label in ["ours (template) — ", "queue depth — ", "ours with Sum — "] {
+        assert_eq!(svg.matches(label).count(), 1, "{label}");
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_csv_trace_is_simulated_and_a_bad_one_is_refused_with_its_line() {
+    let dir = scratch("csv");
+    let good = dir.join("exported.csv");
+    std::fs::write(&good, "Timestamp,NumberOfMessagesSent\n0,0\n60,600\n120,600\n180,0\n").unwrap();
+    let output =
+        simulate(&["compare", "--csv", good.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("### exported — 1200 messages over 4 min"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(dir.join("exported.svg").exists());
+
+    let bad = dir.join("bad.csv");
+    std::fs::write(&bad, "0,5\n60,five\n").unwrap();
+    let output =
+        simulate(&["compare", "--csv", bad.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains("line 2: arrivals \"five\""), "{}", stderr(&output));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn settings_out_of_range_are_refused_naming_the_flag_and_value() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--target", "0"], "--target 0:"),
+        (&["--min-tasks", "30", "--max-tasks", "20"], "--min-tasks 30: at most --max-tasks"),
+        (&["--slo-quantile", "1.5"], "--slo-quantile 1.5:"),
+        (&["--service-seconds", "NaN"], "--service-seconds NaN:"),
+        (&["--poison-fraction=-0.1"], "--poison-fraction -0.1:"),
+        (&["--csv", "/nonexistent/trace.csv"], "--csv /nonexistent/trace.csv:"),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec!["recommend", "--trace", "steady"];
+        all.extend_from_slice(args);
+        let output = simulate(&all);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
+    }
+    let output = simulate(&["compare", "--schedule-seconds", "10"]);
+    assert_eq!(output.status.code(), Some(2), "clap's usage error");
+}
+
+#[test]
+fn recommend_names_the_cheapest_setting_that_meets_the_slo() {
+    let output = simulate(&["recommend", "--trace", "burst-from-idle"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let line = text.lines().find(|line| line.starts_with("cheapest meeting the SLO: ")).unwrap();
+    let target: f64 = line
+        .split("TargetBacklogPerTask=")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(capacity_planner::recommend::TARGETS.contains(&target), "{line}");
+    assert!(
+        text.lines().any(|row| row.starts_with("| ours (template)") && row.ends_with("| met |")),
+        "{text}"
+    );
+}
