@@ -6,7 +6,7 @@ EMULATORS := scripts/emulators.sh
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test demo lint template-lint doc worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
+.PHONY: test demo simulate lint template-lint doc worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
 ## make test: formatting, lints, template checks, docs, unit and adapter tests, end-to-end
 ## tests (the functions and the library's example as binaries), doctests, packaging; the test
@@ -32,7 +32,16 @@ template-lint:
 
 ## make unit: the tests that need no emulator
 unit:
-	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backpressure-batch -p backlog-publisher
+	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backpressure-batch -p backlog-publisher -p capacity-planner
+
+## make simulate: the capacity planner on the built-in traces: a comparison table per trace,
+## one SVG per trace in target/simulate/ (the README's picture is the burst-from-idle one,
+## copied to docs/img/), then the cheapest TargetBacklogPerTask x MinTasks meeting the SLO
+SIMULATE := $(CARGO) run --quiet --release -p capacity-planner --bin simulate --
+simulate:
+	$(SIMULATE) compare --out target/simulate
+	mkdir -p docs/img && cp target/simulate/burst-from-idle.svg docs/img/burst-from-idle.svg
+	$(SIMULATE) recommend
 
 ## make demo: the emulators, both functions invoked on the sample events, what they did
 demo:

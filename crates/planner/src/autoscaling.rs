@@ -64,7 +64,7 @@ pub struct ScalingAction {
 /// metric M and the target T — the AWS guide's worked example: 10 tasks at
 /// 150 messages each with a target of 100 give 15 ("Scale Amazon ECS services
 /// based on an Amazon SQS queue",
-/// https://docs.aws.amazon.com/AmazonECS/latest/developerguide/service-autoscaling-queue.html).
+/// <https://docs.aws.amazon.com/AmazonECS/latest/developerguide/service-autoscaling-queue.html>).
 /// Rounded to nine decimals before the ceiling, so floating-point noise
 /// (15.000000000000002) does not add a task.
 pub fn tracking_capacity(running: u64, metric: f64, target: f64) -> u64 {

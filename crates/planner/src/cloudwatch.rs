@@ -90,7 +90,7 @@ pub enum AlarmState {
 /// one missing minute keeps the alarm out of ALARM, so nothing scales on
 /// missing data. CloudWatch may look further back for data when periods are
 /// missing ("Configuring how CloudWatch alarms treat missing data",
-/// https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html);
+/// <https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html>);
 /// the model does not, which can only delay an alarm, never start one.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AlarmShape {
@@ -108,7 +108,7 @@ impl AlarmShape {
     /// Target tracking's high alarm: metric > target for 3 of 3 one-minute
     /// datapoints, the alarm Application Auto Scaling creates for scale-out
     /// ("How target tracking scaling for Application Auto Scaling works",
-    /// https://docs.aws.amazon.com/autoscaling/application/userguide/target-tracking-scaling-policy-overview.html;
+    /// <https://docs.aws.amazon.com/autoscaling/application/userguide/target-tracking-scaling-policy-overview.html>;
     /// the alarm it creates reads "3 datapoints within 3 minutes").
     pub fn target_tracking_high(target: f64) -> Self {
         Self { threshold: target, comparison: Comparison::Greater, datapoints: 3, periods: 3 }

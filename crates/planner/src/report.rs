@@ -104,12 +104,11 @@ pub fn verdict(outcomes: &[Outcome], quantile: f64) -> String {
     let others: Vec<&Outcome> =
         outcomes.iter().filter(|o| o.policy != Policy::Ours && o.meets_slo(quantile)).collect();
     if !ours.meets_slo(quantile) {
+        let meeting: Vec<&str> = others.iter().map(|o| o.policy.label()).collect();
         return format!(
-            "ours misses the SLO ({} messages late); {} other polic{} meet{} it",
+            "ours misses the SLO ({} messages late); meeting it: {}",
             ours.slo_misses(),
-            others.len(),
-            if others.len() == 1 { "y" } else { "ies" },
-            if others.len() == 1 { "s" } else { "" },
+            if meeting.is_empty() { "none".to_owned() } else { meeting.join(", ") },
         );
     }
     let cheaper: Vec<String> = others
@@ -117,11 +116,20 @@ pub fn verdict(outcomes: &[Outcome], quantile: f64) -> String {
         .filter(|o| o.task_seconds <= ours.task_seconds)
         .map(|o| format!("{} ({:.1} task-min)", o.policy.label(), o.task_minutes()))
         .collect();
-    if cheaper.is_empty() {
+    if others.is_empty() {
         format!(
-            "ours meets the SLO with {:.1} task-min, fewer than each of the {} other policies that meet it",
+            "ours meets the SLO with {:.1} task-min; no other policy meets it",
+            ours.task_minutes()
+        )
+    } else if cheaper.is_empty() {
+        let dearer: Vec<String> = others
+            .iter()
+            .map(|o| format!("{} ({:.1})", o.policy.label(), o.task_minutes()))
+            .collect();
+        format!(
+            "ours meets the SLO with {:.1} task-min, fewer than every other policy meeting it: {}",
             ours.task_minutes(),
-            others.len()
+            dearer.join(", ")
         )
     } else {
         format!(
