@@ -154,6 +154,14 @@ pub enum CsvError {
         /// The field as written.
         value: String,
     },
+    /// More messages than a run can hold in memory.
+    #[error("line {line}: the trace passes {max} messages, the most one run can simulate")]
+    TooMany {
+        /// 1-based line number where the total passed the limit.
+        line: usize,
+        /// The limit.
+        max: u64,
+    },
     /// A trace longer than a simulation should run.
     #[error("the trace spans {seconds} s; at most {max} s (31 days) can be simulated")]
     TooLong {
@@ -167,6 +175,10 @@ pub enum CsvError {
 /// The longest CSV trace accepted: a month of 1-second steps.
 pub const MAX_TRACE_SECONDS: u64 = 31 * 86_400;
 
+/// The most messages a CSV trace may hold: each one queued takes 8 bytes,
+/// and every second's count must fit the per-second arrivals.
+pub const MAX_TRACE_MESSAGES: u64 = 200_000_000;
+
 /// Reads a `timestamp,arrivals` CSV, as exported from CloudWatch's
 /// `NumberOfMessagesSent` (one row per period). Timestamps are seconds since
 /// the epoch or RFC 3339; a header line is skipped. Each row's messages are
@@ -174,6 +186,7 @@ pub const MAX_TRACE_SECONDS: u64 = 31 * 86_400;
 /// is taken to be the one before it, or 60 s), so the total is kept exactly.
 pub fn parse_csv(name: &str, text: &str) -> Result<Trace, CsvError> {
     let mut rows: Vec<(i64, u64)> = Vec::new();
+    let mut total = 0_u64;
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
         let row = raw.trim();
@@ -193,6 +206,10 @@ pub fn parse_csv(name: &str, text: &str) -> Result<Trace, CsvError> {
             .ok_or_else(|| CsvError::Arrivals { line, value: count.to_owned() })?;
         if rows.last().is_some_and(|&(previous, _)| seconds <= previous) {
             return Err(CsvError::Order { line, value: stamp.to_owned() });
+        }
+        total = total.saturating_add(arrivals);
+        if total > MAX_TRACE_MESSAGES {
+            return Err(CsvError::TooMany { line, max: MAX_TRACE_MESSAGES });
         }
         rows.push((seconds, arrivals));
     }
@@ -222,6 +239,7 @@ fn spread(slots: &mut [u32], count: u64) {
     for (i, slot) in slots.iter_mut().enumerate() {
         let i = i as u64;
         let share = count * (i + 1) / n - count * i / n;
+        // At most MAX_TRACE_MESSAGES in all, so a second's share fits.
         *slot = u32::try_from(share).unwrap_or(u32::MAX);
     }
 }
@@ -283,6 +301,8 @@ mod tests {
             ("0,1\n60,NaN\n", CsvError::Arrivals { line: 2, value: "NaN".into() }),
             ("60,1\n0,2\n", CsvError::Order { line: 2, value: "0".into() }),
             ("60,1\n60,2\n", CsvError::Order { line: 2, value: "60".into() }),
+            ("0,1\n60,200000000\n", CsvError::TooMany { line: 2, max: MAX_TRACE_MESSAGES }),
+            ("0,18446744073709551615\n", CsvError::TooMany { line: 1, max: MAX_TRACE_MESSAGES }),
             (
                 "0,1\n99999999,2\n",
                 CsvError::TooLong { seconds: 199_999_998, max: MAX_TRACE_SECONDS },
