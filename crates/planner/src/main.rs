@@ -1,6 +1,7 @@
 //! `simulate`: wires the command line to the simulation; everything else is
 //! in the library.
 
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 use capacity_planner::args::{Cli, Command};
@@ -10,6 +11,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     match execute(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error) if is_broken_pipe(error.as_ref()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("simulate: {error}");
             let mut source = error.source();
@@ -22,7 +24,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// The reader went away (`simulate … | head`): nothing more to say.
+fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
+    error.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
 fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    let mut w = io::stdout().lock();
     match cli.command {
         Command::Compare { scenario, out } => {
             let scenarios = scenario.scenarios()?;
@@ -30,50 +38,43 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             for scenario in &scenarios {
                 let outcomes: Vec<_> =
                     Policy::ALL.iter().map(|&policy| run(scenario, policy)).collect();
-                print!("{}", report::comparison(scenario, &outcomes));
+                write!(w, "{}", report::comparison(scenario, &outcomes))?;
                 let path = out.join(format!("{}.svg", scenario.trace.name));
                 plot::write(&path, &scenario.trace.name, &outcomes)?;
-                println!("picture: {}\n", path.display());
+                writeln!(w, "picture: {}\n", path.display())?;
             }
         }
         Command::Recommend { scenario } => {
             for scenario in scenario.scenarios()? {
                 let found = recommend::search(&scenario);
                 let slo = scenario.slo;
-                println!(
+                writeln!(
+                    w,
                     "### {}: {} settings tried (TargetBacklogPerTask × MinTasks ≤ {}), SLO {:.0} % ≤ {} s",
                     scenario.trace.name,
                     found.tried,
                     scenario.scaling.max_tasks,
                     slo.quantile * 100.0,
                     slo.latency_seconds
-                );
-                match (&found.best, &found.closest) {
-                    (Some(best), _) => {
-                        println!(
-                            "cheapest meeting the SLO: TargetBacklogPerTask={} MinTasks={}\n",
-                            best.target.get(),
-                            best.min_tasks
-                        );
-                        print!("{}{}", report::header(), report::row(&best.outcome, slo.quantile));
+                )?;
+                let (verdict, shown) = match (&found.best, &found.closest) {
+                    (Some(best), _) => ("cheapest meeting the SLO", best),
+                    (None, Some(closest)) => ("no setting meets the SLO; closest", closest),
+                    (None, None) => {
+                        writeln!(w, "nothing was simulated\n")?;
+                        continue;
                     }
-                    (None, Some(closest)) => {
-                        println!(
-                            "no setting meets the SLO; closest: TargetBacklogPerTask={} MinTasks={}\n",
-                            closest.target.get(),
-                            closest.min_tasks
-                        );
-                        print!(
-                            "{}{}",
-                            report::header(),
-                            report::row(&closest.outcome, slo.quantile)
-                        );
-                    }
-                    (None, None) => println!("nothing was simulated"),
-                }
-                println!();
+                };
+                writeln!(
+                    w,
+                    "{verdict}: TargetBacklogPerTask={} MinTasks={}\n",
+                    shown.target.get(),
+                    shown.min_tasks
+                )?;
+                writeln!(w, "{}{}", report::header(), report::row(&shown.outcome, slo.quantile))?;
             }
         }
     }
+    w.flush()?;
     Ok(())
 }

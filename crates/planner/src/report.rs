@@ -6,29 +6,44 @@ use crate::policy::Policy;
 use crate::sim::Scenario;
 use crate::stats::Outcome;
 
-/// The table's header line and separator.
+/// The columns and their widths; the first is left-aligned, the rest right.
+const COLUMNS: [(&str, usize); 12] = [
+    ("policy", 22),
+    ("SLO misses", 16),
+    ("p50 wait", 8),
+    ("p99 wait", 8),
+    ("task-min", 9),
+    ("actions", 7),
+    ("reversals", 9),
+    ("zero→first task", 15),
+    ("peak", 5),
+    ("left", 7),
+    ("DLQ", 6),
+    ("SLO", 3),
+];
+
+fn line(cells: [String; 12]) -> String {
+    let mut out = String::from("|");
+    for (i, (cell, (_, width))) in cells.iter().zip(COLUMNS).enumerate() {
+        let _ = if i == 0 {
+            write!(out, " {cell:<width$} |")
+        } else {
+            write!(out, " {cell:>width$} |")
+        };
+    }
+    out.push('\n');
+    out
+}
+
+/// The table's header line and separator (Markdown, numbers right-aligned).
 pub fn header() -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| {:<22} | {:>15} | {:>8} | {:>8} | {:>9} | {:>7} | {:>9} | {:>15} | {:>5} | {:>4} | {:>3} |",
-        "policy",
-        "SLO misses",
-        "p50 wait",
-        "p99 wait",
-        "task-min",
-        "actions",
-        "reversals",
-        "zero→first task",
-        "peak",
-        "left",
-        "SLO"
-    );
-    let _ = writeln!(
-        out,
-        "|{:-<24}|{:->17}|{:->10}|{:->10}|{:->11}|{:->9}|{:->11}|{:->17}|{:->7}|{:->6}|{:->5}|",
-        "", ":", ":", ":", ":", ":", ":", ":", ":", ":", ":"
-    );
+    let mut out = line(COLUMNS.map(|(title, _)| title.to_owned()));
+    out.push('|');
+    for (i, (_, width)) in COLUMNS.into_iter().enumerate() {
+        let dashes = "-".repeat(width + 1);
+        out.push_str(&if i == 0 { format!("{dashes}-|") } else { format!("{dashes}:|") });
+    }
+    out.push('\n');
     out
 }
 
@@ -45,21 +60,20 @@ pub fn row(outcome: &Outcome, quantile: f64) -> String {
         Some(None) => "never".to_owned(),
         Some(Some(worst)) => format!("{worst} s"),
     };
-    format!(
-        "| {:<22} | {:>7} ({:>5.1}%) | {:>8} | {:>8} | {:>9.1} | {:>7} | {:>9} | {:>15} | {:>5} | {:>4} | {:>3} |\n",
-        outcome.policy.label(),
-        outcome.slo_misses(),
-        share,
+    line([
+        outcome.policy.label().to_owned(),
+        format!("{} ({share:.1}%)", outcome.slo_misses()),
         seconds(outcome.waits.quantile(0.5)),
         seconds(outcome.waits.quantile(0.99)),
-        outcome.task_minutes(),
-        outcome.actions.len(),
-        outcome.direction_changes(),
+        format!("{:.1}", outcome.task_minutes()),
+        outcome.actions.len().to_string(),
+        outcome.direction_changes().to_string(),
         zero,
-        outcome.peak_desired(),
-        outcome.left,
-        if outcome.meets_slo(quantile) { "met" } else { "no" },
-    )
+        outcome.peak_desired().to_string(),
+        outcome.left.to_string(),
+        outcome.dead_lettered.to_string(),
+        if outcome.meets_slo(quantile) { "met" } else { "no" }.to_owned(),
+    ])
 }
 
 /// The whole comparison for one trace: a title, the settings, the table and

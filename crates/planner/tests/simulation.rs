@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use backpressure_core::publisher::BacklogTarget;
+use backpressure_core::publisher::backlog::TaskCountMode;
 use capacity_planner::autoscaling::ZeroCapacity;
 use capacity_planner::random::ServiceTime;
 use capacity_planner::stats::Outcome;
@@ -184,4 +185,20 @@ fn depth_alone_scales_far_past_what_backlog_per_task_needs() {
         depth.task_minutes(),
         ours.task_minutes()
     );
+}
+
+#[test]
+fn counting_pending_tasks_keeps_a_trickle_to_one_task() {
+    // With TASK_COUNT=running, the zero guard's 2 × target is still published
+    // while the woken task starts; once it runs, target tracking reads three
+    // such minutes and computes ⌈1 × 200 ÷ 100⌉ = 2. Counting the pending
+    // task ends the guard as soon as the task is launched.
+    let mut scenario = scenario(BuiltIn::SparseTrickle);
+    let running = run(&scenario, Policy::Ours);
+    scenario.publisher.backlog.task_count = TaskCountMode::RunningPlusPending;
+    let pending = run(&scenario, Policy::Ours);
+    assert_eq!(running.peak_desired(), 2);
+    assert_eq!(pending.peak_desired(), 1);
+    assert!(pending.task_seconds < running.task_seconds);
+    assert_eq!((pending.processed, pending.left), (pending.sent, 0));
 }
