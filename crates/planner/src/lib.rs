@@ -10,6 +10,7 @@ pub mod cloudwatch;
 pub mod fleet;
 pub mod plot;
 pub mod policy;
+pub mod publisher;
 pub mod queue;
 pub mod random;
 pub mod recommend;

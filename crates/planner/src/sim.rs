@@ -2,36 +2,19 @@
 //! leases lapse, tasks work, the publisher samples on its schedule, the
 //! alarms evaluate each minute and ECS follows the desired count.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use backpressure_core::publisher::backlog::{BacklogPolicy, Readings};
 use backpressure_core::publisher::{BacklogTarget, QueueCounts, ServiceCounts};
 use fastrand::Rng;
 
-use crate::autoscaling::{Evaluation, Scaler, ScalingConfig, ZeroCapacity};
-use crate::cloudwatch::{AlarmShape, PERIOD_SECONDS, Series, Statistic, window};
+use crate::autoscaling::{Scaler, ScalingConfig, ZeroCapacity};
+use crate::cloudwatch::PERIOD_SECONDS;
 use crate::fleet::{Fleet, WorkerModel};
 use crate::policy::Policy;
+use crate::publisher::{Publisher, PublisherModel};
 use crate::queue::{Message, Queue, QueueModel};
 use crate::random::ServiceTime;
 use crate::stats::{Minute, Outcome, Waits};
 use crate::trace::Trace;
-
-/// backlog-publisher's schedule and CloudWatch's delay.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PublisherModel {
-    /// The EventBridge schedule's period (`rate(1 minute)`: 60).
-    pub schedule_seconds: u64,
-    /// Each run starts up to this many seconds after its scheduled time.
-    pub jitter_seconds: u64,
-    /// Chance that a run is delivered twice (EventBridge delivers at least once).
-    pub duplicate_probability: f64,
-    /// Seconds from `PutMetricData` until alarms can read the datapoint.
-    pub metric_lag_seconds: u64,
-    /// `BACKLOG_INCLUDES` and `TASK_COUNT`.
-    pub backlog: BacklogPolicy,
-}
 
 /// The latency objective.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -111,14 +94,6 @@ impl Scenario {
     }
 }
 
-/// The metrics a run publishes.
-#[derive(Debug, Default)]
-struct Published {
-    metric: Series,
-    task_count: Series,
-    queue_backlog: Series,
-}
-
 /// Separate generators per concern, so that every policy sees the same
 /// poison messages and service times in the same order.
 #[derive(Debug)]
@@ -148,14 +123,7 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
     let mut fleet = Fleet::new(scenario.workers, scenario.initial_tasks);
     let mut scaler = Scaler::new(scenario.scaling, scenario.initial_tasks);
     fleet.reconcile(0, scaler.desired(), &mut queue, &mut rngs.startup);
-    let high = AlarmShape::target_tracking_high(target.get());
-    let low = AlarmShape::target_tracking_low(target.get());
-    let statistic = policy.statistic();
-    let (samples, sample_interval) = policy.samples();
-    let lag = scenario.publisher.metric_lag_seconds;
-
-    let mut published = Published::default();
-    let mut sample_times: BinaryHeap<Reverse<u64>> = BinaryHeap::new();
+    let mut publisher = Publisher::new(scenario.publisher, policy, target);
     let mut waits = Waits::default();
     let mut actions = Vec::new();
     let mut episodes = Vec::new();
@@ -176,54 +144,25 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
         queue.expire_leases(now);
         fleet.work(now, &mut queue, &mut rngs.service, &mut waits);
 
-        if now % scenario.publisher.schedule_seconds == 0 {
-            schedule_runs(
-                now,
-                scenario.publisher,
-                samples,
-                sample_interval,
-                &mut rngs.schedule,
-                &mut sample_times,
-            );
-        }
-        while sample_times.peek().is_some_and(|Reverse(at)| *at <= now) {
-            sample_times.pop();
-            let readings = Readings {
-                queue: QueueCounts {
-                    visible: queue.visible(),
-                    in_flight: queue.in_flight(),
-                    delayed: 0,
-                },
-                service: ServiceCounts {
-                    running: fleet.running(),
-                    pending: fleet.pending(),
-                    desired: scaler.desired(),
-                },
-                dlq_visible: None,
-            };
-            if let Some(value) = policy.metric(readings, scenario.publisher.backlog, target) {
-                published.metric.put(now, lag, value);
-            }
-            let sample = scenario.publisher.backlog.sample(
-                readings,
-                backpressure_core::queue::QueueKind::Standard,
-                Some(target),
-            );
-            published.task_count.put(now, lag, sample.task_count as f64);
-            published.queue_backlog.put(now, lag, sample.backlog as f64);
-        }
-
-        if now > 0 && now % PERIOD_SECONDS == 0 {
-            let latest = window(&published.metric, statistic, now, 1)[0];
-            let eval = Evaluation {
-                high: high.evaluate_series(&published.metric, statistic, now),
-                low: low.evaluate_series(&published.metric, statistic, now),
-                metric: latest,
-                wake_up: policy.wakes_from_zero() && wake_up_alarm(&published, now),
-            };
-            if let Some(action) = scaler.evaluate(now, fleet.running(), eval) {
-                actions.push(action);
-            }
+        let readings = Readings {
+            queue: QueueCounts {
+                visible: queue.visible(),
+                in_flight: queue.in_flight(),
+                delayed: 0,
+            },
+            service: ServiceCounts {
+                running: fleet.running(),
+                pending: fleet.pending(),
+                desired: scaler.desired(),
+            },
+            dlq_visible: None,
+        };
+        publisher.tick(now, readings, &mut rngs.schedule);
+        if now > 0
+            && now.is_multiple_of(PERIOD_SECONDS)
+            && let Some(action) = scaler.evaluate(now, fleet.running(), publisher.evaluation(now))
+        {
+            actions.push(action);
         }
         fleet.reconcile(now, scaler.desired(), &mut queue, &mut rngs.startup);
 
@@ -243,7 +182,7 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
                 visible: queue.visible(),
                 running: fleet.running(),
                 desired: scaler.desired(),
-                metric: published.metric.period(minute, statistic, u64::MAX),
+                metric: publisher.minute(minute),
             });
             minute_arrivals = 0;
         }
@@ -257,7 +196,7 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
     let mut left_late = 0;
     for message in queue.remaining().chain(fleet.holding()) {
         left += 1;
-        if !message.poison && end - u64::from(message.sent) > slo {
+        if !message.poison && end - u64::from(message.sent) >= slo {
             left_late += 1;
         }
     }
@@ -276,34 +215,4 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
         zero_to_first_task: episodes,
         minutes,
     }
-}
-
-/// The schedule's runs for the period starting at `now`: one run after a
-/// jitter, sometimes a duplicate, each taking `samples` samples.
-fn schedule_runs(
-    now: u64,
-    model: PublisherModel,
-    samples: u32,
-    interval: u64,
-    rng: &mut Rng,
-    times: &mut BinaryHeap<Reverse<u64>>,
-) {
-    let mut starts = vec![now + rng.u64(0..=model.jitter_seconds)];
-    if rng.f64() < model.duplicate_probability {
-        starts.push(now + rng.u64(0..=model.jitter_seconds));
-    }
-    for start in starts {
-        for i in 0..u64::from(samples) {
-            times.push(Reverse(start + i * interval));
-        }
-    }
-}
-
-/// The template's `ScaleFromZeroAlarm`: `IF(tasks == 0 AND backlog > 0, 1, 0)`
-/// over the last minute, `Maximum` of TaskCount and `Minimum` of
-/// QueueBacklog, 1 of 1 above 0, missing data `notBreaching`.
-fn wake_up_alarm(published: &Published, now: u64) -> bool {
-    let tasks = window(&published.task_count, Statistic::Maximum, now, 1)[0];
-    let backlog = window(&published.queue_backlog, Statistic::Minimum, now, 1)[0];
-    matches!((tasks, backlog), (Some(tasks), Some(backlog)) if tasks == 0.0 && backlog > 0.0)
 }

@@ -1,0 +1,121 @@
+//! backlog-publisher on its schedule, CloudWatch holding what it put, and
+//! the alarms that read it.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use backpressure_core::publisher::BacklogTarget;
+use backpressure_core::publisher::backlog::{BacklogPolicy, Readings};
+use backpressure_core::queue::QueueKind;
+use fastrand::Rng;
+
+use crate::autoscaling::Evaluation;
+use crate::cloudwatch::{AlarmShape, Series, Statistic, window};
+use crate::policy::Policy;
+
+/// backlog-publisher's schedule and CloudWatch's delay.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PublisherModel {
+    /// The EventBridge schedule's period (`rate(1 minute)`: 60).
+    pub schedule_seconds: u64,
+    /// Each run starts up to this many seconds after its scheduled time.
+    pub jitter_seconds: u64,
+    /// Chance that a run is delivered twice (EventBridge delivers at least once).
+    pub duplicate_probability: f64,
+    /// Seconds from `PutMetricData` until alarms can read the datapoint.
+    pub metric_lag_seconds: u64,
+    /// `BACKLOG_INCLUDES` and `TASK_COUNT`.
+    pub backlog: BacklogPolicy,
+}
+
+/// The publisher of one policy, and the metrics it has put.
+#[derive(Debug)]
+pub struct Publisher {
+    model: PublisherModel,
+    policy: Policy,
+    target: BacklogTarget,
+    high: AlarmShape,
+    low: AlarmShape,
+    sample_times: BinaryHeap<Reverse<u64>>,
+    metric: Series,
+    task_count: Series,
+    queue_backlog: Series,
+}
+
+impl Publisher {
+    /// Nothing published yet.
+    pub fn new(model: PublisherModel, policy: Policy, target: BacklogTarget) -> Self {
+        Self {
+            model,
+            policy,
+            target,
+            high: AlarmShape::target_tracking_high(target.get()),
+            low: AlarmShape::target_tracking_low(target.get()),
+            sample_times: BinaryHeap::new(),
+            metric: Series::default(),
+            task_count: Series::default(),
+            queue_backlog: Series::default(),
+        }
+    }
+
+    /// Second `now`: schedules the period's runs when one starts, and takes
+    /// every sample due. Besides the policy's metric it puts TaskCount and
+    /// QueueBacklog, which the wake-up alarm reads.
+    pub fn tick(&mut self, now: u64, readings: Readings, rng: &mut Rng) {
+        if now.is_multiple_of(self.model.schedule_seconds) {
+            self.schedule_runs(now, rng);
+        }
+        let lag = self.model.metric_lag_seconds;
+        while self.sample_times.peek().is_some_and(|Reverse(at)| *at <= now) {
+            self.sample_times.pop();
+            if let Some(value) = self.policy.metric(readings, self.model.backlog, self.target) {
+                self.metric.put(now, lag, value);
+            }
+            let sample =
+                self.model.backlog.sample(readings, QueueKind::Standard, Some(self.target));
+            self.task_count.put(now, lag, sample.task_count as f64);
+            self.queue_backlog.put(now, lag, sample.backlog as f64);
+        }
+    }
+
+    /// The period's runs: one after a jitter, sometimes a duplicate, each
+    /// taking the policy's samples.
+    fn schedule_runs(&mut self, now: u64, rng: &mut Rng) {
+        let (samples, interval) = self.policy.samples();
+        let mut starts = vec![now + rng.u64(0..=self.model.jitter_seconds)];
+        if rng.f64() < self.model.duplicate_probability {
+            starts.push(now + rng.u64(0..=self.model.jitter_seconds));
+        }
+        for start in starts {
+            for i in 0..u64::from(samples) {
+                self.sample_times.push(Reverse(start + i * interval));
+            }
+        }
+    }
+
+    /// What the alarms say at `now`, a minute boundary.
+    pub fn evaluation(&self, now: u64) -> Evaluation {
+        let statistic = self.policy.statistic();
+        Evaluation {
+            high: self.high.evaluate_series(&self.metric, statistic, now),
+            low: self.low.evaluate_series(&self.metric, statistic, now),
+            metric: window(&self.metric, statistic, now, 1)[0],
+            wake_up: self.policy.wakes_from_zero() && self.wake_up_alarm(now),
+        }
+    }
+
+    /// The template's `ScaleFromZeroAlarm`: `IF(tasks == 0 AND backlog > 0, 1, 0)`
+    /// over the last minute, `Maximum` of TaskCount and `Minimum` of
+    /// QueueBacklog, 1 of 1 above 0, missing data `notBreaching`.
+    fn wake_up_alarm(&self, now: u64) -> bool {
+        let tasks = window(&self.task_count, Statistic::Maximum, now, 1)[0];
+        let backlog = window(&self.queue_backlog, Statistic::Minimum, now, 1)[0];
+        matches!((tasks, backlog), (Some(tasks), Some(backlog)) if tasks == 0.0 && backlog > 0.0)
+    }
+
+    /// The policy's metric for `minute` as its statistic reads it, once every
+    /// datapoint is visible; `None` when nothing was published.
+    pub fn minute(&self, minute: u64) -> Option<f64> {
+        self.metric.period(minute, self.policy.statistic(), u64::MAX)
+    }
+}
