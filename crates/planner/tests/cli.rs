@@ -121,3 +121,65 @@ fn recommend_names_the_cheapest_setting_that_meets_the_slo() {
         "{text}"
     );
 }
+
+#[test]
+fn every_model_setting_is_accepted_as_the_docs_spell_it() {
+    let dir = scratch("settings");
+    let args = [
+        "compare",
+        "--trace",
+        "sparse-trickle",
+        "--seed",
+        "7",
+        "--target",
+        "0.5",
+        "--min-tasks",
+        "1",
+        "--max-tasks",
+        "3",
+        "--slo-seconds",
+        "60",
+        "--slo-quantile",
+        "0.95",
+        "--service-seconds",
+        "0.2",
+        "--service-distribution",
+        "lognormal",
+        "--slots",
+        "2",
+        "--startup-seconds",
+        "30",
+        "--drain-seconds",
+        "0",
+        "--no-protection",
+        "--visibility-timeout",
+        "10",
+        "--max-receive-count",
+        "2",
+        "--poison-fraction",
+        "0.5",
+        "--schedule-seconds",
+        "120",
+        "--metric-lag-seconds",
+        "0",
+        "--backlog-includes",
+        "visible,inflight",
+        "--task-count",
+        "running+pending",
+        "--zero-capacity",
+        "as-one",
+        "--out",
+        dir.to_str().unwrap(),
+    ];
+    let output = simulate(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains(
+            "target 0.5 per task, 1–3 tasks, 2 slots × 0.20 s mean service, start-up 30 s, seed 7"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("SLO: 95 % wait ≤ 60 s"), "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
