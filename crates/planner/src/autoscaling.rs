@@ -95,8 +95,10 @@ impl Scaler {
     }
 
     /// One evaluation at `now`, with `running` tasks. An alarm in ALARM runs
-    /// its policy again at every evaluation, as CloudWatch alarm actions for
-    /// Application Auto Scaling do while the alarm stays in ALARM.
+    /// its policy again at every evaluation: for Auto Scaling actions "the
+    /// alarm continues to invoke the action once per minute that the alarm
+    /// remains in the new state" ("Using Amazon CloudWatch alarms", alarm
+    /// actions, <https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html>).
     pub fn evaluate(&mut self, now: u64, running: u64, eval: Evaluation) -> Option<ScalingAction> {
         let cfg = self.config;
         let base = match (running, cfg.zero_capacity) {

@@ -26,7 +26,8 @@ pub struct WorkerModel {
     pub idle_first: bool,
 }
 
-/// Fargate bills at least a minute per task.
+/// Fargate bills per second from the image download until the task stops,
+/// with a one-minute minimum (<https://aws.amazon.com/fargate/pricing/>).
 const MINIMUM_BILLED_SECONDS: u64 = 60;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -121,7 +122,11 @@ impl Fleet {
     }
 
     /// Stops the task ECS would pick: one still starting, else (with
-    /// scale-in protection) an idle one, else the least busy.
+    /// scale-in protection) an idle one, else the least busy. A protected
+    /// task is not stopped at scale-in ("Protect your Amazon ECS tasks from
+    /// being terminated by scale-in events",
+    /// <https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-scale-in-protection.html>);
+    /// sqs-worker protects itself while busy.
     fn stop_one(&mut self, now: u64, queue: &mut Queue) {
         let pending =
             self.tasks.iter().rposition(|task| matches!(task.state, State::Pending { .. }));

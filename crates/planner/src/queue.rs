@@ -99,9 +99,11 @@ impl Queue {
     }
 
     /// `ReceiveMessage` for one message. A message already received
-    /// `maxReceiveCount` times goes to the DLQ instead of being returned (the
-    /// redrive policy acts on the receive after the last allowed one), and
-    /// nothing is returned while the in-flight limit is reached.
+    /// `maxReceiveCount` times goes to the DLQ instead of being returned:
+    /// "when the ReceiveCount for a message exceeds the maxReceiveCount",
+    /// SQS moves it ("Using dead-letter queues in Amazon SQS",
+    /// <https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html>).
+    /// Nothing is returned while the in-flight limit is reached.
     pub fn receive(&mut self) -> Option<Message> {
         if self.in_flight >= self.model.in_flight_limit {
             return None;
