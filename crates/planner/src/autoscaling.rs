@@ -111,6 +111,11 @@ impl Scaler {
         // ("Multiple scaling policies": Application Auto Scaling scales out if
         // any policy is ready to scale out, and scales in only if all target
         // tracking policies are ready to scale in; overview page above).
+        // Tasks still starting are part of the desired count, so a scale-out
+        // during `ScaleOutCooldown` happens only when the computed capacity
+        // exceeds it (the page below: the capacity the previous scale-out
+        // added "is calculated as part of the desired capacity for the next
+        // scale out").
         let tracking_out = match (eval.high, computed) {
             (AlarmState::Alarm, Some(capacity)) if capacity > self.desired => Some(capacity),
             _ => None,
@@ -134,9 +139,6 @@ impl Scaler {
         // activity during the cooldown period … it scales out the target
         // immediately";
         // https://docs.aws.amazon.com/autoscaling/application/APIReference/API_TargetTrackingScalingPolicyConfiguration.html).
-        // Tasks still starting are part of the desired count, so a scale-out
-        // during `ScaleOutCooldown` happens only when the computed capacity
-        // exceeds it, which the comparison with `desired` above already is.
         let cooled = self.last_scale_in.is_none_or(|last| now >= last + cfg.scale_in_cooldown);
         if eval.low == AlarmState::Alarm && cooled {
             let to = computed?.max(cfg.min_tasks);
