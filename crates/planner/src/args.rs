@@ -53,28 +53,6 @@ pub enum Distribution {
     Lognormal,
 }
 
-/// `BACKLOG_INCLUDES`, as the template spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Includes {
-    /// Visible messages only.
-    Visible,
-    /// Visible and in flight.
-    #[value(name = "visible,inflight")]
-    VisibleInflight,
-}
-
-/// `TASK_COUNT`, as the template spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TaskCount {
-    /// Running tasks.
-    Running,
-    /// Running and pending.
-    #[value(name = "running+pending")]
-    RunningPlusPending,
-    /// The desired count.
-    Desired,
-}
-
 /// Everything a scenario can be told.
 #[derive(Debug, Args)]
 pub struct ScenarioArgs {
@@ -138,12 +116,12 @@ pub struct ScenarioArgs {
     /// Seconds from PutMetricData until the alarms read a datapoint.
     #[arg(long, default_value_t = 30)]
     pub metric_lag_seconds: u64,
-    /// BACKLOG_INCLUDES.
-    #[arg(long, value_enum, default_value_t = Includes::Visible)]
-    pub backlog_includes: Includes,
-    /// TASK_COUNT.
-    #[arg(long, value_enum, default_value_t = TaskCount::Running)]
-    pub task_count: TaskCount,
+    /// BACKLOG_INCLUDES, as the publisher reads it (no delayed messages are simulated).
+    #[arg(long, default_value = "visible")]
+    pub backlog_includes: BacklogIncludes,
+    /// TASK_COUNT, as the publisher reads it: running, running+pending or desired.
+    #[arg(long, default_value = "running")]
+    pub task_count: TaskCountMode,
     /// Target tracking at zero running tasks: stay (documented proportional rule) or as-one.
     #[arg(long, value_enum, default_value_t = ZeroCapacity::Stay)]
     pub zero_capacity: ZeroCapacity,
@@ -284,17 +262,8 @@ impl ScenarioArgs {
         scenario.queue.poison_fraction = self.poison_fraction;
         scenario.publisher.schedule_seconds = self.schedule_seconds;
         scenario.publisher.metric_lag_seconds = self.metric_lag_seconds;
-        scenario.publisher.backlog = BacklogPolicy {
-            includes: BacklogIncludes {
-                in_flight: self.backlog_includes == Includes::VisibleInflight,
-                delayed: false,
-            },
-            task_count: match self.task_count {
-                TaskCount::Running => TaskCountMode::Running,
-                TaskCount::RunningPlusPending => TaskCountMode::RunningPlusPending,
-                TaskCount::Desired => TaskCountMode::Desired,
-            },
-        };
+        scenario.publisher.backlog =
+            BacklogPolicy { includes: self.backlog_includes, task_count: self.task_count };
         scenario
     }
 }

@@ -59,12 +59,17 @@ impl Publisher {
     }
 
     /// Second `now`: schedules the period's runs when one starts, and takes
-    /// every sample due. Besides the policy's metric it puts TaskCount and
-    /// QueueBacklog, which the wake-up alarm reads.
-    pub fn tick(&mut self, now: u64, readings: Readings, rng: &mut Rng) {
+    /// every sample due, reading the queue and the service only then. Besides
+    /// the policy's metric it puts TaskCount and QueueBacklog, which the
+    /// wake-up alarm reads.
+    pub fn tick(&mut self, now: u64, read: impl FnOnce() -> Readings, rng: &mut Rng) {
         if now.is_multiple_of(self.model.schedule_seconds) {
             self.schedule_runs(now, rng);
         }
+        if self.sample_times.peek().is_none_or(|Reverse(at)| *at > now) {
+            return;
+        }
+        let readings = read();
         let lag = self.model.metric_lag_seconds;
         while self.sample_times.peek().is_some_and(|Reverse(at)| *at <= now) {
             self.sample_times.pop();

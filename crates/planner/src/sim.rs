@@ -144,7 +144,7 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
         queue.expire_leases(now);
         fleet.work(now, &mut queue, &mut rngs.service, &mut waits);
 
-        let readings = Readings {
+        let read = || Readings {
             queue: QueueCounts {
                 visible: queue.visible(),
                 in_flight: queue.in_flight(),
@@ -157,7 +157,7 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
             },
             dlq_visible: None,
         };
-        publisher.tick(now, readings, &mut rngs.schedule);
+        publisher.tick(now, read, &mut rngs.schedule);
         if now > 0
             && now.is_multiple_of(PERIOD_SECONDS)
             && let Some(action) = scaler.evaluate(now, fleet.running(), publisher.evaluation(now))

@@ -3,6 +3,8 @@
 //! Every function here returns finite numbers: CloudWatch rejects NaN and
 //! infinities, and a scaling policy fed a wrong value scales the wrong way.
 
+use std::str::FromStr;
+
 use crate::publisher::target::BacklogTarget;
 use crate::queue::QueueKind;
 
@@ -52,6 +54,48 @@ impl BacklogIncludes {
     }
 }
 
+/// A `BACKLOG_INCLUDES` or `TASK_COUNT` value that is not one of the
+/// accepted spellings; says what is accepted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct SettingError {
+    reason: String,
+}
+
+impl SettingError {
+    fn new(reason: impl Into<String>) -> Self {
+        Self { reason: reason.into() }
+    }
+}
+
+/// `visible`, optionally with `inflight` and `delayed`, comma-separated, in
+/// any case: the publisher's `BACKLOG_INCLUDES`.
+impl FromStr for BacklogIncludes {
+    type Err = SettingError;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        let (mut visible, mut includes) = (false, Self::default());
+        for token in value.split(',').map(|t| t.trim().to_ascii_lowercase()) {
+            match token.as_str() {
+                "visible" => visible = true,
+                "inflight" => includes.in_flight = true,
+                "delayed" => includes.delayed = true,
+                _ => {
+                    return Err(SettingError::new(format!(
+                        "unknown item {token:?}; expected a comma-separated list of visible, inflight, delayed"
+                    )));
+                }
+            }
+        }
+        if !visible {
+            return Err(SettingError::new(
+                "the list must include visible (the messages waiting), e.g. visible,inflight",
+            ));
+        }
+        Ok(includes)
+    }
+}
+
 /// Which task count divides the backlog (`TASK_COUNT`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TaskCountMode {
@@ -62,6 +106,21 @@ pub enum TaskCountMode {
     RunningPlusPending,
     /// The desired count.
     Desired,
+}
+
+/// `running`, `running+pending` or `desired`, in any case: the publisher's
+/// `TASK_COUNT`.
+impl FromStr for TaskCountMode {
+    type Err = SettingError;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        match value.to_ascii_lowercase().as_str() {
+            "running" => Ok(Self::Running),
+            "running+pending" => Ok(Self::RunningPlusPending),
+            "desired" => Ok(Self::Desired),
+            _ => Err(SettingError::new("expected running, running+pending or desired")),
+        }
+    }
 }
 
 impl TaskCountMode {

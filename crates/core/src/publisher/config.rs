@@ -3,7 +3,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::backlog::{BacklogIncludes, BacklogPolicy, TaskCountMode};
+use super::backlog::{BacklogIncludes, BacklogPolicy, SettingError, TaskCountMode};
 use super::target::{BacklogTarget, Target};
 use crate::config::{ConfigError, Vars, api_call_timeout, namespace};
 use crate::queue::QueueRef;
@@ -283,44 +283,18 @@ fn backlog_includes<F: Fn(&str) -> Option<String>>(
     let Some(value) = vars.get("BACKLOG_INCLUDES") else {
         return Ok(BacklogIncludes::default());
     };
-    let (mut visible, mut includes) = (false, BacklogIncludes::default());
-    for token in value.split(',').map(|t| t.trim().to_ascii_lowercase()) {
-        match token.as_str() {
-            "visible" => visible = true,
-            "inflight" => includes.in_flight = true,
-            "delayed" => includes.delayed = true,
-            _ => {
-                return Err(ConfigError::invalid(
-                    "BACKLOG_INCLUDES",
-                    &value,
-                    format!(
-                        "unknown item {token:?}; expected a comma-separated list of visible, inflight, delayed"
-                    ),
-                ));
-            }
-        }
-    }
-    if !visible {
-        return Err(ConfigError::invalid(
-            "BACKLOG_INCLUDES",
-            &value,
-            "the list must include visible (the messages waiting), e.g. visible,inflight",
-        ));
-    }
-    Ok(includes)
+    value
+        .parse()
+        .map_err(|e: SettingError| ConfigError::invalid("BACKLOG_INCLUDES", &value, e.to_string()))
 }
 
 fn task_count<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<TaskCountMode, ConfigError> {
-    match vars.get("TASK_COUNT").map(|v| v.to_ascii_lowercase()).as_deref() {
-        None | Some("running") => Ok(TaskCountMode::Running),
-        Some("running+pending") => Ok(TaskCountMode::RunningPlusPending),
-        Some("desired") => Ok(TaskCountMode::Desired),
-        Some(_) => Err(ConfigError::invalid(
-            "TASK_COUNT",
-            &vars.get("TASK_COUNT").unwrap_or_default(),
-            "expected running, running+pending or desired",
-        )),
-    }
+    let Some(value) = vars.get("TASK_COUNT") else {
+        return Ok(TaskCountMode::default());
+    };
+    value
+        .parse()
+        .map_err(|e: SettingError| ConfigError::invalid("TASK_COUNT", &value, e.to_string()))
 }
 
 fn sampling<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Sampling, ConfigError> {

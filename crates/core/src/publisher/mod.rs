@@ -10,6 +10,8 @@ pub mod redrive;
 pub mod services;
 pub mod target;
 
-pub use backlog::{BacklogIncludes, BacklogSample, QueueCounts, ServiceCounts, TaskCountMode};
+pub use backlog::{
+    BacklogIncludes, BacklogSample, QueueCounts, ServiceCounts, SettingError, TaskCountMode,
+};
 pub use config::{PublisherConfig, Sampling, StorageResolution};
 pub use target::{BacklogTarget, Target};
