@@ -140,6 +140,16 @@ pub enum ArgsError {
         /// What is accepted.
         expected: &'static str,
     },
+    /// A CSV larger than any trace that can be simulated.
+    #[error("--csv {path}: {bytes} bytes; a trace file may hold at most {max} bytes")]
+    TooBig {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        bytes: u64,
+        /// The limit.
+        max: u64,
+    },
     /// The CSV could not be read.
     #[error("--csv {path}: {source}")]
     Read {
@@ -159,6 +169,10 @@ pub enum ArgsError {
         source: crate::trace::CsvError,
     },
 }
+
+/// A month of one-second rows is about 50 MB; anything far larger is not a
+/// trace, and is refused before it is read into memory.
+const MAX_CSV_BYTES: u64 = 128 * 1024 * 1024;
 
 fn check(
     ok: bool,
@@ -216,8 +230,12 @@ impl ScenarioArgs {
 
         let mut traces: Vec<(Trace, u64)> = Vec::new();
         if let Some(path) = &self.csv {
-            let text = std::fs::read_to_string(path)
-                .map_err(|source| ArgsError::Read { path: path.clone(), source })?;
+            let read = |source| ArgsError::Read { path: path.clone(), source };
+            let bytes = std::fs::metadata(path).map_err(read)?.len();
+            if bytes > MAX_CSV_BYTES {
+                return Err(ArgsError::TooBig { path: path.clone(), bytes, max: MAX_CSV_BYTES });
+            }
+            let text = std::fs::read_to_string(path).map_err(read)?;
             let name =
                 path.file_stem().map_or("csv".into(), |stem| stem.to_string_lossy().into_owned());
             let trace = crate::trace::parse_csv(&name, &text)

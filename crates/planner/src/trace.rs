@@ -187,6 +187,8 @@ pub const MAX_TRACE_MESSAGES: u64 = 200_000_000;
 pub fn parse_csv(name: &str, text: &str) -> Result<Trace, CsvError> {
     let mut rows: Vec<(i64, u64)> = Vec::new();
     let mut total = 0_u64;
+    // Spreadsheet exports often start with a byte-order mark.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (index, raw) in text.lines().enumerate() {
         let line = index + 1;
         let row = raw.trim();
@@ -279,6 +281,14 @@ mod tests {
         assert_eq!(trace.arrivals[..60].iter().map(|&n| u64::from(n)).sum::<u64>(), 120);
         assert!(trace.arrivals[..60].iter().all(|&n| n == 2));
         assert_eq!(trace.arrivals[60..120].iter().filter(|&&n| n == 1).count(), 7);
+    }
+
+    #[test]
+    fn csv_accepts_a_byte_order_mark_and_crlf_line_ends() {
+        let trace = parse_csv("t", "\u{feff}0,60\r\n60,0\r\n").unwrap();
+        assert_eq!((trace.seconds(), trace.total()), (120, 60));
+        let headed = parse_csv("t", "\u{feff}Timestamp,Sum\r\n0,5\r\n").unwrap();
+        assert_eq!((headed.seconds(), headed.total()), (60, 5));
     }
 
     #[test]

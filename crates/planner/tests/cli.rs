@@ -70,6 +70,29 @@ fn a_csv_trace_is_simulated_and_a_bad_one_is_refused_with_its_line() {
     );
     assert!(dir.join("exported.svg").exists());
 
+    let binary = dir.join("binary.csv");
+    std::fs::write(&binary, b"0,5\n\xff\xfe,1\n").unwrap();
+    let output =
+        simulate(&["compare", "--csv", binary.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains(&format!("--csv {}: ", binary.display())),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stderr(&output).contains("UTF-8"), "{}", stderr(&output));
+
+    let huge = dir.join("huge.csv");
+    std::fs::File::create(&huge).unwrap().set_len(200 * 1024 * 1024).unwrap();
+    let output =
+        simulate(&["compare", "--csv", huge.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("209715200 bytes; a trace file may hold at most 134217728"),
+        "{}",
+        stderr(&output)
+    );
+
     let bad = dir.join("bad.csv");
     std::fs::write(&bad, "0,5\n60,five\n").unwrap();
     let output =
@@ -96,6 +119,24 @@ fn settings_out_of_range_are_refused_naming_the_flag_and_value() {
         assert_eq!(output.status.code(), Some(1), "{args:?}");
         assert!(stderr(&output).contains(expected), "{args:?}: {}", stderr(&output));
     }
+    let file = std::env::temp_dir().join(format!("simulate-test-{}-out-file", std::process::id()));
+    std::fs::write(&file, "").unwrap();
+    let output =
+        simulate(&["compare", "--trace", "burst-from-idle", "--out", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains(&format!("--out {}: ", file.display())),
+        "{}",
+        stderr(&output)
+    );
+    std::fs::remove_file(file).unwrap();
+    let output = simulate(&["compare", "--task-count", "pending"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("expected running, running+pending or desired"),
+        "{}",
+        stderr(&output)
+    );
     let output = simulate(&["compare", "--schedule-seconds", "10"]);
     assert_eq!(output.status.code(), Some(2), "clap's usage error");
 }
