@@ -46,27 +46,26 @@ impl Setup {
         cli(&all).await
     }
 
-    async fn replay(&self, extra: &[&str]) -> std::process::Output {
-        let mut args = vec![
-            "--endpoint-url",
-            self.proxy.url(),
-            "--call-timeout",
-            "2",
-            "replay",
-            "--queue-url",
-            &self.dlq,
-            "--to",
-            &self.work,
-            "--yes",
-            "--visibility-timeout",
-            LEASE,
-            "--wait-seconds",
-            "1",
-            "--audit",
-            self.audit.to_str().unwrap(),
-        ];
+    /// `command` (replay or discard) on `queue`, confirmed, with the short
+    /// lease and its audit trail at `audit`.
+    async fn sweep(
+        &self,
+        command: &str,
+        queue: &str,
+        audit: &std::path::Path,
+        extra: &[&str],
+    ) -> std::process::Output {
+        let audit = audit.to_str().unwrap();
+        let mut args = vec![command, "--queue-url", queue, "--yes", "--visibility-timeout", LEASE];
+        args.extend_from_slice(&["--wait-seconds", "1", "--audit", audit]);
         args.extend_from_slice(extra);
-        cli(&args).await
+        self.via_proxy(&args).await
+    }
+
+    async fn replay(&self, extra: &[&str]) -> std::process::Output {
+        let mut args = vec!["--to", self.work.as_str()];
+        args.extend_from_slice(extra);
+        self.sweep("replay", &self.dlq, &self.audit, &args).await
     }
 
     async fn settled(&self, dlq: (u64, u64), work: (u64, u64)) {
@@ -239,20 +238,7 @@ async fn a_source_queue_that_cannot_be_found_keeps_the_messages_on_record() {
     let (quarantine, work, _) = quarantined_records(&setup.aws, false, 3).await;
     setup.proxy.inject(Rule::new("GetQueueUrl", Fault::Deny));
     let audit = temp_path("audit.jsonl");
-    let output = setup
-        .via_proxy(&[
-            "replay",
-            "--queue-url",
-            &quarantine,
-            "--yes",
-            "--visibility-timeout",
-            LEASE,
-            "--wait-seconds",
-            "1",
-            "--audit",
-            audit.to_str().unwrap(),
-        ])
-        .await;
+    let output = setup.sweep("replay", &quarantine, &audit, &[]).await;
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let lines = audit_lines(&audit);
     assert_eq!(lines.len(), 3);
@@ -267,20 +253,7 @@ async fn a_source_queue_that_cannot_be_found_keeps_the_messages_on_record() {
     // Raw dead-lettered messages, no --to, and the redrive sources unreadable.
     setup.proxy.clear();
     setup.proxy.inject(Rule::new("ListDeadLetterSourceQueues", Fault::Deny));
-    let output = setup
-        .via_proxy(&[
-            "replay",
-            "--queue-url",
-            &setup.dlq,
-            "--yes",
-            "--visibility-timeout",
-            LEASE,
-            "--wait-seconds",
-            "1",
-            "--audit",
-            setup.audit.to_str().unwrap(),
-        ])
-        .await;
+    let output = setup.sweep("replay", &setup.dlq, &setup.audit, &[]).await;
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let results = setup.results();
     assert_eq!(results, vec!["send_failed"; 5]);
@@ -340,20 +313,7 @@ async fn a_refused_discard_keeps_the_message_and_says_so() {
     for fault in [Fault::Deny, Fault::FailEntries(vec![0, 1])] {
         let setup = setup().await;
         setup.proxy.inject(Rule::new("DeleteMessageBatch", fault.clone()));
-        let output = setup
-            .via_proxy(&[
-                "discard",
-                "--queue-url",
-                &setup.dlq,
-                "--yes",
-                "--visibility-timeout",
-                LEASE,
-                "--wait-seconds",
-                "1",
-                "--audit",
-                setup.audit.to_str().unwrap(),
-            ])
-            .await;
+        let output = setup.sweep("discard", &setup.dlq, &setup.audit, &[]).await;
         assert_eq!(output.status.code(), Some(1), "{}: {}", fault.name(), stderr(&output));
         let results = setup.results();
         let kept = results.iter().filter(|r| *r == "discard_failed").count() as u64;
