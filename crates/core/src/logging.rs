@@ -10,7 +10,7 @@
 use std::str::FromStr;
 
 use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::filter::{EnvFilter, LevelFilter, Targets};
+use tracing_subscriber::filter::{EnvFilter, FilterExt, LevelFilter, Targets};
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::layer::{Layer, SubscriberExt};
@@ -76,15 +76,28 @@ pub fn init() {
         .ok()
         .and_then(|level| LevelFilter::from_str(&level).ok())
         .unwrap_or(LevelFilter::INFO);
-    let levels = EnvFilter::builder().with_default_directive(level.into()).from_env_lossy();
     let json = std::env::var("AWS_LAMBDA_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));
-    let format = tracing_subscriber::fmt::layer().with_target(false).without_time();
+    subscriber(level, json, std::io::stdout).init();
+}
+
+/// The level and the caps as one filter. Two filters stacked with
+/// `with_filter` would each vote on every callsite, and the caps enabling
+/// the SDK's DEBUG spans would make every API call build spans the level
+/// filter then hides.
+fn subscriber<W>(level: LevelFilter, json: bool, writer: W) -> impl Subscriber + Send + Sync
+where
+    W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
+{
+    let levels = EnvFilter::builder().with_default_directive(level.into()).from_env_lossy();
+    let filter = levels.and(caps());
+    let format =
+        tracing_subscriber::fmt::layer().with_target(false).without_time().with_writer(writer);
     let layer = if json {
-        format.json().with_filter(levels).with_filter(caps()).boxed()
+        format.json().with_filter(filter).boxed()
     } else {
-        format.event_format(OneLine).with_filter(levels).with_filter(caps()).boxed()
+        format.event_format(OneLine).with_filter(filter).boxed()
     };
-    tracing_subscriber::registry().with(layer).init();
+    tracing_subscriber::registry().with(layer)
 }
 
 #[cfg(test)]
@@ -103,5 +116,19 @@ mod tests {
         assert!(!allows("hyper_util::client", Level::DEBUG));
         assert!(allows("batch_consumer::handler", Level::TRACE));
         assert!(allows("backpressure_core::consumer::engine", Level::TRACE));
+    }
+
+    #[test]
+    fn spans_below_the_level_are_not_built_even_where_the_caps_allow_them() {
+        for json in [false, true] {
+            let subscriber = subscriber(LevelFilter::INFO, json, std::io::sink);
+            tracing::subscriber::with_default(subscriber, || {
+                let sdk = tracing::debug_span!(target: "aws_smithy_runtime::client::orchestrator", "invoke");
+                let ours = tracing::debug_span!(target: "sqs_worker::worker", "work");
+                let shown = tracing::info_span!(target: "sqs_worker::worker", "work");
+                assert!(sdk.is_disabled() && ours.is_disabled(), "json: {json}");
+                assert!(!shown.is_disabled(), "json: {json}");
+            });
+        }
     }
 }
