@@ -217,6 +217,14 @@ if worker:
             if h:
                 p(f"| {h['consumer_concurrency']} | {h['most_in_flight']} | {h['peak_rss_mib_all_held']:.1f} | "
                   f"{h['peak_rss_mib']:.1f} | {h['exit_code']} |")
+    call = load("sdk-call.json")
+    if call:
+        p("\nOne empty `ReceiveMessage` against moto (which closes every connection), 300 calls a row; the bare "
+          "socket exchange is what any client pays here:\n")
+        p("| Caller | Calls apart | CPU, µs per call | Wall, µs per call |")
+        p("|---|---:|---:|---:|")
+        for r in call["rows"]:
+            p(f"| {r['caller']} | {r['gap_ms']} ms | {r['cpu_us_per_call']:,.0f} | {r['wall_us_per_call']:,.0f} |")
     ours_w = next((r for r in worker["rows"] if r["label"].startswith("sqs-worker")), None)
     python_w = next((r for r in worker["rows"] if "Python" in r["label"]), None)
     bare = next((r for r in worker["rows"] if "ceiling" in r["label"]), None)

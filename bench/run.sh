@@ -51,6 +51,7 @@ build() {
   log "building the functions (release) and the harness"
   cargo build --release -p backlog-publisher -p batch-consumer -p sqs-worker
   cargo build -p sqs-backpressure-bench --bins
+  cargo build --release -p sqs-backpressure-bench --bin bench-sdk-call
 }
 
 nginx_dir=""
@@ -159,9 +160,12 @@ worker() {
   if [ -z "${AWS_ENDPOINT_URL_SQS:-}" ]; then
     cargo build --release -p sqs-worker
     cargo build -p sqs-backpressure-bench --bins
+    cargo build --release -p sqs-backpressure-bench --bin bench-sdk-call
     scripts/emulators.sh install
     exec scripts/emulators.sh run -- "$0" worker
   fi
+  log "one SQS call's CPU against moto: the AWS SDK's client and a bare socket exchange"
+  "$release/bench-sdk-call" --calls 300 --gap-ms 10 --out "$out/sdk-call.json"
   start_downstream
   log "sqs-worker next to a boto3 long-poll worker against moto ($runs runs each)"
   "$harness/bench-worker" --downstream "$downstream" --runs "$runs" \

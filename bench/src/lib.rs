@@ -5,3 +5,4 @@
 
 pub mod args;
 pub mod latency_model;
+pub mod proc_stats;

@@ -31,6 +31,7 @@ use e2e_tests::process::Process;
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
 use sqs_backpressure_bench::args::{BenchArgs, summary};
+use sqs_backpressure_bench::proc_stats::{peak_rss_kib, process_cpu_seconds};
 use tokio::time::Instant;
 
 const USAGE: &str = "bench-worker --downstream URL --python-worker \"PYTHON SCRIPT\" \
@@ -41,8 +42,6 @@ const DRAINED_WITHIN: Duration = Duration::from_secs(600);
 const OBSERVE_EVERY: Duration = Duration::from_millis(50);
 /// Messages per wave of the feed.
 const WAVE: usize = 50;
-/// Linux's USER_HZ: the unit of `utime` and `stime` in `/proc/<pid>/stat`.
-const TICKS_PER_SECOND: f64 = 100.0;
 
 /// One worker to measure: how to start it on a queue.
 struct Subject {
@@ -302,35 +301,4 @@ async fn send(
 
 async fn wait_empty(aws: &Aws, url: &str) -> Result<(), BoxError> {
     aws.wait_for_counts(url, (0, 0), DRAINED_WITHIN, OBSERVE_EVERY).await
-}
-
-/// CPU the whole process used so far: the larger of the kernel's per-thread
-/// run times (nanoseconds, live threads only) and its user plus system time
-/// (exited threads too, in 10 ms ticks), so neither an exited thread nor the
-/// ticks' coarseness makes it smaller than it was.
-fn process_cpu_seconds(pid: u32) -> Result<f64, BoxError> {
-    let threads = std::fs::read_dir(format!("/proc/{pid}/task"))?;
-    let nanos: u64 = threads
-        .filter_map(Result::ok)
-        .filter_map(|task| std::fs::read_to_string(task.path().join("schedstat")).ok())
-        .filter_map(|line| line.split_whitespace().next()?.parse::<u64>().ok())
-        .sum();
-    Ok((nanos as f64 / 1e9).max(ticked_cpu_seconds(pid)?))
-}
-
-fn ticked_cpu_seconds(pid: u32) -> Result<f64, BoxError> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // Fields after the command name, which may hold spaces: state is the first.
-    let rest = stat.rsplit_once(')').ok_or("unreadable /proc stat")?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| -> Result<f64, BoxError> {
-        Ok(fields.get(i).ok_or("short /proc stat")?.parse::<f64>()?)
-    };
-    Ok((ticks(11)? + ticks(12)?) / TICKS_PER_SECOND)
-}
-
-fn peak_rss_kib(pid: u32) -> Result<u64, BoxError> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).ok_or("no VmHWM")?;
-    Ok(line.split_whitespace().nth(1).ok_or("no VmHWM value")?.parse()?)
 }
