@@ -76,19 +76,19 @@ pub fn init() {
         .ok()
         .and_then(|level| LevelFilter::from_str(&level).ok())
         .unwrap_or(LevelFilter::INFO);
+    let levels = EnvFilter::builder().with_default_directive(level.into()).from_env_lossy();
     let json = std::env::var("AWS_LAMBDA_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json"));
-    subscriber(level, json, std::io::stdout).init();
+    subscriber(levels, json, std::io::stdout).init();
 }
 
 /// The level and the caps as one filter. Two filters stacked with
 /// `with_filter` would each vote on every callsite, and the caps enabling
 /// the SDK's DEBUG spans would make every API call build spans the level
 /// filter then hides.
-fn subscriber<W>(level: LevelFilter, json: bool, writer: W) -> impl Subscriber + Send + Sync
+fn subscriber<W>(levels: EnvFilter, json: bool, writer: W) -> impl Subscriber + Send + Sync
 where
     W: for<'w> tracing_subscriber::fmt::MakeWriter<'w> + Send + Sync + 'static,
 {
-    let levels = EnvFilter::builder().with_default_directive(level.into()).from_env_lossy();
     let filter = levels.and(caps());
     let format =
         tracing_subscriber::fmt::layer().with_target(false).without_time().with_writer(writer);
@@ -121,7 +121,7 @@ mod tests {
     #[test]
     fn spans_below_the_level_are_not_built_even_where_the_caps_allow_them() {
         for json in [false, true] {
-            let subscriber = subscriber(LevelFilter::INFO, json, std::io::sink);
+            let subscriber = subscriber(EnvFilter::new("info"), json, std::io::sink);
             tracing::subscriber::with_default(subscriber, || {
                 let sdk = tracing::debug_span!(target: "aws_smithy_runtime::client::orchestrator", "invoke");
                 let ours = tracing::debug_span!(target: "sqs_worker::worker", "work");
