@@ -7,5 +7,6 @@ pub mod health;
 pub mod limit;
 pub mod protection;
 pub mod queue;
+pub mod sqs_json;
 pub mod start;
 pub mod worker;

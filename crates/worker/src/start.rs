@@ -17,6 +17,7 @@ use crate::health::{HealthConfig, Stamp};
 use crate::limit::TaskWide;
 use crate::protection::Protection;
 use crate::queue::WorkQueue;
+use crate::sqs_json::SqsJson;
 use crate::worker::Worker;
 
 /// Why the worker cannot start.
@@ -42,10 +43,20 @@ pub async fn run() -> ExitCode {
     let Some((engine, (config, health), delivery)) = startup::init(load) else {
         return ExitCode::FAILURE;
     };
-    let sqs = aws_sdk_sqs::Client::new(&startup::sdk_config(engine.api_call_timeout).await);
+    let sdk = startup::sdk_config(engine.api_call_timeout).await;
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let user_agent = format!("sqs-worker/{}", env!("CARGO_PKG_VERSION"));
+    let calls = match SqsJson::new(&sdk, &user_agent).await {
+        Ok(calls) => calls,
+        Err(error) => {
+            error!(error = %error_chain(&error), "cannot set up the SQS client");
+            return ExitCode::FAILURE;
+        }
+    };
     let (wait, visibility) = (config.receive_wait, config.visibility_timeout);
     let call = engine.api_call_timeout;
-    let queue = match WorkQueue::connect(sqs.clone(), &config.queue, wait, visibility, call).await {
+    let connected = WorkQueue::connect(sqs.clone(), calls, &config.queue, wait, visibility, call);
+    let queue = match connected.await {
         Ok(queue) => queue,
         Err(error) => {
             error!(error = %error_chain(&error), queue = config.queue.url(), "cannot read the work queue");
