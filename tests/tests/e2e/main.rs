@@ -18,3 +18,4 @@ mod worker;
 mod worker_faults;
 mod worker_hostile_input;
 mod worker_setup;
+mod worker_signing;
