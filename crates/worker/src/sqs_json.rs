@@ -27,6 +27,7 @@ use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, si
 use aws_sigv4::sign::v4::SigningParams;
 use aws_smithy_runtime_api::client::identity::Identity;
 use backpressure_batch::SqsRecord;
+use backpressure_batch::delivery::https_client;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::header::{CONTENT_TYPE, HOST, HeaderValue, USER_AGENT};
@@ -34,7 +35,6 @@ use hyper::{Request, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tokio::sync::Mutex;
@@ -272,15 +272,7 @@ impl SqsJson {
             .authority()
             .and_then(|a| HeaderValue::from_str(a.as_str()).ok())
             .ok_or_else(|| SetupError::Endpoint(format!("{endpoint} has no host").into()))?;
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_native_roots()
-            .map_err(SetupError::Roots)?
-            .https_or_http()
-            .enable_http1()
-            .build();
-        let http = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build(connector);
+        let http = https_client().map_err(SetupError::Roots)?;
         let user_agent = HeaderValue::from_str(user_agent)
             .unwrap_or_else(|_| HeaderValue::from_static("sqs-worker"));
         let retries = Retries::from_config(config);

@@ -11,7 +11,7 @@ use std::time::Duration;
 use aws_config::BehaviorVersion;
 use aws_sdk_sqs::config::{Credentials, Region};
 use e2e_tests::downstream::Downstream;
-use e2e_tests::fixtures::{binary, unique};
+use e2e_tests::fixtures::unique;
 use e2e_tests::process::{Process, field};
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
@@ -19,7 +19,7 @@ use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
-use crate::worker_setup::{STARTED, request};
+use crate::worker_setup::{STARTED, request, start_worker};
 
 /// moto as the emulator script installs it.
 fn moto_server() -> PathBuf {
@@ -107,14 +107,8 @@ async fn a_verifier_accepts_the_workers_own_signatures() {
             ("AWS_ENDPOINT_URL_SQS", endpoint.as_str()),
             ("AWS_ACCESS_KEY_ID", key.as_str()),
             ("AWS_SECRET_ACCESS_KEY", secret),
-            ("QUEUE_URL", work.as_str()),
-            ("QUARANTINE_QUEUE_URL", quarantine.as_str()),
-            ("DOWNSTREAM_URL", url.as_str()),
-            ("RECEIVE_WAIT_SECONDS", "1"),
-            ("AWS_LAMBDA_LOG_FORMAT", "Text"),
-            ("WORKER_POLLERS", "1"),
         ];
-        Process::start(&binary("sqs-worker").unwrap(), &env).unwrap()
+        start_worker(&work, &quarantine, &url, &env)
     };
 
     // A wrong secret is refused: the server does check signatures.

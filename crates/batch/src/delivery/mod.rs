@@ -53,6 +53,20 @@ pub enum DeliveryError {
     Roots(#[source] std::io::Error),
 }
 
+/// An HTTP/1 client for `http` and `https` URLs with the system's root
+/// certificates, keeping idle connections 60 s: the delivery's, and
+/// sqs-worker's for its own SQS calls.
+pub fn https_client() -> std::io::Result<Client<HttpsConnector<HttpConnector>, Full<Bytes>>> {
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_native_roots()?
+        .https_or_http()
+        .enable_http1()
+        .build();
+    Ok(Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(Duration::from_secs(60))
+        .build(connector))
+}
+
 /// The default processor: delivers each [`WorkRequest`](backpressure_core::consumer::contract::WorkRequest)
 /// to [`Downstream::url`] and turns the answer into a verdict
 /// ([`verdict_for_status`]).
@@ -74,15 +88,7 @@ impl HttpDelivery {
     pub fn new(downstream: &Downstream) -> Result<Self, DeliveryError> {
         let url: Uri =
             downstream.url.parse().map_err(|e| DeliveryError::Url(downstream.url.clone(), e))?;
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_native_roots()
-            .map_err(DeliveryError::Roots)?
-            .https_or_http()
-            .enable_http1()
-            .build();
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(60))
-            .build(connector);
+        let client = https_client().map_err(DeliveryError::Roots)?;
         Ok(Self {
             client,
             url,

@@ -34,6 +34,33 @@ pub fn request(operation: &str, key: &str) -> String {
         .to_string()
 }
 
+/// sqs-worker on `work`, quarantining into `quarantine`, delivering to
+/// `downstream`, with the tests' short timings; `extra` comes last, so it
+/// overrides.
+pub fn start_worker(
+    work: &str,
+    quarantine: &str,
+    downstream: &str,
+    extra: &[(&str, &str)],
+) -> Process {
+    let mut env = vec![
+        ("QUEUE_URL", work),
+        ("QUARANTINE_QUEUE_URL", quarantine),
+        ("DOWNSTREAM_URL", downstream),
+        ("RECEIVE_WAIT_SECONDS", "1"),
+        ("VISIBILITY_TIMEOUT_SECONDS", "10"),
+        ("RETRY_BASE_SECONDS", "0"),
+        ("AWS_LAMBDA_LOG_FORMAT", "Text"),
+        // One poller: moto can hand one message to two concurrent receives
+        // (SQS does not within the visibility timeout), which would make
+        // the counts below flaky. The poller keeps receiving while work
+        // runs, so a message whose lease ran out would still come back.
+        ("WORKER_POLLERS", "1"),
+    ];
+    env.extend_from_slice(extra);
+    Process::start(&binary("sqs-worker").unwrap(), &env).unwrap()
+}
+
 impl Setup {
     pub async fn send(&self, bodies: &[String]) {
         let entries = bodies.iter().enumerate().map(|(i, body)| {
@@ -58,23 +85,7 @@ impl Setup {
     }
 
     pub fn start(&self, extra: &[(&str, &str)]) -> Process {
-        let url = self.downstream.url();
-        let mut env = vec![
-            ("QUEUE_URL", self.work_url.as_str()),
-            ("QUARANTINE_QUEUE_URL", self.quarantine_url.as_str()),
-            ("DOWNSTREAM_URL", url.as_str()),
-            ("RECEIVE_WAIT_SECONDS", "1"),
-            ("VISIBILITY_TIMEOUT_SECONDS", "10"),
-            ("RETRY_BASE_SECONDS", "0"),
-            ("AWS_LAMBDA_LOG_FORMAT", "Text"),
-            // One poller: moto can hand one message to two concurrent receives
-            // (SQS does not within the visibility timeout), which would make
-            // the counts below flaky. The poller keeps receiving while work
-            // runs, so a message whose lease ran out would still come back.
-            ("WORKER_POLLERS", "1"),
-        ];
-        env.extend_from_slice(extra);
-        Process::start(&binary("sqs-worker").unwrap(), &env).unwrap()
+        start_worker(&self.work_url, &self.quarantine_url, &self.downstream.url(), extra)
     }
 
     /// `(visible, in flight)` on the work queue.
