@@ -333,3 +333,26 @@ async fn expired_credentials_are_renewed_and_the_call_tried_again() {
     assert_eq!(receive(&sqs, QUICK).await.unwrap().len(), 1);
     assert_eq!((seen.lock().unwrap().len(), provider.load(Ordering::SeqCst)), (2, 2));
 }
+
+#[tokio::test]
+async fn a_gateway_error_without_a_json_body_is_named_by_its_status_and_tried_again() {
+    let (url, seen) = endpoint(vec![Reply::Answer(503, "<html>busy</html>")]).await;
+    let (sqs, _) = client(&url, Duration::from_secs(3600)).await;
+    let error = receive(&sqs, QUICK).await.unwrap_err();
+    assert!(
+        matches!(&error, CallError::Service { status: 503, code, .. } if code == "Service Unavailable"),
+        "{error}"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_transport_error_after_every_attempt() {
+    let closed = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let (sqs, _) = client(&url, Duration::from_secs(3600)).await;
+    let entries = [("d0".to_owned(), "handle-0")];
+    let error = sqs.delete_message_batch("https://q/1/work", &entries, QUICK).await.unwrap_err();
+    assert!(matches!(error, CallError::Transport(_)), "{error}");
+}
