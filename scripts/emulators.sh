@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Local AWS emulation for tests and the demo, on loopback only.
 #   scripts/emulators.sh install        pinned emulators into .venv/
-#   scripts/emulators.sh start | stop   moto_server (SQS, ECS, STS) and LocalStack (CloudWatch)
+#   scripts/emulators.sh start | stop   moto_server (SQS, ECS, STS) and LocalStack (CloudWatch, SQS)
 #   scripts/emulators.sh run -- CMD...  start, run CMD with the SDK routed to them, stop (always)
 # The SDK is routed with the standard AWS_ENDPOINT_URL_<SERVICE> variables, written to
-# .emulators/env for anything that wants to source them. LOCALSTACK_SERVICES (cloudwatch) adds
-# services to LocalStack (e.g. `cloudwatch,sqs` for make bench's replay of 10,000 records,
-# a backlog moto's SQS cannot hold at speed); the variables still route SQS and STS to moto.
+# .emulators/env for anything that wants to source them. SQS and STS are routed to moto;
+# LocalStack's SQS, a second implementation, is at E2E_LOCALSTACK_SQS for the tests that run
+# a scenario on both (and for make bench's replay of 10,000 records, a backlog moto's SQS
+# cannot hold at speed). LOCALSTACK_SERVICES (cloudwatch,sqs) sets what LocalStack serves.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -61,8 +62,8 @@ start() {
 
   # LocalStack in host mode (no Docker). Its own TMPDIR: two instances sharing one
   # temporary folder break each other on shutdown.
-  log "starting LocalStack (CloudWatch) on 127.0.0.1:$localstack_port"
-  GATEWAY_LISTEN="127.0.0.1:$localstack_port" SERVICES="${LOCALSTACK_SERVICES:-cloudwatch}" \
+  log "starting LocalStack (CloudWatch, SQS) on 127.0.0.1:$localstack_port"
+  GATEWAY_LISTEN="127.0.0.1:$localstack_port" SERVICES="${LOCALSTACK_SERVICES:-cloudwatch,sqs}" \
     LOCALSTACK_VOLUME_DIR="$state/localstack-volume" TMPDIR="$state/localstack-tmp" \
     DNS_ADDRESS=0 DISABLE_EVENTS=1 SKIP_SSL_CERT_DOWNLOAD=1 SKIP_INFRA_DOWNLOADS=1 \
     LOCALSTACK_TELEMETRY_DISABLED=1 \
@@ -74,6 +75,7 @@ export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_ECS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_STS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_CLOUDWATCH=http://127.0.0.1:$localstack_port
+export E2E_LOCALSTACK_SQS=http://127.0.0.1:$localstack_port
 export AWS_ACCESS_KEY_ID=testing
 export AWS_SECRET_ACCESS_KEY=testing
 export AWS_REGION=us-east-1
@@ -89,7 +91,10 @@ ENV
   AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing "$venv/bin/python" -c '
 import sys, boto3
 boto3.client("cloudwatch", endpoint_url=sys.argv[1], region_name="us-east-1").list_metrics()
-' "http://127.0.0.1:$localstack_port" || { log "LocalStack CloudWatch did not answer"; return 1; }
+if "sqs" in sys.argv[2].split(","):
+    boto3.client("sqs", endpoint_url=sys.argv[1], region_name="us-east-1").list_queues()
+' "http://127.0.0.1:$localstack_port" "${LOCALSTACK_SERVICES:-cloudwatch,sqs}" \
+    || { log "LocalStack did not answer"; return 1; }
   log "ready (endpoints in .emulators/env)"
 }
 

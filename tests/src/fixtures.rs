@@ -123,6 +123,29 @@ impl Quarantined {
     }
 }
 
+/// The two SQS implementations a test of SQS's own behaviour runs on: two
+/// implementations catch what one hides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sqs {
+    Moto,
+    LocalStack,
+}
+
+impl Sqs {
+    pub const BOTH: [Sqs; 2] = [Sqs::Moto, Sqs::LocalStack];
+
+    /// Its endpoint, from the variables `scripts/emulators.sh run` sets.
+    pub fn endpoint(self) -> Result<String, BoxError> {
+        let name = match self {
+            Sqs::Moto => "AWS_ENDPOINT_URL_SQS",
+            Sqs::LocalStack => "E2E_LOCALSTACK_SQS",
+        };
+        std::env::var(name).map_err(|_| {
+            format!("{name} is not set: run the end-to-end tests with `make test`").into()
+        })
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Aws {
     pub sqs: aws_sdk_sqs::Client,
@@ -149,6 +172,14 @@ impl Aws {
             ecs: aws_sdk_ecs::Client::new(&config),
             cloudwatch: aws_sdk_cloudwatch::Client::new(&config),
         })
+    }
+
+    /// The same clients, SQS on the implementation `sqs` names instead.
+    pub async fn with_sqs(&self, sqs: Sqs) -> Result<Self, BoxError> {
+        let config = aws_config::load_from_env().await;
+        let sqs_config =
+            aws_sdk_sqs::config::Builder::from(&config).endpoint_url(sqs.endpoint()?).build();
+        Ok(Self { sqs: aws_sdk_sqs::Client::from_conf(sqs_config), ..self.clone() })
     }
 
     pub async fn create_queue(&self, name: &str) -> Result<String, BoxError> {

@@ -114,6 +114,12 @@ pub struct QueueArgs {
     /// (1–43200); everything held is made visible again before the command ends.
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(i32).range(1..=43_200))]
     pub visibility_timeout: i32,
+    /// On a FIFO queue, read past each message group's first ten messages: every message
+    /// read is moved to the end of its own group (sent again, then deleted here; order
+    /// kept, its first id and times kept in the `sqs-backpressure-origin` attribute).
+    /// Without it, a FIFO read that could not see a whole group says so and exits 5.
+    #[arg(long)]
+    pub rotate_groups: bool,
     /// Seconds each receive waits for messages (1–20); one empty receive ends a scan.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(i32).range(1..=20))]
     pub wait_seconds: i32,

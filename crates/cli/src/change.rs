@@ -12,22 +12,11 @@ use crate::audit::Audit;
 use crate::destination::Destinations;
 use crate::error::CliError;
 use crate::filter::Filter;
+use crate::finish::Finish;
 use crate::pace::Pacer;
 use crate::queue::Queue;
-use crate::scan::scan;
+use crate::scan::{Scanned, Shortfall, mover_for, scan};
 use crate::sweep::{Action, Setup, Sweep, Tally};
-
-/// How a command that changes a queue ended, beyond an error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Finish {
-    Done,
-    /// Some messages were not replayed or discarded; they are still on the queue.
-    Failures(u64),
-    /// A canary message came back: nothing more was replayed.
-    CanaryStopped,
-    /// Messages in flight (held by someone else or an interrupted run) were not seen.
-    Incomplete(u64),
-}
 
 /// Who is making the change, for the audit trail.
 pub async fn operator(sts: &aws_sdk_sts::Client) -> Result<String, CliError> {
@@ -48,6 +37,7 @@ pub async fn replay(
 ) -> Result<Finish, CliError> {
     let pacer = Pacer::new(args.rate)?;
     let (visible, _) = source.counts().await?;
+    let mover = mover_for(source).await?;
     let destinations = Destinations::new(source, args.to.clone()).await;
     let target = args.to.as_deref().unwrap_or("each message's source queue");
     if args.dry_run {
@@ -59,6 +49,7 @@ pub async fn replay(
             audit: None,
             operator: "dry-run",
             pacer: &pacer,
+            mover: None,
         };
         let sweep = Sweep::new(setup, args.limit.unwrap_or(usize::MAX), progress.clone());
         let (tally, outcome) = sweep.run(1).await;
@@ -86,6 +77,7 @@ pub async fn replay(
         ),
     )?;
     let mut remaining = args.limit.unwrap_or(usize::MAX);
+    let mut removed_by_canary = 0;
     let mut total = Tally::default();
     let progress = progress(visible, args.limit, "replayed");
     let setup = Setup {
@@ -95,6 +87,7 @@ pub async fn replay(
         audit: Some(&audit),
         operator: &operator,
         pacer: &pacer,
+        mover: mover.as_ref(),
     };
     if let Some(canary) = args.canary.filter(|n| *n > 0) {
         let sweep = Sweep::new(setup, canary.min(remaining), progress.clone());
@@ -102,6 +95,7 @@ pub async fn replay(
         add(&mut total, &tally);
         outcome?;
         remaining = remaining.saturating_sub(tally.replayed as usize);
+        removed_by_canary = tally.replayed + tally.deleted_on_resume;
         if tally.replayed > 0 {
             progress.suspend(|| {
                 eprintln!(
@@ -110,19 +104,28 @@ pub async fn replay(
                 );
             });
             tokio::time::sleep(Duration::from_secs(args.canary_wait)).await;
-            let back = came_back(source, &tally.new_message_ids).await?;
-            if !back.is_empty() {
+            let (back, shortfall) = came_back(source, &tally.new_message_ids).await?;
+            if !back.is_empty() || shortfall.is_some() {
                 progress.finish_and_clear();
-                let codes: Vec<String> =
-                    back.iter().map(|(code, n)| format!("{code} ×{n}")).collect();
-                eprintln!(
-                    "canary failed: {} of {} replayed message(s) came back to {} ({}); stopped, \
-                     nothing more was replayed. Fix the cause, then run the same command again.",
-                    back.values().sum::<u64>(),
-                    tally.replayed,
-                    source.url,
-                    codes.join(", ")
-                );
+                if back.is_empty() {
+                    eprintln!(
+                        "canary not checked: {}. Stopped, nothing more was replayed: a canary \
+                         passes only when the whole queue was read.",
+                        shortfall.map(|s| s.explanation).unwrap_or_default()
+                    );
+                } else {
+                    let codes: Vec<String> =
+                        back.iter().map(|(code, n)| format!("{code} ×{n}")).collect();
+                    eprintln!(
+                        "canary failed: {} of {} replayed message(s) came back to {} ({}); \
+                         stopped, nothing more was replayed. Fix the cause, then run the same \
+                         command again.",
+                        back.values().sum::<u64>(),
+                        tally.replayed,
+                        source.url,
+                        codes.join(", ")
+                    );
+                }
                 summary(&total, &audit);
                 return Ok(Finish::CanaryStopped);
             }
@@ -141,7 +144,7 @@ pub async fn replay(
     }
     progress.finish_and_clear();
     summary(&total, &audit);
-    finish(source, &total).await
+    finish(source, visible.saturating_sub(removed_by_canary), &total).await
 }
 
 pub async fn discard(
@@ -165,6 +168,7 @@ pub async fn discard(
         ),
     )?;
     let pacer = Pacer::new(None)?;
+    let mover = mover_for(source).await?;
     let progress = progress(visible, limit, "discarded");
     let setup = Setup {
         source,
@@ -173,21 +177,27 @@ pub async fn discard(
         audit: Some(&audit),
         operator: &operator,
         pacer: &pacer,
+        mover: mover.as_ref(),
     };
     let sweep = Sweep::new(setup, limit.unwrap_or(usize::MAX), progress.clone());
     let (tally, outcome) = sweep.run(4).await;
     progress.finish_and_clear();
     summary(&tally, &audit);
     outcome?;
-    finish(source, &tally).await
+    finish(source, visible, &tally).await
 }
 
 /// Error codes of the records (or ids of the raw messages) among `new_ids`
-/// found on `queue`, counted.
-async fn came_back(queue: &Queue, new_ids: &[String]) -> Result<BTreeMap<String, u64>, CliError> {
+/// found on `queue`, counted, and what the read could not see: a message not
+/// read may be one that came back.
+async fn came_back(
+    queue: &Queue,
+    new_ids: &[String],
+) -> Result<(BTreeMap<String, u64>, Option<Shortfall>), CliError> {
     let wanted: HashSet<&str> = new_ids.iter().map(String::as_str).collect();
     let mut back = BTreeMap::new();
-    scan(queue, |entry| {
+    let mover = mover_for(queue).await?;
+    let scanned = scan(queue, mover.as_ref(), |entry| {
         if wanted.contains(entry.original_message_id.as_str()) {
             *back.entry(entry.error_code.unwrap_or_else(|| "dead-lettered".into())).or_default() +=
                 1;
@@ -195,10 +205,12 @@ async fn came_back(queue: &Queue, new_ids: &[String]) -> Result<BTreeMap<String,
         ControlFlow::Continue(())
     })
     .await?;
-    Ok(back)
+    Ok((back, scanned.shortfall(&queue.url)))
 }
 
-async fn finish(source: &Queue, tally: &Tally) -> Result<Finish, CliError> {
+/// How a sweep of `source` that started with `counted` visible messages ends:
+/// failures first, then messages in flight, then messages it could not reach.
+async fn finish(source: &Queue, counted: u64, tally: &Tally) -> Result<Finish, CliError> {
     if tally.failed > 0 {
         return Ok(Finish::Failures(tally.failed));
     }
@@ -211,7 +223,20 @@ async fn finish(source: &Queue, tally: &Tally) -> Result<Finish, CliError> {
         );
         return Ok(Finish::Incomplete(in_flight));
     }
-    Ok(Finish::Done)
+    let scanned = Scanned {
+        read: tally.seen.values().sum(),
+        counted,
+        groups: tally.seen.clone(),
+        moved: tally.moved as usize,
+        stuck: tally.stuck.clone(),
+        stopped_early: tally.limited,
+        ..Scanned::default()
+    };
+    let shortfall = scanned.shortfall(&source.url);
+    if let Some(shortfall) = &shortfall {
+        eprintln!("incomplete: {}.", shortfall.explanation);
+    }
+    Ok(Finish::from_shortfall(shortfall.as_ref()))
 }
 
 fn add(total: &mut Tally, tally: &Tally) {
@@ -221,6 +246,12 @@ fn add(total: &mut Tally, tally: &Tally) {
     total.would_send += tally.would_send;
     total.failed += tally.failed;
     total.not_matching = total.not_matching.max(tally.not_matching);
+    total.moved += tally.moved;
+    // What the queue holds is what the last sweep read: an earlier one released
+    // what it did not remove, and the last read it again.
+    total.seen = tally.seen.clone();
+    total.stuck = tally.stuck.clone();
+    total.limited = tally.limited;
     total.new_message_ids.extend(tally.new_message_ids.iter().cloned());
 }
 

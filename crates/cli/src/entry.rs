@@ -10,6 +10,8 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::origin::{self, Origin};
+
 /// Where a message's fields come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -45,8 +47,10 @@ impl Attribute {
 /// A message on the queue, classified.
 #[derive(Debug, Clone)]
 pub struct Entry {
-    /// Its id on this queue.
+    /// Its id on this queue: the first one, also after `--rotate-groups` moved it.
     pub queue_message_id: String,
+    /// The id SQS gave the copy received (differs from `queue_message_id` once moved).
+    pub received_id: String,
     pub receipt_handle: String,
     pub kind: Kind,
     /// The id of the message that failed: the record's `messageId`, or the
@@ -65,9 +69,13 @@ pub struct Entry {
     pub body: Option<String>,
     /// The original message's attributes.
     pub message_attributes: BTreeMap<String, Attribute>,
-    /// This queue's message as received: its body and system attributes.
+    /// This queue's message as received: its body, system attributes and
+    /// message attributes (without the origin attribute).
     pub queue_body: String,
     pub queue_attributes: BTreeMap<String, String>,
+    pub queue_message_attributes: BTreeMap<String, Attribute>,
+    /// Its first identity on this queue.
+    pub origin: Origin,
 }
 
 /// The fields of a quarantine record this tool reads (the consumer writes more).
@@ -102,17 +110,29 @@ impl Entry {
     /// one (unless `raw`), a raw dead-lettered message otherwise. `None` for
     /// a message without id or receipt handle, which SQS never returns.
     pub fn from_message(message: &Message, raw: bool) -> Option<Self> {
-        let queue_message_id = message.message_id()?.to_owned();
+        let received_id = message.message_id()?.to_owned();
         let receipt_handle = message.receipt_handle()?.to_owned();
+        let origin = Origin::of(message);
         let queue_body = message.body().unwrap_or_default().to_owned();
         let queue_attributes: BTreeMap<String, String> = message
             .attributes()
             .map(|all| all.iter().map(|(k, v)| (k.as_str().to_owned(), v.clone())).collect())
             .unwrap_or_default();
+        let queue_message_attributes: BTreeMap<String, Attribute> = message
+            .message_attributes()
+            .map(|all| {
+                all.iter()
+                    .filter(|(name, _)| name.as_str() != origin::ATTRIBUTE)
+                    .map(|(k, v)| (k.clone(), Attribute::from_sdk(v)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let queue_message_id = origin.id.clone();
         let record = if raw { None } else { serde_json::from_str::<Record>(&queue_body).ok() };
         let entry = match record {
             Some(record) => Self {
                 queue_message_id,
+                received_id,
                 receipt_handle,
                 kind: Kind::Quarantine,
                 original_message_id: record.message_id,
@@ -127,40 +147,47 @@ impl Entry {
                 message_attributes: record.message_attributes,
                 queue_body,
                 queue_attributes,
+                queue_message_attributes,
+                origin,
             },
             None => {
                 let fields = contract_fields(&queue_body);
-                let attribute =
-                    |name: MessageSystemAttributeName| queue_attributes.get(name.as_str()).cloned();
                 Self {
                     original_message_id: queue_message_id.clone(),
                     queue_message_id,
+                    received_id,
                     receipt_handle,
                     kind: Kind::Raw,
                     error_code: None,
                     error_detail: None,
                     tenant_id: fields.tenant_id,
                     operation: fields.operation,
-                    source_queue_arn: attribute(
-                        MessageSystemAttributeName::DeadLetterQueueSourceArn,
-                    ),
-                    group_id: attribute(MessageSystemAttributeName::MessageGroupId),
-                    at: attribute(MessageSystemAttributeName::SentTimestamp)
+                    source_queue_arn: origin.dead_letter_queue_source_arn.clone(),
+                    group_id: queue_attributes
+                        .get(MessageSystemAttributeName::MessageGroupId.as_str())
+                        .cloned(),
+                    at: origin
+                        .sent_timestamp
+                        .as_deref()
                         .and_then(|ms| ms.parse::<i64>().ok())
                         .and_then(|ms| Timestamp::from_millisecond(ms).ok()),
                     body: Some(queue_body.clone()),
-                    message_attributes: message
-                        .message_attributes()
-                        .map(|all| {
-                            all.iter().map(|(k, v)| (k.clone(), Attribute::from_sdk(v))).collect()
-                        })
-                        .unwrap_or_default(),
+                    message_attributes: queue_message_attributes.clone(),
                     queue_body,
                     queue_attributes,
+                    queue_message_attributes,
+                    origin,
                 }
             }
         };
         Some(entry)
+    }
+
+    /// The message group this queue holds the message in (FIFO, or a fair queue's tenant).
+    pub fn queue_group(&self) -> Option<&str> {
+        self.queue_attributes
+            .get(MessageSystemAttributeName::MessageGroupId.as_str())
+            .map(String::as_str)
     }
 
     /// The entry as one JSON document: what `list --json`, `show` and `export` print.
@@ -186,6 +213,9 @@ impl Entry {
             "queueAttributes".into(),
             serde_json::to_value(&self.queue_attributes).unwrap_or(Value::Null),
         );
+        if self.origin.moved_by.is_some() {
+            json.insert("origin".into(), serde_json::to_value(&self.origin).unwrap_or(Value::Null));
+        }
         Value::Object(json)
     }
 }

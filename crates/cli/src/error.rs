@@ -37,6 +37,8 @@ pub enum CliError {
         #[source]
         source: serde_json::Error,
     },
+    #[error("{} already exists: give --out a new file (an export never overwrites one)", .0.display())]
+    Exists(PathBuf),
     #[error("no message with id {0} on the queue")]
     NotFound(String),
     #[error("{0}")]

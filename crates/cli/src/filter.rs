@@ -91,6 +91,7 @@ mod tests {
     fn entry(code: Option<&str>, tenant: Option<&str>, at: &str) -> Entry {
         Entry {
             queue_message_id: "q-1".into(),
+            received_id: "q-1".into(),
             receipt_handle: "rh".into(),
             kind: Kind::Quarantine,
             original_message_id: "m-1".into(),
@@ -105,6 +106,8 @@ mod tests {
             message_attributes: BTreeMap::new(),
             queue_body: String::new(),
             queue_attributes: BTreeMap::new(),
+            queue_message_attributes: BTreeMap::new(),
+            origin: crate::origin::Origin::default(),
         }
     }
 

@@ -10,30 +10,39 @@ use jiff::Timestamp;
 use crate::entry::Entry;
 use crate::error::CliError;
 use crate::filter::Filter;
+use crate::finish::Finish;
 use crate::queue::Queue;
-use crate::scan::{Scanned, scan};
+use crate::scan::{Scanned, mover_for, scan};
 use crate::stats::{Stats, age_bucket};
 use crate::text::printable;
 
 /// Counts of the matching messages, printed as tables or one JSON document.
-pub async fn stats(queue: &Queue, filter: &Filter, json: bool) -> Result<(), CliError> {
+pub async fn stats(queue: &Queue, filter: &Filter, json: bool) -> Result<Finish, CliError> {
     let now = Timestamp::now();
     let mut stats = Stats::default();
-    let scanned = scan(queue, |entry| {
+    let mover = mover_for(queue).await?;
+    let scanned = scan(queue, mover.as_ref(), |entry| {
         if filter.matches(&entry) {
             stats.add(&entry, now);
         }
         ControlFlow::Continue(())
     })
     .await?;
+    let shortfall = scanned.shortfall(&queue.url);
     let out = if json {
         let mut value = serde_json::to_value(&stats).unwrap_or_default();
         value["read"] = scanned.read.into();
+        value["queueCounted"] = scanned.counted.into();
+        value["inFlight"] = scanned.in_flight.into();
+        value["moved"] = scanned.moved.into();
+        value["complete"] = shortfall.is_none().into();
+        value["unread"] = shortfall.as_ref().map_or(0, |s| s.unread).into();
         format!("{value}\n")
     } else {
-        format!("{}\n{}", stats.render(), footer(queue, scanned))
+        format!("{}\n{}", stats.render(), footer(queue, &scanned))
     };
-    print(&out)
+    print(&out)?;
+    Ok(finish(shortfall))
 }
 
 /// The matching messages, one block (or one JSON line) each.
@@ -42,11 +51,12 @@ pub async fn list(
     filter: &Filter,
     limit: Option<usize>,
     json: bool,
-) -> Result<(), CliError> {
+) -> Result<Finish, CliError> {
     let now = Timestamp::now();
     let (mut out, mut shown) = (String::new(), 0);
     let limit = limit.unwrap_or(usize::MAX);
-    let scanned = scan(queue, |entry| {
+    let mover = mover_for(queue).await?;
+    let scanned = scan(queue, mover.as_ref(), |entry| {
         if shown >= limit {
             return ControlFlow::Break(());
         }
@@ -63,15 +73,17 @@ pub async fn list(
     })
     .await?;
     if !json {
-        out.push_str(&format!("{shown} shown. {}", footer(queue, scanned)));
+        out.push_str(&format!("{shown} shown. {}", footer(queue, &scanned)));
     }
-    print(&out)
+    print(&out)?;
+    Ok(finish(scanned.shortfall(&queue.url)))
 }
 
 /// One message in full, as pretty JSON.
-pub async fn show(queue: &Queue, id: &str) -> Result<(), CliError> {
+pub async fn show(queue: &Queue, id: &str) -> Result<Finish, CliError> {
     let mut found = None;
-    scan(queue, |entry| {
+    let mover = mover_for(queue).await?;
+    let scanned = scan(queue, mover.as_ref(), |entry| {
         if entry.original_message_id == id || entry.queue_message_id == id {
             found = Some(entry);
             return ControlFlow::Break(());
@@ -79,32 +91,48 @@ pub async fn show(queue: &Queue, id: &str) -> Result<(), CliError> {
         ControlFlow::Continue(())
     })
     .await?;
-    let entry = found.ok_or_else(|| CliError::NotFound(id.to_owned()))?;
+    let Some(entry) = found else {
+        return match scanned.shortfall(&queue.url) {
+            // Not found in what could be read: it may be among what could not.
+            Some(shortfall) => {
+                eprintln!("no message with id {id} among those read; {}", shortfall.explanation);
+                Ok(Finish::from_shortfall(Some(&shortfall)))
+            }
+            None => Err(CliError::NotFound(id.to_owned())),
+        };
+    };
     let text = serde_json::to_string_pretty(&entry.to_json()).unwrap_or_default();
-    print(&format!("{text}\n"))
+    print(&format!("{text}\n"))?;
+    Ok(Finish::Done)
 }
 
 /// Every matching message to a new JSON Lines file, written and synced
 /// before the command reports success; nothing is removed from the queue.
 /// The lines go to `FILE.partial` first: `FILE` appears only complete, and a
-/// failed export leaves nothing that could pass for the evidence.
-pub async fn export(queue: &Queue, filter: &Filter, path: &Path) -> Result<(), CliError> {
+/// failed export leaves nothing that could pass for the evidence. An export
+/// that could not read every message the queue counts is kept as
+/// `FILE.incomplete`, never as `FILE`.
+pub async fn export(queue: &Queue, filter: &Filter, path: &Path) -> Result<Finish, CliError> {
     if path.exists() {
-        let exists = std::io::Error::from(std::io::ErrorKind::AlreadyExists);
-        return Err(CliError::file(path, exists));
+        return Err(CliError::Exists(path.to_owned()));
     }
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
-    let partial = std::path::PathBuf::from(partial);
+    let with_suffix = |suffix: &str| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        std::path::PathBuf::from(name)
+    };
+    let partial = with_suffix(".partial");
     let outcome = write_export(queue, filter, &partial).await.and_then(|(written, scanned)| {
+        let shortfall = scanned.shortfall(&queue.url);
+        let name = if shortfall.is_some() { with_suffix(".incomplete") } else { path.to_owned() };
         // A hard link never replaces a file that appeared meanwhile.
-        std::fs::hard_link(&partial, path).map_err(|e| CliError::file(path, e))?;
-        Ok((written, scanned))
+        std::fs::hard_link(&partial, &name).map_err(|e| CliError::file(&name, e))?;
+        Ok((written, scanned, shortfall, name))
     });
     let _ = std::fs::remove_file(&partial);
-    let (written, scanned) = outcome?;
-    eprint!("{written} message(s) written to {}. {}", path.display(), footer(queue, scanned));
-    Ok(())
+    let (written, scanned, shortfall, name) = outcome?;
+    eprint!("{written} message(s) written to {}. {}", name.display(), footer(queue, &scanned));
+    Ok(finish(shortfall))
 }
 
 async fn write_export(
@@ -119,7 +147,8 @@ async fn write_export(
         .map_err(|e| CliError::file(path, e))?;
     let mut writer = BufWriter::new(file);
     let (mut written, mut failed) = (0, None);
-    let scanned = scan(queue, |entry| {
+    let mover = mover_for(queue).await?;
+    let scanned = scan(queue, mover.as_ref(), |entry| {
         if filter.matches(&entry) {
             let line = entry.to_json().to_string();
             if let Err(error) = writeln!(writer, "{line}") {
@@ -155,9 +184,24 @@ fn block(entry: &Entry, now: Timestamp) -> String {
     )
 }
 
-fn footer(queue: &Queue, scanned: Scanned) -> String {
-    let mut text =
-        format!("Read {} message(s) from {}; all visible again", scanned.read, queue.url);
+/// Prints what a read missed, and the finish it means.
+fn finish(shortfall: Option<crate::scan::Shortfall>) -> Finish {
+    if let Some(shortfall) = &shortfall {
+        eprintln!("incomplete: {}.", shortfall.explanation);
+    }
+    Finish::from_shortfall(shortfall.as_ref())
+}
+
+fn footer(queue: &Queue, scanned: &Scanned) -> String {
+    let moved = if scanned.moved > 0 {
+        format!(", {} moved to the end of their group", scanned.moved)
+    } else {
+        String::new()
+    };
+    let mut text = format!(
+        "Read {} of the {} message(s) {} counted{moved}; all visible again",
+        scanned.read, scanned.counted, queue.url
+    );
     if scanned.not_released > 0 {
         text = format!(
             "{text} except {}, which SQS would not release (visible after {} s)",

@@ -9,20 +9,23 @@ pub mod destination;
 pub mod entry;
 pub mod error;
 pub mod filter;
+pub mod finish;
 pub mod inspect;
 pub mod logging;
+pub mod origin;
 pub mod outgoing;
 pub mod pace;
 pub mod queue;
+pub mod rotate;
 pub mod scan;
 pub mod stats;
 pub mod sweep;
 pub mod text;
 
 use args::{Cli, Command, QueueArgs};
-use change::Finish;
 use error::CliError;
 use filter::Filter;
+use finish::Finish;
 use queue::Queue;
 
 /// The clients a command needs, built once.
@@ -46,27 +49,27 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         lease: args.visibility_timeout,
         wait: args.wait_seconds,
         raw: args.raw,
+        rotate: args.rotate_groups,
     };
     let now = jiff::Timestamp::now();
     match cli.command {
         Command::Stats { queue: q, filters, json } => {
-            inspect::stats(&queue(&q), &Filter::new(filters, now)?, json).await?;
+            inspect::stats(&queue(&q), &Filter::new(filters, now)?, json).await
         }
         Command::List { queue: q, filters, limit, json } => {
-            inspect::list(&queue(&q), &Filter::new(filters, now)?, limit, json).await?;
+            inspect::list(&queue(&q), &Filter::new(filters, now)?, limit, json).await
         }
-        Command::Show { queue: q, message_id } => inspect::show(&queue(&q), &message_id).await?,
+        Command::Show { queue: q, message_id } => inspect::show(&queue(&q), &message_id).await,
         Command::Export { queue: q, filters, out } => {
-            inspect::export(&queue(&q), &Filter::new(filters, now)?, &out).await?;
+            inspect::export(&queue(&q), &Filter::new(filters, now)?, &out).await
         }
         Command::Replay { queue: q, filters, replay, change } => {
             let filter = Filter::new(filters, now)?;
-            return change::replay(&queue(&q), &filter, &replay, &change, &clients.sts).await;
+            change::replay(&queue(&q), &filter, &replay, &change, &clients.sts).await
         }
         Command::Discard { queue: q, filters, limit, change } => {
             let filter = Filter::new(filters, now)?;
-            return change::discard(&queue(&q), &filter, limit, &change, &clients.sts).await;
+            change::discard(&queue(&q), &filter, limit, &change, &clients.sts).await
         }
     }
-    Ok(Finish::Done)
 }

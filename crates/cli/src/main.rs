@@ -10,7 +10,7 @@ use aws_config::timeout::TimeoutConfig;
 
 use clap::Parser;
 use sqs_backpressure::args::Cli;
-use sqs_backpressure::change::Finish;
+use sqs_backpressure::finish::Finish;
 use sqs_backpressure::{Clients, logging, run};
 
 #[tokio::main(flavor = "current_thread")]
@@ -36,15 +36,13 @@ async fn main() -> ExitCode {
     let clients =
         Clients { sqs: aws_sdk_sqs::Client::new(&config), sts: aws_sdk_sts::Client::new(&config) };
     match run(cli, &clients).await {
-        Ok(Finish::Done) => ExitCode::SUCCESS,
         Ok(Finish::Failures(count)) => {
             eprintln!(
                 "{count} message(s) could not be handled and are still on the queue (see the audit file)"
             );
             ExitCode::FAILURE
         }
-        Ok(Finish::CanaryStopped) => ExitCode::from(3),
-        Ok(Finish::Incomplete(_)) => ExitCode::from(4),
+        Ok(finish) => ExitCode::from(finish.exit_code()),
         Err(error) => {
             eprintln!("error: {error}");
             ExitCode::FAILURE

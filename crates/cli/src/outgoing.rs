@@ -1,6 +1,7 @@
-//! The message a replay sends: the original body and attributes, and for a
-//! FIFO destination the original group and a deduplication id derived from
-//! the original message id.
+//! The message a replay sends: the original body and attributes, the
+//! original message group on every destination (on a standard queue it is a
+//! fair queue's tenant, and carries no order), and for a FIFO destination a
+//! deduplication id derived from the original message id.
 
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
 use aws_smithy_types::{Blob, base64};
@@ -21,14 +22,14 @@ pub fn send_entry(
             attribute_value(attribute).map_err(|e| format!("attribute {name}: {e}"))?,
         );
     }
+    if fifo && entry.group_id.is_none() {
+        return Err("the destination is a FIFO queue and the message has no group id: give --to a standard queue".into());
+    }
+    if let Some(group) = &entry.group_id {
+        builder = builder.message_group_id(group);
+    }
     if fifo {
-        let group = entry
-            .group_id
-            .as_deref()
-            .ok_or("the destination is a FIFO queue and the message has no group id: give --to a standard queue")?;
-        builder = builder
-            .message_group_id(group)
-            .message_deduplication_id(deduplication_id(&entry.original_message_id));
+        builder = builder.message_deduplication_id(deduplication_id(&entry.original_message_id));
     }
     builder.build().map_err(|e| e.to_string())
 }
@@ -61,7 +62,7 @@ pub fn deduplication_id(original_message_id: &str) -> String {
     cleaned
 }
 
-fn attribute_value(attribute: &Attribute) -> Result<MessageAttributeValue, String> {
+pub(crate) fn attribute_value(attribute: &Attribute) -> Result<MessageAttributeValue, String> {
     let mut value = MessageAttributeValue::builder().data_type(&attribute.data_type);
     if let Some(text) = &attribute.string_value {
         value = value.string_value(text);
@@ -103,6 +104,7 @@ mod tests {
         );
         Entry {
             queue_message_id: "q".into(),
+            received_id: "q".into(),
             receipt_handle: "rh".into(),
             kind: Kind::Quarantine,
             original_message_id: "0b6a4b4e-4d4c-4f57-9d6d-1a2b3c4d5e6f".into(),
@@ -117,6 +119,8 @@ mod tests {
             message_attributes: attributes,
             queue_body: String::new(),
             queue_attributes: BTreeMap::new(),
+            queue_message_attributes: BTreeMap::new(),
+            origin: crate::origin::Origin::default(),
         }
     }
 
@@ -135,8 +139,11 @@ mod tests {
         assert_eq!(attributes["bin"].data_type(), "Binary.gz");
         assert_eq!(attributes["n"].string_value(), Some("12"));
 
-        let standard = send_entry(&entry(Some("x"), Some("g-1")), 0, false).unwrap();
-        assert_eq!(standard.message_group_id(), None, "groups only for a FIFO destination");
+        let fair = send_entry(&entry(Some("x"), Some("g-1")), 0, false).unwrap();
+        assert_eq!(fair.message_group_id(), Some("g-1"), "a fair queue's tenant is kept");
+        assert_eq!(fair.message_deduplication_id(), None, "deduplication is FIFO's only");
+        let standard = send_entry(&entry(Some("x"), None), 0, false).unwrap();
+        assert_eq!(standard.message_group_id(), None);
     }
 
     #[test]

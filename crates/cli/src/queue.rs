@@ -25,6 +25,8 @@ pub struct Queue {
     pub wait: i32,
     /// Classify every message as raw.
     pub raw: bool,
+    /// On a FIFO queue, read past each group's first messages by moving them (`--rotate-groups`).
+    pub rotate: bool,
 }
 
 /// A client whose calls, retries included, end within `call` (`wait` more

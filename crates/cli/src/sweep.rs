@@ -6,7 +6,7 @@
 //! sweep returns, also when it stops on an error. A message is deleted only
 //! after SQS confirmed its replay and the audit line of that is on disk.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Mutex;
 
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
@@ -22,6 +22,7 @@ use crate::filter::Filter;
 use crate::outgoing::{send_entry, sqs_size};
 use crate::pace::Pacer;
 use crate::queue::Queue;
+use crate::rotate::{Mover, Stuck};
 use crate::text::printable;
 
 /// The largest message SQS accepts.
@@ -48,6 +49,17 @@ pub struct Tally {
     pub failed: u64,
     /// Did not match the filters; left on the queue.
     pub not_matching: u64,
+    /// Not matching, moved to the end of their FIFO group (`--rotate-groups`).
+    pub moved: u64,
+    /// Distinct messages received, by message group.
+    #[serde(skip)]
+    pub seen: BTreeMap<String, usize>,
+    /// Messages that could not be moved: their groups were not read past them.
+    #[serde(skip)]
+    pub stuck: Vec<Stuck>,
+    /// The limit was reached: the sweep did not look for more.
+    #[serde(skip)]
+    pub limited: bool,
     /// The ids SQS gave the replayed messages.
     #[serde(skip)]
     pub new_message_ids: Vec<String>,
@@ -55,11 +67,13 @@ pub struct Tally {
 
 #[derive(Debug)]
 struct State {
-    /// Messages to release at the end, by id: the newest receipt handle.
+    /// Messages to release at the end, by the id SQS gave the copy held: the
+    /// newest receipt handle.
     held: HashMap<String, String>,
-    /// Messages taken to act on: one received again (a lease that ran out
-    /// mid-send, or two receives handed the same message) is left alone.
-    taken: HashSet<String>,
+    /// First identities received: one received again (a lease that ran out
+    /// mid-send, two receives handed the same message, a second copy left by an
+    /// interrupted move) is left alone.
+    seen: HashSet<String>,
     remaining: usize,
     /// A loop failed: the others stop before their next receive or send.
     stopped: bool,
@@ -76,6 +90,8 @@ pub struct Setup<'a> {
     pub audit: Option<&'a Audit>,
     pub operator: &'a str,
     pub pacer: &'a Pacer,
+    /// Moves what does not match to the end of its FIFO group instead of holding it.
+    pub mover: Option<&'a Mover>,
 }
 
 #[derive(Debug)]
@@ -86,6 +102,7 @@ pub struct Sweep<'a> {
     audit: Option<&'a Audit>,
     operator: &'a str,
     pacer: &'a Pacer,
+    mover: Option<&'a Mover>,
     progress: ProgressBar,
     state: Mutex<State>,
 }
@@ -93,15 +110,25 @@ pub struct Sweep<'a> {
 impl<'a> Sweep<'a> {
     /// A sweep that acts on at most `limit` matching messages.
     pub fn new(setup: Setup<'a>, limit: usize, progress: ProgressBar) -> Self {
-        let Setup { source, filter, action, audit, operator, pacer } = setup;
+        let Setup { source, filter, action, audit, operator, pacer, mover } = setup;
         let state = State {
             held: HashMap::new(),
-            taken: HashSet::new(),
+            seen: HashSet::new(),
             remaining: limit,
             stopped: false,
             tally: Tally::default(),
         };
-        Self { source, filter, action, audit, operator, pacer, progress, state: Mutex::new(state) }
+        Self {
+            source,
+            filter,
+            action,
+            audit,
+            operator,
+            pacer,
+            mover,
+            progress,
+            state: Mutex::new(state),
+        }
     }
 
     /// Runs `loops` loops until the queue has no more visible messages or the
@@ -116,7 +143,8 @@ impl<'a> Sweep<'a> {
         };
         let results = futures::future::join_all((0..loops.max(1)).map(|_| lane())).await;
         let outcome = results.into_iter().collect::<Result<Vec<()>, _>>().map(drop);
-        let state = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        state.tally.limited = state.remaining == 0;
         let handles: Vec<&str> = state.held.values().map(String::as_str).collect();
         let released = self.source.release(&handles).await;
         let outcome = outcome.and(released.map(|refused| {
@@ -145,6 +173,9 @@ impl<'a> Sweep<'a> {
                     sorted.extra.iter().map(|e| e.receipt_handle.as_str()).collect();
                 self.source.release(&handles).await?;
             }
+            if !sorted.to_move.is_empty() {
+                self.move_to_end(&sorted.to_move).await?;
+            }
             if !sorted.resumed.is_empty() {
                 self.delete(sorted.resumed, Outcome::DeletedOnResume).await?;
             }
@@ -166,30 +197,69 @@ impl<'a> Sweep<'a> {
         let mut sorted = Sorted { all_seen: true, ..Sorted::default() };
         self.with_state(|state| {
             for entry in batch {
-                if let Some(handle) = state.held.get_mut(&entry.queue_message_id) {
+                if let Some(handle) = state.held.get_mut(&entry.received_id) {
                     *handle = entry.receipt_handle;
                     continue;
                 }
-                if state.taken.contains(&entry.queue_message_id) {
+                if self.mover.is_some_and(|m| m.wrote(&entry)) {
+                    // A copy moved by this run ends its group; other groups may go on.
+                    state.held.insert(entry.received_id, entry.receipt_handle);
+                    sorted.all_seen = false;
+                    continue;
+                }
+                if !state.seen.insert(entry.queue_message_id.clone()) {
                     continue;
                 }
                 sorted.all_seen = false;
+                let group = entry.queue_group().unwrap_or("(none)").to_owned();
+                *state.tally.seen.entry(group).or_default() += 1;
                 if !self.filter.matches(&entry) {
                     state.tally.not_matching += 1;
-                    state.held.insert(entry.queue_message_id, entry.receipt_handle);
+                    if self.mover.is_some() {
+                        sorted.to_move.push(entry);
+                    } else {
+                        state.held.insert(entry.received_id, entry.receipt_handle);
+                    }
                 } else if self.audit.is_some_and(|a| a.was_sent(&entry.queue_message_id)) {
-                    state.taken.insert(entry.queue_message_id.clone());
                     sorted.resumed.push(entry);
                 } else if state.remaining > 0 {
                     state.remaining -= 1;
-                    state.taken.insert(entry.queue_message_id.clone());
                     sorted.todo.push(entry);
                 } else {
+                    // Beyond the limit: released at once, not read.
+                    state.seen.remove(&entry.queue_message_id);
+                    if let Some(n) = entry.queue_group().and_then(|g| state.tally.seen.get_mut(g)) {
+                        *n -= 1;
+                    }
                     sorted.extra.push(entry);
                 }
             }
         });
         sorted
+    }
+
+    /// Moves messages that do not match to the end of their FIFO group; one
+    /// that cannot be moved is held, and its group is not read past it.
+    async fn move_to_end(&self, entries: &[Entry]) -> Result<(), CliError> {
+        let Some(mover) = self.mover else { return Ok(()) };
+        let refs: Vec<&Entry> = entries.iter().collect();
+        let results = match mover.move_to_end(self.source, &refs).await {
+            Ok(results) => results,
+            Err(error) => {
+                self.hold(&refs);
+                return Err(error);
+            }
+        };
+        for (entry, result) in entries.iter().zip(results) {
+            match result {
+                Ok(()) => self.with_state(|s| s.tally.moved += 1),
+                Err(stuck) => {
+                    self.hold(&[entry]);
+                    self.with_state(|s| s.tally.stuck.push(stuck));
+                }
+            }
+        }
+        Ok(())
     }
 
     async fn replay(
@@ -410,7 +480,7 @@ impl<'a> Sweep<'a> {
     fn hold(&self, entries: &[&Entry]) {
         self.with_state(|s| {
             for entry in entries {
-                s.held.insert(entry.queue_message_id.clone(), entry.receipt_handle.clone());
+                s.held.insert(entry.received_id.clone(), entry.receipt_handle.clone());
             }
         });
     }
@@ -442,6 +512,7 @@ impl<'a> Sweep<'a> {
 #[derive(Debug, Default)]
 struct Sorted {
     todo: Vec<Entry>,
+    to_move: Vec<Entry>,
     resumed: Vec<Entry>,
     extra: Vec<Entry>,
     all_seen: bool,

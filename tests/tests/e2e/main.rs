@@ -10,6 +10,7 @@ mod hostile_input;
 mod library;
 mod operator_cli;
 mod operator_cli_faults;
+mod operator_cli_fifo;
 mod publisher;
 mod reliability;
 mod template;

@@ -1,0 +1,51 @@
+//! How a command ended, and the exit code that says so.
+
+use crate::scan::Shortfall;
+
+/// The exit codes, as `--help` and docs/operator-cli.md list them.
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0  done: every message the queue counted was read (and acted on)
+  1  an error (named, with the AWS operation and queue), or messages that could not be
+     replayed or discarded and are still on the queue
+  2  a usage error: a bad flag or value, or a change without --yes and no terminal
+  3  the canary came back, or could not be checked: nothing more was replayed
+  4  messages in flight were not seen (held by a consumer or an interrupted run):
+     run again after their visibility timeout
+  5  messages the queue counts were not read (on a FIFO queue, past the first messages
+     of a group: run again with --rotate-groups)";
+
+/// How a command ended, beyond an error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finish {
+    Done,
+    /// Some messages were not replayed or discarded; they are still on the queue.
+    Failures(u64),
+    /// A canary message came back, or the check could not read the whole queue.
+    CanaryStopped,
+    /// Messages in flight (held by someone else or an interrupted run) were not seen.
+    Incomplete(u64),
+    /// Messages the queue counts were not read.
+    Unread(u64),
+}
+
+impl Finish {
+    /// The finish a read's shortfall means; `Done` without one.
+    pub fn from_shortfall(shortfall: Option<&Shortfall>) -> Self {
+        match shortfall {
+            None => Self::Done,
+            Some(s) if s.exit_code == 4 => Self::Incomplete(s.unread),
+            Some(s) => Self::Unread(s.unread),
+        }
+    }
+
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Self::Done => 0,
+            Self::Failures(_) => 1,
+            Self::CanaryStopped => 3,
+            Self::Incomplete(_) => 4,
+            Self::Unread(_) => 5,
+        }
+    }
+}
