@@ -226,8 +226,21 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
         records: &'r [SqsRecord],
         deadline: Instant,
     ) -> Result<BatchReport<'r>, BatchError> {
+        self.process_report_settling(records, deadline, &|_| {}).await
+    }
+
+    /// As [`BatchProcessor::process_report`], calling `settled` with a
+    /// record's index as soon as its outcome acknowledges it (done, or
+    /// quarantined and confirmed), before the rest of the batch is over: a
+    /// long-running consumer deletes it then.
+    pub async fn process_report_settling<'r>(
+        &self,
+        records: &'r [SqsRecord],
+        deadline: Instant,
+        settled: &(dyn Fn(usize) + Sync),
+    ) -> Result<BatchReport<'r>, BatchError> {
         let started = Instant::now();
-        let report = self.engine.run(records, deadline).await?;
+        let report = self.engine.run_settling(records, deadline, settled).await?;
         self.back_off(&report, deadline).await;
         let summary = BatchSummary::new(report.outcomes.iter().map(|o| &o.outcome));
         let duration = started.elapsed();

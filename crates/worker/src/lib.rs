@@ -3,7 +3,10 @@
 //! graceful drain on SIGTERM.
 
 pub mod config;
+pub mod deleter;
+pub mod groups;
 pub mod health;
+pub mod lease;
 pub mod limit;
 pub mod protection;
 pub mod queue;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use backpressure_batch::{
-    BatchProcessor, Body, Outcome, Processor, QuarantineStore, RecordOutcome, SqsRecord,
+    BatchProcessor, Body, Processor, QuarantineStore, RecordOutcome, SqsRecord,
 };
 use backpressure_core::consumer::backoff::VisibilityChange;
 use backpressure_core::error::error_chain;
@@ -17,29 +17,17 @@ use tokio::time::{Instant, sleep, timeout_at};
 use tracing::{error, info, warn};
 
 use crate::config::WorkerConfig;
+use crate::deleter::Deleter;
+use crate::groups::claim;
 use crate::health::Stamp;
+use crate::lease::{Lease, MAX_LEASE, Unleased, release_now};
 use crate::protection::Protection;
 use crate::queue::{MAX_BATCH, WorkQueue};
-
-/// SQS's limit on a message's visibility, counted from its first receipt.
-const MAX_LEASE: Duration = Duration::from_secs(12 * 3600);
-
-/// A message received and not yet settled.
-#[derive(Debug)]
-struct Lease {
-    message_id: String,
-    first_received: SystemTime,
-    expires: Instant,
-    /// A renewal was refused: SQS may already have handed the message to
-    /// another consumer, so this worker's result must not delete it.
-    lost: bool,
-}
 
 /// Counts for the summary line and the metrics.
 #[derive(Debug, Default)]
 struct Counts {
     received: AtomicU64,
-    deleted: AtomicU64,
     retried: AtomicU64,
     released: AtomicU64,
     lost: AtomicU64,
@@ -68,26 +56,7 @@ pub struct Worker<P, Q, B> {
     namespace: String,
     /// FIFO: the message groups some batch is working on.
     groups: Mutex<HashSet<String>>,
-}
-
-/// Claims each record's message group for one batch: returns the records it
-/// may work on and, apart, those whose group another batch holds (`held`).
-fn claim(held: &mut HashSet<String>, records: Vec<SqsRecord>) -> (Vec<SqsRecord>, Vec<SqsRecord>) {
-    let mut claimed = HashSet::new();
-    let (mut mine, mut taken) = (Vec::new(), Vec::new());
-    for record in records {
-        match record.message_group_id().map(str::to_owned) {
-            Some(group) if claimed.contains(&group) => mine.push(record),
-            Some(group) if held.contains(&group) => taken.push(record),
-            Some(group) => {
-                held.insert(group.clone());
-                claimed.insert(group);
-                mine.push(record);
-            }
-            None => mine.push(record),
-        }
-    }
-    (mine, taken)
+    deleter: Deleter,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -110,6 +79,7 @@ where
         namespace: String,
     ) -> Self {
         let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
+        let deleter = Deleter::start(queue.clone());
         Self {
             queue,
             batch,
@@ -122,6 +92,7 @@ where
             health,
             namespace,
             groups: Mutex::default(),
+            deleter,
         }
     }
 
@@ -138,27 +109,37 @@ where
             tokio::spawn(protection.follow(self.busy.subscribe()));
         }
         let pollers: Vec<_> = (0..self.config.pollers)
-            .map(|_| tokio::spawn(self.clone().poll(stop.clone())))
+            .map(|_| tokio::spawn(self.clone().poll(stop.clone(), hurry.clone())))
             .collect();
         let mut stopped = stop.clone();
         let _ = stopped.wait_for(|stop| *stop).await;
         let started = Instant::now();
         let deadline = started + self.config.drain;
         info!(drain_seconds = self.config.drain.as_secs(), "SIGTERM: receiving stopped, draining");
-        // Pollers finish the receive they are in, and release what it returns.
-        for poller in pollers {
-            let _ = timeout_at(deadline, poller).await;
-        }
+        // Pollers finish the receive they are in and release what it returns;
+        // then the work in hand finishes. A second signal ends either wait.
         let all = u32::try_from(self.config.max_in_flight).unwrap_or(u32::MAX);
+        let drained = async {
+            for poller in pollers {
+                let _ = poller.await;
+            }
+            let _ = self.in_flight.acquire_many(all).await;
+        };
         tokio::select! {
-            _ = timeout_at(deadline, self.in_flight.acquire_many(all)) => {}
-            _ = hurry.wait_for(|hurry| *hurry) => warn!("second signal: the drain is cut short"),
+            _ = timeout_at(deadline, drained) => {}
+            _ = hurry.wait_for(|hurry| *hurry) => {
+                warn!("second signal: the drain is cut short; unfinished messages are released now");
+            }
         }
         heartbeat.abort();
         metrics.abort();
         let unfinished: Vec<VisibilityChange> =
             lock(&self.leases).drain().map(|(handle, _)| release_now(handle)).collect();
         self.busy.send_replace(false);
+        // What finished is deleted before the process ends, within the drain's budget.
+        let _ =
+            timeout_at(deadline.max(Instant::now()) + Duration::from_secs(5), self.deleter.flush())
+                .await;
         let refused = self.queue.set_visibility(&unfinished).await;
         Counts::add(&self.counts.released, unfinished.len() - refused.len());
         if !refused.is_empty() {
@@ -204,7 +185,11 @@ where
         println!("{document}");
     }
 
-    async fn poll(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
+    async fn poll(
+        self: Arc<Self>,
+        mut stop: watch::Receiver<bool>,
+        mut hurry: watch::Receiver<bool>,
+    ) {
         while !*stop.borrow() {
             // No receive while the pipeline is full; a stop ends the wait.
             let permits = tokio::select! {
@@ -214,7 +199,14 @@ where
                 }
                 _ = stop.wait_for(|stop| *stop) => return,
             };
-            let records = match self.queue.receive(MAX_BATCH).await {
+            let received = tokio::select! {
+                received = self.queue.receive(MAX_BATCH) => received,
+                // A second signal: the long poll is abandoned. SQS keeps what it
+                // handed to an abandoned request invisible for its visibility
+                // timeout, then hands it out again: delayed, never lost.
+                _ = hurry.wait_for(|hurry| *hurry) => return,
+            };
+            let records = match received {
                 Ok(records) => {
                     self.health.poll_succeeded();
                     records
@@ -281,10 +273,21 @@ where
         Counts::add(&self.counts.released, handles.len() - refused.len());
     }
 
-    /// One received batch through the engine, then settled on the queue.
+    /// One received batch through the engine. Each message is deleted as soon
+    /// as its outcome acknowledges it; the retried ones are settled after.
     async fn work(self: Arc<Self>, records: Vec<SqsRecord>, permits: OwnedSemaphorePermit) {
         let deadline = Instant::now() + self.config.message_timeout;
-        let report = match self.batch.process_report(&records, deadline).await {
+        let settled = |index: usize| {
+            let Some(handle) = records.get(index).and_then(|r| r.receipt_handle.as_deref()) else {
+                return;
+            };
+            // A lease already given up (a drain that released it) or lost
+            // (another consumer may hold the message) is not deleted.
+            if self.unlease(std::iter::once(handle)) == Unleased::Held {
+                self.deleter.delete(handle.to_owned());
+            }
+        };
+        let report = match self.batch.process_report_settling(&records, deadline, &settled).await {
             Ok(report) => report,
             Err(error) => {
                 error!(error = %error, "the batch cannot be reported message by message; releasing it");
@@ -294,24 +297,9 @@ where
                 return;
             }
         };
-        let (settled, retried): (Vec<&RecordOutcome<'_>>, Vec<&RecordOutcome<'_>>) = report
-            .outcomes
-            .iter()
-            .partition(|o| matches!(o.outcome, Outcome::Done | Outcome::Quarantined { .. }));
-        let lost = self.unlease(records.iter().filter_map(|r| r.receipt_handle.as_deref()));
-        let deletable: Vec<String> = settled
-            .iter()
-            .filter_map(|o| o.record.receipt_handle.clone())
-            .filter(|handle| !lost.contains(handle))
-            .collect();
-        let undeleted = self.queue.delete(&deletable).await;
-        if !undeleted.is_empty() {
-            warn!(
-                count = undeleted.len(),
-                "deletes refused twice; those messages will come back (their idempotency keys make the repeat harmless)"
-            );
-        }
-        Counts::add(&self.counts.deleted, deletable.len() - undeleted.len());
+        let retried: Vec<&RecordOutcome<'_>> =
+            report.outcomes.iter().filter(|o| o.outcome.is_retry()).collect();
+        self.unlease(retried.iter().filter_map(|o| o.record.receipt_handle.as_deref()));
         Counts::add(&self.counts.retried, retried.len());
         // FIFO: a retried message and the rest of its group go back at once,
         // so the group's order is kept; standard queues keep the backoff.
@@ -336,21 +324,26 @@ where
         }
     }
 
-    /// Stops renewing these leases; returns the handles of those that were lost.
-    fn unlease<'a>(&self, handles: impl Iterator<Item = &'a str>) -> Vec<String> {
+    /// Stops renewing these leases; says whether the last was still held,
+    /// lost (its result must not delete it), or already given up.
+    fn unlease<'a>(&self, handles: impl Iterator<Item = &'a str>) -> Unleased {
         let mut leases = lock(&self.leases);
-        let mut lost = Vec::new();
+        let mut last = Unleased::Gone;
         for handle in handles {
-            if let Some(lease) = leases.remove(handle).filter(|l| l.lost) {
-                warn!(message_id = %lease.message_id, "its lease was lost: its result does not delete it");
-                Counts::add(&self.counts.lost, 1);
-                lost.push(handle.to_owned());
-            }
+            last = match leases.remove(handle) {
+                Some(lease) if lease.lost => {
+                    warn!(message_id = %lease.message_id, "its lease was lost: its result does not delete it");
+                    Counts::add(&self.counts.lost, 1);
+                    Unleased::Lost
+                }
+                Some(_) => Unleased::Held,
+                None => Unleased::Gone,
+            };
         }
         if leases.is_empty() {
             self.busy.send_if_modified(|busy| std::mem::replace(busy, false));
         }
-        lost
+        last
     }
 
     /// Renews, before it runs out, the lease of every message still in work,
@@ -393,7 +386,7 @@ where
         let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
         info!(
             received = count(&self.counts.received),
-            deleted = count(&self.counts.deleted),
+            deleted = count(&self.deleter.counts.deleted),
             retried = count(&self.counts.retried),
             released = count(&self.counts.released),
             lost = count(&self.counts.lost),
@@ -401,39 +394,5 @@ where
             drain_ms = drain.as_millis() as u64,
             "worker stopped"
         );
-    }
-}
-
-/// Back on the queue at once.
-fn release_now(receipt_handle: String) -> VisibilityChange {
-    VisibilityChange { receipt_handle, timeout: Duration::ZERO }
-}
-
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn record(id: &str, group: &str) -> SqsRecord {
-        let mut record = SqsRecord { message_id: Some(id.into()), ..Default::default() };
-        record.attributes.insert("MessageGroupId".into(), json!(group));
-        record
-    }
-
-    fn ids(records: &[SqsRecord]) -> Vec<&str> {
-        records.iter().filter_map(|r| r.message_id.as_deref()).collect()
-    }
-
-    #[test]
-    fn a_group_another_batch_holds_is_given_back_whole() {
-        let mut held = HashSet::from(["b".to_owned()]);
-        let batch =
-            vec![record("a1", "a"), record("b5", "b"), record("a2", "a"), record("b6", "b")];
-        let (mine, taken) = claim(&mut held, batch);
-        assert_eq!((ids(&mine), ids(&taken)), (vec!["a1", "a2"], vec!["b5", "b6"]));
-        assert_eq!(held, HashSet::from(["a".to_owned(), "b".to_owned()]));
-        let (mine, taken) = claim(&mut held, vec![record("a3", "a"), record("c1", "c")]);
-        assert_eq!((ids(&mine), ids(&taken)), (vec!["c1"], vec!["a3"]));
     }
 }

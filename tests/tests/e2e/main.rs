@@ -16,6 +16,7 @@ mod reliability;
 mod template;
 mod template_topology;
 mod worker;
+mod worker_drain;
 mod worker_faults;
 mod worker_hostile_input;
 mod worker_setup;

@@ -5,13 +5,12 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
-use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
-use e2e_tests::downstream::Downstream;
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use e2e_tests::ecs_agent::{Answer, EcsAgent};
-use e2e_tests::fixtures::{Aws, binary, unique};
+use e2e_tests::fixtures::{binary, unique};
 use e2e_tests::process::field;
 
-use crate::worker_setup::{SETTLED, STARTED, Setup, request, setup};
+use crate::worker_setup::{SETTLED, STARTED, request, setup, setup_on};
 
 #[tokio::test]
 async fn a_mixed_backlog_is_drained_and_every_message_is_accounted_for() {
@@ -180,20 +179,7 @@ async fn task_protection_follows_busy_periods_and_survives_a_refusing_or_absent_
 /// sent (concurrent processing within a group would shuffle it).
 #[tokio::test]
 async fn fifo_groups_keep_their_order_across_batches() {
-    let aws = Aws::from_env().await.unwrap();
-    let name = format!("{}.fifo", unique("work"));
-    let created = aws
-        .sqs
-        .create_queue()
-        .queue_name(&name)
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .send()
-        .await
-        .unwrap();
-    let work_url = created.queue_url.unwrap();
-    let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
-    let setup =
-        Setup { aws, downstream: Downstream::start().await.unwrap(), work_url, quarantine_url };
+    let setup = setup_on(e2e_tests::fixtures::Sqs::Moto, true).await;
     let mut order = Vec::new();
     for i in 0..15 {
         for group in ["a", "b"] {

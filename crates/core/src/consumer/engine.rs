@@ -178,12 +178,26 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-struct Batch<'e> {
+struct Batch<'e, 's> {
     records: &'e [SqsRecord],
     ids: Vec<&'e str>,
     slots: Vec<Mutex<Slot>>,
     fifo: bool,
     processing_deadline: Instant,
+    /// Told of each record whose outcome is final and acknowledges it.
+    settled: &'s (dyn Fn(usize) + Sync),
+}
+
+impl Batch<'_, '_> {
+    /// Puts `slot` in place, and tells `settled` when it acknowledges its record.
+    fn settle(&self, index: usize, slot: Slot) {
+        let acknowledged =
+            matches!(&slot, Slot::Final(Outcome::Done | Outcome::Quarantined { .. }));
+        *lock(&self.slots[index]) = slot;
+        if acknowledged {
+            (self.settled)(index);
+        }
+    }
 }
 
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
@@ -207,6 +221,19 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         &self,
         records: &'r R,
         deadline: Instant,
+    ) -> Result<BatchReport<'r>, BatchError> {
+        self.run_settling(records, deadline, &|_| {}).await
+    }
+
+    /// As [`Engine::run`], calling `settled` with a record's index as soon as
+    /// its outcome acknowledges it (done, or quarantined and confirmed), while
+    /// the rest of the batch is still in work: a long-running consumer deletes
+    /// it then, so a slow sibling or a drain never sends it round again.
+    pub async fn run_settling<'r, R: AsRef<[SqsRecord]> + ?Sized>(
+        &self,
+        records: &'r R,
+        deadline: Instant,
+        settled: &(dyn Fn(usize) + Sync),
     ) -> Result<BatchReport<'r>, BatchError> {
         let records = records.as_ref();
         let ids = records
@@ -232,6 +259,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
                 .checked_sub(self.settings.deadline_margin)
                 .unwrap_or(now)
                 .max(now),
+            settled,
         };
 
         let (order, groups) = groups(records, fifo);
@@ -268,14 +296,14 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
     }
 
     /// One message group in order (FIFO), or one message (standard queue).
-    async fn run_group(&self, batch: &Batch<'_>, group: &[usize]) {
+    async fn run_group(&self, batch: &Batch<'_, '_>, group: &[usize]) {
         for (position, &index) in group.iter().enumerate() {
             if Instant::now() >= batch.processing_deadline {
                 return;
             }
             let slot = self.handle(batch, index).await;
             let failed = matches!(&slot, Slot::Final(outcome) if outcome.is_retry());
-            *lock(&batch.slots[index]) = slot;
+            batch.settle(index, slot);
             if failed && batch.fifo {
                 let blocked_by = batch.ids[index];
                 for &later in &group[position + 1..] {
@@ -291,7 +319,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         }
     }
 
-    async fn handle(&self, batch: &Batch<'_>, index: usize) -> Slot {
+    async fn handle(&self, batch: &Batch<'_, '_>, index: usize) -> Slot {
         let record = &batch.records[index];
         let message_id = batch.ids[index];
         let body = record.body.as_deref().unwrap_or_default();
@@ -337,7 +365,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
     /// (in batches of ten).
     async fn permanent(
         &self,
-        batch: &Batch<'_>,
+        batch: &Batch<'_, '_>,
         index: usize,
         code: ErrorCode,
         detail: String,
@@ -354,7 +382,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
 
     fn quarantine_record(
         &self,
-        batch: &Batch<'_>,
+        batch: &Batch<'_, '_>,
         index: usize,
         code: &ErrorCode,
         detail: &str,
@@ -387,7 +415,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
 
     /// Standard queues: the permanent failures, written in batches once
     /// processing is over, bounded by the invocation's deadline.
-    async fn quarantine_pending(&self, batch: &Batch<'_>, deadline: Instant) {
+    async fn quarantine_pending(&self, batch: &Batch<'_, '_>, deadline: Instant) {
         // Which slot and code each record belongs to, kept apart so the records
         // (which carry whole bodies) are built once and never copied.
         let mut pending = Vec::new();
@@ -408,7 +436,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         let mut results = results.into_iter();
         for (index, code) in pending {
             let result = results.next().unwrap_or(Err(QuarantineError::Unreported));
-            *lock(&batch.slots[index]) = self.confirmed(batch.ids[index], code, result);
+            batch.settle(index, self.confirmed(batch.ids[index], code, result));
         }
     }
 }

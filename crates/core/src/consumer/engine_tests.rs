@@ -407,3 +407,6 @@ proptest! {
         check(&case)?;
     }
 }
+
+#[path = "engine_settle_tests.rs"]
+mod settle;

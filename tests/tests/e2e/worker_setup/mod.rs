@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use e2e_tests::downstream::Downstream;
-use e2e_tests::fixtures::{Aws, binary, unique};
+use e2e_tests::fixtures::{Aws, Sqs, binary, unique};
 use e2e_tests::process::Process;
 use serde_json::json;
 
@@ -20,13 +20,33 @@ pub struct Setup {
     pub downstream: Downstream,
     pub work_url: String,
     pub quarantine_url: String,
+    /// The SQS implementation the queues (and the worker) are on.
+    pub sqs: Sqs,
 }
 
 pub async fn setup() -> Setup {
-    let aws = Aws::from_env().await.unwrap();
-    let work_url = aws.create_queue(&unique("work")).await.unwrap();
+    setup_on(Sqs::Moto, false).await
+}
+
+/// A work queue (FIFO or standard) and a quarantine queue on `sqs`.
+pub async fn setup_on(sqs: Sqs, fifo: bool) -> Setup {
+    let aws = Aws::from_env().await.unwrap().with_sqs(sqs).await.unwrap();
+    let work_url = if fifo {
+        let created = aws
+            .sqs
+            .create_queue()
+            .queue_name(format!("{}.fifo", unique("work")))
+            .attributes(aws_sdk_sqs::types::QueueAttributeName::FifoQueue, "true")
+            .send()
+            .await
+            .unwrap();
+        created.queue_url.unwrap()
+    } else {
+        aws.create_queue(&unique("work")).await.unwrap()
+    };
     let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
-    Setup { aws, downstream: Downstream::start().await.unwrap(), work_url, quarantine_url }
+    let downstream = Downstream::start().await.unwrap();
+    Setup { aws, downstream, work_url, quarantine_url, sqs }
 }
 
 pub fn request(operation: &str, key: &str) -> String {
@@ -85,7 +105,10 @@ impl Setup {
     }
 
     pub fn start(&self, extra: &[(&str, &str)]) -> Process {
-        start_worker(&self.work_url, &self.quarantine_url, &self.downstream.url(), extra)
+        let endpoint = self.sqs.endpoint().unwrap();
+        let mut env = vec![("AWS_ENDPOINT_URL_SQS", endpoint.as_str())];
+        env.extend_from_slice(extra);
+        start_worker(&self.work_url, &self.quarantine_url, &self.downstream.url(), &env)
     }
 
     /// `(visible, in flight)` on the work queue.

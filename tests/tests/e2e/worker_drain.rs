@@ -1,0 +1,155 @@
+//! sqs-worker's drain on moto and on LocalStack's SQS: what finished is
+//! deleted at once, whatever its batch siblings do; a second signal cuts the
+//! drain short even mid long poll; FIFO order comes from the `.fifo` suffix,
+//! never from a group id (a fair queue's tenant).
+
+use std::time::Duration;
+
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use e2e_tests::fixtures::Sqs;
+use e2e_tests::process::field;
+
+use crate::worker_setup::{SETTLED, STARTED, Setup, request, setup_on};
+
+/// Ten messages in one group (FIFO) or without one: two answered at once,
+/// eight held by the downstream until the drain ends.
+async fn send_two_fast_eight_held(setup: &Setup, fifo: bool) {
+    let entries = (0..10)
+        .map(|i| {
+            let operation = if i < 2 { "ledger.create" } else { "ledger.hold" };
+            let key = format!("k-{i}");
+            let mut entry = SendMessageBatchRequestEntry::builder()
+                .id(format!("e{i}"))
+                .message_body(request(operation, &key));
+            if fifo {
+                entry = entry.message_group_id("g").message_deduplication_id(key);
+            }
+            entry.build().unwrap()
+        })
+        .collect();
+    setup.send_entries(entries).await;
+}
+
+async fn drain_deletes_what_finished(sqs: Sqs, fifo: bool) {
+    let setup = setup_on(sqs, fifo).await;
+    send_two_fast_eight_held(&setup, fifo).await;
+    let mut worker = setup.start(&[("DRAIN_SECONDS", "2"), ("DOWNSTREAM_TIMEOUT_MS", "30000")]);
+    setup.wait_until("two delivered", |s| s.delivered().len() >= 2).await;
+    setup.wait_in_flight(8).await;
+    worker.signal("TERM").await.unwrap();
+    let status = worker.exit(SETTLED).await.unwrap();
+    assert_eq!(status.code(), Some(0), "{sqs:?}: {:#?}", worker.lines());
+    setup.downstream.release_held();
+    let summary = worker.lines().into_iter().find(|l| l.contains("worker stopped")).unwrap();
+    assert_eq!(field(&summary, "deleted"), Some(2), "{sqs:?} fifo={fifo}: {summary}");
+    assert_eq!(field(&summary, "released"), Some(8), "{sqs:?} fifo={fifo}: {summary}");
+    setup.wait_counts((8, 0)).await;
+    let left = setup.left_on_queue(8).await;
+    let held: Vec<String> = (2..10).map(|i| format!("k-{i}")).collect();
+    assert_eq!(left, held, "{sqs:?} fifo={fifo}: only the unfinished came back");
+}
+
+#[tokio::test]
+async fn a_drain_deletes_what_finished_and_releases_only_the_rest_on_moto() {
+    drain_deletes_what_finished(Sqs::Moto, false).await;
+}
+
+#[tokio::test]
+async fn a_drain_deletes_what_finished_and_releases_only_the_rest_on_localstack() {
+    drain_deletes_what_finished(Sqs::LocalStack, false).await;
+}
+
+#[tokio::test]
+async fn a_fifo_drain_deletes_what_finished_and_releases_only_the_rest_on_moto() {
+    drain_deletes_what_finished(Sqs::Moto, true).await;
+}
+
+#[tokio::test]
+async fn a_fifo_drain_deletes_what_finished_and_releases_only_the_rest_on_localstack() {
+    drain_deletes_what_finished(Sqs::LocalStack, true).await;
+}
+
+async fn second_signal_mid_poll(sqs: Sqs) {
+    let setup = setup_on(sqs, false).await;
+    setup.send(&[request("ledger.hold", "held")]).await;
+    // The default 20 s long poll, and a drain budget shorter than it.
+    let mut worker = setup.start(&[
+        ("RECEIVE_WAIT_SECONDS", "20"),
+        ("DRAIN_SECONDS", "10"),
+        ("DOWNSTREAM_TIMEOUT_MS", "120000"),
+    ]);
+    setup.wait_in_flight(1).await;
+    // The poller is now in a long poll on an empty queue.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    worker.signal("TERM").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    worker.signal("TERM").await.unwrap();
+    worker.signal("INT").await.unwrap();
+    let status = worker.exit(STARTED).await.unwrap();
+    setup.downstream.release_held();
+    assert_eq!(status.code(), Some(0), "{sqs:?}: {:#?}", worker.lines());
+    let lines = worker.lines();
+    assert!(lines.iter().any(|l| l.contains("second signal")), "{sqs:?}: {lines:#?}");
+    let summary = lines.iter().find(|l| l.contains("worker stopped")).unwrap();
+    assert_eq!(field(summary, "released"), Some(1), "{sqs:?}: {summary}");
+    // Cut short: neither the long poll it was in nor the 10 s budget was waited out.
+    let drain_ms = field(summary, "drain_ms").unwrap();
+    assert!(drain_ms < 10_000, "{sqs:?}: the drain took its whole budget: {summary}");
+    setup.wait_counts((1, 0)).await;
+}
+
+#[tokio::test]
+async fn a_second_signal_cuts_the_drain_short_mid_long_poll_on_moto() {
+    second_signal_mid_poll(Sqs::Moto).await;
+}
+
+#[tokio::test]
+async fn a_second_signal_cuts_the_drain_short_mid_long_poll_on_localstack() {
+    second_signal_mid_poll(Sqs::LocalStack).await;
+}
+
+/// A standard queue whose messages carry one group id (a fair queue's tenant):
+/// a failure does not hold the tenant's later messages back, as it would on FIFO.
+async fn fair_queue_has_no_order(sqs: Sqs) {
+    let setup = setup_on(sqs, false).await;
+    let entries =
+        [("ledger.fail", "first"), ("ledger.create", "second"), ("ledger.create", "third")]
+            .iter()
+            .enumerate()
+            .map(|(i, (operation, key))| {
+                SendMessageBatchRequestEntry::builder()
+                    .id(format!("e{i}"))
+                    .message_body(request(operation, key))
+                    .message_group_id("tenant-1")
+                    .build()
+                    .unwrap()
+            })
+            .collect();
+    setup.send_entries(entries).await;
+    let mut worker = setup.start(&[]);
+    setup
+        .wait_until("second and third delivered", |s| {
+            let delivered = s.delivered();
+            delivered.contains_key("second") && delivered.contains_key("third")
+        })
+        .await;
+    worker.signal("TERM").await.unwrap();
+    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0), "{:#?}", worker.lines());
+    let summary = worker.lines().into_iter().find(|l| l.contains("worker stopped")).unwrap();
+    assert!(field(&summary, "deleted").unwrap() >= 2, "{sqs:?}: {summary}");
+    assert!(
+        !worker.lines().iter().any(|l| l.contains("group_blocked")),
+        "{sqs:?}: no FIFO order on a standard queue: {:#?}",
+        worker.lines()
+    );
+}
+
+#[tokio::test]
+async fn a_fair_queues_group_ids_carry_no_order_for_the_worker_on_moto() {
+    fair_queue_has_no_order(Sqs::Moto).await;
+}
+
+#[tokio::test]
+async fn a_fair_queues_group_ids_carry_no_order_for_the_worker_on_localstack() {
+    fair_queue_has_no_order(Sqs::LocalStack).await;
+}
