@@ -3,11 +3,14 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use clap_complete::Shell;
+
+use crate::finish::EXIT_CODES;
 
 /// Inspect, export, replay and discard quarantined and dead-lettered SQS
 /// messages: filtered, rate-limited, audited and safe to interrupt.
 #[derive(Debug, Parser)]
-#[command(name = "sqs-backpressure", version, about, long_about = None)]
+#[command(name = "sqs-backpressure", version, about, long_about = None, after_help = EXIT_CODES)]
 pub struct Cli {
     #[command(flatten)]
     pub aws: AwsArgs,
@@ -96,15 +99,46 @@ pub enum Command {
         /// At most this many records.
         #[arg(long)]
         limit: Option<usize>,
+        /// Print what would be deleted; delete nothing and write no audit file.
+        #[arg(long)]
+        dry_run: bool,
         #[command(flatten)]
         change: ChangeArgs,
     },
+    /// What an audit trail records, across every run that appended to it: per queue, messages
+    /// moved, discarded and failed, by error code, who, first and last time. Reads only the file.
+    Audit {
+        /// The audit file (`--audit` of replay and discard).
+        file: PathBuf,
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A completion script for the shell, on stdout (`source <(sqs-backpressure completions bash)`).
+    Completions { shell: Shell },
+    /// The manual page, as roff on stdout (`sqs-backpressure man | man -l -`).
+    Man,
+}
+
+impl Command {
+    /// The queue the subcommand works on; `None` for those that call no AWS API.
+    pub fn queue(&self) -> Option<&QueueArgs> {
+        match self {
+            Self::Stats { queue, .. }
+            | Self::List { queue, .. }
+            | Self::Show { queue, .. }
+            | Self::Export { queue, .. }
+            | Self::Replay { queue, .. }
+            | Self::Discard { queue, .. } => Some(queue),
+            Self::Audit { .. } | Self::Completions { .. } | Self::Man => None,
+        }
+    }
 }
 
 /// The queue to work on and how long records are held while being read.
 #[derive(Debug, Clone, Args)]
 pub struct QueueArgs {
-    /// The quarantine queue or dead-letter queue.
+    /// The quarantine queue or dead-letter queue: its URL, ARN or name.
     #[arg(long)]
     pub queue_url: String,
     /// Treat every message as a raw message even when it looks like a quarantine record.
@@ -145,23 +179,23 @@ pub struct FilterArgs {
     #[arg(long = "message-id")]
     pub message_ids: Vec<String>,
     /// Quarantined (records) or sent (raw messages) at or after: RFC 3339, or an age such as `2h`.
-    #[arg(long)]
+    #[arg(long, value_parser = time_or_age)]
     pub since: Option<String>,
     /// Quarantined (records) or sent (raw messages) before: RFC 3339, or an age such as `30m`.
-    #[arg(long)]
+    #[arg(long, value_parser = time_or_age)]
     pub until: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct ReplayArgs {
-    /// Send here instead of each record's source queue.
+    /// Send here instead of each record's source queue: a queue URL, ARN or name.
     #[arg(long)]
     pub to: Option<String>,
     /// At most this many messages.
     #[arg(long)]
     pub limit: Option<usize>,
     /// Messages per second, fractions included (0.2 is one every 5 s); unset, as fast as SQS takes them.
-    #[arg(long)]
+    #[arg(long, value_parser = positive_rate)]
     pub rate: Option<f64>,
     /// Replay this many first, wait `--canary-wait`, and stop if any came back here.
     #[arg(long)]
@@ -187,4 +221,27 @@ pub struct ChangeArgs {
     /// The audit trail, one JSON line per message; a rerun with the same file resumes.
     #[arg(long, default_value = "sqs-backpressure-audit.jsonl")]
     pub audit: PathBuf,
+}
+
+/// `--rate`: a finite number of messages per second above 0, at least one a day.
+fn positive_rate(value: &str) -> Result<f64, String> {
+    let rate: f64 = value.parse().map_err(|_| format!("{value:?} is not a number"))?;
+    if rate.is_finite() && rate >= 1.0 / 86_400.0 {
+        Ok(rate)
+    } else {
+        Err(format!(
+            "{value} is not a rate: give messages per second above 0 (0.2 is one every 5 s)"
+        ))
+    }
+}
+
+/// `--since`, `--until`: checked here, resolved against the clock when the command starts.
+fn time_or_age(value: &str) -> Result<String, String> {
+    if crate::filter::parse_time(value, jiff::Timestamp::now()).is_some() {
+        Ok(value.to_owned())
+    } else {
+        Err(format!(
+            "{value:?} is neither an RFC 3339 time (2026-11-30T03:00:00Z) nor an age (90s, 30m, 2h, 7d)"
+        ))
+    }
 }

@@ -1,14 +1,12 @@
 //! `replay` and `discard`: confirmation, identity, audit, canary, summary.
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::{BufRead, IsTerminal, Write};
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressStyle};
-
 use crate::args::{ChangeArgs, ReplayArgs};
 use crate::audit::Audit;
+use crate::consent::{bar, confirm, count_matching, require_consent, wants_count};
 use crate::destination::Destinations;
 use crate::error::CliError;
 use crate::filter::Filter;
@@ -17,6 +15,7 @@ use crate::pace::Pacer;
 use crate::queue::Queue;
 use crate::scan::{Scanned, Shortfall, mover_for, scan};
 use crate::sweep::{Action, Setup, Sweep, Tally};
+use crate::text::printable;
 
 /// Who is making the change, for the audit trail.
 pub async fn operator(sts: &aws_sdk_sts::Client) -> Result<String, CliError> {
@@ -35,13 +34,16 @@ pub async fn replay(
     change: &ChangeArgs,
     sts: &aws_sdk_sts::Client,
 ) -> Result<Finish, CliError> {
+    if !args.dry_run {
+        require_consent(change.yes)?;
+    }
     let pacer = Pacer::new(args.rate)?;
     let (visible, _) = source.counts().await?;
     let mover = mover_for(source).await?;
     let destinations = Destinations::new(source, args.to.clone()).await;
     let target = args.to.as_deref().unwrap_or("each message's source queue");
     if args.dry_run {
-        let progress = progress(visible, args.limit, "checked");
+        let progress = bar(visible, "checked");
         let setup = Setup {
             source,
             filter,
@@ -62,15 +64,23 @@ pub async fn replay(
         return Ok(if tally.failed > 0 { Finish::Failures(tally.failed) } else { Finish::Done });
     }
     let operator = operator(sts).await?;
+    let matching =
+        if wants_count(change.yes) { Some(count_matching(source, filter).await?) } else { None };
     let audit = Audit::open(&change.audit, &source.url)?;
     let rate =
         args.rate.map_or("as fast as SQS accepts".to_owned(), |r| format!("{r} message(s)/s"));
-    let limit = args.limit.map_or("all".to_owned(), |l| l.to_string());
+    let how_many = match (matching, args.limit) {
+        (Some(m), Some(limit)) => {
+            format!("{} of the {} matching", m.count.min(limit as u64), m.describe())
+        }
+        (Some(m), None) => format!("the {} matching", m.describe()),
+        (None, Some(limit)) => format!("up to {limit} matching"),
+        (None, None) => "every matching".to_owned(),
+    };
     confirm(
         change.yes,
         &format!(
-            "Replay {limit} matching message(s) of {} (about {visible} visible) to {target}, {rate}{}, \
-             as {operator}; audit to {}.",
+            "Replay {how_many} message(s) of {} to {target}, {rate}{}, as {operator}; audit to {}.",
             source.url,
             args.canary.map(|n| format!(", canary of {n} first")).unwrap_or_default(),
             audit.path().display()
@@ -79,7 +89,8 @@ pub async fn replay(
     let mut remaining = args.limit.unwrap_or(usize::MAX);
     let mut removed_by_canary = 0;
     let mut total = Tally::default();
-    let progress = progress(visible, args.limit, "replayed");
+    let to_replay = matching.map_or(visible, |m| m.count);
+    let progress = bar(args.limit.map_or(to_replay, |l| to_replay.min(l as u64)), "replayed");
     let setup = Setup {
         source,
         filter,
@@ -126,7 +137,7 @@ pub async fn replay(
                         codes.join(", ")
                     );
                 }
-                summary(&total, &audit);
+                summary(&total, &audit, true);
                 return Ok(Finish::CanaryStopped);
             }
             progress.suspend(|| eprintln!("canary passed: none came back; replaying the rest"));
@@ -138,12 +149,12 @@ pub async fn replay(
         add(&mut total, &tally);
         if let Err(error) = outcome {
             progress.finish_and_clear();
-            summary(&total, &audit);
+            summary(&total, &audit, true);
             return Err(error);
         }
     }
     progress.finish_and_clear();
-    summary(&total, &audit);
+    summary(&total, &audit, true);
     finish(source, visible.saturating_sub(removed_by_canary), &total).await
 }
 
@@ -154,22 +165,33 @@ pub async fn discard(
     change: &ChangeArgs,
     sts: &aws_sdk_sts::Client,
 ) -> Result<Finish, CliError> {
+    require_consent(change.yes)?;
     let (visible, _) = source.counts().await?;
     let operator = operator(sts).await?;
+    let matching =
+        if wants_count(change.yes) { Some(count_matching(source, filter).await?) } else { None };
     let audit = Audit::open(&change.audit, &source.url)?;
+    let how_many = match (matching, limit) {
+        (Some(m), Some(limit)) => {
+            format!("{} of the {} matching", m.count.min(limit as u64), m.describe())
+        }
+        (Some(m), None) => format!("the {} matching", m.describe()),
+        (None, Some(limit)) => format!("up to {limit} matching"),
+        (None, None) => "every matching".to_owned(),
+    };
     confirm(
         change.yes,
         &format!(
-            "Delete {} matching message(s) of {} (about {visible} visible) for good, as {operator}; \
-             audit to {}. Export them first (sqs-backpressure export).",
-            limit.map_or("all".to_owned(), |l| l.to_string()),
+            "Delete {how_many} message(s) of {} for good, as {operator}; audit to {}. Export them \
+             first (sqs-backpressure export).",
             source.url,
             audit.path().display()
         ),
     )?;
     let pacer = Pacer::new(None)?;
     let mover = mover_for(source).await?;
-    let progress = progress(visible, limit, "discarded");
+    let total = matching.map_or(visible, |m| m.count);
+    let progress = bar(limit.map_or(total, |l| total.min(l as u64)), "discarded");
     let setup = Setup {
         source,
         filter,
@@ -182,9 +204,45 @@ pub async fn discard(
     let sweep = Sweep::new(setup, limit.unwrap_or(usize::MAX), progress.clone());
     let (tally, outcome) = sweep.run(4).await;
     progress.finish_and_clear();
-    summary(&tally, &audit);
+    summary(&tally, &audit, false);
     outcome?;
     finish(source, visible, &tally).await
+}
+
+/// What `discard` would delete, printed one line each; nothing is changed
+/// and no audit file is written.
+pub async fn discard_dry_run(
+    source: &Queue,
+    filter: &Filter,
+    limit: Option<usize>,
+) -> Result<Finish, CliError> {
+    let limit = limit.unwrap_or(usize::MAX);
+    let (mut would, mut not_matching) = (0, 0);
+    let scanned = scan(source, None, |entry| {
+        if !filter.matches(&entry) {
+            not_matching += 1;
+        } else if would < limit {
+            would += 1;
+            println!(
+                "would delete {id} ({code}, {bytes} bytes)",
+                id = printable(&entry.original_message_id, 80),
+                code = printable(entry.error_code.as_deref().unwrap_or("raw message"), 80),
+                bytes = entry.body.as_deref().map_or(0, str::len),
+            );
+        }
+        ControlFlow::Continue(())
+    })
+    .await?;
+    eprintln!(
+        "dry run: {would} message(s) of {} would be deleted; {not_matching} not matching; nothing \
+         was changed",
+        source.url
+    );
+    let shortfall = scanned.shortfall(&source.url);
+    if let Some(shortfall) = &shortfall {
+        eprintln!("incomplete: {}.", shortfall.explanation);
+    }
+    Ok(Finish::from_shortfall(shortfall.as_ref()))
 }
 
 /// Error codes of the records (or ids of the raw messages) among `new_ids`
@@ -214,12 +272,13 @@ async fn finish(source: &Queue, counted: u64, tally: &Tally) -> Result<Finish, C
     if tally.failed > 0 {
         return Ok(Finish::Failures(tally.failed));
     }
-    let (_, in_flight) = source.counts().await?;
+    let (_, in_flight, timeout) = source.counts_and_timeout().await?;
     if in_flight > 0 {
         eprintln!(
-            "{in_flight} message(s) of {} are in flight (held by a consumer, or by an interrupted run \
-             until their visibility timeout ends) and were not seen: run the same command again then",
-            source.url
+            "{in_flight} message(s) of {} are in flight (held by a consumer, or by an interrupted \
+             run) and were not seen: run the same command again once they are visible, {}",
+            source.url,
+            source.when_visible(timeout)
         );
         return Ok(Finish::Incomplete(in_flight));
     }
@@ -255,45 +314,17 @@ fn add(total: &mut Tally, tally: &Tally) {
     total.new_message_ids.extend(tally.new_message_ids.iter().cloned());
 }
 
-fn summary(tally: &Tally, audit: &Audit) {
+fn summary(tally: &Tally, audit: &Audit, replay: bool) {
+    let done = if replay {
+        format!("replayed={} deleted_on_resume={}", tally.replayed, tally.deleted_on_resume)
+    } else {
+        format!("discarded={}", tally.discarded)
+    };
     eprintln!(
-        "replayed={} discarded={} deleted_on_resume={} failed={} not_matching={} audit={}",
-        tally.replayed,
-        tally.discarded,
-        tally.deleted_on_resume,
+        "{done} failed={} not_matching={} moved={} audit={}",
         tally.failed,
         tally.not_matching,
+        tally.moved,
         audit.path().display()
     );
-}
-
-/// Asks on the terminal unless `yes`; without a terminal, `--yes` is required.
-fn confirm(yes: bool, plan: &str) -> Result<(), CliError> {
-    eprintln!("{plan}");
-    if yes {
-        return Ok(());
-    }
-    let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
-        eprintln!("not a terminal, so nothing to confirm with: add --yes");
-        return Err(CliError::NotConfirmed);
-    }
-    eprint!("Type yes to go on: ");
-    let _ = std::io::stderr().flush();
-    let mut answer = String::new();
-    stdin.lock().read_line(&mut answer).map_err(|e| CliError::file("<stdin>".as_ref(), e))?;
-    if answer.trim().eq_ignore_ascii_case("yes") { Ok(()) } else { Err(CliError::NotConfirmed) }
-}
-
-/// A progress bar on a terminal (stderr); hidden otherwise.
-fn progress(visible: u64, limit: Option<usize>, verb: &str) -> ProgressBar {
-    let length = limit.map_or(visible, |l| visible.min(l as u64));
-    let bar = ProgressBar::new(length);
-    if let Ok(style) = ProgressStyle::with_template(&format!(
-        "{{bar:40}} {{pos}}/{{len}} {verb} ({{per_sec}}, {{eta}} left)"
-    )) {
-        bar.set_style(style);
-    }
-    crate::logging::attach(&bar);
-    bar
 }

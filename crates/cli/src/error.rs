@@ -2,17 +2,20 @@
 
 use std::path::PathBuf;
 
-use aws_smithy_types::error::display::DisplayErrorContext;
+use crate::explain::explain_sdk;
 
 /// A failure of the command as a whole (a failure of one message is counted
 /// and reported, and the command goes on).
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
+    /// A bad flag or setting: exit 2, as clap's own usage errors.
+    #[error("{0}")]
+    Usage(String),
     #[error("{flag} {value:?} is neither an RFC 3339 time nor an age such as 2h, 30m or 7d")]
     BadTime { flag: &'static str, value: String },
     #[error("--rate {0} is not a positive number of messages per second")]
     BadRate(f64),
-    #[error("{operation} on {queue} failed: {}", DisplayErrorContext(.source.as_ref()))]
+    #[error("{operation} on {queue} failed: {}", explain_sdk(.source.as_ref(), operation))]
     Sqs {
         operation: &'static str,
         queue: String,
@@ -21,7 +24,7 @@ pub enum CliError {
     },
     #[error(
         "STS GetCallerIdentity failed, so the audit trail cannot name the operator: {}",
-        DisplayErrorContext(.0.as_ref())
+        explain_sdk(.0.as_ref(), "GetCallerIdentity")
     )]
     Identity(#[source] Box<aws_sdk_sts::Error>),
     #[error("{path}: {source}")]
@@ -45,9 +48,19 @@ pub enum CliError {
     Destination(String),
     #[error("not confirmed: nothing was changed")]
     NotConfirmed,
+    #[error(
+        "stdin is not a terminal, so there is no one to confirm with: add --yes to go on \
+         (nothing was changed)"
+    )]
+    NoTerminal,
 }
 
 impl CliError {
+    /// Whether this is the operator's input, not the queue's or AWS's doing (exit 2).
+    pub fn is_usage(&self) -> bool {
+        matches!(self, Self::Usage(_) | Self::BadTime { .. } | Self::BadRate(_) | Self::NoTerminal)
+    }
+
     /// An SQS call's failure, with the operation and queue it was for.
     pub fn sqs<E>(operation: &'static str, queue: &str, source: E) -> Self
     where

@@ -65,7 +65,7 @@ impl Filter {
 }
 
 /// An RFC 3339 instant, or an age (`90s`, `30m`, `2h`, `7d`, `1h30m`) before `now`.
-fn parse_time(value: &str, now: Timestamp) -> Option<Timestamp> {
+pub(crate) fn parse_time(value: &str, now: Timestamp) -> Option<Timestamp> {
     if let Ok(at) = value.parse::<Timestamp>() {
         return Some(at);
     }

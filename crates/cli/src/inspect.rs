@@ -17,7 +17,12 @@ use crate::stats::{Stats, age_bucket};
 use crate::text::printable;
 
 /// Counts of the matching messages, printed as tables or one JSON document.
-pub async fn stats(queue: &Queue, filter: &Filter, json: bool) -> Result<Finish, CliError> {
+pub async fn stats(
+    queue: &Queue,
+    filter: &Filter,
+    json: bool,
+    identity: &str,
+) -> Result<Finish, CliError> {
     let now = Timestamp::now();
     let mut stats = Stats::default();
     let mover = mover_for(queue).await?;
@@ -37,9 +42,10 @@ pub async fn stats(queue: &Queue, filter: &Filter, json: bool) -> Result<Finish,
         value["moved"] = scanned.moved.into();
         value["complete"] = shortfall.is_none().into();
         value["unread"] = shortfall.as_ref().map_or(0, |s| s.unread).into();
+        value["readAs"] = identity.into();
         format!("{value}\n")
     } else {
-        format!("{}\n{}", stats.render(), footer(queue, &scanned))
+        format!("{}\n{}Read as {identity}.\n", stats.render(), footer(queue, &scanned))
     };
     print(&out)?;
     Ok(finish(shortfall))
@@ -112,7 +118,15 @@ pub async fn show(queue: &Queue, id: &str) -> Result<Finish, CliError> {
 /// failed export leaves nothing that could pass for the evidence. An export
 /// that could not read every message the queue counts is kept as
 /// `FILE.incomplete`, never as `FILE`.
+/// `-` writes to stdout instead, with nothing else on it.
 pub async fn export(queue: &Queue, filter: &Filter, path: &Path) -> Result<Finish, CliError> {
+    if path == Path::new("-") {
+        let mut stdout = BufWriter::new(std::io::stdout().lock());
+        let (written, scanned) = write_lines(queue, filter, &mut stdout, path).await?;
+        stdout.flush().map_err(|e| CliError::file(path, e))?;
+        eprint!("{written} message(s) written to stdout. {}", footer(queue, &scanned));
+        return Ok(finish(scanned.shortfall(&queue.url)));
+    }
     if path.exists() {
         return Err(CliError::Exists(path.to_owned()));
     }
@@ -146,6 +160,19 @@ async fn write_export(
         .open(path)
         .map_err(|e| CliError::file(path, e))?;
     let mut writer = BufWriter::new(file);
+    let (written, scanned) = write_lines(queue, filter, &mut writer, path).await?;
+    let file = writer.into_inner().map_err(|e| CliError::file(path, e.into_error()))?;
+    file.sync_all().map_err(|e| CliError::file(path, e))?;
+    Ok((written, scanned))
+}
+
+/// Every matching message as one JSON line to `writer` (`path` names it in errors).
+async fn write_lines(
+    queue: &Queue,
+    filter: &Filter,
+    writer: &mut impl Write,
+    path: &Path,
+) -> Result<(usize, Scanned), CliError> {
     let (mut written, mut failed) = (0, None);
     let mover = mover_for(queue).await?;
     let scanned = scan(queue, mover.as_ref(), |entry| {
@@ -163,8 +190,6 @@ async fn write_export(
     if let Some(error) = failed {
         return Err(CliError::file(path, error));
     }
-    let file = writer.into_inner().map_err(|e| CliError::file(path, e.into_error()))?;
-    file.sync_all().map_err(|e| CliError::file(path, e))?;
     Ok((written, scanned))
 }
 

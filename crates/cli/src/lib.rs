@@ -4,10 +4,14 @@
 
 pub mod args;
 pub mod audit;
+pub mod audit_summary;
 pub mod change;
+pub mod connect;
+pub mod consent;
 pub mod destination;
 pub mod entry;
 pub mod error;
+pub mod explain;
 pub mod filter;
 pub mod finish;
 pub mod inspect;
@@ -38,6 +42,10 @@ pub struct Clients {
 /// Runs one command.
 pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
     let call = std::time::Duration::from_secs(cli.aws.call_timeout);
+    let Some(queue_args) = cli.command.queue() else {
+        return run_local(cli.command);
+    };
+    let url = connect::queue_url(&clients.sqs, "--queue-url", &queue_args.queue_url).await?;
     let queue = |args: &QueueArgs| Queue {
         client: clients.sqs.clone(),
         poll_client: queue::with_timeouts(
@@ -45,7 +53,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
             call,
             std::time::Duration::from_secs(args.wait_seconds.unsigned_abs().into()),
         ),
-        url: args.queue_url.clone(),
+        url: url.clone(),
         lease: args.visibility_timeout,
         wait: args.wait_seconds,
         raw: args.raw,
@@ -54,7 +62,12 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
     let now = jiff::Timestamp::now();
     match cli.command {
         Command::Stats { queue: q, filters, json } => {
-            inspect::stats(&queue(&q), &Filter::new(filters, now)?, json).await
+            let filter = Filter::new(filters, now)?;
+            // Who read it: a queue looks empty to an identity of the wrong account.
+            let identity = change::operator(&clients.sts)
+                .await
+                .unwrap_or_else(|error| format!("an identity STS would not name ({error})"));
+            inspect::stats(&queue(&q), &filter, json, &identity).await
         }
         Command::List { queue: q, filters, limit, json } => {
             inspect::list(&queue(&q), &Filter::new(filters, now)?, limit, json).await
@@ -63,13 +76,53 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         Command::Export { queue: q, filters, out } => {
             inspect::export(&queue(&q), &Filter::new(filters, now)?, &out).await
         }
-        Command::Replay { queue: q, filters, replay, change } => {
+        Command::Replay { queue: q, filters, mut replay, change } => {
             let filter = Filter::new(filters, now)?;
+            if let Some(to) = &replay.to {
+                replay.to = Some(connect::queue_url(&clients.sqs, "--to", to).await?);
+            }
             change::replay(&queue(&q), &filter, &replay, &change, &clients.sts).await
         }
-        Command::Discard { queue: q, filters, limit, change } => {
+        Command::Discard { queue: q, filters, limit, dry_run: true, .. } => {
+            change::discard_dry_run(&queue(&q), &Filter::new(filters, now)?, limit).await
+        }
+        Command::Discard { queue: q, filters, limit, change, .. } => {
             let filter = Filter::new(filters, now)?;
             change::discard(&queue(&q), &filter, limit, &change, &clients.sts).await
         }
+        Command::Audit { .. } | Command::Completions { .. } | Command::Man => {
+            run_local(cli.command)
+        }
     }
+}
+
+/// Runs a command that calls no AWS API.
+pub fn run_local(command: Command) -> Result<Finish, CliError> {
+    use clap::CommandFactory;
+
+    let mut stdout = std::io::stdout().lock();
+    let written = match command {
+        Command::Audit { file, json } => {
+            let trails = audit_summary::summarize(&file)?;
+            let text = if json {
+                format!("{}\n", serde_json::to_string(&trails).unwrap_or_default())
+            } else {
+                audit_summary::render(&file, &trails)
+            };
+            std::io::Write::write_all(&mut stdout, text.as_bytes())
+        }
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut args::Cli::command(),
+                "sqs-backpressure",
+                &mut stdout,
+            );
+            Ok(())
+        }
+        Command::Man => clap_mangen::Man::new(args::Cli::command()).render(&mut stdout),
+        _ => Ok(()),
+    };
+    written.map_err(|e| CliError::file(std::path::Path::new("<stdout>"), e))?;
+    Ok(Finish::Done)
 }

@@ -1,41 +1,27 @@
 //! sqs-backpressure: wires the AWS configuration and logging, runs one command.
-//! Exit codes: 0 done; 1 an error, or messages left on the queue after
-//! failures; 2 a usage error; 3 a canary message came back; 4 messages in
-//! flight were not seen (run again after their visibility timeout).
+//! Exit codes: `sqs_backpressure::finish::EXIT_CODES`.
 
 use std::process::ExitCode;
-use std::time::Duration;
-
-use aws_config::timeout::TimeoutConfig;
 
 use clap::Parser;
 use sqs_backpressure::args::Cli;
+use sqs_backpressure::connect::connect;
 use sqs_backpressure::finish::Finish;
-use sqs_backpressure::{Clients, logging, run};
+use sqs_backpressure::{logging, run, run_local};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init();
-    let mut loader = aws_config::from_env();
-    if let Some(profile) = &cli.aws.profile {
-        loader = loader.profile_name(profile);
-    }
-    if let Some(region) = &cli.aws.region {
-        loader = loader.region(aws_config::Region::new(region.clone()));
-    }
-    if let Some(endpoint) = &cli.aws.endpoint_url {
-        loader = loader.endpoint_url(endpoint);
-    }
-    let call = Duration::from_secs(cli.aws.call_timeout);
-    let timeouts = TimeoutConfig::builder()
-        .operation_timeout(call)
-        .operation_attempt_timeout(call / 2)
-        .build();
-    let config = loader.timeout_config(timeouts).load().await;
-    let clients =
-        Clients { sqs: aws_sdk_sqs::Client::new(&config), sts: aws_sdk_sts::Client::new(&config) };
-    match run(cli, &clients).await {
+    let outcome = if cli.command.queue().is_none() {
+        run_local(cli.command)
+    } else {
+        match connect(&cli.aws).await {
+            Ok(clients) => run(cli, &clients).await,
+            Err(error) => Err(error),
+        }
+    };
+    match outcome {
         Ok(Finish::Failures(count)) => {
             eprintln!(
                 "{count} message(s) could not be handled and are still on the queue (see the audit file)"
@@ -43,6 +29,10 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         Ok(finish) => ExitCode::from(finish.exit_code()),
+        Err(error) if error.is_usage() => {
+            eprintln!("error: {error}\n\nFor more information, try '--help'.");
+            ExitCode::from(2)
+        }
         Err(error) => {
             eprintln!("error: {error}");
             ExitCode::FAILURE

@@ -145,12 +145,20 @@ impl Queue {
 
     /// Approximate visible and in-flight counts.
     pub async fn counts(&self) -> Result<(u64, u64), CliError> {
+        let (visible, in_flight, _) = self.counts_and_timeout().await?;
+        Ok((visible, in_flight))
+    }
+
+    /// Approximate visible and in-flight counts, and the queue's default
+    /// visibility timeout in seconds (how long a consumer holds a message).
+    pub async fn counts_and_timeout(&self) -> Result<(u64, u64, u64), CliError> {
         let output = self
             .client
             .get_queue_attributes()
             .queue_url(&self.url)
             .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
             .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+            .attribute_names(QueueAttributeName::VisibilityTimeout)
             .send()
             .await
             .map_err(|e| CliError::sqs("GetQueueAttributes", &self.url, e))?;
@@ -160,7 +168,19 @@ impl Queue {
         Ok((
             count(QueueAttributeName::ApproximateNumberOfMessages),
             count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
+            count(QueueAttributeName::VisibilityTimeout),
         ))
+    }
+
+    /// When messages held by someone else are visible again, at the latest,
+    /// for a person: this tool's own lease or the queue's consumers'.
+    pub fn when_visible(&self, queue_timeout: u64) -> String {
+        let longest = queue_timeout.max(self.lease.unsigned_abs().into());
+        format!(
+            "within {longest} s: this tool holds what it reads for {} s (--visibility-timeout), a \
+             consumer for the queue's VisibilityTimeout of {queue_timeout} s unless it extends it",
+            self.lease
+        )
     }
 
     /// The queues whose redrive policy names this queue as their dead-letter queue.

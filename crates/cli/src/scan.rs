@@ -30,6 +30,8 @@ pub struct Scanned {
     pub counted: u64,
     /// Messages in flight before the scan (held by a consumer or an earlier run).
     pub in_flight: u64,
+    /// When those are visible again, for a person (see [`Queue::when_visible`]).
+    pub visible_again: String,
     /// Messages read per message group.
     pub groups: BTreeMap<String, usize>,
     /// Messages moved to the end of their group.
@@ -70,10 +72,11 @@ impl Scanned {
                 unread: unread + self.in_flight,
                 explanation: format!(
                     "{} message(s) of {url} were in flight (held by a consumer, or by an interrupted \
-                     run until its visibility timeout ends) and could not be read{}: run the same \
-                     command again once they are visible",
+                     run) and could not be read{}: run the same command again once they are \
+                     visible, {}",
                     self.in_flight,
                     if unread > 0 { format!(", nor {unread} behind them") } else { String::new() },
+                    self.visible_again,
                 ),
                 exit_code: 4,
             });
@@ -147,8 +150,10 @@ pub async fn scan(
     mover: Option<&Mover>,
     mut visit: impl FnMut(Entry) -> ControlFlow<()>,
 ) -> Result<Scanned, CliError> {
-    let (counted, in_flight) = queue.counts().await?;
-    let mut scanned = Scanned { counted, in_flight, ..Scanned::default() };
+    let (counted, in_flight, timeout) = queue.counts_and_timeout().await?;
+    let visible_again = queue.when_visible(timeout);
+    let mut scanned = Scanned { counted, in_flight, visible_again, ..Scanned::default() };
+    let progress = crate::consent::bar(counted, "read");
     // The newest receipt handle of each copy held, by the id SQS gave it: an
     // older handle stops working when a message is received again.
     let mut held: HashMap<String, String> = HashMap::new();
@@ -183,7 +188,8 @@ pub async fn scan(
                     }
                 }
             }
-            let progress = !fresh.is_empty() || !duplicates.is_empty() || copies > 0;
+            progress.inc(fresh.len() as u64);
+            let progressed = !fresh.is_empty() || !duplicates.is_empty() || copies > 0;
             scanned.duplicates += duplicates.len();
             for entry in &fresh {
                 let group = entry.queue_group().unwrap_or("(none)");
@@ -238,12 +244,13 @@ pub async fn scan(
                 }
             }
             // Only messages already read or held: their leases ran out during a long scan.
-            if !progress {
+            if !progressed {
                 return Ok(());
             }
         }
     }
     .await;
+    progress.finish_and_clear();
     let handles: Vec<&str> = held.values().map(String::as_str).collect();
     let released = queue.release(&handles).await;
     outcome?;

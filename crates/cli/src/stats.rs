@@ -12,6 +12,15 @@ use crate::text::printable;
 /// The age buckets below their upper bound in hours, youngest first; older is `OLDEST`.
 const AGES: [(&str, i64); 4] = [("< 1h", 1), ("1h–6h", 6), ("6h–24h", 24), ("1d–7d", 168)];
 const OLDEST: &str = "≥ 7d";
+/// The buckets' keys in `--json`, which `jq` takes as they are (`.byAge.under1h`).
+const JSON_AGES: [(&str, &str); 6] = [
+    ("< 1h", "under1h"),
+    ("1h–6h", "from1hTo6h"),
+    ("6h–24h", "from6hTo24h"),
+    ("1d–7d", "from1dTo7d"),
+    (OLDEST, "over7d"),
+    ("(unknown)", "unknown"),
+];
 
 /// The counts of one scan.
 #[derive(Debug, Default, Serialize)]
@@ -22,7 +31,19 @@ pub struct Stats {
     pub by_tenant: BTreeMap<String, u64>,
     pub by_source_queue: BTreeMap<String, u64>,
     pub by_operation: BTreeMap<String, u64>,
+    #[serde(serialize_with = "age_keys")]
     pub by_age: BTreeMap<String, u64>,
+}
+
+fn age_keys<S: serde::Serializer>(ages: &BTreeMap<String, u64>, out: S) -> Result<S::Ok, S::Error> {
+    let keyed: BTreeMap<&str, u64> = ages
+        .iter()
+        .map(|(label, n)| {
+            let key = JSON_AGES.iter().find(|(l, _)| l == label).map_or(label.as_str(), |(_, k)| k);
+            (key, *n)
+        })
+        .collect();
+    serde::Serialize::serialize(&keyed, out)
 }
 
 const NONE: &str = "(none)";
@@ -95,5 +116,18 @@ mod tests {
         assert_eq!(age_bucket(at("2020-01-01T00:00:00Z"), now), "≥ 7d");
         assert_eq!(age_bucket(at("2027-01-01T00:00:00Z"), now), "< 1h", "a clock ahead");
         assert_eq!(age_bucket(None, now), "(unknown)");
+    }
+
+    #[test]
+    fn json_age_keys_are_plain_identifiers() {
+        let mut stats = Stats::default();
+        for (label, _) in JSON_AGES {
+            stats.by_age.insert(label.to_owned(), 1);
+        }
+        let json = serde_json::to_value(&stats).unwrap();
+        for key in json["byAge"].as_object().unwrap().keys() {
+            assert!(key.chars().all(|c| c.is_ascii_alphanumeric()), "{key}");
+        }
+        assert_eq!(json["byAge"].as_object().unwrap().len(), 6);
     }
 }

@@ -36,7 +36,11 @@ async fn a_done_message_is_reported_while_a_slow_sibling_still_runs() {
     let deadline = started + Duration::from_secs(60);
     let seen = settled_at(&engine, &event, deadline).await;
     let indexes: Vec<usize> = seen.iter().map(|(i, _)| *i).collect();
-    assert_eq!(indexes, [0, 2], "done and confirmed quarantine; not the refused write, not a retry");
+    assert_eq!(
+        indexes,
+        [0, 2],
+        "done and confirmed quarantine; not the refused write, not a retry"
+    );
     assert_eq!(seen[0].1, started, "before the hanging sibling was cut at the deadline guard");
 }
 

@@ -1,0 +1,130 @@
+//! The AWS configuration a command runs with, checked before any call: a
+//! named profile that exists, a region, the clients built once, and queue
+//! URLs for what an operator may type instead (an ARN, a bare name).
+
+use std::time::Duration;
+
+use aws_config::timeout::TimeoutConfig;
+
+use crate::Clients;
+use crate::args::AwsArgs;
+use crate::error::CliError;
+
+/// The clients for `aws`, or a usage error naming what to set.
+pub async fn connect(aws: &AwsArgs) -> Result<Clients, CliError> {
+    let profile = aws.profile.clone().or_else(|| std::env::var("AWS_PROFILE").ok());
+    if let Some(profile) = &profile {
+        check_profile(profile, aws.profile.is_some()).await?;
+    }
+    let mut loader = aws_config::from_env();
+    if let Some(profile) = &aws.profile {
+        loader = loader.profile_name(profile);
+    }
+    if let Some(region) = &aws.region {
+        loader = loader.region(aws_config::Region::new(region.clone()));
+    }
+    if let Some(endpoint) = &aws.endpoint_url {
+        loader = loader.endpoint_url(endpoint);
+    }
+    let call = Duration::from_secs(aws.call_timeout);
+    let timeouts = TimeoutConfig::builder()
+        .operation_timeout(call)
+        .operation_attempt_timeout(call / 2)
+        .build();
+    let config = loader.timeout_config(timeouts).load().await;
+    if config.region().is_none() {
+        return Err(CliError::Usage(
+            "no AWS region is set: give --region, or set AWS_REGION or a region in the profile"
+                .into(),
+        ));
+    }
+    Ok(Clients { sqs: aws_sdk_sqs::Client::new(&config), sts: aws_sdk_sts::Client::new(&config) })
+}
+
+/// A profile the AWS config files do not have is an error, not a silent
+/// fall-back to the default chain.
+async fn check_profile(name: &str, from_flag: bool) -> Result<(), CliError> {
+    use aws_runtime::env_config::file::EnvConfigFiles;
+    use aws_types::os_shim_internal::{Env, Fs};
+
+    let set =
+        aws_config::profile::load(&Fs::real(), &Env::real(), &EnvConfigFiles::default(), None)
+            .await
+            .map_err(|e| CliError::Usage(format!("the AWS config files cannot be read: {e}")))?;
+    if set.get_profile(name).is_some() {
+        return Ok(());
+    }
+    let mut known: Vec<&str> = set.profiles().collect();
+    known.sort_unstable();
+    let known = if known.is_empty() { "none".to_owned() } else { known.join(", ") };
+    let source = if from_flag { "--profile" } else { "AWS_PROFILE" };
+    Err(CliError::Usage(format!(
+        "{source} {name:?} is not a profile of the AWS config files (~/.aws/config, \
+         ~/.aws/credentials, or AWS_CONFIG_FILE; profiles there: {known})"
+    )))
+}
+
+/// The queue URL for what `flag` was given: a URL as it is, an SQS ARN or a
+/// bare queue name looked up with `GetQueueUrl` (as the AWS CLI does).
+pub async fn queue_url(
+    sqs: &aws_sdk_sqs::Client,
+    flag: &str,
+    given: &str,
+) -> Result<String, CliError> {
+    if given.starts_with("https://") || given.starts_with("http://") {
+        return Ok(given.to_owned());
+    }
+    let (name, account) = match given.split(':').collect::<Vec<_>>()[..] {
+        ["arn", _, "sqs", region, account, name] => {
+            let ours = sqs.config().region().map(|r| r.as_ref().to_owned()).unwrap_or_default();
+            if region != ours {
+                return Err(CliError::Usage(format!(
+                    "{flag} {given} is a queue in {region}, and the command runs in {ours}: add \
+                     --region {region}"
+                )));
+            }
+            (name, Some(account))
+        }
+        [name] if is_queue_name(name) => (name, None),
+        _ => {
+            return Err(CliError::Usage(format!(
+                "{flag} {given:?} is not a queue URL (https://sqs.REGION.amazonaws.com/ACCOUNT/NAME), \
+                 an SQS queue ARN or a queue name"
+            )));
+        }
+    };
+    let output = sqs
+        .get_queue_url()
+        .queue_name(name)
+        .set_queue_owner_aws_account_id(account.map(str::to_owned))
+        .send()
+        .await
+        .map_err(|e| CliError::sqs("GetQueueUrl", given, e))?;
+    output
+        .queue_url()
+        .map(str::to_owned)
+        .ok_or_else(|| CliError::Destination(format!("GetQueueUrl returned no URL for {given}")))
+}
+
+/// 1–80 alphanumerics, hyphens and underscores, `.fifo` allowed at the end.
+fn is_queue_name(name: &str) -> bool {
+    let stem = name.strip_suffix(".fifo").unwrap_or(name);
+    (1..=80).contains(&name.len())
+        && !stem.is_empty()
+        && stem.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_names_are_what_sqs_accepts() {
+        for good in ["orders", "orders-dlq", "a_b.fifo", &"x".repeat(80)] {
+            assert!(is_queue_name(good), "{good}");
+        }
+        for bad in ["", ".fifo", "a b", "a/b", &"x".repeat(81), "ordérs"] {
+            assert!(!is_queue_name(bad), "{bad}");
+        }
+    }
+}

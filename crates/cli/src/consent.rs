@@ -1,0 +1,84 @@
+//! Before a change: who asks (a terminal, or `--yes`), how many messages
+//! match (counted by a read, so the prompt and the progress bar say it), the
+//! prompt itself, and the bars every long read and change draws on a terminal.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::ops::ControlFlow;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::error::CliError;
+use crate::filter::Filter;
+use crate::queue::Queue;
+use crate::scan::scan;
+
+/// Without `--yes`, a change needs a terminal to ask on: checked before any call.
+pub fn require_consent(yes: bool) -> Result<(), CliError> {
+    if yes || std::io::stdin().is_terminal() { Ok(()) } else { Err(CliError::NoTerminal) }
+}
+
+/// Whether a count of the matching messages is worth a read: there is a
+/// prompt to put it in, or a bar to draw it on.
+pub fn wants_count(yes: bool) -> bool {
+    !yes || std::io::stderr().is_terminal()
+}
+
+/// How many messages match, as a read saw them: `complete` is false when the
+/// read could not see the whole queue (the count is then a lower bound).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Matching {
+    pub count: u64,
+    pub complete: bool,
+}
+
+impl Matching {
+    /// `N` or `at least N`.
+    pub fn describe(self) -> String {
+        if self.complete { self.count.to_string() } else { format!("at least {}", self.count) }
+    }
+}
+
+/// Reads the queue (without moving anything) and counts what `filter` matches.
+pub async fn count_matching(queue: &Queue, filter: &Filter) -> Result<Matching, CliError> {
+    let mut count = 0;
+    let scanned = scan(queue, None, |entry| {
+        count += u64::from(filter.matches(&entry));
+        ControlFlow::Continue(())
+    })
+    .await?;
+    Ok(Matching { count, complete: scanned.shortfall(&queue.url).is_none() })
+}
+
+/// Prints `plan`, then asks on the terminal unless `yes`.
+pub fn confirm(yes: bool, plan: &str) -> Result<(), CliError> {
+    eprintln!("{plan}");
+    if yes {
+        return Ok(());
+    }
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(CliError::NoTerminal);
+    }
+    eprint!("Type yes to go on: ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer).map_err(|e| CliError::file("<stdin>".as_ref(), e))?;
+    if answer.trim().eq_ignore_ascii_case("yes") { Ok(()) } else { Err(CliError::NotConfirmed) }
+}
+
+/// A progress bar on stderr when it is a terminal (hidden otherwise, so
+/// nothing is drawn into a pipe): done so far of `total`, rate, time left.
+pub fn bar(total: u64, verb: &str) -> ProgressBar {
+    let bar = if std::io::stderr().is_terminal() {
+        ProgressBar::new(total)
+    } else {
+        ProgressBar::hidden()
+    };
+    if let Ok(style) = ProgressStyle::with_template(&format!(
+        "{{bar:40}} {{pos}}/{{len}} {verb} ({{per_sec}}, {{eta}} left)"
+    )) {
+        bar.set_style(style);
+    }
+    crate::logging::attach(&bar);
+    bar
+}

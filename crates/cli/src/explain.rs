@@ -1,0 +1,222 @@
+//! An AWS call's failure in one line a person can act on: the service's code
+//! and message once, or the root cause of a call that got no answer, and a
+//! hint naming the flag or variable that fixes it. Never the SDK's `Debug`.
+
+use std::error::Error;
+
+use aws_credential_types::provider::error::CredentialsError;
+use aws_smithy_types::error::metadata::ProvideErrorMetadata;
+
+/// Links of an SDK error's chain that only say which layer failed.
+const LAYERS: [&str; 6] =
+    ["unhandled error", "dispatch failure", "service error", "other", "io error", "response error"];
+
+/// `error` (an SDK error of `operation`, with the service's `code` and
+/// `message` when it answered), explained.
+pub fn explain(
+    error: &(dyn Error + 'static),
+    code: Option<&str>,
+    message: Option<&str>,
+    operation: &str,
+) -> String {
+    if let Some(code) = code {
+        let message = message.map(one_line).filter(|m| !m.is_empty());
+        let said = match message {
+            Some(message) => format!("{code}: {message}"),
+            None => code.to_owned(),
+        };
+        return match hint_for_code(code, operation) {
+            Some(hint) => format!("{said} ({hint})"),
+            None => said,
+        };
+    }
+    if let Some(credentials) = find::<CredentialsError>(error) {
+        return format!(
+            "no usable AWS credentials: {} (set --profile or AWS_PROFILE, or AWS_ACCESS_KEY_ID and \
+             AWS_SECRET_ACCESS_KEY)",
+            root_cause(credentials)
+        );
+    }
+    let cause = root_cause(error);
+    let lower = cause.to_lowercase();
+    if lower.contains("timeout") || lower.contains("timed out") {
+        return format!(
+            "no answer within the call's time ({cause}): raise --call-timeout, or check the \
+             endpoint and the network"
+        );
+    }
+    if lower.contains("signing region") {
+        return "no AWS region is set: give --region or set AWS_REGION".to_owned();
+    }
+    if ["connect", "dns error", "connection refused", "connection reset", "broken pipe"]
+        .iter()
+        .any(|s| lower.contains(s))
+    {
+        return format!(
+            "could not reach SQS: {cause} (check --endpoint-url or AWS_ENDPOINT_URL_SQS, and the network)"
+        );
+    }
+    cause
+}
+
+/// `explain` for an SDK error that carries its metadata.
+pub fn explain_sdk<E>(error: &E, operation: &str) -> String
+where
+    E: Error + ProvideErrorMetadata + 'static,
+{
+    explain(error, error.code(), error.message(), operation)
+}
+
+fn hint_for_code(code: &str, operation: &str) -> Option<String> {
+    let hint = match code {
+        c if c.contains("AccessDenied")
+            || c.contains("NotAuthorized")
+            || c == "AuthorizationError" =>
+        {
+            format!(
+                "the identity lacks sqs:{} on this queue: use the template's OperatorRole \
+                 (--profile), or grant it",
+                iam_action(operation)
+            )
+        }
+        c if c.contains("NonExistentQueue") || c == "QueueDoesNotExist" => {
+            "check --queue-url: a queue URL, ARN or name of this account and --region".to_owned()
+        }
+        c if c.contains("Throttl") || c == "RequestThrottled" || c == "SlowDown" => {
+            "throttled past the SDK's retries: run the same command again, or with a lower \
+             --rate or --concurrency"
+                .to_owned()
+        }
+        "InvalidClientTokenId"
+        | "UnrecognizedClientException"
+        | "SignatureDoesNotMatch"
+        | "IncompleteSignature"
+        | "InvalidSignatureException" => {
+            "the credentials were refused: check --profile, AWS_PROFILE or AWS_ACCESS_KEY_ID"
+                .to_owned()
+        }
+        "ExpiredToken" | "ExpiredTokenException" | "RequestExpired" => {
+            "the credentials have expired: sign in again (aws sso login) or refresh them".to_owned()
+        }
+        "InternalError" | "InternalFailure" | "ServiceUnavailable" => {
+            "SQS failed past the SDK's retries: run the same command again".to_owned()
+        }
+        _ => return None,
+    };
+    Some(hint)
+}
+
+/// The IAM action of an SQS API operation (batch calls use the single action).
+fn iam_action(operation: &str) -> &str {
+    operation.strip_suffix("Batch").unwrap_or(operation)
+}
+
+/// The first error of type `T` in `error`'s chain.
+fn find<'a, T: Error + 'static>(error: &'a (dyn Error + 'static)) -> Option<&'a T> {
+    let mut next = Some(error);
+    while let Some(current) = next {
+        if let Some(found) = current.downcast_ref::<T>() {
+            return Some(found);
+        }
+        next = current.source();
+    }
+    None
+}
+
+/// The chain's messages without the links that only name a layer, first lines only.
+fn root_cause(error: &(dyn Error + 'static)) -> String {
+    let mut parts = Vec::new();
+    let mut next = Some(error);
+    while let Some(current) = next {
+        let text = one_line(&current.to_string());
+        if !text.is_empty() && !LAYERS.contains(&text.as_str()) && !parts.contains(&text) {
+            parts.push(text);
+        }
+        next = current.source();
+    }
+    if parts.is_empty() { "an unknown error".to_owned() } else { parts.join(": ") }
+}
+
+fn one_line(text: &str) -> String {
+    text.lines().next().unwrap_or_default().trim().trim_end_matches('.').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{text}")]
+    struct Link {
+        text: &'static str,
+        #[source]
+        source: Option<Box<dyn Error + Send + Sync>>,
+    }
+
+    fn chain(texts: &[&'static str]) -> Box<dyn Error + Send + Sync> {
+        let mut error: Option<Box<dyn Error + Send + Sync>> = None;
+        for text in texts.iter().rev() {
+            error = Some(Box::new(Link { text, source: error }));
+        }
+        error.unwrap_or_else(|| Box::new(Link { text: "", source: None }))
+    }
+
+    #[test]
+    fn a_service_error_is_its_code_its_message_and_a_hint() {
+        let error = chain(&["service error"]);
+        let text = explain(
+            error.as_ref(),
+            Some("AccessDenied"),
+            Some("not allowed.\nmore"),
+            "DeleteMessageBatch",
+        );
+        assert_eq!(
+            text,
+            "AccessDenied: not allowed (the identity lacks sqs:DeleteMessage on this queue: use the \
+             template's OperatorRole (--profile), or grant it)"
+        );
+    }
+
+    #[test]
+    fn a_call_without_an_answer_names_its_root_cause_and_what_to_change() {
+        let refused = chain(&[
+            "unhandled error",
+            "dispatch failure",
+            "io error",
+            "tcp connect error",
+            "Connection refused (os error 111)",
+        ]);
+        let text = explain(refused.as_ref(), None, None, "ReceiveMessage");
+        assert_eq!(
+            text,
+            "could not reach SQS: tcp connect error: Connection refused (os error 111) (check \
+             --endpoint-url or AWS_ENDPOINT_URL_SQS, and the network)"
+        );
+        let timeout = chain(&[
+            "unhandled error",
+            "timeout",
+            "operation timeout (all attempts including retries) occurred after 2s",
+        ]);
+        assert!(
+            explain(timeout.as_ref(), None, None, "ReceiveMessage")
+                .starts_with("no answer within the call's time")
+        );
+        let region = chain(&["dispatch failure", "other", "missing signing region"]);
+        assert_eq!(
+            explain(region.as_ref(), None, None, "ReceiveMessage"),
+            "no AWS region is set: give --region or set AWS_REGION"
+        );
+    }
+
+    #[test]
+    fn missing_credentials_give_the_chains_first_line() {
+        let credentials = CredentialsError::not_loaded(
+            "no credentials found in chain. Attempted:\n  Environment: not set",
+        );
+        let error = Link { text: "dispatch failure", source: Some(Box::new(credentials)) };
+        let text = explain(&error, None, None, "GetQueueAttributes");
+        assert!(text.starts_with("no usable AWS credentials: "), "{text}");
+        assert!(text.contains("no credentials found in chain"), "{text}");
+        assert!(!text.contains('\n') && text.contains("AWS_PROFILE"), "{text}");
+    }
+}
