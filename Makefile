@@ -6,17 +6,30 @@ EMULATORS := scripts/emulators.sh
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test demo simulate lint template-lint doc worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
+.PHONY: test demo simulate lint template-lint doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
 ## make test: formatting, lints, template checks, docs, unit and adapter tests, end-to-end
 ## tests (the functions and the library's example as binaries), doctests, packaging; the test
 ## runner's summary comes last, for CI to count
 test: lint template-lint doc
 	$(CARGO) build --workspace --bins --examples
+	$(MAKE) --no-print-directory cli-docs
 	$(CARGO) test --quiet --doc --workspace
 	$(CARGO) package --quiet --allow-dirty -p backpressure-core -p backpressure-batch
 	$(EMULATORS) install
 	$(EMULATORS) run -- $(CARGO) $(TEST_RUNNER) --workspace
+
+## make cli-docs: sqs-backpressure's shell completions and manual page, in target/cli/
+## (make test runs it, so they cannot rot); bash checks its script parses
+CLI_DOCS := $(or $(CARGO_TARGET_DIR),target)/cli
+cli-docs:
+	mkdir -p $(CLI_DOCS)
+	$(or $(CARGO_TARGET_DIR),target)/debug/sqs-backpressure man > $(CLI_DOCS)/sqs-backpressure.1
+	for shell in bash zsh fish; do \
+	  $(or $(CARGO_TARGET_DIR),target)/debug/sqs-backpressure completions $$shell > $(CLI_DOCS)/sqs-backpressure.$$shell || exit 1; \
+	done
+	bash -n $(CLI_DOCS)/sqs-backpressure.bash
+	@echo "completions and manual page in $(CLI_DOCS)"
 
 ## make doc: the API reference (target/doc/backpressure_batch/index.html); warnings are errors
 doc:

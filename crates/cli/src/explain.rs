@@ -68,6 +68,14 @@ where
 }
 
 fn hint_for_code(code: &str, operation: &str) -> Option<String> {
+    if operation == "GetCallerIdentity" {
+        // It needs no permission: a refusal is of the credentials themselves.
+        return Some(
+            "GetCallerIdentity needs no permission, so the credentials were refused: check \
+             --profile, AWS_PROFILE or AWS_ACCESS_KEY_ID"
+                .to_owned(),
+        );
+    }
     let hint = match code {
         c if c.contains("AccessDenied")
             || c.contains("NotAuthorized")

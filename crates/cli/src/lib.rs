@@ -45,6 +45,14 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
     let Some(queue_args) = cli.command.queue() else {
         return run_local(cli.command);
     };
+    // Nobody to ask and no --yes: said before any call.
+    match &cli.command {
+        Command::Replay { replay, change, .. } if !replay.dry_run => {
+            consent::require_consent(change.yes)?;
+        }
+        Command::Discard { dry_run: false, change, .. } => consent::require_consent(change.yes)?,
+        _ => {}
+    }
     let url = connect::queue_url(&clients.sqs, "--queue-url", &queue_args.queue_url).await?;
     let queue = |args: &QueueArgs| Queue {
         client: clients.sqs.clone(),

@@ -1,7 +1,7 @@
 //! Logs to stderr, structured (`key=value`, or JSON lines with
 //! `SQS_BACKPRESSURE_LOG_FORMAT=json`), drawn around the progress bar.
 //! The audit trail logs at INFO under the `audit` target; other targets at
-//! WARN unless `RUST_LOG` says otherwise.
+//! WARN, the SDK's none, unless `RUST_LOG` says otherwise.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -12,8 +12,15 @@ use tracing_subscriber::EnvFilter;
 static PROGRESS: Mutex<Option<ProgressBar>> = Mutex::new(None);
 
 pub fn init() {
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn,audit=info"));
+    // The SDK's own warnings carry Debug dumps of its errors; what matters of
+    // them reaches the operator as the command's one-line error. RUST_LOG
+    // brings them back for a bug report.
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new(
+            "warn,audit=info,aws_config=off,aws_runtime=off,aws_smithy_runtime=off,\
+             aws_smithy_http_client=off,aws_sdk_sqs=off,aws_sdk_sts=off",
+        )
+    });
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(|| Stderr);
     if std::env::var("SQS_BACKPRESSURE_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json")) {
         builder.json().init();

@@ -9,6 +9,7 @@ mod fault_matrix;
 mod hostile_input;
 mod library;
 mod operator_cli;
+mod operator_cli_errors;
 mod operator_cli_faults;
 mod operator_cli_fifo;
 mod publisher;

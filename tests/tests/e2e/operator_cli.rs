@@ -195,7 +195,11 @@ async fn stats_lists_and_filters_read_the_consumers_records_without_consuming_th
     assert_eq!(q.aws.counts(url).await.unwrap(), (6, 0), "every read record visible again");
     let bad = cli(&["stats", "--queue-url", url, "--since", "yesterday"]).await;
     assert_eq!(bad.status.code(), Some(2), "a usage error");
-    assert!(stderr(&bad).contains("--since") && stderr(&bad).contains("yesterday"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("--since") && stderr(&bad).contains("yesterday"),
+        "{}",
+        stderr(&bad)
+    );
 }
 
 fn attribute(data_type: &str, text: Option<&str>, bytes: Option<&[u8]>) -> MessageAttributeValue {

@@ -1,0 +1,176 @@
+//! What a person reads without any AWS call: every subcommand's `--help`,
+//! each usage error, the exit codes, completions and the manual page.
+//! Snapshots (insta), so a change of wording is reviewed.
+
+#![allow(clippy::unwrap_used)]
+
+use std::process::{Command, Output};
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sqs-backpressure"))
+        .args(args)
+        .env_remove("AWS_PROFILE")
+        .env("AWS_REGION", "us-east-1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "exit: {:?}\n--- stdout\n{}--- stderr\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+const SUBCOMMANDS: [&str; 9] =
+    ["stats", "list", "show", "export", "replay", "discard", "audit", "completions", "man"];
+
+#[test]
+fn help_of_the_tool_and_of_every_subcommand() {
+    insta::assert_snapshot!("help", text(&cli(&["--help"])));
+    for subcommand in SUBCOMMANDS {
+        insta::assert_snapshot!(format!("help_{subcommand}"), text(&cli(&[subcommand, "--help"])));
+    }
+}
+
+#[test]
+fn the_help_lists_every_exit_code() {
+    let help = String::from_utf8(cli(&["--help"]).stdout).unwrap();
+    for code in [
+        "0  done",
+        "1  an error",
+        "2  a usage error",
+        "3  the canary",
+        "4  messages in flight",
+        "5  messages the queue counts",
+    ] {
+        assert!(help.contains(code), "{code}: {help}");
+    }
+}
+
+#[test]
+fn every_bad_input_is_a_usage_error_with_exit_2() {
+    let cases: [(&str, &[&str]); 10] = [
+        ("rate_zero", &["replay", "--queue-url", "q", "--rate", "0", "--yes"]),
+        ("rate_not_a_number", &["replay", "--queue-url", "q", "--rate", "fast", "--yes"]),
+        ("since_unparseable", &["stats", "--queue-url", "q", "--since", "yesterday"]),
+        ("until_negative_age", &["list", "--queue-url", "q", "--until", "-2h"]),
+        ("visibility_out_of_range", &["stats", "--queue-url", "q", "--visibility-timeout", "0"]),
+        ("unknown_flag", &["stats", "--queue-url", "q", "--colour"]),
+        ("missing_queue", &["stats"]),
+        ("not_a_queue", &["stats", "--queue-url", "not a queue"]),
+        ("discard_without_yes_or_terminal", &["discard", "--queue-url", "q"]),
+        ("replay_without_yes_or_terminal", &["replay", "--queue-url", "q"]),
+    ];
+    for (name, args) in cases {
+        let output = cli(args);
+        assert_eq!(output.status.code(), Some(2), "{name}: {}", text(&output));
+        insta::assert_snapshot!(format!("usage_{name}"), text(&output));
+    }
+}
+
+#[test]
+fn a_profile_the_config_files_do_not_have_is_refused_not_ignored() {
+    let dir = std::env::temp_dir().join(format!("sqs-backpressure-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("config");
+    std::fs::write(
+        &config,
+        "[profile operator]\nregion = eu-west-1\n[default]\nregion = us-east-1\n",
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_sqs-backpressure"))
+        .args(["--profile", "opertor", "stats", "--queue-url", "q"])
+        .env("AWS_CONFIG_FILE", &config)
+        .env("AWS_SHARED_CREDENTIALS_FILE", dir.join("credentials"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("\"opertor\"") && stderr.contains("default, operator"), "{stderr}");
+
+    let no_region = Command::new(env!("CARGO_BIN_EXE_sqs-backpressure"))
+        .args(["stats", "--queue-url", "q"])
+        .env_remove("AWS_REGION")
+        .env_remove("AWS_DEFAULT_REGION")
+        .env_remove("AWS_PROFILE")
+        .env("AWS_CONFIG_FILE", dir.join("none"))
+        .env("AWS_SHARED_CREDENTIALS_FILE", dir.join("none"))
+        .output()
+        .unwrap();
+    assert_eq!(no_region.status.code(), Some(2), "{}", text(&no_region));
+    assert!(
+        String::from_utf8_lossy(&no_region.stderr).contains("--region"),
+        "{}",
+        text(&no_region)
+    );
+}
+
+#[test]
+fn completions_and_the_manual_page_are_generated() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef sqs-backpressure"),
+        ("fish", "complete -c sqs-backpressure"),
+    ] {
+        let output = cli(&["completions", shell]);
+        assert_eq!(output.status.code(), Some(0), "{shell}");
+        let script = String::from_utf8(output.stdout).unwrap();
+        assert!(script.contains(marker), "{shell}: {script}");
+        assert!(script.contains("rotate-groups"), "{shell}: every flag is completed");
+    }
+    let man = String::from_utf8(cli(&["man"]).stdout).unwrap();
+    assert!(man.starts_with(".ie") || man.contains(".TH sqs-backpressure"), "{man}");
+    for subcommand in ["stats", "replay", "discard", "audit"] {
+        assert!(man.contains(subcommand), "{subcommand} in the manual page");
+    }
+}
+
+#[test]
+fn an_audit_trail_is_summed_up_across_runs() {
+    let path =
+        std::env::temp_dir().join(format!("sqs-backpressure-audit-{}.jsonl", std::process::id()));
+    let line = |id: &str, result: &str, code: &str, time: &str| {
+        format!(
+            r#"{{"time":"{time}","operator":"arn:aws:sts::1:assumed-role/Op/alice","action":"replay","queueUrl":"https://sqs.eu-west-1.amazonaws.com/1/q","queueMessageId":"{id}","originalMessageId":"o-{id}","newMessageId":null,"destination":null,"errorCode":"{code}","result":"{result}","started":"{time}"}}"#
+        )
+    };
+    let lines = [
+        line("a", "replayed", "invalid_json", "2026-11-30T10:00:00.000Z"),
+        line("b", "send_failed", "invalid_json", "2026-11-30T10:00:01.000Z"),
+        line("b", "replayed", "invalid_json", "2026-11-30T11:00:00.000Z"),
+        line("c", "deleted_on_resume", "downstream_rejected", "2026-11-30T11:00:02.000Z"),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let output = cli(&["audit", path.to_str().unwrap(), "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let trail = &json["https://sqs.eu-west-1.amazonaws.com/1/q"];
+    assert_eq!(
+        (&trail["moved"], &trail["deletedOnResume"], &trail["failed"], &trail["messages"]),
+        (&2.into(), &1.into(), &1.into(), &3.into()),
+        "{json}"
+    );
+    assert_eq!(trail["byErrorCode"]["invalid_json"], 3);
+    assert_eq!(
+        (trail["first"].as_str(), trail["last"].as_str()),
+        (Some("2026-11-30T10:00:00.000Z"), Some("2026-11-30T11:00:02.000Z"))
+    );
+    let text_output = String::from_utf8(cli(&["audit", path.to_str().unwrap()]).stdout).unwrap();
+    assert!(
+        text_output.contains("3 message(s): moved 2, deleted on resume 1, discarded 0, failed 1"),
+        "{text_output}"
+    );
+
+    std::fs::write(&path, "not json\n").unwrap();
+    let broken = cli(&["audit", path.to_str().unwrap()]);
+    assert_eq!(broken.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&broken.stderr).contains("line 1: not an audit entry"),
+        "{}",
+        text(&broken)
+    );
+}
