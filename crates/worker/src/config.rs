@@ -51,28 +51,54 @@ pub struct WorkerConfig {
 }
 
 impl WorkerConfig {
-    /// Reads the variables; the error names the variable and the value.
-    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
-        let url = vars.get("QUEUE_URL").ok_or(ConfigError::Missing {
-            name: "QUEUE_URL",
-            reason: "the worker receives from it",
-        })?;
-        let queue = QueueRef::parse(&url)
-            .map_err(|e| ConfigError::invalid("QUEUE_URL", &url, e.to_string()))?;
-        let seconds = |name, min, max, default| -> Result<Duration, ConfigError> {
-            Ok(Duration::from_secs(vars.ranged(name, min, max)?.unwrap_or(default)))
+    /// Reads the variables; every bad one is reported, each error naming the
+    /// variable and the value.
+    pub fn from_vars<F: Fn(&str) -> Option<String>>(
+        vars: &Vars<F>,
+    ) -> Result<Self, Vec<ConfigError>> {
+        let mut errors = Vec::new();
+        let queue = match vars.get("QUEUE_URL") {
+            None => Err(ConfigError::Missing {
+                name: "QUEUE_URL",
+                reason: "the worker receives from it",
+            }),
+            Some(url) => QueueRef::parse(&url)
+                .map_err(|e| ConfigError::invalid("QUEUE_URL", &url, e.to_string())),
         };
-        Ok(Self {
-            queue,
-            pollers: vars.ranged("WORKER_POLLERS", 1, 20)?.unwrap_or(2) as usize,
-            max_in_flight: vars.ranged("WORKER_MAX_IN_FLIGHT", 10, 10_000)?.unwrap_or(100) as usize,
-            receive_wait: seconds("RECEIVE_WAIT_SECONDS", 1, 20, 20)?,
-            visibility_timeout: seconds("VISIBILITY_TIMEOUT_SECONDS", 1, 43_200, 60)?,
-            message_timeout: seconds("MESSAGE_TIMEOUT_SECONDS", 1, 43_200, 900)?,
-            drain: seconds("DRAIN_SECONDS", 1, 110, 90)?,
-            agent_uri: vars.get("ECS_AGENT_URI"),
-            protection_idle: seconds("PROTECTION_IDLE_SECONDS", 1, 3_600, 60)?,
-        })
+        let mut number = |name, min, max, default| match vars.ranged(name, min, max) {
+            Ok(value) => value.unwrap_or(default),
+            Err(error) => {
+                errors.push(error);
+                default
+            }
+        };
+        let pollers = number("WORKER_POLLERS", 1, 20, 2) as usize;
+        let max_in_flight = number("WORKER_MAX_IN_FLIGHT", 10, 10_000, 100) as usize;
+        let receive_wait = Duration::from_secs(number("RECEIVE_WAIT_SECONDS", 1, 20, 20));
+        let visibility_timeout =
+            Duration::from_secs(number("VISIBILITY_TIMEOUT_SECONDS", 1, 43_200, 60));
+        let message_timeout =
+            Duration::from_secs(number("MESSAGE_TIMEOUT_SECONDS", 1, 43_200, 900));
+        let drain = Duration::from_secs(number("DRAIN_SECONDS", 1, 110, 90));
+        let protection_idle = Duration::from_secs(number("PROTECTION_IDLE_SECONDS", 1, 3_600, 60));
+        match queue {
+            Ok(queue) if errors.is_empty() => Ok(Self {
+                queue,
+                pollers,
+                max_in_flight,
+                receive_wait,
+                visibility_timeout,
+                message_timeout,
+                drain,
+                agent_uri: vars.get("ECS_AGENT_URI"),
+                protection_idle,
+            }),
+            Ok(_) => Err(errors),
+            Err(error) => {
+                errors.insert(0, error);
+                Err(errors)
+            }
+        }
     }
 }
 
@@ -82,7 +108,7 @@ mod tests {
 
     use super::*;
 
-    fn config(pairs: &[(&str, &str)]) -> Result<WorkerConfig, ConfigError> {
+    fn config(pairs: &[(&str, &str)]) -> Result<WorkerConfig, Vec<ConfigError>> {
         let env: HashMap<String, String> =
             pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
         WorkerConfig::from_vars(&Vars::new(move |name| env.get(name).cloned()))
@@ -107,10 +133,26 @@ mod tests {
             ("DRAIN_SECONDS", "120"),
             ("PROTECTION_IDLE_SECONDS", "0"),
         ] {
-            let error = config(&[("QUEUE_URL", QUEUE), (name, value)]).unwrap_err().to_string();
+            let errors = config(&[("QUEUE_URL", QUEUE), (name, value)]).unwrap_err();
+            let error = errors[0].to_string();
             assert!(error.contains(&format!("{name}=\"{value}\"")), "{error}");
         }
-        let missing = config(&[]).unwrap_err().to_string();
+        let missing = config(&[]).unwrap_err()[0].to_string();
         assert!(missing.contains("QUEUE_URL is required"), "{missing}");
+    }
+
+    #[test]
+    fn every_bad_variable_is_reported_at_once() {
+        let errors = config(&[
+            ("WORKER_POLLERS", "0"),
+            ("DRAIN_SECONDS", "120"),
+            ("RECEIVE_WAIT_SECONDS", "x"),
+        ])
+        .unwrap_err();
+        let names: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(errors.len(), 4, "{names:?}");
+        for name in ["QUEUE_URL", "WORKER_POLLERS", "DRAIN_SECONDS", "RECEIVE_WAIT_SECONDS"] {
+            assert!(names.iter().any(|e| e.starts_with(name)), "{name}: {names:?}");
+        }
     }
 }

@@ -13,7 +13,8 @@ use backpressure_core::config::{ConfigError, Vars};
 /// Where the stamp goes and how old it may be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HealthConfig {
-    /// `HEALTH_FILE` (default `/tmp/sqs-worker-last-poll`).
+    /// `HEALTH_FILE` (default `/tmp/sqs-worker-<pid>.last-poll`: one per
+    /// worker process, so two workers on one host never share a stamp).
     pub file: PathBuf,
     /// `HEALTH_MAX_SILENCE_SECONDS` (1–3,600, default 120): longer than one
     /// long poll, so an idle queue is not a failure.
@@ -21,17 +22,24 @@ pub struct HealthConfig {
 }
 
 impl HealthConfig {
-    /// Reads the variables; the error names the variable and the value.
-    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
+    /// Reads the variables for the worker process `pid`; the error names the
+    /// variable and the value.
+    pub fn from_vars<F: Fn(&str) -> Option<String>>(
+        vars: &Vars<F>,
+        pid: u32,
+    ) -> Result<Self, ConfigError> {
         Ok(Self {
-            file: vars
-                .get("HEALTH_FILE")
-                .map_or_else(|| "/tmp/sqs-worker-last-poll".into(), PathBuf::from),
+            file: vars.get("HEALTH_FILE").map_or_else(|| default_file(pid), PathBuf::from),
             max_silence: Duration::from_secs(
                 vars.ranged("HEALTH_MAX_SILENCE_SECONDS", 1, 3_600)?.unwrap_or(120),
             ),
         })
     }
+}
+
+/// Where a worker process stamps its polls when `HEALTH_FILE` is unset.
+pub fn default_file(pid: u32) -> PathBuf {
+    std::env::temp_dir().join(format!("sqs-worker-{pid}.last-poll"))
 }
 
 /// Stamps the file, at most once a second.
@@ -67,8 +75,17 @@ impl Stamp {
 
 /// `sqs-worker healthcheck`: 0 when a poll succeeded within the allowed
 /// silence, 1 otherwise, with one line saying why.
-pub fn check() -> ExitCode {
-    let config = match HealthConfig::from_vars(&Vars::from_process_env()) {
+/// `sqs-worker healthcheck [PID]`: the worker of process `pid` (1, the
+/// container's first process, when not given) unless `HEALTH_FILE` names the file.
+pub fn check(pid: Option<&str>) -> ExitCode {
+    let pid = match pid.map(str::parse::<u32>).transpose() {
+        Ok(pid) => pid.unwrap_or(1),
+        Err(_) => {
+            eprintln!("unhealthy: {pid:?} is not a process id: sqs-worker healthcheck [PID]");
+            return ExitCode::from(2);
+        }
+    };
+    let config = match HealthConfig::from_vars(&Vars::from_process_env(), pid) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("unhealthy: {error}");

@@ -6,6 +6,7 @@ pub mod config;
 pub mod deleter;
 pub mod groups;
 pub mod health;
+pub mod help;
 pub mod lease;
 pub mod limit;
 pub mod protection;

@@ -10,10 +10,11 @@ use backpressure_core::config::ConfigError;
 use backpressure_core::error::error_chain;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
-use tracing::error;
+use tracing::{error, info, warn};
 
 use crate::config::WorkerConfig;
 use crate::health::{HealthConfig, Stamp};
+use crate::help;
 use crate::limit::TaskWide;
 use crate::protection::Protection;
 use crate::queue::WorkQueue;
@@ -23,6 +24,9 @@ use crate::worker::Worker;
 /// Why the worker cannot start.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// Every bad variable, each naming itself and its value.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Several(Vec<StartError>),
     /// A variable is missing or invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -37,12 +41,50 @@ pub enum StartError {
 /// Runs the worker until a signal has drained it; exit code 0 after a drain.
 pub async fn run() -> ExitCode {
     let load = |env: &startup::Env| -> Result<_, StartError> {
-        let worker = (WorkerConfig::from_vars(env)?, HealthConfig::from_vars(env)?);
-        Ok((ConsumerConfig::from_vars(env)?, worker, HttpDelivery::from_vars(env)?))
+        let mut errors: Vec<StartError> = Vec::new();
+        let worker = WorkerConfig::from_vars(env)
+            .map_err(|all| errors.extend(all.into_iter().map(StartError::from)));
+        let health =
+            HealthConfig::from_vars(env, std::process::id()).map_err(|e| errors.push(e.into()));
+        let engine = ConsumerConfig::from_vars(env).map_err(|e| errors.push(e.into()));
+        let delivery = HttpDelivery::from_vars(env).map_err(|e| errors.push(e.into()));
+        match (worker, health, engine, delivery) {
+            (Ok(worker), Ok(health), Ok(engine), Ok(delivery)) => {
+                Ok((engine, (worker, health), delivery))
+            }
+            _ => Err(StartError::Several(errors)),
+        }
     };
     let Some((engine, (config, health), delivery)) = startup::init(load) else {
         return ExitCode::FAILURE;
     };
+    for (name, meant) in help::unknown(
+        std::env::vars().map(|(name, _)| name).collect::<Vec<_>>().iter().map(String::as_str),
+    ) {
+        match meant {
+            Some(meant) => {
+                warn!(variable = %name, "not a variable sqs-worker reads: did you mean {meant}? (sqs-worker --help lists them)")
+            }
+            None => {
+                warn!(variable = %name, "not a variable sqs-worker reads (sqs-worker --help lists them)")
+            }
+        }
+    }
+    info!(
+        version = env!("CARGO_PKG_VERSION"),
+        queue = config.queue.url(),
+        quarantine = engine.quarantine_queue.url(),
+        pollers = config.pollers,
+        max_in_flight = config.max_in_flight,
+        concurrency = engine.concurrency,
+        receive_wait_s = config.receive_wait.as_secs(),
+        visibility_timeout_s = config.visibility_timeout.as_secs(),
+        message_timeout_s = config.message_timeout.as_secs(),
+        drain_s = config.drain.as_secs(),
+        health_file = %health.file.display(),
+        task_protection = config.agent_uri.is_some(),
+        "sqs-worker starting"
+    );
     let sdk = startup::sdk_config(engine.api_call_timeout).await;
     let sqs = aws_sdk_sqs::Client::new(&sdk);
     let user_agent = format!("sqs-worker/{}", env!("CARGO_PKG_VERSION"));

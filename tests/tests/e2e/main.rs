@@ -17,6 +17,7 @@ mod reliability;
 mod template;
 mod template_topology;
 mod worker;
+mod worker_cli;
 mod worker_drain;
 mod worker_faults;
 mod worker_hostile_input;

@@ -1,0 +1,96 @@
+//! What a person running sqs-worker sees: `--help` and `--version`, one
+//! start-up line with the effective settings, every bad variable at once, a
+//! misspelt variable named, and a health stamp of its own per process.
+
+use std::time::Duration;
+
+use e2e_tests::fixtures::binary;
+use e2e_tests::process::Process;
+
+use crate::worker_setup::{SETTLED, STARTED, setup};
+
+async fn worker(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    tokio::process::Command::new(binary("sqs-worker").unwrap())
+        .args(args)
+        .envs(env.iter().copied())
+        .env("AWS_LAMBDA_LOG_FORMAT", "Text")
+        .output()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn help_and_version_exit_0_and_list_every_variable() {
+    let help = worker(&["--help"], &[]).await;
+    assert_eq!(help.status.code(), Some(0));
+    let text = String::from_utf8(help.stdout).unwrap();
+    for name in
+        ["QUEUE_URL", "WORKER_POLLERS", "DRAIN_SECONDS", "HEALTH_FILE", "DOWNSTREAM_MAX_RPS"]
+    {
+        assert!(text.contains(name), "{name}: {text}");
+    }
+    let version = worker(&["--version"], &[]).await;
+    assert_eq!(version.status.code(), Some(0));
+    assert!(String::from_utf8(version.stdout).unwrap().starts_with("sqs-worker "));
+    let bad = worker(&["--polers", "3"], &[]).await;
+    assert_eq!(bad.status.code(), Some(2), "an argument it does not take is a usage error");
+}
+
+#[tokio::test]
+async fn every_bad_variable_is_reported_in_one_line() {
+    let output = worker(
+        &[],
+        &[("WORKER_POLLERS", "0"), ("DRAIN_SECONDS", "500"), ("DOWNSTREAM_URL", "ftp://x")],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let all = format!("{stdout}{stderr}");
+    let line = all
+        .lines()
+        .find(|l| l.contains("invalid configuration"))
+        .unwrap_or_else(|| panic!("{all}"));
+    for name in [
+        "QUEUE_URL",
+        "WORKER_POLLERS=\"0\"",
+        "DRAIN_SECONDS=\"500\"",
+        "QUARANTINE_QUEUE_URL",
+        "DOWNSTREAM_URL=\"ftp://x\"",
+    ] {
+        assert!(line.contains(name), "{name}: {line}");
+    }
+}
+
+#[tokio::test]
+async fn a_started_worker_says_how_it_runs_names_a_misspelt_variable_and_stamps_its_own_file() {
+    let setup = setup().await;
+    let misspelt = [("WORKER_POLLER", "3"), ("HEALTH_FILE", "")];
+    let first = setup.start(&misspelt);
+    let second = setup.start(&misspelt);
+    let started = first.wait_for_line("sqs-worker starting", STARTED).await.unwrap();
+    for field in ["queue=", "pollers=1", "max_in_flight=100", "drain_s=90", "health_file="] {
+        assert!(started.contains(field), "{field}: {started}");
+    }
+    let warning = first.wait_for_line("WORKER_POLLER", STARTED).await.unwrap();
+    assert!(warning.contains("did you mean WORKER_POLLERS"), "{warning}");
+    // Each process stamps its own file, and `healthcheck PID` reads it.
+    for process in [&first, &second] {
+        let pid = process.id().unwrap().to_string();
+        let file = std::env::temp_dir().join(format!("sqs-worker-{pid}.last-poll"));
+        let give_up = tokio::time::Instant::now() + SETTLED;
+        while !file.exists() {
+            assert!(
+                tokio::time::Instant::now() < give_up,
+                "{}: {:#?}",
+                file.display(),
+                process.lines()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let check = worker(&["healthcheck", &pid], &[]).await;
+        assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+        let _ = std::fs::remove_file(file);
+    }
+    drop::<[Process; 2]>([first, second]);
+}
