@@ -62,15 +62,21 @@ demo:
 	$(EMULATORS) install
 	$(EMULATORS) run -- $(CARGO) run --quiet -p e2e-tests --bin demo
 
-## make invoke FUNCTION=publisher|consumer EVENT=events/<file>.json: one function through
-## cargo-lambda (watch + invoke) against the emulators; prints its response
+## make invoke FUNCTION=publisher|consumer EVENT=events/<file>.json [KEEP=1]: one function
+## through cargo-lambda (watch + invoke) against the emulators; prints its response and each
+## message's outcome. KEEP=1 leaves the emulators up, their queues inspectable with the CLI.
 FUNCTION ?= publisher
 EVENT ?= events/schedule.json
 invoke:
-	$(CARGO) build --quiet -p e2e-tests --bin local-env
+	$(CARGO) build --quiet -p e2e-tests --bin local-env -p sqs-backpressure
 	scripts/sam.sh install
 	$(EMULATORS) install
+ifeq ($(KEEP),1)
+	$(EMULATORS) start
+	. .emulators/env && KEEP=1 scripts/invoke.sh $(FUNCTION) $(EVENT)
+else
 	$(EMULATORS) run -- scripts/invoke.sh $(FUNCTION) $(EVENT)
+endif
 
 ## make build: release binaries with cargo-lambda, arm64 when the aarch64 target is installed
 ARCH := $(shell rustup target list --installed 2>/dev/null | grep -q aarch64-unknown-linux-gnu && echo arm64 || echo x86_64)

@@ -4,7 +4,7 @@
 # bench/results/latest.md (bench/report.py). Not part of `make test`.
 #
 #   bench/run.sh            everything (the publisher part inside scripts/emulators.sh run)
-#   bench/run.sh consumer | engine | publisher | worker | replay | size | profile | report   one part
+#   bench/run.sh consumer | engine | publisher | worker | replay | fifo-scan | size | profile | report   one part
 #
 # BENCH_RUNS (3): throughput runs per variant; BENCH_STARTS (10): cold starts per function;
 # BENCH_ARM64 (1): also build arm64 with cargo-lambda when the aarch64 target is installed.
@@ -190,6 +190,24 @@ replay() {
     --out "$out/replay.json" -- "$release/sqs-backpressure"
 }
 
+# sqs-backpressure reading a FIFO queue of 10,000 messages in 50 groups: by default (what it sees
+# and says), with --rotate-groups (all of it, how long), then each group's order; on LocalStack's
+# SQS and on moto (BENCH_FIFO_MESSAGES for moto's run: its receives slow down with the queue's length).
+fifo_scan() {
+  if [ -z "${AWS_ENDPOINT_URL_SQS:-}" ]; then
+    cargo build --release -p sqs-backpressure
+    cargo build -p sqs-backpressure-bench --bins
+    scripts/emulators.sh install
+    exec scripts/emulators.sh run -- "$0" fifo-scan
+  fi
+  log "sqs-backpressure reading a FIFO queue of 10,000 messages in 50 groups (LocalStack SQS)"
+  AWS_ENDPOINT_URL_SQS=$E2E_LOCALSTACK_SQS "$harness/bench-fifo-scan" --messages 10000 --groups 50 \
+    --out "$out/fifo-scan-localstack.json" -- "$release/sqs-backpressure"
+  log "the same on moto (${BENCH_FIFO_MESSAGES:-10000} messages)"
+  "$harness/bench-fifo-scan" --messages "${BENCH_FIFO_MESSAGES:-10000}" --groups 50 \
+    --out "$out/fifo-scan-moto.json" -- "$release/sqs-backpressure"
+}
+
 size() {
   log "binary sizes"
   local arm64=null
@@ -267,6 +285,7 @@ case "${1:-all}" in
     "$0" publisher
     "$0" worker
     "$0" replay
+    "$0" fifo-scan
     size
     profile
     report
@@ -276,8 +295,9 @@ case "${1:-all}" in
   publisher) install_tools; publisher ;;
   worker) install_tools; worker ;;
   replay) replay ;;
+  fifo-scan) fifo_scan ;;
   size) size ;;
   profile) install_tools; profile ;;
   report) report ;;
-  *) echo "usage: $0 [all|consumer|engine|publisher|worker|replay|size|profile|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|consumer|engine|publisher|worker|replay|fifo-scan|size|profile|report]" >&2; exit 2 ;;
 esac

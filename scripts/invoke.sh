@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# make invoke FUNCTION=publisher|consumer EVENT=events/<file>.json
+# make invoke FUNCTION=publisher|consumer EVENT=events/<file>.json [KEEP=1]
 # Runs one function on an event file through cargo-lambda (watch + invoke) against the emulators,
-# with the resources it needs created first, and prints its response. Stops what it started.
+# with the resources it needs created first, and prints its response and, for the consumer, each
+# message's outcome. Stops what it started (KEEP=1: the emulators stay up, queues inspectable).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -14,6 +15,7 @@ case "$function" in
 esac
 [ -f "$event" ] || { echo "no event file $event" >&2; exit 2; }
 state="$root/.emulators"
+target=${CARGO_TARGET_DIR:-$root/target}
 mkdir -p "$state"
 export PATH="$root/.venv-sam/bin:$PATH"
 
@@ -25,7 +27,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$root/target/debug/local-env" "$function" "$state/$function.env" &
+"$target/debug/local-env" "$function" "$state/$function.env" &
 pids+=($!)
 for _ in $(seq 1 100); do [ -s "$state/$function.env" ] && break; sleep 0.1; done
 [ -s "$state/$function.env" ] || { echo "the local environment was not prepared" >&2; exit 1; }
@@ -45,10 +47,21 @@ for _ in $(seq 1 300); do
 done
 
 echo "== cargo lambda invoke $binary --data-file $event" >&2
-timeout 120 cargo lambda invoke -A 127.0.0.1 -P "$port" --data-file "$event" "$binary" || {
+timeout 120 cargo lambda invoke -A 127.0.0.1 -P "$port" --data-file "$event" "$binary" \
+  >"$state/response.json" || {
   status=$?
   echo "== the invocation failed; cargo lambda watch said:" >&2
   tail -n 40 "$state/watch.log" >&2
   exit "$status"
 }
-echo
+cat "$state/response.json"; echo
+if [ "$function" = consumer ]; then
+  echo "== each message's outcome" >&2
+  quarantine=$(sed -n 's/^QUARANTINE_QUEUE_URL=//p' "$state/$function.env")
+  "$target/debug/local-env" outcomes "$event" "$state/response.json" "$quarantine"
+  if [ "${KEEP:-}" = 1 ]; then
+    echo "== the emulators stay up (KEEP=1). Inspect with the operator's CLI, then stop them:" >&2
+    echo "   . .emulators/env && $target/debug/sqs-backpressure stats --queue-url $quarantine" >&2
+    echo "   scripts/emulators.sh stop" >&2
+  fi
+fi

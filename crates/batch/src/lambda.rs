@@ -97,6 +97,9 @@ where
     P: Processor<B>,
     E: Error + Send + Sync + 'static,
 {
+    if !startup::in_lambda(name) {
+        return ExitCode::from(2);
+    }
     let load = |vars: &startup::Env| -> Result<_, ServeError<E>> {
         Ok((ConsumerConfig::from_vars(vars)?, processor(vars).map_err(ServeError::Processor)?))
     };

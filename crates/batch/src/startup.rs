@@ -44,6 +44,33 @@ pub async fn sdk_config(api_call_timeout: Duration) -> SdkConfig {
         .await
 }
 
+/// The variables Lambda's runtime client reads at start; it panics, with a
+/// backtrace, when one is missing.
+const LAMBDA_VARIABLES: [&str; 4] = [
+    "AWS_LAMBDA_RUNTIME_API",
+    "AWS_LAMBDA_FUNCTION_NAME",
+    "AWS_LAMBDA_FUNCTION_MEMORY_SIZE",
+    "AWS_LAMBDA_FUNCTION_VERSION",
+];
+
+/// Whether the process runs where a Lambda runtime API is; outside one (a
+/// function started by hand), says so in one sentence on stderr instead of
+/// the runtime client's panic. `name` is the function's.
+pub fn in_lambda(name: &str) -> bool {
+    let missing: Vec<&str> =
+        LAMBDA_VARIABLES.into_iter().filter(|v| std::env::var_os(v).is_none()).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    eprintln!(
+        "{name} is a Lambda function and runs only where a Lambda runtime API is ({} not set): \
+         deploy it, or run it locally with `cargo lambda watch` and `cargo lambda invoke` (see \
+         docs/local.md)",
+        missing.join(", ")
+    );
+    false
+}
+
 /// The process's exit code once the Lambda runtime has stopped.
 pub fn exit(result: Result<(), lambda_runtime::Error>) -> ExitCode {
     match result {

@@ -10,6 +10,9 @@ use backpressure_core::publisher::PublisherConfig;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
+    if !startup::in_lambda("backlog-publisher") {
+        return ExitCode::from(2);
+    }
     let Some(config) = startup::init(PublisherConfig::from_vars) else { return ExitCode::FAILURE };
     let aws = startup::sdk_config(config.api_call_timeout).await;
     let sqs = SqsQueues::new(aws_sdk_sqs::Client::new(&aws));

@@ -1,14 +1,24 @@
 //! `make invoke`: prepares the emulators for one function and prints the
 //! environment it needs as NAME=VALUE lines (for `cargo lambda watch
-//! --env-file`), then keeps the local downstream up until it is stopped.
+//! --env-file`), then keeps the local downstream up until it is stopped;
+//! and, after the invocation, each message's outcome.
 //!
 //! usage: local-env publisher|consumer ENV_FILE
+//!        local-env outcomes EVENT_FILE RESPONSE_FILE QUARANTINE_QUEUE_URL
 
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError};
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
+    let mut args = std::env::args().skip(1);
+    if args.next().as_deref() == Some("outcomes") {
+        let (Some(event), Some(response), Some(quarantine)) = (args.next(), args.next(), args.next())
+        else {
+            return Err("usage: local-env outcomes EVENT_FILE RESPONSE_FILE QUARANTINE_QUEUE_URL".into());
+        };
+        return outcomes(&event, &response, &quarantine).await;
+    }
     let mut args = std::env::args().skip(1);
     let (function, env_file) = match (args.next(), args.next()) {
         (Some(function), Some(env_file)) => (function, env_file),
@@ -48,6 +58,45 @@ async fn main() -> Result<(), BoxError> {
     tokio::signal::ctrl_c().await.ok();
     if let Some(downstream) = downstream {
         eprintln!("local-env: the downstream received {} requests", downstream.received().len());
+    }
+    Ok(())
+}
+
+/// Each record of the event with what became of it: retried (listed in the
+/// response's `batchItemFailures`), quarantined (a record for it on the
+/// quarantine queue, with its error code) or done.
+async fn outcomes(event: &str, response: &str, quarantine: &str) -> Result<(), BoxError> {
+    let event: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(event)?)?;
+    let response: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(response)?)?;
+    let retried: Vec<&str> = response["batchItemFailures"]
+        .as_array()
+        .map(|all| all.iter().filter_map(|f| f["itemIdentifier"].as_str()).collect())
+        .unwrap_or_default();
+    let aws = Aws::from_env().await?;
+    let records = event["Records"].as_array().cloned().unwrap_or_default();
+    let messages = aws.receive_all(quarantine, records.len()).await?;
+    // Visible again at once: the queue stays inspectable (KEEP=1).
+    for message in &messages {
+        if let Some(handle) = message.receipt_handle() {
+            let release = aws.sqs.change_message_visibility().queue_url(quarantine);
+            release.receipt_handle(handle).visibility_timeout(0).send().await?;
+        }
+    }
+    let quarantined: Vec<serde_json::Value> = messages
+        .iter()
+        .filter_map(|m| serde_json::from_str(m.body().unwrap_or_default()).ok())
+        .collect();
+    println!("{:<40} outcome", "messageId");
+    for record in &records {
+        let id = record["messageId"].as_str().unwrap_or("(none)");
+        let outcome = if retried.contains(&id) {
+            "retry (in batchItemFailures: Lambda returns it to the queue)".to_owned()
+        } else if let Some(q) = quarantined.iter().find(|q| q["messageId"] == id) {
+            format!("quarantined ({})", q["errorCode"].as_str().unwrap_or("?"))
+        } else {
+            "done".to_owned()
+        };
+        println!("{id:<40} {outcome}");
     }
     Ok(())
 }
