@@ -182,6 +182,44 @@ impl Aws {
         Ok(Self { sqs: aws_sdk_sqs::Client::from_conf(sqs_config), ..self.clone() })
     }
 
+    /// Every message of `url`, deleted as received: per message group, the
+    /// bodies in the order SQS handed them out.
+    pub async fn drain_by_group(
+        &self,
+        url: &str,
+    ) -> Result<std::collections::BTreeMap<String, Vec<String>>, BoxError> {
+        use aws_sdk_sqs::types::MessageSystemAttributeName;
+        let mut groups: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        let mut empty = 0;
+        while empty < 3 {
+            let output = self
+                .sqs
+                .receive_message()
+                .queue_url(url)
+                .max_number_of_messages(10)
+                .message_system_attribute_names(MessageSystemAttributeName::MessageGroupId)
+                .wait_time_seconds(1)
+                .send()
+                .await?;
+            if output.messages().is_empty() {
+                empty += 1;
+                continue;
+            }
+            for message in output.messages() {
+                let group = message
+                    .attributes()
+                    .and_then(|a| a.get(&MessageSystemAttributeName::MessageGroupId))
+                    .cloned()
+                    .unwrap_or_default();
+                let body = message.body().unwrap_or_default().to_owned();
+                groups.entry(group).or_default().push(body);
+                let handle = message.receipt_handle().unwrap_or_default();
+                self.sqs.delete_message().queue_url(url).receipt_handle(handle).send().await?;
+            }
+        }
+        Ok(groups)
+    }
+
     pub async fn create_queue(&self, name: &str) -> Result<String, BoxError> {
         let output = self.sqs.create_queue().queue_name(name).send().await?;
         output.queue_url.ok_or_else(|| "CreateQueue returned no URL".into())

@@ -6,11 +6,7 @@
 //!
 //! usage: bench-fifo-scan [--messages 10000] [--groups 50] [--out FILE] -- SQS_BACKPRESSURE
 
-use std::collections::BTreeMap;
-
-use aws_sdk_sqs::types::{
-    MessageSystemAttributeName, QueueAttributeName, SendMessageBatchRequestEntry,
-};
+use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
 use e2e_tests::fixtures::{Aws, BoxError, unique};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
@@ -25,7 +21,10 @@ async fn main() -> Result<(), BoxError> {
     let args = BenchArgs::from_env(USAGE)?;
     let messages = args.number("messages", 10_000)?;
     let groups = args.number("groups", 50)?;
-    let cli = args.arg_refs().first().copied().ok_or(USAGE)?.to_owned();
+    if args.program.as_os_str().is_empty() {
+        return Err(USAGE.into());
+    }
+    let cli = args.program.clone();
     let aws = Aws::from_env().await?;
     let url = aws
         .sqs
@@ -52,7 +51,8 @@ async fn main() -> Result<(), BoxError> {
 
 /// `n` messages, group `g{i % groups}`, each body its group and its place in it.
 async fn fill(aws: &Aws, url: &str, n: usize, groups: usize) -> Result<(), BoxError> {
-    let chunks: Vec<Vec<usize>> = (0..n).collect::<Vec<_>>().chunks(10).map(<[usize]>::to_vec).collect();
+    let chunks: Vec<Vec<usize>> =
+        (0..n).collect::<Vec<_>>().chunks(10).map(<[usize]>::to_vec).collect();
     futures::stream::iter(chunks)
         .map(|chunk| async move {
             let entries = chunk
@@ -67,9 +67,18 @@ async fn fill(aws: &Aws, url: &str, n: usize, groups: usize) -> Result<(), BoxEr
                         .build()
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let sent =
-                aws.sqs.send_message_batch().queue_url(url).set_entries(Some(entries)).send().await?;
-            if sent.failed().is_empty() { Ok(()) } else { Err::<(), BoxError>("fill failed".into()) }
+            let sent = aws
+                .sqs
+                .send_message_batch()
+                .queue_url(url)
+                .set_entries(Some(entries))
+                .send()
+                .await?;
+            if sent.failed().is_empty() {
+                Ok(())
+            } else {
+                Err::<(), BoxError>("fill failed".into())
+            }
         })
         // Sends of one group in order: one batch at a time keeps each group's order.
         .buffered(1)
@@ -78,7 +87,7 @@ async fn fill(aws: &Aws, url: &str, n: usize, groups: usize) -> Result<(), BoxEr
     Ok(())
 }
 
-async fn stats(cli: &str, url: &str, rotate: bool) -> Result<Value, BoxError> {
+async fn stats(cli: &std::path::Path, url: &str, rotate: bool) -> Result<Value, BoxError> {
     let mut command = tokio::process::Command::new(cli);
     command.args(["stats", "--queue-url", url, "--json", "--visibility-timeout", "3600"]);
     if rotate {
@@ -97,31 +106,10 @@ async fn stats(cli: &str, url: &str, rotate: bool) -> Result<Value, BoxError> {
 
 /// Receives and deletes everything: whether each group is whole and in order.
 async fn drain_in_order(aws: &Aws, url: &str, groups: usize) -> Result<Value, BoxError> {
-    let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut empty = 0;
-    while empty < 3 {
-        let output = aws
-            .sqs
-            .receive_message()
-            .queue_url(url)
-            .max_number_of_messages(10)
-            .message_system_attribute_names(MessageSystemAttributeName::MessageGroupId)
-            .wait_time_seconds(1)
-            .send()
-            .await?;
-        if output.messages().is_empty() {
-            empty += 1;
-            continue;
-        }
-        for message in output.messages() {
-            let body = message.body().unwrap_or_default().to_owned();
-            let group = body.split(':').next().unwrap_or_default().to_owned();
-            seen.entry(group).or_default().push(body);
-            let handle = message.receipt_handle().unwrap_or_default();
-            aws.sqs.delete_message().queue_url(url).receipt_handle(handle).send().await?;
-        }
-    }
+    let seen = aws.drain_by_group(url).await?;
     let in_order = seen.values().filter(|bodies| bodies.windows(2).all(|w| w[0] < w[1])).count();
     let total: usize = seen.values().map(Vec::len).sum();
-    Ok(json!({"messages": total, "groups": seen.len(), "groups_in_order": in_order, "groups_expected": groups}))
+    Ok(
+        json!({"messages": total, "groups": seen.len(), "groups_in_order": in_order, "groups_expected": groups}),
+    )
 }

@@ -74,25 +74,46 @@ pub async fn queue_url(
     if given.starts_with("https://") || given.starts_with("http://") {
         return Ok(given.to_owned());
     }
-    let (name, account) = match given.split(':').collect::<Vec<_>>()[..] {
-        ["arn", _, "sqs", region, account, name] => {
-            let ours = sqs.config().region().map(|r| r.as_ref().to_owned()).unwrap_or_default();
-            if region != ours {
-                return Err(CliError::Usage(format!(
-                    "{flag} {given} is a queue in {region}, and the command runs in {ours}: add \
-                     --region {region}"
-                )));
-            }
-            (name, Some(account))
-        }
-        [name] if is_queue_name(name) => (name, None),
-        _ => {
-            return Err(CliError::Usage(format!(
-                "{flag} {given:?} is not a queue URL (https://sqs.REGION.amazonaws.com/ACCOUNT/NAME), \
-                 an SQS queue ARN or a queue name"
-            )));
-        }
+    if given.starts_with("arn:") {
+        return url_of_arn(sqs, flag, given).await;
+    }
+    if !is_queue_name(given) {
+        return Err(CliError::Usage(format!(
+            "{flag} {given:?} is not a queue URL (https://sqs.REGION.amazonaws.com/ACCOUNT/NAME), \
+             an SQS queue ARN or a queue name"
+        )));
+    }
+    look_up(sqs, given, given, None).await
+}
+
+/// The URL of the queue an SQS ARN names, in its owner's account; `what`
+/// names where the ARN came from (a flag, a record's field).
+pub async fn url_of_arn(
+    sqs: &aws_sdk_sqs::Client,
+    what: &str,
+    arn: &str,
+) -> Result<String, CliError> {
+    let ["arn", _, "sqs", region, account, name] = arn.split(':').collect::<Vec<_>>()[..] else {
+        return Err(CliError::Destination(format!(
+            "{what} {arn:?} is not an SQS queue ARN: give --to"
+        )));
     };
+    let ours = sqs.config().region().map(|r| r.as_ref().to_owned()).unwrap_or_default();
+    if region != ours {
+        return Err(CliError::Usage(format!(
+            "{what} {arn} is a queue in {region}, and the command runs in {ours}: add --region \
+             {region}, or give --to"
+        )));
+    }
+    look_up(sqs, arn, name, Some(account)).await
+}
+
+async fn look_up(
+    sqs: &aws_sdk_sqs::Client,
+    given: &str,
+    name: &str,
+    account: Option<&str>,
+) -> Result<String, CliError> {
     let output = sqs
         .get_queue_url()
         .queue_name(name)

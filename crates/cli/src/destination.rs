@@ -43,7 +43,10 @@ impl Destinations {
             (None, Some(arn), _) => {
                 let mut urls = self.urls.lock().await;
                 if !urls.contains_key(arn) {
-                    let url = self.template.url_of(arn).await.map_err(|e| e.to_string());
+                    let url =
+                        crate::connect::url_of_arn(&self.template.client, "sourceQueueArn", arn)
+                            .await
+                            .map_err(|e| e.to_string());
                     urls.insert(arn.clone(), url);
                 }
                 urls.get(arn).cloned().unwrap_or_else(|| Err("lookup lost".into()))?

@@ -194,35 +194,6 @@ impl Queue {
             .map_err(|e| CliError::sqs("ListDeadLetterSourceQueues", &self.url, e))?;
         Ok(output.queue_urls().to_vec())
     }
-
-    /// The URL of the queue `arn` names, looked up in its owner's account.
-    pub async fn url_of(&self, arn: &str) -> Result<String, CliError> {
-        let parts: Vec<&str> = arn.split(':').collect();
-        let [_, _, "sqs", region, account, name] = parts[..] else {
-            return Err(CliError::Destination(format!(
-                "{arn:?} is not an SQS queue ARN: give --to"
-            )));
-        };
-        let ours = self.client.config().region().map(|r| r.as_ref().to_owned());
-        if ours.as_deref().is_some_and(|ours| ours != region) {
-            return Err(CliError::Destination(format!(
-                "{arn} is in {region}, not in {}: run with --region {region}, or give --to",
-                ours.unwrap_or_default()
-            )));
-        }
-        let output = self
-            .client
-            .get_queue_url()
-            .queue_name(name)
-            .queue_owner_aws_account_id(account)
-            .send()
-            .await
-            .map_err(|e| CliError::sqs("GetQueueUrl", arn, e))?;
-        output
-            .queue_url()
-            .map(str::to_owned)
-            .ok_or_else(|| CliError::Destination(format!("GetQueueUrl returned no URL for {arn}")))
-    }
 }
 
 fn failures<T>(failed: &[aws_sdk_sqs::types::BatchResultErrorEntry]) -> Vec<EntryResult<T>> {

@@ -13,9 +13,12 @@ use e2e_tests::fixtures::{Aws, BoxError};
 async fn main() -> Result<(), BoxError> {
     let mut args = std::env::args().skip(1);
     if args.next().as_deref() == Some("outcomes") {
-        let (Some(event), Some(response), Some(quarantine)) = (args.next(), args.next(), args.next())
+        let (Some(event), Some(response), Some(quarantine)) =
+            (args.next(), args.next(), args.next())
         else {
-            return Err("usage: local-env outcomes EVENT_FILE RESPONSE_FILE QUARANTINE_QUEUE_URL".into());
+            return Err(
+                "usage: local-env outcomes EVENT_FILE RESPONSE_FILE QUARANTINE_QUEUE_URL".into()
+            );
         };
         return outcomes(&event, &response, &quarantine).await;
     }

@@ -129,3 +129,19 @@ async fn a_producers_trace_reaches_the_downstream_and_the_failed_records_log() {
         "traced-fail:retry:processor:trace=5759e988bd862e3fe1be46a994272793"
     );
 }
+
+/// Started by hand, outside any Lambda runtime API, a function built with the
+/// library says so in one sentence and exits 2, not with the runtime client's panic.
+#[tokio::test]
+async fn a_library_function_started_outside_lambda_says_so_in_one_sentence() {
+    let output = tokio::process::Command::new(binary("examples/ledger").unwrap())
+        .env_remove("AWS_LAMBDA_RUNTIME_API")
+        .env_remove("AWS_LAMBDA_FUNCTION_NAME")
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("AWS_LAMBDA_RUNTIME_API") && !stderr.contains("panicked"), "{stderr}");
+}

@@ -6,10 +6,7 @@
 use std::collections::BTreeMap;
 use std::process::Output;
 
-use aws_sdk_sqs::types::{
-    MessageAttributeValue, MessageSystemAttributeName, QueueAttributeName,
-    SendMessageBatchRequestEntry,
-};
+use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageBatchRequestEntry};
 use e2e_tests::fixtures::{Aws, Sqs, binary, unique};
 use serde_json::{Value, json};
 
@@ -94,40 +91,6 @@ fn grouped_bodies() -> Vec<(String, String)> {
         .collect()
 }
 
-/// Every message of `url`, deleted as received: per group, bodies in the order SQS handed them out.
-pub(crate) async fn drain_by_group(aws: &Aws, url: &str) -> BTreeMap<String, Vec<String>> {
-    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut empty = 0;
-    while empty < 3 {
-        let output = aws
-            .sqs
-            .receive_message()
-            .queue_url(url)
-            .max_number_of_messages(10)
-            .message_system_attribute_names(MessageSystemAttributeName::MessageGroupId)
-            .wait_time_seconds(1)
-            .send()
-            .await
-            .unwrap();
-        let messages = output.messages();
-        if messages.is_empty() {
-            empty += 1;
-            continue;
-        }
-        for message in messages {
-            let group = message
-                .attributes()
-                .and_then(|a| a.get(&MessageSystemAttributeName::MessageGroupId))
-                .cloned()
-                .unwrap_or_default();
-            groups.entry(group).or_default().push(message.body().unwrap_or_default().to_owned());
-            let handle = message.receipt_handle().unwrap();
-            aws.sqs.delete_message().queue_url(url).receipt_handle(handle).send().await.unwrap();
-        }
-    }
-    groups
-}
-
 fn by_group(bodies: &[(String, String)]) -> BTreeMap<String, Vec<String>> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (group, body) in bodies {
@@ -198,7 +161,7 @@ async fn fifo_reads(sqs: Sqs) {
     let stats: Value = serde_json::from_str(&stdout(&again)).unwrap();
     assert_eq!((stats["total"].as_u64(), stats["complete"].as_bool()), (Some(47), Some(true)));
 
-    let left = drain_by_group(&aws, &url).await;
+    let left = aws.drain_by_group(&url).await.unwrap();
     assert_eq!(left, by_group(&bodies), "{sqs:?}: nothing lost, each group in its order");
 }
 
@@ -262,7 +225,7 @@ async fn filtered_fifo_replay(sqs: Sqs) {
     assert_eq!(aws.counts(&work).await.unwrap(), (15, 0), "{sqs:?}: each code_a record once");
     let replayed = audit_lines(&audit).iter().filter(|l| l["result"] == "replayed").count();
     assert_eq!(replayed, 15, "{sqs:?}");
-    let left = drain_by_group(&aws, &quarantine).await;
+    let left = aws.drain_by_group(&quarantine).await.unwrap();
     let ids: BTreeMap<String, Vec<String>> = left
         .into_iter()
         .map(|(g, bodies)| {
@@ -307,7 +270,7 @@ async fn fair_queue_replay(sqs: Sqs) {
     )
     .await;
     assert_eq!(code(&output), Some(0), "{sqs:?}: {}", show(&output));
-    let groups = drain_by_group(&aws, &work).await;
+    let groups = aws.drain_by_group(&work).await.unwrap();
     let tenants: Vec<&String> = groups.keys().collect();
     assert_eq!(tenants, ["tenant-1", "tenant-2"], "{sqs:?}: each tenant's group kept: {groups:?}");
 }
@@ -351,7 +314,7 @@ async fn interrupted_move(sqs: Sqs) {
     assert_eq!(stats["total"], 1, "{sqs:?}: one message, read once: {stats}");
     let moved = cli_on(sqs, &["stats", "--queue-url", &url, "--rotate-groups", "--json"]).await;
     assert_eq!(code(&moved), Some(0), "{sqs:?}: {}", show(&moved));
-    let left = drain_by_group(&aws, &url).await;
+    let left = aws.drain_by_group(&url).await.unwrap();
     assert_eq!(left["g"], ["one"], "{sqs:?}: the second copy removed, the message kept");
 }
 
