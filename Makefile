@@ -25,6 +25,9 @@ CLI_DOCS := $(or $(CARGO_TARGET_DIR),target)/cli
 cli-docs:
 	mkdir -p $(CLI_DOCS)
 	$(or $(CARGO_TARGET_DIR),target)/debug/sqs-backpressure man > $(CLI_DOCS)/sqs-backpressure.1
+	for sub in stats list show export replay discard audit completions; do \
+	  $(or $(CARGO_TARGET_DIR),target)/debug/sqs-backpressure man $$sub > $(CLI_DOCS)/sqs-backpressure-$$sub.1 || exit 1; \
+	done
 	for shell in bash zsh fish; do \
 	  $(or $(CARGO_TARGET_DIR),target)/debug/sqs-backpressure completions $$shell > $(CLI_DOCS)/sqs-backpressure.$$shell || exit 1; \
 	done

@@ -55,8 +55,8 @@ pub enum Command {
         queue: QueueArgs,
         #[command(flatten)]
         filters: FilterArgs,
-        /// At most this many records.
-        #[arg(long)]
+        /// At most this many records (1 or more).
+        #[arg(long, value_parser = at_least_one)]
         limit: Option<usize>,
         /// One JSON line per record.
         #[arg(long)]
@@ -66,6 +66,7 @@ pub enum Command {
     Show {
         #[command(flatten)]
         queue: QueueArgs,
+        /// The original message id, or the message's own id on this queue.
         #[arg(long)]
         message_id: String,
     },
@@ -96,8 +97,8 @@ pub enum Command {
         queue: QueueArgs,
         #[command(flatten)]
         filters: FilterArgs,
-        /// At most this many records.
-        #[arg(long)]
+        /// At most this many records (1 or more).
+        #[arg(long, value_parser = at_least_one)]
         limit: Option<usize>,
         /// Print what would be deleted; delete nothing and write no audit file.
         #[arg(long)]
@@ -116,8 +117,12 @@ pub enum Command {
     },
     /// A completion script for the shell, on stdout (`source <(sqs-backpressure completions bash)`).
     Completions { shell: Shell },
-    /// The manual page, as roff on stdout (`sqs-backpressure man | man -l -`).
-    Man,
+    /// The manual page, as roff on stdout (`sqs-backpressure man | man -l -`); with a
+    /// subcommand, that subcommand's page (`sqs-backpressure man replay`).
+    Man {
+        #[arg(value_parser = ["stats", "list", "show", "export", "replay", "discard", "audit", "completions"])]
+        subcommand: Option<String>,
+    },
 }
 
 impl Command {
@@ -130,7 +135,7 @@ impl Command {
             | Self::Export { queue, .. }
             | Self::Replay { queue, .. }
             | Self::Discard { queue, .. } => Some(queue),
-            Self::Audit { .. } | Self::Completions { .. } | Self::Man => None,
+            Self::Audit { .. } | Self::Completions { .. } | Self::Man { .. } => None,
         }
     }
 }
@@ -191,15 +196,16 @@ pub struct ReplayArgs {
     /// Send here instead of each record's source queue: a queue URL, ARN or name.
     #[arg(long)]
     pub to: Option<String>,
-    /// At most this many messages.
-    #[arg(long)]
+    /// At most this many messages (1 or more).
+    #[arg(long, value_parser = at_least_one)]
     pub limit: Option<usize>,
     /// Messages per second, fractions included (0.2 is one every 5 s); unset, as fast as SQS takes them.
     #[arg(long, value_parser = positive_rate)]
     pub rate: Option<f64>,
-    /// Replay this many first, wait `--canary-wait`, and stop if any came back here.
-    #[arg(long)]
-    pub canary: Option<usize>,
+    /// Replay this many first, wait `--canary-wait`, then read this whole queue for them:
+    /// stop if any came back, or if the read could not see every message.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub canary: Option<u64>,
     /// Seconds to wait after the canary before checking: longer than the consumer
     /// needs to process (and quarantine) a message.
     #[arg(long, default_value_t = 60)]
@@ -243,5 +249,14 @@ fn time_or_age(value: &str) -> Result<String, String> {
         Err(format!(
             "{value:?} is neither an RFC 3339 time (2026-11-30T03:00:00Z) nor an age (90s, 30m, 2h, 7d)"
         ))
+    }
+}
+
+/// `--limit`: a count of 1 or more (0 would do nothing, silently).
+fn at_least_one(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(0) => Err("0 would act on nothing: give 1 or more, or leave --limit out".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{value:?} is not a whole number")),
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::args::{ChangeArgs, ReplayArgs};
 use crate::audit::Audit;
-use crate::consent::{bar, confirm, count_matching, require_consent, wants_count};
+use crate::consent::{Matching, bar, confirm, count_matching, require_consent, wants_count};
 use crate::destination::Destinations;
 use crate::error::CliError;
 use crate::filter::Filter;
@@ -61,31 +61,27 @@ pub async fn replay(
             "dry run: {} message(s) would be sent to {target}; {} not matching; nothing was changed",
             tally.would_send, tally.not_matching
         );
-        return Ok(if tally.failed > 0 { Finish::Failures(tally.failed) } else { Finish::Done });
+        if mover.is_some() {
+            eprintln!("{DRY_RUN_MOVES_NOTHING}");
+        }
+        return finish(source, visible, &tally).await;
     }
     let operator = operator(sts).await?;
     let matching =
         if wants_count(change.yes) { Some(count_matching(source, filter).await?) } else { None };
-    let audit = Audit::open(&change.audit, &source.url)?;
     let rate =
         args.rate.map_or("as fast as SQS accepts".to_owned(), |r| format!("{r} message(s)/s"));
-    let how_many = match (matching, args.limit) {
-        (Some(m), Some(limit)) => {
-            format!("{} of the {} matching", m.count.min(limit as u64), m.describe())
-        }
-        (Some(m), None) => format!("the {} matching", m.describe()),
-        (None, Some(limit)) => format!("up to {limit} matching"),
-        (None, None) => "every matching".to_owned(),
-    };
+    let how_many = how_many(matching, args.limit);
     confirm(
         change.yes,
         &format!(
-            "Replay {how_many} message(s) of {} to {target}, {rate}{}, as {operator}; audit to {}.",
+            "Replay {how_many} of {} to {target}, {rate}{}, as {operator}; audit to {}.",
             source.url,
             args.canary.map(|n| format!(", canary of {n} first")).unwrap_or_default(),
-            audit.path().display()
+            change.audit.display()
         ),
     )?;
+    let audit = Audit::open(&change.audit, &source.url)?;
     let mut remaining = args.limit.unwrap_or(usize::MAX);
     let mut removed_by_canary = 0;
     let mut total = Tally::default();
@@ -100,7 +96,8 @@ pub async fn replay(
         pacer: &pacer,
         mover: mover.as_ref(),
     };
-    if let Some(canary) = args.canary.filter(|n| *n > 0) {
+    if let Some(canary) = args.canary {
+        let canary = usize::try_from(canary).unwrap_or(usize::MAX);
         let sweep = Sweep::new(setup, canary.min(remaining), progress.clone());
         let (tally, outcome) = sweep.run(1).await;
         add(&mut total, &tally);
@@ -170,24 +167,17 @@ pub async fn discard(
     let operator = operator(sts).await?;
     let matching =
         if wants_count(change.yes) { Some(count_matching(source, filter).await?) } else { None };
-    let audit = Audit::open(&change.audit, &source.url)?;
-    let how_many = match (matching, limit) {
-        (Some(m), Some(limit)) => {
-            format!("{} of the {} matching", m.count.min(limit as u64), m.describe())
-        }
-        (Some(m), None) => format!("the {} matching", m.describe()),
-        (None, Some(limit)) => format!("up to {limit} matching"),
-        (None, None) => "every matching".to_owned(),
-    };
+    let how_many = how_many(matching, limit);
     confirm(
         change.yes,
         &format!(
-            "Delete {how_many} message(s) of {} for good, as {operator}; audit to {}. Export them \
-             first (sqs-backpressure export).",
+            "Delete {how_many} of {} for good, as {operator}; audit to {}. Export them first \
+             (sqs-backpressure export).",
             source.url,
-            audit.path().display()
+            change.audit.display()
         ),
     )?;
+    let audit = Audit::open(&change.audit, &source.url)?;
     let pacer = Pacer::new(None)?;
     let mover = mover_for(source).await?;
     let total = matching.map_or(visible, |m| m.count);
@@ -208,6 +198,23 @@ pub async fn discard(
     outcome?;
     finish(source, visible, &tally).await
 }
+
+/// What a prompt says of the messages it acts on.
+fn how_many(matching: Option<Matching>, limit: Option<usize>) -> String {
+    match (matching, limit) {
+        (Some(m), Some(limit)) => {
+            format!("{} of the {} matching message(s)", m.count.min(limit as u64), m.describe())
+        }
+        (Some(m), None) => format!("{} matching message(s)", m.describe()),
+        (None, Some(limit)) => format!("up to {limit} matching message(s)"),
+        (None, None) => "every matching message".to_owned(),
+    }
+}
+
+/// Said by a dry run given `--rotate-groups`, which it cannot honour.
+const DRY_RUN_MOVES_NOTHING: &str = "a dry run moves nothing, so --rotate-groups does not apply to \
+     it: on a FIFO queue it sees each group's first messages only; the replay or discard itself \
+     moves them";
 
 /// What `discard` would delete, printed one line each; nothing is changed
 /// and no audit file is written.
@@ -238,6 +245,9 @@ pub async fn discard_dry_run(
          was changed",
         source.url
     );
+    if source.rotate && source.url.ends_with(".fifo") {
+        eprintln!("{DRY_RUN_MOVES_NOTHING}");
+    }
     let shortfall = scanned.shortfall(&source.url);
     if let Some(shortfall) = &shortfall {
         eprintln!("incomplete: {}.", shortfall.explanation);

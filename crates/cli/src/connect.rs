@@ -100,9 +100,10 @@ pub async fn url_of_arn(
     };
     let ours = sqs.config().region().map(|r| r.as_ref().to_owned()).unwrap_or_default();
     if region != ours {
+        let or_to = if what.starts_with("--") { "" } else { ", or give --to" };
         return Err(CliError::Usage(format!(
             "{what} {arn} is a queue in {region}, and the command runs in {ours}: add --region \
-             {region}, or give --to"
+             {region}{or_to}"
         )));
     }
     look_up(sqs, arn, name, Some(account)).await

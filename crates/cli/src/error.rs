@@ -42,8 +42,8 @@ pub enum CliError {
     },
     #[error("{} already exists: give --out a new file (an export never overwrites one)", .0.display())]
     Exists(PathBuf),
-    #[error("no message with id {0} on the queue")]
-    NotFound(String),
+    #[error("no message with id {0} on {1}")]
+    NotFound(String, String),
     #[error("{0}")]
     Destination(String),
     #[error("not confirmed: nothing was changed")]
@@ -56,9 +56,23 @@ pub enum CliError {
 }
 
 impl CliError {
+    /// Whether stdout was closed early (`| head`): the command ends quietly.
+    pub fn is_closed_stdout(&self) -> bool {
+        matches!(self, Self::File { path, source }
+            if source.kind() == std::io::ErrorKind::BrokenPipe
+                && (path.as_os_str() == "<stdout>" || path.as_os_str() == "-"))
+    }
+
     /// Whether this is the operator's input, not the queue's or AWS's doing (exit 2).
     pub fn is_usage(&self) -> bool {
-        matches!(self, Self::Usage(_) | Self::BadTime { .. } | Self::BadRate(_) | Self::NoTerminal)
+        matches!(
+            self,
+            Self::Usage(_)
+                | Self::BadTime { .. }
+                | Self::BadRate(_)
+                | Self::NoTerminal
+                | Self::Exists(_)
+        )
     }
 
     /// An SQS call's failure, with the operation and queue it was for.

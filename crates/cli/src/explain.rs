@@ -88,7 +88,7 @@ fn hint_for_code(code: &str, operation: &str) -> Option<String> {
             )
         }
         c if c.contains("NonExistentQueue") || c == "QueueDoesNotExist" => {
-            "check --queue-url: a queue URL, ARN or name of this account and --region".to_owned()
+            "check the queue: a queue URL, ARN or name of this account and --region".to_owned()
         }
         c if c.contains("Throttl") || c == "RequestThrottled" || c == "SlowDown" => {
             "throttled past the SDK's retries: run the same command again, or with a lower \

@@ -26,9 +26,18 @@ impl Filter {
                 .map(|value| parse_time(&value, now).ok_or(CliError::BadTime { flag, value }))
                 .transpose()
         };
+        let (since, until) = (time("--since", args.since)?, time("--until", args.until)?);
+        if let (Some(since), Some(until)) = (since, until)
+            && until <= since
+        {
+            return Err(CliError::Usage(format!(
+                "--until ({until}) is not after --since ({since}): no message could match \
+                 (an age counts back from now: --since 3h --until 2h is the hour before the last)"
+            )));
+        }
         Ok(Self {
-            since: time("--since", args.since)?,
-            until: time("--until", args.until)?,
+            since,
+            until,
             error_codes: args.error_codes,
             tenants: args.tenants,
             operations: args.operations,

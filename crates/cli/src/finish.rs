@@ -6,14 +6,17 @@ use crate::scan::Shortfall;
 pub const EXIT_CODES: &str = "\
 Exit codes:
   0  done: every message the queue counted was read (and acted on)
-  1  an error (named, with the AWS operation and queue), or messages that could not be
-     replayed or discarded and are still on the queue
-  2  a usage error: a bad flag or value, or a change without --yes and no terminal
+  1  an error (named, with the AWS operation and queue), messages that could not be
+     replayed or discarded and are still on the queue, no message with the id `show`
+     was given, or the prompt was declined
+  2  a usage error: a bad flag or value, an --out that exists, a profile the config
+     files do not have, no region, or a change without --yes and no terminal
   3  the canary came back, or could not be checked: nothing more was replayed
   4  messages in flight were not seen (held by a consumer or an interrupted run):
      run again after their visibility timeout
-  5  messages the queue counts were not read (on a FIFO queue, past the first messages
-     of a group: run again with --rotate-groups)";
+  5  messages the queue counts were not read: on a FIFO queue, past the first
+     messages of a group (run again with --rotate-groups), or past a message that
+     could not be moved";
 
 /// How a command ended, beyond an error.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -104,7 +104,7 @@ pub async fn show(queue: &Queue, id: &str) -> Result<Finish, CliError> {
                 eprintln!("no message with id {id} among those read; {}", shortfall.explanation);
                 Ok(Finish::from_shortfall(Some(&shortfall)))
             }
-            None => Err(CliError::NotFound(id.to_owned())),
+            None => Err(CliError::NotFound(id.to_owned(), queue.url.clone())),
         };
     };
     let text = serde_json::to_string_pretty(&entry.to_json()).unwrap_or_default();
@@ -139,6 +139,10 @@ pub async fn export(queue: &Queue, filter: &Filter, path: &Path) -> Result<Finis
     let outcome = write_export(queue, filter, &partial).await.and_then(|(written, scanned)| {
         let shortfall = scanned.shortfall(&queue.url);
         let name = if shortfall.is_some() { with_suffix(".incomplete") } else { path.to_owned() };
+        if shortfall.is_some() {
+            // An earlier short export of the same name is no evidence: this one replaces it.
+            let _ = std::fs::remove_file(&name);
+        }
         // A hard link never replaces a file that appeared meanwhile.
         std::fs::hard_link(&partial, &name).map_err(|e| CliError::file(&name, e))?;
         Ok((written, scanned, shortfall, name))

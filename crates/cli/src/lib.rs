@@ -98,39 +98,57 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
             let filter = Filter::new(filters, now)?;
             change::discard(&queue(&q), &filter, limit, &change, &clients.sts).await
         }
-        Command::Audit { .. } | Command::Completions { .. } | Command::Man => {
+        Command::Audit { .. } | Command::Completions { .. } | Command::Man { .. } => {
             run_local(cli.command)
         }
     }
+}
+
+/// The manual page of the tool, or of one subcommand (`sqs-backpressure-stats(1)`).
+fn man_page(subcommand: Option<&str>, out: &mut Vec<u8>) -> std::io::Result<()> {
+    use clap::CommandFactory;
+
+    let tool = args::Cli::command();
+    let Some(name) = subcommand else { return clap_mangen::Man::new(tool).render(out) };
+    let page = tool
+        .get_subcommands()
+        .find(|c| c.get_name() == name)
+        .cloned()
+        .ok_or_else(|| std::io::Error::other(format!("no subcommand {name:?}")))?;
+    let page = page.name(format!("sqs-backpressure-{name}"));
+    clap_mangen::Man::new(page).render(out)
 }
 
 /// Runs a command that calls no AWS API.
 pub fn run_local(command: Command) -> Result<Finish, CliError> {
     use clap::CommandFactory;
 
-    let mut stdout = std::io::stdout().lock();
-    let written = match command {
+    // Rendered whole first: clap_complete panics on a write that fails (a closed pipe).
+    let mut text: Vec<u8> = Vec::new();
+    let rendered = match command {
         Command::Audit { file, json } => {
             let trails = audit_summary::summarize(&file)?;
-            let text = if json {
-                format!("{}\n", serde_json::to_string(&trails).unwrap_or_default())
+            text = if json {
+                format!("{}\n", serde_json::to_string(&trails).unwrap_or_default()).into_bytes()
             } else {
-                audit_summary::render(&file, &trails)
+                audit_summary::render(&file, &trails).into_bytes()
             };
-            std::io::Write::write_all(&mut stdout, text.as_bytes())
+            Ok(())
         }
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,
                 &mut args::Cli::command(),
                 "sqs-backpressure",
-                &mut stdout,
+                &mut text,
             );
             Ok(())
         }
-        Command::Man => clap_mangen::Man::new(args::Cli::command()).render(&mut stdout),
+        Command::Man { subcommand } => man_page(subcommand.as_deref(), &mut text),
         _ => Ok(()),
     };
+    rendered.map_err(|e| CliError::file(std::path::Path::new("<stdout>"), e))?;
+    let written = std::io::Write::write_all(&mut std::io::stdout().lock(), &text);
     written.map_err(|e| CliError::file(std::path::Path::new("<stdout>"), e))?;
     Ok(Finish::Done)
 }

@@ -29,6 +29,7 @@ async fn main() -> ExitCode {
             ExitCode::FAILURE
         }
         Ok(finish) => ExitCode::from(finish.exit_code()),
+        Err(error) if error.is_closed_stdout() => ExitCode::SUCCESS,
         Err(error) if error.is_usage() => {
             eprintln!("error: {error}\n\nFor more information, try '--help'.");
             ExitCode::from(2)

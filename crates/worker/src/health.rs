@@ -78,10 +78,11 @@ impl Stamp {
 /// `sqs-worker healthcheck [PID]`: the worker of process `pid` (1, the
 /// container's first process, when not given) unless `HEALTH_FILE` names the file.
 pub fn check(pid: Option<&str>) -> ExitCode {
-    let pid = match pid.map(str::parse::<u32>).transpose() {
-        Ok(pid) => pid.unwrap_or(1),
-        Err(_) => {
-            eprintln!("unhealthy: {pid:?} is not a process id: sqs-worker healthcheck [PID]");
+    let pid = match pid.map(|p| (p, p.parse::<u32>())) {
+        None => 1,
+        Some((_, Ok(pid))) => pid,
+        Some((given, Err(_))) => {
+            eprintln!("unhealthy: {given:?} is not a process id: sqs-worker healthcheck [PID]");
             return ExitCode::from(2);
         }
     };

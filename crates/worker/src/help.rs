@@ -62,9 +62,25 @@ pub const VARIABLES: &[(&str, &str, &str, &str)] = &[
     ("API_CALL_TIMEOUT_MS", "5000", "100-60000", "each SQS call's budget, retries included"),
 ];
 
-/// Families whose unknown members are warned of.
-const FAMILIES: [&str; 7] =
-    ["WORKER_", "DOWNSTREAM_", "QUARANTINE_", "RECEIVE_", "VISIBILITY_", "HEALTH_", "DRAIN_"];
+/// Families whose unknown members are warned of: the prefixes of every
+/// variable the worker reads.
+const FAMILIES: [&str; 15] = [
+    "WORKER_",
+    "DOWNSTREAM_",
+    "QUARANTINE_",
+    "RECEIVE_",
+    "VISIBILITY_",
+    "HEALTH_",
+    "DRAIN_",
+    "CONSUMER_",
+    "RETRY_",
+    "DEADLINE_",
+    "API_",
+    "METRIC",
+    "MESSAGE_",
+    "QUEUE_",
+    "PROTECTION_",
+];
 
 /// `sqs-worker --help`.
 pub fn text() -> String {
@@ -73,8 +89,8 @@ pub fn text() -> String {
         "sqs-worker {}: the batch engine as an ECS service. It long-polls QUEUE_URL, POSTs each\n\
          work request to DOWNSTREAM_URL, quarantines permanent failures, renews leases while\n\
          messages are in work and drains on SIGTERM (a second signal cuts the drain short).\n\n\
-         Usage: sqs-worker               run, configured by the variables below\n       \
-         sqs-worker healthcheck   exit 0 when a poll succeeded within HEALTH_MAX_SILENCE_SECONDS\n       \
+         Usage: sqs-worker                     run, configured by the variables below\n       \
+         sqs-worker healthcheck [PID]   exit 0 when a poll succeeded within HEALTH_MAX_SILENCE_SECONDS\n       \
          sqs-worker --version\n\nVariables (default; range):\n",
         env!("CARGO_PKG_VERSION")
     );
@@ -133,6 +149,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_variable_the_worker_reads_is_in_a_family_that_is_checked() {
+        // ECS_AGENT_URI is ECS's to set, with the rest of its ECS_ variables.
+        for (name, ..) in VARIABLES.iter().filter(|v| v.0 != "ECS_AGENT_URI") {
+            assert!(FAMILIES.iter().any(|f| name.starts_with(f)), "{name}");
+        }
+    }
+
+    #[test]
     fn the_help_lists_every_variable_the_worker_reads() {
         let help = text();
         for name in WORKER_VARIABLES.iter().chain(CONSUMER_VARIABLES) {
@@ -143,8 +167,14 @@ mod tests {
 
     #[test]
     fn a_misspelt_variable_is_named_with_the_one_meant() {
-        let names =
-            ["WORKER_POLLER", "DOWNSTREAM_URL", "QUARANTINE_QUEUE", "PATH", "WORKER_ZZZZZZZZZZ"];
+        let names = [
+            "WORKER_POLLER",
+            "DOWNSTREAM_URL",
+            "QUARANTINE_QUEUE",
+            "PATH",
+            "WORKER_ZZZZZZZZZZ",
+            "CONSUMER_CONCURENCY",
+        ];
         let found = unknown(names.into_iter());
         assert_eq!(
             found,
@@ -152,6 +182,7 @@ mod tests {
                 ("WORKER_POLLER".to_owned(), Some("WORKER_POLLERS")),
                 ("QUARANTINE_QUEUE".to_owned(), None),
                 ("WORKER_ZZZZZZZZZZ".to_owned(), None),
+                ("CONSUMER_CONCURENCY".to_owned(), Some("CONSUMER_CONCURRENCY")),
             ]
         );
     }

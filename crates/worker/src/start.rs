@@ -41,6 +41,8 @@ pub enum StartError {
 /// Runs the worker until a signal has drained it; exit code 0 after a drain.
 pub async fn run() -> ExitCode {
     let load = |env: &startup::Env| -> Result<_, StartError> {
+        // Before the errors: a misspelt variable is often why another is missing.
+        warn_of_unknown_variables();
         let mut errors: Vec<StartError> = Vec::new();
         let worker = WorkerConfig::from_vars(env)
             .map_err(|all| errors.extend(all.into_iter().map(StartError::from)));
@@ -48,8 +50,16 @@ pub async fn run() -> ExitCode {
             HealthConfig::from_vars(env, std::process::id()).map_err(|e| errors.push(e.into()));
         let engine = ConsumerConfig::from_vars(env).map_err(|e| errors.push(e.into()));
         let delivery = HttpDelivery::from_vars(env).map_err(|e| errors.push(e.into()));
+        if let (Ok(worker), Ok(engine)) = (&worker, &engine)
+            && engine.deadline_margin >= worker.message_timeout
+        {
+            errors.push(StartError::Config(ConfigError::Conflict(
+                "DEADLINE_MARGIN_MS must be below MESSAGE_TIMEOUT_SECONDS: the margin is kept free \
+                 of each batch's time, and nothing would be left to work in",
+            )));
+        }
         match (worker, health, engine, delivery) {
-            (Ok(worker), Ok(health), Ok(engine), Ok(delivery)) => {
+            (Ok(worker), Ok(health), Ok(engine), Ok(delivery)) if errors.is_empty() => {
                 Ok((engine, (worker, health), delivery))
             }
             _ => Err(StartError::Several(errors)),
@@ -58,18 +68,6 @@ pub async fn run() -> ExitCode {
     let Some((engine, (config, health), delivery)) = startup::init(load) else {
         return ExitCode::FAILURE;
     };
-    for (name, meant) in help::unknown(
-        std::env::vars().map(|(name, _)| name).collect::<Vec<_>>().iter().map(String::as_str),
-    ) {
-        match meant {
-            Some(meant) => {
-                warn!(variable = %name, "not a variable sqs-worker reads: did you mean {meant}? (sqs-worker --help lists them)")
-            }
-            None => {
-                warn!(variable = %name, "not a variable sqs-worker reads (sqs-worker --help lists them)")
-            }
-        }
-    }
     info!(
         version = env!("CARGO_PKG_VERSION"),
         queue = config.queue.url(),
@@ -139,6 +137,23 @@ pub async fn run() -> ExitCode {
     let worker = Worker::new(queue, batch, config, protection, stamp, namespace);
     Arc::new(worker).run(stop, hurry).await;
     ExitCode::SUCCESS
+}
+
+/// Warns of each variable of the worker's families that it does not read.
+fn warn_of_unknown_variables() {
+    let names: Vec<String> =
+        std::env::vars_os().filter_map(|(name, _)| name.into_string().ok()).collect();
+    for (name, meant) in help::unknown(names.iter().map(String::as_str)) {
+        match meant {
+            Some(meant) => warn!(
+                variable = %name,
+                "not a variable sqs-worker reads: did you mean {meant}? (sqs-worker --help lists them)"
+            ),
+            None => {
+                warn!(variable = %name, "not a variable sqs-worker reads (sqs-worker --help lists them)")
+            }
+        }
+    }
 }
 
 /// The first SIGTERM or SIGINT starts the drain, the second cuts it short.
