@@ -81,6 +81,8 @@ enum ServeError<E> {
     Config(#[from] ConfigError),
     #[error(transparent)]
     Processor(E),
+    #[error("{0}; {1}")]
+    Both(ConfigError, #[source] E),
 }
 
 /// The Lambda start-up for an SQS batch processor: [`startup::init`] with a
@@ -101,7 +103,13 @@ where
         return ExitCode::from(2);
     }
     let load = |vars: &startup::Env| -> Result<_, ServeError<E>> {
-        Ok((ConsumerConfig::from_vars(vars)?, processor(vars).map_err(ServeError::Processor)?))
+        // The engine's errors and the processor's together, so one start says them all.
+        match (ConsumerConfig::from_vars(vars), processor(vars)) {
+            (Ok(config), Ok(processor)) => Ok((config, processor)),
+            (Err(config), Ok(_)) => Err(ServeError::Config(config)),
+            (Ok(_), Err(processor)) => Err(ServeError::Processor(processor)),
+            (Err(config), Err(processor)) => Err(ServeError::Both(config, processor)),
+        }
     };
     let Some((config, processor)) = startup::init(load) else { return ExitCode::FAILURE };
     let sqs = aws_sdk_sqs::Client::new(&startup::sdk_config(config.api_call_timeout).await);

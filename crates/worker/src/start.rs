@@ -48,7 +48,8 @@ pub async fn run() -> ExitCode {
             .map_err(|all| errors.extend(all.into_iter().map(StartError::from)));
         let health =
             HealthConfig::from_vars(env, std::process::id()).map_err(|e| errors.push(e.into()));
-        let engine = ConsumerConfig::from_vars(env).map_err(|e| errors.push(e.into()));
+        let engine = ConsumerConfig::from_vars(env)
+            .map_err(|e| errors.extend(e.into_each().into_iter().map(StartError::from)));
         let delivery = HttpDelivery::from_vars(env).map_err(|e| errors.push(e.into()));
         if let (Ok(worker), Ok(engine)) = (&worker, &engine)
             && engine.deadline_margin >= worker.message_timeout

@@ -39,39 +39,57 @@ const MAX_MAX_RPS: f64 = 1_000_000.0;
 impl Downstream {
     /// Reads the `DOWNSTREAM_*` variables; the error names the variable and the value.
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
-        let url = vars.get("DOWNSTREAM_URL").ok_or(ConfigError::Missing {
-            name: "DOWNSTREAM_URL",
-            reason: "the default processor delivers every message to it",
-        })?;
-        if !(url.starts_with("http://") || url.starts_with("https://"))
-            || url.contains(char::is_whitespace)
-        {
-            return Err(ConfigError::invalid(
-                "DOWNSTREAM_URL",
-                &url,
-                "expected an http:// or https:// URL",
-            ));
+        let mut errors = Vec::new();
+        let url = match vars.get("DOWNSTREAM_URL") {
+            None => Err(ConfigError::Missing {
+                name: "DOWNSTREAM_URL",
+                reason: "the default processor delivers every message to it",
+            }),
+            Some(url)
+                if !(url.starts_with("http://") || url.starts_with("https://"))
+                    || url.contains(char::is_whitespace) =>
+            {
+                Err(ConfigError::invalid(
+                    "DOWNSTREAM_URL",
+                    &url,
+                    "expected an http:// or https:// URL",
+                ))
+            }
+            Some(url) => Ok(url),
         }
-        let timeout_ms =
-            vars.ranged("DOWNSTREAM_TIMEOUT_MS", 1, 900_000)?.unwrap_or(DEFAULT_TIMEOUT_MS);
+        .map_err(|e| errors.push(e))
+        .ok();
+        let timeout_ms = vars
+            .ranged("DOWNSTREAM_TIMEOUT_MS", 1, 900_000)
+            .map_err(|e| errors.push(e))
+            .ok()
+            .flatten()
+            .unwrap_or(DEFAULT_TIMEOUT_MS);
         let max_rps = match vars.get("DOWNSTREAM_MAX_RPS") {
             None => None,
-            Some(text) => Some(
-                text.parse::<f64>()
+            Some(text) => {
+                let rps = text
+                    .parse::<f64>()
                     .ok()
-                    .filter(|rps| (MIN_MAX_RPS..=MAX_MAX_RPS).contains(rps))
-                    .ok_or_else(|| {
-                        ConfigError::invalid(
-                            "DOWNSTREAM_MAX_RPS",
-                            &text,
-                            format!(
-                                "expected requests per second from {MIN_MAX_RPS} to {MAX_MAX_RPS}"
-                            ),
-                        )
-                    })?,
-            ),
+                    .filter(|rps| (MIN_MAX_RPS..=MAX_MAX_RPS).contains(rps));
+                if rps.is_none() {
+                    errors.push(ConfigError::invalid(
+                        "DOWNSTREAM_MAX_RPS",
+                        &text,
+                        format!("expected requests per second from {MIN_MAX_RPS} to {MAX_MAX_RPS}"),
+                    ));
+                }
+                rps
+            }
         };
-        Ok(Self { url, timeout: Duration::from_millis(timeout_ms), max_rps })
+        match url {
+            Some(url) => ConfigError::all_or(errors, || Self {
+                url,
+                timeout: Duration::from_millis(timeout_ms),
+                max_rps,
+            }),
+            None => Err(ConfigError::gathered(errors)),
+        }
     }
 }
 
@@ -99,6 +117,35 @@ mod tests {
         }
         let vars = Vars::new(move |name| env.get(name).cloned());
         Ok((ConsumerConfig::from_vars(&vars)?, Downstream::from_vars(&vars)?))
+    }
+
+    #[test]
+    fn every_bad_variable_of_the_engine_and_the_delivery_is_reported_at_once() {
+        let bad = [
+            ("CONSUMER_CONCURRENCY", "0"),
+            ("DEADLINE_MARGIN_MS", "1"),
+            ("RETRY_BASE_SECONDS", "x"),
+            ("QUARANTINE_QUEUE_URL", "not a url"),
+        ];
+        let engine = config(&bad).unwrap_err().into_each();
+        let text: Vec<String> = engine.iter().map(ToString::to_string).collect();
+        assert_eq!(engine.len(), 4, "{text:?}");
+        for (name, _) in bad {
+            assert!(text.iter().any(|t| t.starts_with(name)), "{name}: {text:?}");
+        }
+        let env: HashMap<&str, &str> = [
+            ("DOWNSTREAM_URL", "ftp://x"),
+            ("DOWNSTREAM_TIMEOUT_MS", "0"),
+            ("DOWNSTREAM_MAX_RPS", "-1"),
+        ]
+        .into();
+        let vars = Vars::new(move |name| env.get(name).map(|v| (*v).to_owned()));
+        let delivery = Downstream::from_vars(&vars).unwrap_err();
+        let joined = delivery.to_string();
+        assert_eq!(delivery.into_each().len(), 3, "{joined}");
+        for name in ["DOWNSTREAM_URL=", "DOWNSTREAM_TIMEOUT_MS=", "DOWNSTREAM_MAX_RPS="] {
+            assert!(joined.contains(name), "{name}: {joined}");
+        }
     }
 
     #[test]

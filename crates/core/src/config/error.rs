@@ -23,6 +23,9 @@ pub enum ConfigError {
     /// Variables that cannot be set together.
     #[error("{0}")]
     Conflict(&'static str),
+    /// More than one variable is wrong: each, in the order they were read.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Several(Vec<ConfigError>),
     /// `TARGETS` is not the JSON list of targets expected.
     #[error("TARGETS={value:?} is invalid: {reason}")]
     Targets {
@@ -37,6 +40,24 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
+    /// `Ok(value)` when `errors` is empty; [`ConfigError::gathered`] otherwise.
+    pub fn all_or<T>(errors: Vec<ConfigError>, value: impl FnOnce() -> T) -> Result<T, Self> {
+        if errors.is_empty() { Ok(value()) } else { Err(Self::gathered(errors)) }
+    }
+
+    /// The one error, or [`ConfigError::Several`] of them.
+    pub fn gathered(mut errors: Vec<ConfigError>) -> Self {
+        if errors.len() == 1 { errors.remove(0) } else { Self::Several(errors) }
+    }
+
+    /// The errors this one stands for: itself, or each of [`ConfigError::Several`].
+    pub fn into_each(self) -> Vec<ConfigError> {
+        match self {
+            Self::Several(all) => all,
+            one => vec![one],
+        }
+    }
+
     /// An [`ConfigError::Invalid`] for `name`.
     pub fn invalid(name: &'static str, value: &str, reason: impl Into<String>) -> Self {
         Self::Invalid { name, value: value.to_owned(), reason: reason.into() }

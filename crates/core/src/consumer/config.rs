@@ -33,42 +33,61 @@ const DEFAULT_RETRY_MAX_SECONDS: u64 = 900;
 const DEFAULT_QUARANTINE_MAX_BYTES: usize = 262_144;
 
 impl ConsumerConfig {
-    /// Reads the variables; the error names the variable and the value.
+    /// Reads the variables; every bad one is reported ([`ConfigError::Several`]),
+    /// each error naming the variable and the value.
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
-        let quarantine_url = vars.get("QUARANTINE_QUEUE_URL").ok_or(ConfigError::Missing {
-            name: "QUARANTINE_QUEUE_URL",
-            reason: "permanent failures are written there before they are acknowledged",
-        })?;
-        let quarantine_queue = QueueRef::parse(&quarantine_url).map_err(|e| {
-            ConfigError::invalid("QUARANTINE_QUEUE_URL", &quarantine_url, e.to_string())
-        })?;
-        let base = vars
-            .ranged("RETRY_BASE_SECONDS", 0, MAX_VISIBILITY.as_secs())?
-            .unwrap_or(DEFAULT_RETRY_BASE_SECONDS);
-        let max = vars
-            .ranged("RETRY_MAX_SECONDS", 0, MAX_VISIBILITY.as_secs())?
-            .unwrap_or(DEFAULT_RETRY_MAX_SECONDS);
+        let mut errors = Vec::new();
+        let quarantine_queue = match vars.get("QUARANTINE_QUEUE_URL") {
+            None => Err(ConfigError::Missing {
+                name: "QUARANTINE_QUEUE_URL",
+                reason: "permanent failures are written there before they are acknowledged",
+            }),
+            Some(url) => QueueRef::parse(&url)
+                .map_err(|e| ConfigError::invalid("QUARANTINE_QUEUE_URL", &url, e.to_string())),
+        }
+        .map_err(|e| errors.push(e))
+        .ok();
+        let mut number = |name, min, max, default: u64| match vars.ranged(name, min, max) {
+            Ok(value) => value.unwrap_or(default),
+            Err(error) => {
+                errors.push(error);
+                default
+            }
+        };
+        let base =
+            number("RETRY_BASE_SECONDS", 0, MAX_VISIBILITY.as_secs(), DEFAULT_RETRY_BASE_SECONDS);
+        let max =
+            number("RETRY_MAX_SECONDS", 0, MAX_VISIBILITY.as_secs(), DEFAULT_RETRY_MAX_SECONDS);
+        let max_bytes = number(
+            "QUARANTINE_MAX_MESSAGE_BYTES",
+            1024,
+            1_048_576,
+            DEFAULT_QUARANTINE_MAX_BYTES as u64,
+        );
+        let concurrency = number("CONSUMER_CONCURRENCY", 1, 10_000, DEFAULT_CONCURRENCY as u64);
+        let margin_ms = number("DEADLINE_MARGIN_MS", 100, 900_000, DEFAULT_MARGIN_MS);
         if base > max {
-            return Err(ConfigError::invalid(
+            errors.push(ConfigError::invalid(
                 "RETRY_BASE_SECONDS",
                 &base.to_string(),
                 format!("it is above RETRY_MAX_SECONDS={max}"),
             ));
         }
-        Ok(Self {
+        let namespace = namespace(vars).map_err(|e| errors.push(e)).ok();
+        let api_call_timeout = api_call_timeout(vars).map_err(|e| errors.push(e)).ok();
+        let (Some(quarantine_queue), Some(namespace), Some(api_call_timeout)) =
+            (quarantine_queue, namespace, api_call_timeout)
+        else {
+            return Err(ConfigError::gathered(errors));
+        };
+        ConfigError::all_or(errors, || Self {
             quarantine_queue,
-            quarantine_max_message_bytes: vars
-                .ranged("QUARANTINE_MAX_MESSAGE_BYTES", 1024, 1_048_576)?
-                .map_or(DEFAULT_QUARANTINE_MAX_BYTES, |b| b as usize),
-            concurrency: vars
-                .ranged("CONSUMER_CONCURRENCY", 1, 10_000)?
-                .map_or(DEFAULT_CONCURRENCY, |c| c as usize),
-            deadline_margin: Duration::from_millis(
-                vars.ranged("DEADLINE_MARGIN_MS", 100, 900_000)?.unwrap_or(DEFAULT_MARGIN_MS),
-            ),
+            quarantine_max_message_bytes: max_bytes as usize,
+            concurrency: concurrency as usize,
+            deadline_margin: Duration::from_millis(margin_ms),
             backoff: Backoff { base: Duration::from_secs(base), max: Duration::from_secs(max) },
-            namespace: namespace(vars)?,
-            api_call_timeout: api_call_timeout(vars)?,
+            namespace,
+            api_call_timeout,
         })
     }
 }
