@@ -15,12 +15,7 @@ test: lint template-lint doc
 	$(CARGO) build --workspace --bins --examples
 	$(MAKE) --no-print-directory cli-docs
 	$(CARGO) test --quiet --doc --workspace
-	@# cargo package verifies the library against core from a local registry of the .crate files in
-	@# target/package, extracted into the cargo home, under the same name and version every time:
-	@# files left by an earlier run (seen with a target dir shared by two clones) would stand in for
-	@# the core just changed.
-	rm -rf $(or $(CARGO_TARGET_DIR),target)/package $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/backpressure-core-* $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/backpressure-batch-*
-	$(CARGO) package --quiet --allow-dirty -p backpressure-core -p backpressure-batch
+	scripts/package.sh
 	$(EMULATORS) install
 	$(EMULATORS) run -- $(CARGO) $(TEST_RUNNER) --workspace
 

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# make test's packaging check: `cargo package` of core and the library, each verified by a build
+# from its own tarball. The verification builds the library against core taken from a local
+# registry, in the same target dir, under the same name and version every time; cargo holds a
+# registry crate immutable, so a copy it compiled in an earlier run would stand in for the core
+# just changed (seen: a second run after a change to core failed against the first run's core).
+# Those copies, and only those, are removed first.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+target=${CARGO_TARGET_DIR:-$root/target}
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+
+rm -rf "$target/package" "$cargo_home"/registry/src/-*/backpressure-core-* \
+  "$cargo_home"/registry/src/-*/backpressure-batch-*
+for dep_info in "$target"/debug/deps/backpressure_core-*.d "$target"/debug/deps/backpressure_batch-*.d; do
+  [ -f "$dep_info" ] || continue
+  # Built from the local registry's extraction, not from the workspace.
+  grep -q -a "/registry/src/-[^/]*/backpressure-" "$dep_info" || continue
+  unit=$(basename "$dep_info" .d)
+  rm -rf "$target/debug/deps/$unit".* "$target/debug/deps/lib$unit".* \
+    "$target/debug/.fingerprint/${unit//_/-}"
+done
+cd "$root"
+exec cargo package --quiet --allow-dirty -p backpressure-core -p backpressure-batch
