@@ -65,13 +65,8 @@ impl WorkerConfig {
             Some(url) => QueueRef::parse(&url)
                 .map_err(|e| ConfigError::invalid("QUEUE_URL", &url, e.to_string())),
         };
-        let mut number = |name, min, max, default| match vars.ranged(name, min, max) {
-            Ok(value) => value.unwrap_or(default),
-            Err(error) => {
-                errors.push(error);
-                default
-            }
-        };
+        let mut number =
+            |name, min, max, default| vars.ranged_or(name, (min, max), default, &mut errors);
         let pollers = number("WORKER_POLLERS", 1, 20, 2) as usize;
         let max_in_flight = number("WORKER_MAX_IN_FLIGHT", 10, 10_000, 100) as usize;
         let receive_wait = Duration::from_secs(number("RECEIVE_WAIT_SECONDS", 1, 20, 20));

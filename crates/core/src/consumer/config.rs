@@ -47,13 +47,8 @@ impl ConsumerConfig {
         }
         .map_err(|e| errors.push(e))
         .ok();
-        let mut number = |name, min, max, default: u64| match vars.ranged(name, min, max) {
-            Ok(value) => value.unwrap_or(default),
-            Err(error) => {
-                errors.push(error);
-                default
-            }
-        };
+        let mut number =
+            |name, min, max, default: u64| vars.ranged_or(name, (min, max), default, &mut errors);
         let base =
             number("RETRY_BASE_SECONDS", 0, MAX_VISIBILITY.as_secs(), DEFAULT_RETRY_BASE_SECONDS);
         let max =
