@@ -57,14 +57,7 @@ impl WorkerConfig {
         vars: &Vars<F>,
     ) -> Result<Self, Vec<ConfigError>> {
         let mut errors = Vec::new();
-        let queue = match vars.get("QUEUE_URL") {
-            None => Err(ConfigError::Missing {
-                name: "QUEUE_URL",
-                reason: "the worker receives from it",
-            }),
-            Some(url) => QueueRef::parse(&url)
-                .map_err(|e| ConfigError::invalid("QUEUE_URL", &url, e.to_string())),
-        };
+        let queue = vars.queue("QUEUE_URL", "the worker receives from it");
         let mut number =
             |name, min, max, default| vars.ranged_or(name, (min, max), default, &mut errors);
         let pollers = number("WORKER_POLLERS", 1, 20, 2) as usize;

@@ -1,6 +1,7 @@
 use std::str::FromStr;
 
 use super::ConfigError;
+use crate::queue::QueueRef;
 
 /// Environment lookups. An empty value counts as unset, because CloudFormation
 /// passes an optional parameter left blank as an empty string.
@@ -57,6 +58,13 @@ impl<F: Fn(&str) -> Option<String>> Vars<F> {
             }
             value => Ok(value),
         }
+    }
+
+    /// A required queue URL; the error names the variable, the value, or
+    /// `reason` (why it is needed) when it is unset.
+    pub fn queue(&self, name: &'static str, reason: &'static str) -> Result<QueueRef, ConfigError> {
+        let url = self.get(name).ok_or(ConfigError::Missing { name, reason })?;
+        QueueRef::parse(&url).map_err(|e| ConfigError::invalid(name, &url, e.to_string()))
     }
 
     /// [`Vars::ranged`], or `default` with the error kept in `errors`: for a

@@ -37,16 +37,13 @@ impl ConsumerConfig {
     /// each error naming the variable and the value.
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
         let mut errors = Vec::new();
-        let quarantine_queue = match vars.get("QUARANTINE_QUEUE_URL") {
-            None => Err(ConfigError::Missing {
-                name: "QUARANTINE_QUEUE_URL",
-                reason: "permanent failures are written there before they are acknowledged",
-            }),
-            Some(url) => QueueRef::parse(&url)
-                .map_err(|e| ConfigError::invalid("QUARANTINE_QUEUE_URL", &url, e.to_string())),
-        }
-        .map_err(|e| errors.push(e))
-        .ok();
+        let quarantine_queue = vars
+            .queue(
+                "QUARANTINE_QUEUE_URL",
+                "permanent failures are written there before they are acknowledged",
+            )
+            .map_err(|e| errors.push(e))
+            .ok();
         let mut number =
             |name, min, max, default: u64| vars.ranged_or(name, (min, max), default, &mut errors);
         let base =
