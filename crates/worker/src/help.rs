@@ -166,6 +166,50 @@ mod tests {
     }
 
     #[test]
+    fn the_defaults_the_help_states_are_the_ones_the_worker_takes() {
+        use backpressure_batch::ConsumerConfig;
+        use backpressure_batch::delivery::Downstream;
+        use backpressure_core::config::Vars;
+
+        use crate::config::WorkerConfig;
+        use crate::health::HealthConfig;
+
+        let vars = Vars::new(|name: &str| match name {
+            "QUEUE_URL" | "QUARANTINE_QUEUE_URL" => {
+                Some("https://sqs.us-east-1.amazonaws.com/123456789012/q".to_owned())
+            }
+            "DOWNSTREAM_URL" => Some("http://127.0.0.1:1/work".to_owned()),
+            _ => None,
+        });
+        let worker = WorkerConfig::from_vars(&vars).unwrap();
+        let engine = ConsumerConfig::from_vars(&vars).unwrap();
+        let health = HealthConfig::from_vars(&vars, 1).unwrap();
+        let delivery = Downstream::from_vars(&vars).unwrap();
+        let taken: [(&str, u128); 15] = [
+            ("WORKER_POLLERS", worker.pollers as u128),
+            ("WORKER_MAX_IN_FLIGHT", worker.max_in_flight as u128),
+            ("RECEIVE_WAIT_SECONDS", worker.receive_wait.as_secs().into()),
+            ("VISIBILITY_TIMEOUT_SECONDS", worker.visibility_timeout.as_secs().into()),
+            ("MESSAGE_TIMEOUT_SECONDS", worker.message_timeout.as_secs().into()),
+            ("DRAIN_SECONDS", worker.drain.as_secs().into()),
+            ("PROTECTION_IDLE_SECONDS", worker.protection_idle.as_secs().into()),
+            ("HEALTH_MAX_SILENCE_SECONDS", health.max_silence.as_secs().into()),
+            ("DOWNSTREAM_TIMEOUT_MS", delivery.timeout.as_millis()),
+            ("QUARANTINE_MAX_MESSAGE_BYTES", engine.quarantine_max_message_bytes as u128),
+            ("CONSUMER_CONCURRENCY", engine.concurrency as u128),
+            ("DEADLINE_MARGIN_MS", engine.deadline_margin.as_millis()),
+            ("RETRY_BASE_SECONDS", engine.backoff.base.as_secs().into()),
+            ("RETRY_MAX_SECONDS", engine.backoff.max.as_secs().into()),
+            ("API_CALL_TIMEOUT_MS", engine.api_call_timeout.as_millis()),
+        ];
+        for (name, value) in taken {
+            let stated = VARIABLES.iter().find(|v| v.0 == name).map(|v| v.1);
+            assert_eq!(stated, Some(value.to_string().as_str()), "{name}");
+        }
+        assert_eq!(engine.namespace, "SqsBackpressure");
+    }
+
+    #[test]
     fn a_misspelt_variable_is_named_with_the_one_meant() {
         let names = [
             "WORKER_POLLER",

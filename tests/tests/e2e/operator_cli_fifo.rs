@@ -46,7 +46,11 @@ pub(crate) async fn queue(aws: &Aws, prefix: &str, fifo: bool) -> String {
 
 /// Sends `bodies` to `url` in order, each with its group (and, FIFO, a
 /// deduplication id); returns the message ids in the same order.
-async fn send_in_order(aws: &Aws, url: &str, bodies: &[(String, String)]) -> Vec<String> {
+pub(crate) async fn send_in_order(
+    aws: &Aws,
+    url: &str,
+    bodies: &[(String, String)],
+) -> Vec<String> {
     let fifo = url.ends_with(".fifo");
     let mut ids = Vec::new();
     for chunk in bodies.chunks(10) {
@@ -84,14 +88,14 @@ async fn send_in_order(aws: &Aws, url: &str, bodies: &[(String, String)]) -> Vec
 }
 
 /// Groups of 25, 11, 10 and 1 raw messages; returns (group, body) in send order.
-fn grouped_bodies() -> Vec<(String, String)> {
+pub(crate) fn grouped_bodies() -> Vec<(String, String)> {
     [("g25", 25), ("g11", 11), ("g10", 10), ("g1", 1)]
         .iter()
         .flat_map(|(group, n)| (0..*n).map(move |i| ((*group).to_owned(), format!("{group}-{i}"))))
         .collect()
 }
 
-fn by_group(bodies: &[(String, String)]) -> BTreeMap<String, Vec<String>> {
+pub(crate) fn by_group(bodies: &[(String, String)]) -> BTreeMap<String, Vec<String>> {
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (group, body) in bodies {
         groups.entry(group.clone()).or_default().push(body.clone());
