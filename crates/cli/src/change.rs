@@ -39,7 +39,6 @@ pub async fn replay(
     }
     let pacer = Pacer::new(args.rate)?;
     let (visible, _) = source.counts().await?;
-    let mover = mover_for(source).await?;
     let destinations = Destinations::new(source, args.to.clone()).await;
     let target = args.to.as_deref().unwrap_or("each message's source queue");
     if args.dry_run {
@@ -61,11 +60,12 @@ pub async fn replay(
             "dry run: {} message(s) would be sent to {target}; {} not matching; nothing was changed",
             tally.would_send, tally.not_matching
         );
-        if mover.is_some() {
+        if source.moves_groups() {
             eprintln!("{DRY_RUN_MOVES_NOTHING}");
         }
         return finish(source, visible, &tally).await;
     }
+    let mover = mover_for(source).await?;
     let operator = operator(sts).await?;
     let matching =
         if wants_count(change.yes) { Some(count_matching(source, filter).await?) } else { None };
@@ -245,7 +245,7 @@ pub async fn discard_dry_run(
          was changed",
         source.url
     );
-    if source.rotate && source.url.ends_with(".fifo") {
+    if source.moves_groups() {
         eprintln!("{DRY_RUN_MOVES_NOTHING}");
     }
     let shortfall = scanned.shortfall(&source.url);

@@ -43,6 +43,12 @@ pub fn with_timeouts(client: &Client, call: Duration, wait: Duration) -> Client 
 pub type EntryResult<T> = (usize, Result<T, String>);
 
 impl Queue {
+    /// Whether reads move messages to the end of their group: a FIFO queue
+    /// read with `--rotate-groups` (a standard queue never holds a group back).
+    pub fn moves_groups(&self) -> bool {
+        self.rotate && self.url.ends_with(".fifo")
+    }
+
     /// Up to `max` (1–10) messages, leased, with every attribute.
     pub async fn receive(&self, max: i32) -> Result<Vec<Entry>, CliError> {
         let output = self

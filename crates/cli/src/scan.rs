@@ -129,14 +129,9 @@ impl Scanned {
     }
 }
 
-/// The mover a scan of `queue` uses: one for a FIFO queue read with
-/// `--rotate-groups`, none otherwise (a standard queue never holds a group back).
+/// The mover a scan of `queue` uses, when it moves groups ([`Queue::moves_groups`]).
 pub async fn mover_for(queue: &Queue) -> Result<Option<Mover>, CliError> {
-    if queue.rotate && queue.url.ends_with(".fifo") {
-        Ok(Some(Mover::new(queue).await?))
-    } else {
-        Ok(None)
-    }
+    if queue.moves_groups() { Ok(Some(Mover::new(queue).await?)) } else { Ok(None) }
 }
 
 /// Calls `visit` once for each distinct message on the queue until the queue
