@@ -279,33 +279,39 @@ async fn came_back(
 /// How a sweep of `source` that started with `counted` visible messages ends:
 /// failures first, then messages in flight, then messages it could not reach.
 async fn finish(source: &Queue, counted: u64, tally: &Tally) -> Result<Finish, CliError> {
-    if tally.failed > 0 {
-        return Ok(Finish::Failures(tally.failed));
-    }
+    // Every shortfall is said, whichever decides the exit code: a run with
+    // failures may also have left messages it never reached.
     let (_, in_flight, timeout) = source.counts_and_timeout().await?;
-    if in_flight > 0 {
+    let shortfall = if in_flight > 0 {
         eprintln!(
             "{in_flight} message(s) of {} are in flight (held by a consumer, or by an interrupted \
              run) and were not seen: run the same command again once they are visible, {}",
             source.url,
             source.when_visible(timeout)
         );
-        return Ok(Finish::Incomplete(in_flight));
-    }
-    let scanned = Scanned {
-        read: tally.seen.values().sum(),
-        counted,
-        groups: tally.seen.clone(),
-        moved: tally.moved as usize,
-        stuck: tally.stuck.clone(),
-        stopped_early: tally.limited,
-        ..Scanned::default()
+        None
+    } else {
+        let scanned = Scanned {
+            read: tally.seen.values().sum(),
+            counted,
+            groups: tally.seen.clone(),
+            moved: tally.moved as usize,
+            stuck: tally.stuck.clone(),
+            stopped_early: tally.limited,
+            ..Scanned::default()
+        };
+        scanned.shortfall(&source.url)
     };
-    let shortfall = scanned.shortfall(&source.url);
     if let Some(shortfall) = &shortfall {
         eprintln!("incomplete: {}.", shortfall.explanation);
     }
-    Ok(Finish::from_shortfall(shortfall.as_ref()))
+    Ok(if tally.failed > 0 {
+        Finish::Failures(tally.failed)
+    } else if in_flight > 0 {
+        Finish::Incomplete(in_flight)
+    } else {
+        Finish::from_shortfall(shortfall.as_ref())
+    })
 }
 
 fn add(total: &mut Tally, tally: &Tally) {

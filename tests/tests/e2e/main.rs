@@ -12,6 +12,7 @@ mod operator_cli;
 mod operator_cli_errors;
 mod operator_cli_faults;
 mod operator_cli_fifo;
+mod operator_cli_fifo_held;
 mod operator_cli_rotate_faults;
 mod publisher;
 mod reliability;
