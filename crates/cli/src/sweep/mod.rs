@@ -205,31 +205,33 @@ impl<'a> Sweep<'a> {
                     sorted.all_seen = false;
                     continue;
                 }
-                if !state.seen.insert(entry.queue_message_id.clone()) {
+                if state.seen.contains(&entry.queue_message_id) {
                     continue;
                 }
+                let matches = self.filter.matches(&entry);
+                let resumed =
+                    matches && self.audit.is_some_and(|a| a.was_sent(&entry.queue_message_id));
+                if matches && !resumed && state.remaining == 0 {
+                    // Beyond the limit: released at once, not read.
+                    sorted.extra.push(entry);
+                    continue;
+                }
+                state.seen.insert(entry.queue_message_id.clone());
                 sorted.all_seen = false;
                 let group = entry.queue_group().unwrap_or("(none)").to_owned();
                 *state.tally.seen.entry(group).or_default() += 1;
-                if !self.filter.matches(&entry) {
+                if !matches {
                     state.tally.not_matching += 1;
                     if self.mover.is_some() {
                         sorted.to_move.push(entry);
                     } else {
                         state.held.insert(entry.received_id, entry.receipt_handle);
                     }
-                } else if self.audit.is_some_and(|a| a.was_sent(&entry.queue_message_id)) {
+                } else if resumed {
                     sorted.resumed.push(entry);
-                } else if state.remaining > 0 {
+                } else {
                     state.remaining -= 1;
                     sorted.todo.push(entry);
-                } else {
-                    // Beyond the limit: released at once, not read.
-                    state.seen.remove(&entry.queue_message_id);
-                    if let Some(n) = entry.queue_group().and_then(|g| state.tally.seen.get_mut(g)) {
-                        *n -= 1;
-                    }
-                    sorted.extra.push(entry);
                 }
             }
         });
