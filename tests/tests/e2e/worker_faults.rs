@@ -103,33 +103,41 @@ async fn receive_faults_are_survived_and_a_refused_delete_leaves_the_message_on_
     assert_eq!(visible + in_flight, 1, "the undeleted message is still on the queue");
 }
 
-/// DeleteMessageBatch failing as a whole (twice, so the retry fails too): the
+/// DeleteMessageBatch failing as a whole (500, denied, throttled or hanging;
+/// twice, so the retry fails too): the
 /// work is done but its messages stay on the queue, come back after their
 /// visibility timeout, are delivered again (same idempotency key) and then
 /// deleted. At-least-once, never lost.
 #[tokio::test]
 async fn a_failed_delete_call_brings_the_messages_back_and_they_are_deleted_later() {
-    let setup = setup().await;
-    let proxy = proxy().await;
-    proxy.inject(Rule::new("DeleteMessageBatch", Fault::ServerError));
-    let bodies: Vec<String> = (0..3).map(|i| request("ledger.post", &format!("d-{i}"))).collect();
-    setup.send(&bodies).await;
-    let mut worker = setup.start(&[
-        ("AWS_ENDPOINT_URL_SQS", proxy.url()),
-        ("API_CALL_TIMEOUT_MS", "1000"),
-        ("VISIBILITY_TIMEOUT_SECONDS", "2"),
-    ]);
-    assert!(worker.wait_for_line("DeleteMessageBatch failed", SETTLED).await.is_some());
-    assert!(worker.wait_for_line("deletes refused twice", SETTLED).await.is_some());
-    proxy.clear();
-    setup
-        .wait_until("a second delivery of each", |s| s.delivered().values().all(|n| *n >= 2))
-        .await;
-    setup.wait_until("all three delivered", |s| s.delivered().len() == 3).await;
-    setup.wait_counts((0, 0)).await;
-    worker.signal("TERM").await.unwrap();
-    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0));
-    assert_eq!(field(&summary(&worker), "deleted"), Some(3), "{}", summary(&worker));
+    for fault in [Fault::ServerError, Fault::Deny, Fault::Throttle, Fault::Hang] {
+        let setup = setup().await;
+        let proxy = proxy().await;
+        proxy.inject(Rule::new("DeleteMessageBatch", fault.clone()));
+        let bodies: Vec<String> =
+            (0..3).map(|i| request("ledger.post", &format!("d-{i}"))).collect();
+        setup.send(&bodies).await;
+        let mut worker = setup.start(&[
+            ("AWS_ENDPOINT_URL_SQS", proxy.url()),
+            ("API_CALL_TIMEOUT_MS", "1000"),
+            ("VISIBILITY_TIMEOUT_SECONDS", "2"),
+        ]);
+        let name = fault.name();
+        assert!(
+            worker.wait_for_line("DeleteMessageBatch failed", SETTLED).await.is_some(),
+            "{name}"
+        );
+        assert!(worker.wait_for_line("deletes refused twice", SETTLED).await.is_some(), "{name}");
+        proxy.clear();
+        setup
+            .wait_until("a second delivery of each", |s| s.delivered().values().all(|n| *n >= 2))
+            .await;
+        setup.wait_until("all three delivered", |s| s.delivered().len() == 3).await;
+        setup.wait_counts((0, 0)).await;
+        worker.signal("TERM").await.unwrap();
+        assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0), "{name}");
+        assert_eq!(field(&summary(&worker), "deleted"), Some(3), "{name}: {}", summary(&worker));
+    }
 }
 
 /// ChangeMessageVisibilityBatch refused while a slow message is in work: the
