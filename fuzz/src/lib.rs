@@ -8,19 +8,19 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use backpressure_batch::delivery::Downstream;
-use backpressure_core::config::Vars;
-use backpressure_core::consumer::ConsumerConfig;
-use backpressure_core::consumer::contract::{PartialRequest, WorkRequest};
-use backpressure_core::consumer::event::{IncomingEvent, SqsEvent, SqsRecord};
-use backpressure_core::consumer::outcome::ErrorCode;
-use backpressure_core::consumer::quarantine::{Failure, QuarantineRecord, sqs_accepts};
-use backpressure_core::publisher::backlog::{BacklogPolicy, Readings};
-use backpressure_core::publisher::metrics::{cloudwatch_accepts, datums};
-use backpressure_core::publisher::{
+use backlog_publisher::backlog::{BacklogPolicy, Readings};
+use backlog_publisher::metrics::{cloudwatch_accepts, datums};
+use backlog_publisher::{
     BacklogIncludes, BacklogTarget, PublisherConfig, QueueCounts, ServiceCounts, Target,
     TaskCountMode,
 };
+use backpressure_batch::ConsumerConfig;
+use backpressure_batch::contract::{PartialRequest, WorkRequest};
+use backpressure_batch::delivery::Downstream;
+use backpressure_batch::event::{IncomingEvent, SqsEvent, SqsRecord};
+use backpressure_batch::outcome::ErrorCode;
+use backpressure_batch::quarantine::{Failure, QuarantineRecord, sqs_accepts};
+use backpressure_core::config::Vars;
 use backpressure_core::queue::{QueueKind, QueueRef};
 use serde_json::Value;
 

@@ -6,7 +6,7 @@
 //! usage: bench-cold-start --label L [--runs 10] (--event FILE | --batch N)
 //!        [--out FILE] [--env NAME=VALUE ...] -- PROGRAM [ARGS ...]
 
-use backpressure_core::fixtures::work_batch;
+use backpressure_batch::fixtures::work_batch;
 use e2e_tests::fixtures::BoxError;
 use hyper::body::Bytes;
 use serde_json::json;

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use backpressure_core::fixtures::{PAYLOAD_LIMIT, work_batch};
+use backpressure_batch::fixtures::{PAYLOAD_LIMIT, work_batch};
 use e2e_tests::fixtures::BoxError;
 use hyper::body::Bytes;
 use serde_json::json;

@@ -1,6 +1,5 @@
 //! What one SQS call costs in CPU on this machine against moto: through the
-//! AWS SDK client (the configuration sqs-worker gives it), through
-//! sqs-worker's own JSON client (`crates/worker/src/sqs_json.rs`), and as a
+//! AWS SDK client (the configuration sqs-worker gives it) and as a
 //! bare socket exchange (connect, write a JSON `ReceiveMessage`, read the answer and drop the connection;
 //! no SDK, no signing, which moto does not check). moto answers every request
 //! with `Connection: close`, so both open a connection per call. The bare
@@ -18,12 +17,11 @@
 
 use std::time::Duration;
 
-use backpressure_batch::startup;
+use backpressure_startup as startup;
 use e2e_tests::fixtures::{Aws, BoxError, unique};
 use serde_json::{Value, json};
 use sqs_backpressure_bench::args::BenchArgs;
 use sqs_backpressure_bench::proc_stats::process_cpu_seconds;
-use sqs_worker::sqs_json::{Budget, SqsJson};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
@@ -37,13 +35,11 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Clone, Copy)]
 enum Caller {
     Sdk,
-    Worker,
     Socket,
 }
 
 struct Target {
     sdk: aws_sdk_sqs::Client,
-    worker: SqsJson,
     url: String,
     /// `host:port` of the endpoint, and the request the socket writes there.
     address: String,
@@ -55,11 +51,6 @@ impl Target {
         match caller {
             Caller::Sdk => {
                 self.sdk.receive_message().queue_url(&self.url).wait_time_seconds(0).send().await?;
-            }
-            Caller::Worker => {
-                let budget = Budget { attempt: CALL_TIMEOUT / 2, operation: CALL_TIMEOUT };
-                let (wait, visibility) = (Duration::ZERO, Duration::from_secs(30));
-                self.worker.receive_message(&self.url, 10, wait, visibility, budget).await?;
             }
             Caller::Socket => {
                 let mut stream = TcpStream::connect(&self.address).await?;
@@ -126,17 +117,12 @@ async fn main() -> Result<(), BoxError> {
     let url = aws.create_queue(&unique("bench-sdk-call")).await?;
     let config = startup::sdk_config(CALL_TIMEOUT).await;
     let sdk = aws_sdk_sqs::Client::new(&config);
-    let worker = SqsJson::new(&config, "bench-sdk-call").await?;
     let request = bare_request(&address, &url);
-    let target = Target { sdk, worker, url, address, request };
+    let target = Target { sdk, url, address, request };
     let pid = std::process::id();
     let mut rows = Vec::new();
     for gap in [Duration::ZERO, gap] {
-        let callers = [
-            (Caller::Sdk, "AWS SDK"),
-            (Caller::Worker, "sqs-worker's client"),
-            (Caller::Socket, "bare socket"),
-        ];
+        let callers = [(Caller::Sdk, "AWS SDK"), (Caller::Socket, "bare socket")];
         for (caller, label) in callers {
             for _ in 0..WARM_UP {
                 target.call(caller).await?;

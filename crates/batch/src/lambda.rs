@@ -5,12 +5,12 @@ use std::error::Error;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
+use crate::ConsumerConfig;
+use crate::body::Body;
+use crate::engine::{BatchError, Processor, QuarantineStore};
+use crate::event::IncomingEvent;
 use aws_lambda_events::sqs::SqsBatchResponse;
 use backpressure_core::config::ConfigError;
-use backpressure_core::consumer::ConsumerConfig;
-use backpressure_core::consumer::body::Body;
-use backpressure_core::consumer::engine::{BatchError, Processor, QuarantineStore};
-use backpressure_core::consumer::event::IncomingEvent;
 use backpressure_core::deadline;
 use backpressure_core::error::error_chain;
 use lambda_runtime::{Diagnostic, LambdaEvent, Service, service_fn};
@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use tracing::{error, info};
 
 use crate::processor::BatchProcessor;
-use crate::startup;
+use backpressure_startup as startup;
 
 /// Why an invocation failed as a whole (Lambda then retries the whole batch).
 #[derive(Debug, thiserror::Error)]

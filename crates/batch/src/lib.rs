@@ -114,27 +114,38 @@
 //! [`record_from_message`] and delete those not listed in the response.
 #![warn(missing_docs)]
 
+pub mod backoff;
+pub mod body;
+pub mod config;
+pub mod contract;
 pub mod delivery;
+pub mod engine;
+pub mod event;
+#[cfg(feature = "fixtures")]
+pub mod fixtures;
 pub mod lambda;
+pub mod outcome;
 pub mod prelude;
 mod processor;
+pub mod quarantine;
 pub mod sqs;
-pub mod startup;
+pub mod summary;
+pub mod trace;
 
 pub use aws_lambda_events::sqs::SqsBatchResponse;
-pub use backpressure_core::consumer::ConsumerConfig;
-pub use backpressure_core::consumer::backoff::Backoff;
-pub use backpressure_core::consumer::body::{Body, Validate};
-pub use backpressure_core::consumer::contract::{ContractViolation, WorkRequest};
-pub use backpressure_core::consumer::engine::{
+pub use backoff::Backoff;
+pub use backpressure_core::queue::QueueRef;
+pub use body::{Body, Validate};
+pub use config::ConsumerConfig;
+pub use contract::{ContractViolation, WorkRequest};
+pub use delivery::{Downstream, HttpDelivery};
+pub use engine::{
     BatchError, BatchReport, Message, Processor, QuarantineError, QuarantineStore, RecordOutcome,
 };
-pub use backpressure_core::consumer::event::{IncomingEvent, SqsEvent, SqsRecord};
-pub use backpressure_core::consumer::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
-pub use backpressure_core::consumer::quarantine::QuarantineRecord;
-pub use backpressure_core::consumer::trace::TraceContext;
-pub use backpressure_core::queue::QueueRef;
-pub use delivery::{Downstream, HttpDelivery};
+pub use event::{IncomingEvent, SqsEvent, SqsRecord};
 pub use lambda::{HandlerError, serve};
+pub use outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 pub use processor::{BatchProcessor, BuildError, Builder, Unset};
+pub use quarantine::QuarantineRecord;
 pub use sqs::{SqsQuarantine, SqsVisibility, record_from_message};
+pub use trace::TraceContext;

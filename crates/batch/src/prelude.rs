@@ -2,8 +2,8 @@
 //! `use backpressure_batch::prelude::*;`
 
 pub use crate::lambda::serve;
-pub use crate::startup::Env;
 pub use crate::{
     BatchProcessor, Body, ContractViolation, ErrorCode, HttpDelivery, Message, Processor,
     SqsQuarantine, SqsRecord, Validate, Verdict, WorkRequest,
 };
+pub use backpressure_startup::Env;

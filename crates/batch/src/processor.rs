@@ -2,21 +2,20 @@
 //! the batch summary (log line and Embedded Metric Format), and the partial
 //! batch response — for one batch, from Lambda or from a worker's poll.
 
-use std::io::Write;
 use std::marker::PhantomData;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use aws_lambda_events::sqs::SqsBatchResponse;
-use backpressure_core::consumer::ConsumerConfig;
-use backpressure_core::consumer::backoff::{Backoff, VisibilityChange};
-use backpressure_core::consumer::body::Body;
-use backpressure_core::consumer::contract::WorkRequest;
-use backpressure_core::consumer::engine::{
+use crate::ConsumerConfig;
+use crate::backoff::{Backoff, VisibilityChange};
+use crate::body::Body;
+use crate::contract::WorkRequest;
+use crate::engine::{
     BatchError, BatchReport, Engine, EngineSettings, Processor, QuarantineStore, RecordOutcome,
 };
-use backpressure_core::consumer::event::SqsRecord;
-use backpressure_core::consumer::outcome::Outcome;
-use backpressure_core::consumer::summary::BatchSummary;
+use crate::event::SqsRecord;
+use crate::outcome::Outcome;
+use crate::summary::BatchSummary;
+use aws_lambda_events::sqs::SqsBatchResponse;
 use backpressure_core::error::error_chain;
 use tokio::time::{Instant, timeout_at};
 use tracing::{info, warn};
@@ -258,7 +257,12 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
             "batch summary"
         );
         if let Some(namespace) = &self.namespace {
-            emit_metrics(&summary.emf_documents(namespace, queue, duration, SystemTime::now()));
+            backpressure_startup::emf::emit(&summary.emf_documents(
+                namespace,
+                queue,
+                duration,
+                SystemTime::now(),
+            ));
         }
         Ok(report)
     }
@@ -335,19 +339,11 @@ fn failed_records_field(outcomes: &[RecordOutcome<'_>]) -> String {
     field
 }
 
-/// CloudWatch Embedded Metric Format: one JSON document per line on stdout.
-fn emit_metrics(documents: &[serde_json::Value]) {
-    let mut stdout = std::io::stdout().lock();
-    for document in documents {
-        let _ = writeln!(stdout, "{document}");
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use backpressure_core::consumer::engine::{Message, QuarantineError};
-    use backpressure_core::consumer::outcome::{ErrorCode, RetryCause, Verdict};
-    use backpressure_core::consumer::quarantine::QuarantineRecord;
+    use crate::engine::{Message, QuarantineError};
+    use crate::outcome::{ErrorCode, RetryCause, Verdict};
+    use crate::quarantine::QuarantineRecord;
     use serde_json::json;
 
     use super::*;

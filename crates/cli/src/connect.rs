@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use aws_config::timeout::TimeoutConfig;
+use backpressure_startup::SdkSettings;
 
 use crate::Clients;
 use crate::args::AwsArgs;
@@ -16,22 +16,11 @@ pub async fn connect(aws: &AwsArgs) -> Result<Clients, CliError> {
     if let Some(profile) = &profile {
         check_profile(profile, aws.profile.is_some()).await?;
     }
-    let mut loader = aws_config::from_env();
-    if let Some(profile) = &aws.profile {
-        loader = loader.profile_name(profile);
-    }
-    if let Some(region) = &aws.region {
-        loader = loader.region(aws_config::Region::new(region.clone()));
-    }
-    if let Some(endpoint) = &aws.endpoint_url {
-        loader = loader.endpoint_url(endpoint);
-    }
-    let call = Duration::from_secs(aws.call_timeout);
-    let timeouts = TimeoutConfig::builder()
-        .operation_timeout(call)
-        .operation_attempt_timeout(call / 2)
-        .build();
-    let config = loader.timeout_config(timeouts).load().await;
+    let mut settings = SdkSettings::new(Duration::from_secs(aws.call_timeout));
+    settings.profile = aws.profile.clone();
+    settings.region = aws.region.clone();
+    settings.endpoint_url = aws.endpoint_url.clone();
+    let config = backpressure_startup::sdk::load(&settings).await;
     if config.region().is_none() {
         return Err(CliError::Usage(
             "no AWS region is set: give --region, or set AWS_REGION or a region in the profile"

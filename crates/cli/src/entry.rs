@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use aws_sdk_sqs::types::{Message, MessageAttributeValue, MessageSystemAttributeName};
 use aws_smithy_types::base64;
-use backpressure_core::consumer::contract::{PartialRequest, WorkRequest};
+use backpressure_batch::contract::{PartialRequest, WorkRequest};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

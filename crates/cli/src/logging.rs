@@ -7,7 +7,6 @@ use std::io::Write;
 use std::sync::Mutex;
 
 use indicatif::ProgressBar;
-use tracing_subscriber::EnvFilter;
 
 static PROGRESS: Mutex<Option<ProgressBar>> = Mutex::new(None);
 
@@ -15,18 +14,9 @@ pub fn init() {
     // The SDK's own warnings carry Debug dumps of its errors; what matters of
     // them reaches the operator as the command's one-line error. RUST_LOG
     // brings them back for a bug report.
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-        EnvFilter::new(
-            "warn,audit=info,aws_config=off,aws_runtime=off,aws_smithy_runtime=off,\
-             aws_smithy_http_client=off,aws_sdk_sqs=off,aws_sdk_sts=off",
-        )
-    });
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(|| Stderr);
-    if std::env::var("SQS_BACKPRESSURE_LOG_FORMAT").is_ok_and(|f| f.eq_ignore_ascii_case("json")) {
-        builder.json().init();
-    } else {
-        builder.with_ansi(false).init();
-    }
+    let quiet = "warn,audit=info,aws_config=off,aws_runtime=off,aws_smithy_runtime=off,\
+                 aws_smithy_http_client=off,aws_sdk_sqs=off,aws_sdk_sts=off";
+    backpressure_startup::logging::init_for_tool(|| Stderr, quiet, "SQS_BACKPRESSURE_LOG_FORMAT");
 }
 
 /// Draws log lines above `bar` instead of through it.

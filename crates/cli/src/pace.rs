@@ -1,59 +1,49 @@
 //! `--rate`: an absolute schedule shared by every loop, so the rate holds over
 //! the whole run (no drift from call latency) and below one message a second.
 
-use std::sync::Mutex;
-use std::time::Duration;
-
+use backpressure_startup::rate::RateLimiter;
 use tokio::time::Instant;
 
 use crate::error::CliError;
 
 #[derive(Debug)]
 pub struct Pacer {
-    per_message: Option<Duration>,
-    next: Mutex<Option<Instant>>,
+    limiter: Option<RateLimiter>,
 }
 
 impl Pacer {
     /// Messages per second, or `None` for as fast as SQS takes them.
     pub fn new(rate: Option<f64>) -> Result<Self, CliError> {
-        let per_message = match rate {
+        let limiter = match rate {
             None => None,
-            Some(rate) if rate.is_finite() && rate > 0.0 => {
-                Some(Duration::try_from_secs_f64(1.0 / rate).map_err(|_| CliError::BadRate(rate))?)
-            }
-            Some(rate) => return Err(CliError::BadRate(rate)),
+            Some(rate) => Some(RateLimiter::per_second(rate).ok_or(CliError::BadRate(rate))?),
         };
-        Ok(Self { per_message, next: Mutex::new(None) })
+        Ok(Self { limiter })
     }
 
     /// Messages per send: about ten sends a second at most, so a rate is
     /// spread evenly instead of arriving in bursts of ten.
     pub fn batch_size(&self) -> usize {
-        match self.per_message {
+        match &self.limiter {
             None => 10,
-            Some(gap) => ((0.1 / gap.as_secs_f64()) as usize).clamp(1, 10),
+            Some(limiter) => ((0.1 / limiter.interval().as_secs_f64()) as usize).clamp(1, 10),
         }
     }
 
     /// Waits for the slot of the next `messages` and returns when it began.
     pub async fn wait(&self, messages: usize) -> Instant {
-        let now = Instant::now();
-        let Some(gap) = self.per_message else { return now };
-        let slot = {
-            let Ok(mut next) = self.next.lock() else { return now };
-            let slot = next.map_or(now, |next| next.max(now));
-            *next = Some(slot + gap * u32::try_from(messages).unwrap_or(u32::MAX));
-            slot
-        };
-        tokio::time::sleep_until(slot).await;
-        slot
+        match &self.limiter {
+            None => Instant::now(),
+            Some(limiter) => limiter.reserve(messages, None).await.unwrap_or_else(Instant::now),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
+
+    use std::time::Duration;
 
     use super::*;
 

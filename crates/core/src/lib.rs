@@ -1,17 +1,11 @@
-//! Pure logic shared by the sqs-backpressure functions, free of the AWS SDK
-//! and of the Lambda runtime. The two domains sit side by side —
-//! [`publisher`] (backlog per task) and [`consumer`] (the batch engine) — with
-//! what both use beside them: [`config`], [`queue`], [`deadline`], [`error`].
-//! Nothing in this crate performs I/O.
+//! What the sqs-backpressure crates truly share, free of the AWS SDK and of
+//! the Lambda runtime: configuration read from the environment ([`config`]:
+//! `Vars` and errors that name the variable and its value), queue references
+//! ([`queue`]), the AWS API error and its one-line form ([`error`]), and an
+//! invocation's remaining time ([`deadline`]). Nothing in this crate performs I/O.
 #![warn(missing_docs)]
 
 pub mod config;
-pub mod consumer;
 pub mod deadline;
 pub mod error;
-#[cfg(feature = "fixtures")]
-pub mod fixtures;
-#[cfg(feature = "subscriber")]
-pub mod logging;
-pub mod publisher;
 pub mod queue;

@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use backpressure_core::publisher::BacklogTarget;
-use backpressure_core::publisher::backlog::{BacklogIncludes, BacklogPolicy, TaskCountMode};
+use backlog_publisher::BacklogTarget;
+use backlog_publisher::backlog::{BacklogIncludes, BacklogPolicy, TaskCountMode};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::autoscaling::ZeroCapacity;

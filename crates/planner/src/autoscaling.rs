@@ -2,7 +2,7 @@
 //! tracking policy, optionally the template's step-scaling wake-up from zero,
 //! and the rules that combine them.
 
-use backpressure_core::publisher::BacklogTarget;
+use backlog_publisher::BacklogTarget;
 
 use crate::cloudwatch::AlarmState;
 
@@ -181,9 +181,8 @@ mod tests {
     #[test]
     fn the_aws_worked_example_scales_ten_tasks_to_fifteen() {
         // 1,500 messages, 10 tasks: backlog per task 150 by core's maths.
-        let target = backpressure_core::publisher::BacklogTarget::new(100.0).unwrap();
-        let metric =
-            backpressure_core::publisher::backlog::backlog_per_task(1_500, 10, Some(target));
+        let target = backlog_publisher::BacklogTarget::new(100.0).unwrap();
+        let metric = backlog_publisher::backlog::backlog_per_task(1_500, 10, Some(target));
         assert_eq!(metric, 150.0);
         assert_eq!(tracking_capacity(10, metric, 100.0), 15);
         let mut scaler = Scaler::new(config(), 10);

@@ -1,8 +1,8 @@
 //! The scaling policies compared: what each publishes, how its alarm reads
 //! it, and whether the template's wake-up step policy is attached.
 
-use backpressure_core::publisher::BacklogTarget;
-use backpressure_core::publisher::backlog::{BacklogPolicy, Readings};
+use backlog_publisher::BacklogTarget;
+use backlog_publisher::backlog::{BacklogPolicy, Readings};
 use backpressure_core::queue::QueueKind;
 
 use crate::cloudwatch::Statistic;
@@ -96,7 +96,7 @@ impl Policy {
 
 #[cfg(test)]
 mod tests {
-    use backpressure_core::publisher::{QueueCounts, ServiceCounts};
+    use backlog_publisher::{QueueCounts, ServiceCounts};
 
     use super::*;
 

@@ -4,8 +4,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use backpressure_core::publisher::BacklogTarget;
-use backpressure_core::publisher::backlog::{BacklogPolicy, Readings};
+use backlog_publisher::BacklogTarget;
+use backlog_publisher::backlog::{BacklogPolicy, Readings};
 use backpressure_core::queue::QueueKind;
 use fastrand::Rng;
 

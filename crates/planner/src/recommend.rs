@@ -1,7 +1,7 @@
 //! The search for the cheapest `TargetBacklogPerTask` and `MinTasks` that
 //! meet the SLO with our policy.
 
-use backpressure_core::publisher::BacklogTarget;
+use backlog_publisher::BacklogTarget;
 
 use crate::policy::Policy;
 use crate::sim::{Scenario, run};

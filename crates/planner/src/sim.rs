@@ -2,8 +2,8 @@
 //! leases lapse, tasks work, the publisher samples on its schedule, the
 //! alarms evaluate each minute and ECS follows the desired count.
 
-use backpressure_core::publisher::backlog::{BacklogPolicy, Readings};
-use backpressure_core::publisher::{BacklogTarget, QueueCounts, ServiceCounts};
+use backlog_publisher::backlog::{BacklogPolicy, Readings};
+use backlog_publisher::{BacklogTarget, QueueCounts, ServiceCounts};
 use fastrand::Rng;
 
 use crate::autoscaling::{Scaler, ScalingConfig, ZeroCapacity};
@@ -62,7 +62,7 @@ impl Scenario {
                 visibility_timeout: 60,
                 max_receive_count: 5,
                 poison_fraction: 0.0,
-                in_flight_limit: backpressure_core::publisher::backlog::in_flight_limit(
+                in_flight_limit: backlog_publisher::backlog::in_flight_limit(
                     backpressure_core::queue::QueueKind::Standard,
                 ),
             },

@@ -4,8 +4,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use backpressure_core::publisher::BacklogTarget;
-use backpressure_core::publisher::backlog::TaskCountMode;
+use backlog_publisher::BacklogTarget;
+use backlog_publisher::backlog::TaskCountMode;
 use capacity_planner::autoscaling::ZeroCapacity;
 use capacity_planner::random::ServiceTime;
 use capacity_planner::stats::Outcome;

@@ -7,13 +7,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use backpressure_core::error::ApiError;
-use backpressure_core::publisher::backlog::Readings;
-use backpressure_core::publisher::redrive::{RedrivePolicyError, dead_letter_target_arn};
-use backpressure_core::publisher::services::{
+use crate::backlog::Readings;
+use crate::redrive::{RedrivePolicyError, dead_letter_target_arn};
+use crate::services::{
     DescribedServices, MAX_SERVICES_PER_DESCRIBE, QueueAttributes, ServiceLookupError,
 };
-use backpressure_core::publisher::{QueueCounts, ServiceCounts, Target};
+use crate::{QueueCounts, ServiceCounts, Target};
+use backpressure_core::error::ApiError;
 use backpressure_core::queue::{QueueRef, QueueRefError};
 use futures::future::join_all;
 

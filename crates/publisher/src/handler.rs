@@ -1,8 +1,8 @@
 use std::time::SystemTime;
 
+use crate::services::MetricSink;
 use backpressure_core::deadline;
 use backpressure_core::error::error_chain;
-use backpressure_core::publisher::services::MetricSink;
 use lambda_runtime::{Diagnostic, LambdaEvent};
 use serde_json::Value;
 use tokio::time::Instant;

@@ -3,10 +3,10 @@
 use std::process::ExitCode;
 
 use aws_sdk_cloudwatch::Client as CloudWatch;
+use backlog_publisher::PublisherConfig;
 use backlog_publisher::aws::{CloudWatchSink, EcsServices, SqsQueues};
 use backlog_publisher::{handler::handle, publisher::Publisher};
-use backpressure_batch::startup;
-use backpressure_core::publisher::PublisherConfig;
+use backpressure_startup as startup;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {

@@ -5,9 +5,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
+use crate::services::MetricSink;
+use crate::{BacklogSample, PublisherConfig, Sampling, Target, metrics};
 use backpressure_core::error::{ApiError, error_chain};
-use backpressure_core::publisher::services::MetricSink;
-use backpressure_core::publisher::{BacklogSample, PublisherConfig, Sampling, Target, metrics};
 use serde::Serialize;
 use tokio::time::{Instant, sleep_until, timeout};
 use tracing::{debug, error, info, warn};

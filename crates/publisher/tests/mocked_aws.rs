@@ -20,9 +20,7 @@ use aws_sdk_sqs::types::error::RequestThrottled;
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
 use backlog_publisher::aws::{CloudWatchSink, EcsServices, SqsQueues};
 use backlog_publisher::publisher::{InvocationError, Publisher};
-use backpressure_core::publisher::{
-    BacklogTarget, PublisherConfig, Sampling, StorageResolution, Target,
-};
+use backlog_publisher::{BacklogTarget, PublisherConfig, Sampling, StorageResolution, Target};
 use backpressure_core::queue::QueueRef;
 use tokio::time::Instant;
 
@@ -416,10 +414,10 @@ struct StallsAfterFirstRequest {
     accepted: Mutex<usize>,
 }
 
-impl backpressure_core::publisher::services::MetricSink for StallsAfterFirstRequest {
+impl backlog_publisher::services::MetricSink for StallsAfterFirstRequest {
     async fn put_metric_data(
         &self,
-        _datums: &[backpressure_core::publisher::metrics::Datum],
+        _datums: &[backlog_publisher::metrics::Datum],
     ) -> Result<(), backpressure_core::error::ApiError> {
         let first = {
             let mut accepted = self.accepted.lock().unwrap();

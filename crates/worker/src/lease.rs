@@ -2,7 +2,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use backpressure_core::consumer::backoff::VisibilityChange;
+use backpressure_batch::backoff::VisibilityChange;
 use tokio::time::Instant;
 
 /// SQS's limit on a message's visibility, counted from its first receipt.

@@ -11,6 +11,5 @@ pub mod lease;
 pub mod limit;
 pub mod protection;
 pub mod queue;
-pub mod sqs_json;
 pub mod start;
 pub mod worker;

@@ -1,19 +1,19 @@
 //! The work queue's calls: long-poll receives, deletes and visibility
 //! changes, ten entries a call, each entry's result checked.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_sqs::Client;
-use aws_sdk_sqs::types::QueueAttributeName;
-use backpressure_batch::{SqsRecord, SqsVisibility};
-use backpressure_core::consumer::backoff::VisibilityChange;
+use aws_sdk_sqs::config::timeout::TimeoutConfig;
+use aws_sdk_sqs::types::{
+    DeleteMessageBatchRequestEntry, MessageSystemAttributeName, QueueAttributeName,
+};
+use backpressure_batch::backoff::VisibilityChange;
+use backpressure_batch::{SqsRecord, SqsVisibility, record_from_message};
 use backpressure_core::error::{ApiError, error_chain};
 use backpressure_core::queue::QueueRef;
 use futures::future::join_all;
 use tracing::warn;
-
-use crate::sqs_json::{Budget, SqsJson};
 
 /// SQS takes at most ten entries a batch call and ten messages a receive.
 pub const MAX_BATCH: usize = 10;
@@ -21,23 +21,22 @@ pub const MAX_BATCH: usize = 10;
 /// The queue the worker drains.
 #[derive(Debug, Clone)]
 pub struct WorkQueue {
-    /// Receives and deletes, the calls made for every ten messages.
-    calls: Arc<SqsJson>,
+    client: Client,
+    /// The same client with the long poll's timeouts, built once: a per-call
+    /// override rebuilds the client's runtime components on every receive.
+    poll_client: Client,
     visibility_changes: SqsVisibility,
     url: String,
     arn: String,
     region: String,
     wait: Duration,
     visibility: Duration,
-    poll_budget: Budget,
-    call_budget: Budget,
 }
 
 impl WorkQueue {
     /// Reads the queue's ARN once (records carry it, and FIFO order depends on it).
     pub async fn connect(
         client: Client,
-        calls: SqsJson,
         queue: &QueueRef,
         wait: Duration,
         visibility: Duration,
@@ -55,25 +54,18 @@ impl WorkQueue {
             .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
             .ok_or_else(|| ApiError::new("GetQueueAttributes", "the response has no QueueArn"))?;
         let region = arn.split(':').nth(3).unwrap_or_default().to_owned();
-        // A long poll's budget is the call's plus the poll's wait: the call's
+        // Its timeouts are the call's budget plus the poll's wait: the client's
         // own (`API_CALL_TIMEOUT_MS`) would cut every empty long poll short,
         // and messages SQS handed to a cut request stay invisible.
-        let poll_budget =
-            Budget { attempt: wait + call_timeout / 2, operation: wait + call_timeout };
-        let call_budget = Budget { attempt: call_timeout / 2, operation: call_timeout };
-        let visibility_changes = SqsVisibility::new(client);
+        let timeouts = TimeoutConfig::builder()
+            .operation_timeout(wait + call_timeout)
+            .operation_attempt_timeout(wait + call_timeout / 2)
+            .build();
+        let poll_client =
+            Client::from_conf(client.config().to_builder().timeout_config(timeouts).build());
+        let visibility_changes = SqsVisibility::new(client.clone());
         let url = queue.url().to_owned();
-        Ok(Self {
-            calls: Arc::new(calls),
-            visibility_changes,
-            url,
-            arn,
-            region,
-            wait,
-            visibility,
-            poll_budget,
-            call_budget,
-        })
+        Ok(Self { client, poll_client, visibility_changes, url, arn, region, wait, visibility })
     }
 
     /// Whether messages of one group must be worked in order.
@@ -82,15 +74,26 @@ impl WorkQueue {
     }
 
     /// One long poll for up to `max` messages, with every system and message
-    /// attribute, on the long poll's budget.
+    /// attribute, on the long poll's timeouts.
     pub async fn receive(&self, max: usize) -> Result<Vec<SqsRecord>, ApiError> {
-        let max = max.clamp(1, MAX_BATCH) as i32;
-        let messages = self
-            .calls
-            .receive_message(&self.url, max, self.wait, self.visibility, self.poll_budget)
+        let output = self
+            .poll_client
+            .receive_message()
+            .queue_url(&self.url)
+            .max_number_of_messages(max.clamp(1, MAX_BATCH) as i32)
+            .wait_time_seconds(self.wait.as_secs() as i32)
+            .visibility_timeout(self.visibility.as_secs() as i32)
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+            .message_attribute_names("All")
+            .send()
             .await
             .map_err(|e| ApiError::new("ReceiveMessage", e))?;
-        Ok(messages.into_iter().map(|m| m.into_record(&self.arn, &self.region)).collect())
+        Ok(output
+            .messages
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| record_from_message(m, &self.arn, &self.region))
+            .collect())
     }
 
     /// Deletes the messages; a refused entry is tried once more. Returns the
@@ -105,12 +108,22 @@ impl WorkQueue {
 
     async fn delete_once(&self, handles: &[String]) -> Vec<String> {
         let calls = handles.chunks(MAX_BATCH).map(|chunk| async move {
-            let entries: Vec<(String, &str)> =
-                chunk.iter().enumerate().map(|(i, handle)| (format!("d{i}"), handle.as_str())).collect();
-            match self.calls.delete_message_batch(&self.url, &entries, self.call_budget).await {
-                Ok(failed) => failed_entries(chunk, failed.iter().map(String::as_str)),
+            let entries = chunk
+                .iter()
+                .enumerate()
+                .filter_map(|(i, handle)| {
+                    DeleteMessageBatchRequestEntry::builder()
+                        .id(format!("d{i}"))
+                        .receipt_handle(handle)
+                        .build()
+                        .ok()
+                })
+                .collect();
+            let sent =
+                self.client.delete_message_batch().queue_url(&self.url).set_entries(Some(entries));
+            match sent.send().await {
+                Ok(output) => failed_entries(chunk, output.failed.iter().map(|f| f.id.as_str())),
                 Err(error) => {
-                    let error = ApiError::new("DeleteMessageBatch", error);
                     warn!(error = %error_chain(&error), count = chunk.len(), "DeleteMessageBatch failed");
                     chunk.to_vec()
                 }

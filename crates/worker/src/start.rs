@@ -5,9 +5,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use backpressure_batch::delivery::DeliveryError;
-use backpressure_batch::{BatchProcessor, BuildError, ConsumerConfig, HttpDelivery, startup};
+use backpressure_batch::{BatchProcessor, BuildError, ConsumerConfig, HttpDelivery};
 use backpressure_core::config::ConfigError;
 use backpressure_core::error::error_chain;
+use backpressure_startup as startup;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
 use tracing::{error, info, warn};
@@ -18,7 +19,6 @@ use crate::help;
 use crate::limit::TaskWide;
 use crate::protection::Protection;
 use crate::queue::WorkQueue;
-use crate::sqs_json::SqsJson;
 use crate::worker::Worker;
 
 /// Why the worker cannot start.
@@ -84,19 +84,10 @@ pub async fn run() -> ExitCode {
         task_protection = config.agent_uri.is_some(),
         "sqs-worker starting"
     );
-    let sdk = startup::sdk_config(engine.api_call_timeout).await;
-    let sqs = aws_sdk_sqs::Client::new(&sdk);
-    let user_agent = format!("sqs-worker/{}", env!("CARGO_PKG_VERSION"));
-    let calls = match SqsJson::new(&sdk, &user_agent).await {
-        Ok(calls) => calls,
-        Err(error) => {
-            error!(error = %error_chain(&error), "cannot set up the SQS client");
-            return ExitCode::FAILURE;
-        }
-    };
+    let sqs = aws_sdk_sqs::Client::new(&startup::sdk_config(engine.api_call_timeout).await);
     let (wait, visibility) = (config.receive_wait, config.visibility_timeout);
-    let call = engine.api_call_timeout;
-    let connected = WorkQueue::connect(sqs.clone(), calls, &config.queue, wait, visibility, call);
+    let connected =
+        WorkQueue::connect(sqs.clone(), &config.queue, wait, visibility, engine.api_call_timeout);
     let queue = match connected.await {
         Ok(queue) => queue,
         Err(error) => {

@@ -7,11 +7,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use backpressure_batch::backoff::VisibilityChange;
 use backpressure_batch::{
     BatchProcessor, Body, Processor, QuarantineStore, RecordOutcome, SqsRecord,
 };
-use backpressure_core::consumer::backoff::VisibilityChange;
 use backpressure_core::error::error_chain;
+use backpressure_startup::emf::{self, Document};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::{Instant, sleep, timeout_at};
 use tracing::{error, info, warn};
@@ -164,25 +165,15 @@ where
     fn emit_metrics(&self, drain: Option<Duration>) {
         let in_flight = lock(&self.leases).len();
         let empty = self.counts.receives_empty.swap(0, Ordering::Relaxed);
-        let timestamp = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-        let mut metrics = vec![
-            serde_json::json!({"Name": "MessagesInFlight", "Unit": "Count"}),
-            serde_json::json!({"Name": "ReceivesEmpty", "Unit": "Count"}),
-        ];
-        let mut document = serde_json::json!({
-            "QueueName": self.config.queue.name(),
-            "MessagesInFlight": in_flight,
-            "ReceivesEmpty": empty,
-        });
+        let mut document = Document::new(&self.namespace, SystemTime::now())
+            .dimension("QueueName", self.config.queue.name())
+            .metric("MessagesInFlight", "Count", in_flight)
+            .metric("ReceivesEmpty", "Count", empty);
         if let Some(drain) = drain {
-            metrics.push(serde_json::json!({"Name": "DrainDurationMs", "Unit": "Milliseconds"}));
-            document["DrainDurationMs"] = serde_json::json!(drain.as_secs_f64() * 1000.0);
+            document =
+                document.metric("DrainDurationMs", "Milliseconds", drain.as_secs_f64() * 1000.0);
         }
-        document["_aws"] = serde_json::json!({
-            "Timestamp": timestamp.as_millis() as u64,
-            "CloudWatchMetrics": [{"Namespace": self.namespace, "Dimensions": [["QueueName"]], "Metrics": metrics}],
-        });
-        println!("{document}");
+        emf::emit(&[document]);
     }
 
     async fn poll(

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use backpressure_core::publisher::metrics::{DIMENSION_NAMES, METRIC_NAMES};
+use backlog_publisher::metrics::{DIMENSION_NAMES, METRIC_NAMES};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError, binary};
 use e2e_tests::process::Process;

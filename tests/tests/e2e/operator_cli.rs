@@ -551,10 +551,10 @@ pub(crate) async fn quarantined_records(
     fifo: bool,
     count: usize,
 ) -> (String, String, Vec<String>) {
-    use backpressure_core::consumer::contract::PartialRequest;
-    use backpressure_core::consumer::event::SqsRecord;
-    use backpressure_core::consumer::outcome::ErrorCode;
-    use backpressure_core::consumer::quarantine::{Failure, QuarantineRecord};
+    use backpressure_batch::contract::PartialRequest;
+    use backpressure_batch::event::SqsRecord;
+    use backpressure_batch::outcome::ErrorCode;
+    use backpressure_batch::quarantine::{Failure, QuarantineRecord};
 
     let work = new_queue(aws, "work", fifo).await;
     let arn = aws.queue_arn(&work).await.unwrap();

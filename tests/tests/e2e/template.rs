@@ -4,10 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use backlog_publisher::config::PUBLISHER_VARIABLES;
+use backlog_publisher::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES};
 use backpressure_batch::delivery::CONSUMER_VARIABLES;
 use backpressure_core::config::Vars;
-use backpressure_core::publisher::config::PUBLISHER_VARIABLES;
-use backpressure_core::publisher::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES};
 use serde_yaml::Value;
 use serde_yaml::value::TaggedValue;
 use sqs_worker::config::{WORKER_VARIABLES, WorkerConfig};

@@ -3,20 +3,19 @@
 //! settings, its status table, `Retry-After`, its rate limit and its trace
 //! headers all in this module.
 
-mod rate_limit;
 mod settings;
 mod status;
 
-pub use rate_limit::RateLimiter;
 pub use settings::{CONSUMER_VARIABLES, Downstream};
 pub use status::{retry_after_seconds, verdict_for_status};
 
 use std::time::{Duration, SystemTime};
 
+use crate::engine::{Message, Processor};
+use crate::outcome::{ErrorCode, Verdict};
 use backpressure_core::config::{ConfigError, Vars};
-use backpressure_core::consumer::engine::{Message, Processor};
-use backpressure_core::consumer::outcome::{ErrorCode, Verdict};
 use backpressure_core::error::error_chain;
+use backpressure_startup::rate::RateLimiter;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Body, Bytes};
 use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue, RETRY_AFTER};
@@ -67,7 +66,7 @@ pub fn https_client() -> std::io::Result<Client<HttpsConnector<HttpConnector>, F
         .build(connector))
 }
 
-/// The default processor: delivers each [`WorkRequest`](backpressure_core::consumer::contract::WorkRequest)
+/// The default processor: delivers each [`WorkRequest`](crate::contract::WorkRequest)
 /// to [`Downstream::url`] and turns the answer into a verdict
 /// ([`verdict_for_status`]).
 #[derive(Debug)]
@@ -93,7 +92,7 @@ impl HttpDelivery {
             client,
             url,
             timeout: downstream.timeout,
-            limiter: downstream.max_rps.map(RateLimiter::per_second),
+            limiter: downstream.max_rps.and_then(RateLimiter::per_second),
         })
     }
 

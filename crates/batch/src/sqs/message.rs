@@ -1,5 +1,5 @@
+use crate::event::SqsRecord;
 use aws_sdk_sqs::types::{Message, MessageAttributeValue};
-use backpressure_core::consumer::event::SqsRecord;
 use serde_json::{Map, Value, json};
 
 /// A message from `ReceiveMessage` as the engine's record, shaped as Lambda

@@ -1,9 +1,9 @@
 use std::sync::Arc;
 
+use crate::engine::{QuarantineError, QuarantineStore};
+use crate::quarantine::{QuarantineRecord, plan_batches};
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
-use backpressure_core::consumer::engine::{QuarantineError, QuarantineStore};
-use backpressure_core::consumer::quarantine::{QuarantineRecord, plan_batches};
 use backpressure_core::error::ApiError;
 use backpressure_core::queue::{QueueKind, QueueRef};
 use futures::future::join_all;

@@ -1,6 +1,6 @@
+use crate::backoff::VisibilityChange;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::ChangeMessageVisibilityBatchRequestEntry;
-use backpressure_core::consumer::backoff::VisibilityChange;
 use backpressure_core::error::{ApiError, error_chain};
 use futures::future::join_all;
 use tracing::warn;

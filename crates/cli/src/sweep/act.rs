@@ -3,7 +3,7 @@
 //! here with the reason they could not be replayed.
 
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
-use backpressure_core::consumer::quarantine::{MAX_BATCH_BYTES, plan_batches};
+use backpressure_batch::quarantine::{MAX_BATCH_BYTES, plan_batches};
 
 use super::{MAX_MESSAGE_BYTES, Sweep};
 use crate::audit::{self, Outcome};

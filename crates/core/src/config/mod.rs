@@ -17,7 +17,7 @@ const DEFAULT_API_CALL_TIMEOUT_MS: u64 = 5_000;
 /// `API_CALL_TIMEOUT_MS`: how long one AWS call (its retries included) may
 /// take. Well inside the invocation's time, so that a hung call costs only the
 /// work that depends on it, never the whole invocation.
-pub(crate) fn api_call_timeout<F: Fn(&str) -> Option<String>>(
+pub fn api_call_timeout<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
 ) -> Result<Duration, ConfigError> {
     Ok(Duration::from_millis(
@@ -25,9 +25,8 @@ pub(crate) fn api_call_timeout<F: Fn(&str) -> Option<String>>(
     ))
 }
 
-pub(crate) fn namespace<F: Fn(&str) -> Option<String>>(
-    vars: &Vars<F>,
-) -> Result<String, ConfigError> {
+/// `METRIC_NAMESPACE`: CloudWatch's rules for a namespace, [`DEFAULT_NAMESPACE`] when unset.
+pub fn namespace<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<String, ConfigError> {
     let Some(namespace) = vars.get("METRIC_NAMESPACE") else {
         return Ok(DEFAULT_NAMESPACE.to_owned());
     };

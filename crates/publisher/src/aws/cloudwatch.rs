@@ -1,10 +1,10 @@
+use crate::StorageResolution;
+use crate::metrics::{DIMENSION_NAMES, Datum, Unit};
+use crate::services::MetricSink;
 use aws_sdk_cloudwatch::Client;
 use aws_sdk_cloudwatch::primitives::DateTime;
 use aws_sdk_cloudwatch::types::{Dimension, MetricDatum, StandardUnit};
 use backpressure_core::error::ApiError;
-use backpressure_core::publisher::StorageResolution;
-use backpressure_core::publisher::metrics::{DIMENSION_NAMES, Datum, Unit};
-use backpressure_core::publisher::services::MetricSink;
 
 #[derive(Debug, Clone)]
 pub struct CloudWatchSink {

@@ -1,7 +1,7 @@
+use crate::ServiceCounts;
+use crate::services::{DescribedService, DescribedServices, ServiceFailure};
 use aws_sdk_ecs::Client;
 use backpressure_core::error::ApiError;
-use backpressure_core::publisher::ServiceCounts;
-use backpressure_core::publisher::services::{DescribedService, DescribedServices, ServiceFailure};
 
 #[derive(Debug, Clone)]
 pub struct EcsServices {

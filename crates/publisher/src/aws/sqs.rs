@@ -1,8 +1,8 @@
+use crate::QueueCounts;
+use crate::services::QueueAttributes;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::QueueAttributeName;
 use backpressure_core::error::ApiError;
-use backpressure_core::publisher::QueueCounts;
-use backpressure_core::publisher::services::QueueAttributes;
 use backpressure_core::queue::QueueRef;
 
 #[derive(Debug, Clone)]

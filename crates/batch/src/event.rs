@@ -6,7 +6,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::trace::TraceContext;
+use crate::trace::TraceContext;
 
 /// One record of an SQS event. Attributes are kept as delivered, because a
 /// quarantine record carries them unchanged.

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::queue::QueueRef;
+use backpressure_core::queue::QueueRef;
 
 /// The scaling policy's target value: acceptable backlog per task, from
 /// [`BacklogTarget::MIN`] to [`BacklogTarget::MAX`], taken to six decimal

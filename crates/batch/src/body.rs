@@ -7,8 +7,8 @@
 use serde::de::DeserializeOwned;
 use serde_json::error::Category;
 
-use super::contract::{ContractViolation, PartialRequest, WorkRequest};
-use super::outcome::ErrorCode;
+use crate::contract::{ContractViolation, PartialRequest, WorkRequest};
+use crate::outcome::ErrorCode;
 
 /// A decoded message body. Implemented for [`WorkRequest`], and for every
 /// type that implements `serde::Deserialize` and [`Validate`].
@@ -27,9 +27,9 @@ pub trait Body: Sized + Send + Sync {
 /// the violation's own error code. The default accepts every body that decoded.
 ///
 /// ```
-/// use backpressure_core::consumer::body::Validate;
-/// use backpressure_core::consumer::contract::ContractViolation;
-/// use backpressure_core::consumer::outcome::ErrorCode;
+/// use crate::body::Validate;
+/// use crate::contract::ContractViolation;
+/// use crate::outcome::ErrorCode;
 ///
 /// #[derive(serde::Deserialize)]
 /// struct Refund { cents: i64 }

@@ -2,7 +2,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::*;
-use crate::config::DEFAULT_NAMESPACE;
+use backpressure_core::config::DEFAULT_NAMESPACE;
 
 const QUEUE: &str = "https://sqs.eu-west-1.amazonaws.com/123456789012/work";
 
@@ -210,4 +210,22 @@ fn targets_errors_name_the_value() {
         assert!(text.starts_with(&format!("TARGETS={json:?}")), "{text}");
         assert!(text.contains(expected), "{json}: {text:?} lacks {expected:?}");
     }
+}
+
+#[test]
+fn the_variable_list_is_exactly_what_the_code_reads() {
+    let asked = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let required = [
+        ("QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/1/q"),
+        ("ECS_CLUSTER_NAME", "c"),
+        ("ECS_SERVICE_NAME", "s"),
+    ];
+    let lookup = |name: &str| {
+        asked.lock().unwrap().insert(name.to_owned());
+        required.iter().find(|(n, _)| *n == name).map(|(_, v)| (*v).to_owned())
+    };
+    assert!(PublisherConfig::from_vars(&Vars::new(lookup)).is_ok());
+    let expected: std::collections::BTreeSet<String> =
+        PUBLISHER_VARIABLES.iter().map(|s| (*s).to_owned()).collect();
+    assert_eq!(asked.into_inner().unwrap(), expected);
 }

@@ -10,9 +10,9 @@ use serde::Serialize;
 use serde_json::ser::Formatter;
 use serde_json::{Map, Value};
 
-use super::contract::PartialRequest;
-use super::event::SqsRecord;
-use super::outcome::ErrorCode;
+use crate::contract::PartialRequest;
+use crate::event::SqsRecord;
+use crate::outcome::ErrorCode;
 
 /// SQS accepts at most 1 MiB in one `SendMessageBatch` call.
 pub const MAX_BATCH_BYTES: usize = 1_048_576;

@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use super::backoff::{Backoff, MAX_VISIBILITY};
-use crate::config::{ConfigError, Vars, api_call_timeout, namespace};
-use crate::queue::QueueRef;
+use crate::backoff::{Backoff, MAX_VISIBILITY};
+use backpressure_core::config::{ConfigError, Vars, api_call_timeout, namespace};
+use backpressure_core::queue::QueueRef;
 
 /// Everything but the processor's own settings: a custom processor reads its own.
 #[derive(Debug, Clone, PartialEq)]

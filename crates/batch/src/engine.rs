@@ -18,12 +18,12 @@ use futures::{FutureExt, StreamExt, stream};
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tracing::{error, warn};
 
-use super::body::Body;
-use super::contract::{PartialRequest, WorkRequest};
-use super::event::{SourceQueue, SqsRecord};
-use super::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
-use super::quarantine::{Failure, QuarantineRecord};
-use crate::error::{ApiError, error_chain};
+use crate::body::Body;
+use crate::contract::{PartialRequest, WorkRequest};
+use crate::event::{SourceQueue, SqsRecord};
+use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
+use crate::quarantine::{Failure, QuarantineRecord};
+use backpressure_core::error::{ApiError, error_chain};
 
 /// One message, as a processor sees it: its body already decoded and checked.
 #[derive(Debug)]

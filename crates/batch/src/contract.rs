@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
-use super::outcome::ErrorCode;
+use crate::outcome::ErrorCode;
 
 /// The supported major version of `schemaVersion`.
 pub const SUPPORTED_MAJOR_VERSION: u64 = 1;

@@ -3,9 +3,9 @@
 
 use std::future::Future;
 
-use super::backlog::{QueueCounts, ServiceCounts};
-use super::metrics::Datum;
-use crate::error::ApiError;
+use crate::backlog::{QueueCounts, ServiceCounts};
+use crate::metrics::Datum;
+use backpressure_core::error::ApiError;
 
 /// What one `GetQueueAttributes` call says about a queue.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -95,7 +95,7 @@ pub const MAX_SERVICES_PER_DESCRIBE: usize = 10;
 
 /// Where the datums go: CloudWatch, or a test double.
 pub trait MetricSink: Send + Sync {
-    /// Publishes at most [`crate::publisher::metrics::MAX_DATUMS_PER_REQUEST`] datums in one request.
+    /// Publishes at most [`crate::metrics::MAX_DATUMS_PER_REQUEST`] datums in one request.
     fn put_metric_data(
         &self,
         datums: &[Datum],

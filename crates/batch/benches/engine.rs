@@ -9,13 +9,13 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use backpressure_core::consumer::engine::{
+use backpressure_batch::engine::{
     Engine, EngineSettings, Message, Processor, QuarantineError, QuarantineStore,
 };
-use backpressure_core::consumer::event::SqsEvent;
-use backpressure_core::consumer::outcome::Verdict;
-use backpressure_core::consumer::quarantine::QuarantineRecord;
-use backpressure_core::fixtures::work_batch;
+use backpressure_batch::event::SqsEvent;
+use backpressure_batch::fixtures::work_batch;
+use backpressure_batch::outcome::Verdict;
+use backpressure_batch::quarantine::QuarantineRecord;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 struct NoOp;

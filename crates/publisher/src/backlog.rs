@@ -5,8 +5,8 @@
 
 use std::str::FromStr;
 
-use crate::publisher::target::BacklogTarget;
-use crate::queue::QueueKind;
+use crate::target::BacklogTarget;
+use backpressure_core::queue::QueueKind;
 
 /// Message counts from one `GetQueueAttributes` call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -249,9 +249,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::publisher::metrics::{cloudwatch_accepts, datums};
-    use crate::publisher::target::Target;
-    use crate::queue::QueueRef;
+    use crate::metrics::{cloudwatch_accepts, datums};
+    use crate::target::Target;
+    use backpressure_core::queue::QueueRef;
 
     fn target(value: f64) -> Option<BacklogTarget> {
         Some(BacklogTarget::new(value).unwrap())

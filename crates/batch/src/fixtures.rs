@@ -45,8 +45,8 @@ pub fn work_batch(messages: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::consumer::contract::WorkRequest;
-    use crate::consumer::event::SqsEvent;
+    use crate::contract::WorkRequest;
+    use crate::event::SqsEvent;
 
     #[test]
     fn five_thousand_messages_fit_the_payload_limit_and_keep_the_contract() {

@@ -2,11 +2,11 @@
 //! Format documents CloudWatch turns into metrics. No message content.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use serde_json::{Value, json};
+use backpressure_startup::emf::Document;
 
-use super::outcome::Outcome;
+use crate::outcome::Outcome;
 
 /// A batch's outcomes, counted.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -70,34 +70,21 @@ impl BatchSummary {
         queue: &str,
         duration: Duration,
         now: SystemTime,
-    ) -> Vec<Value> {
-        let timestamp = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
-        let directive = |dimensions: Value, metrics: Value| {
-            json!({"Timestamp": timestamp, "CloudWatchMetrics": [{
-                "Namespace": namespace, "Dimensions": dimensions, "Metrics": metrics}]})
-        };
-        let mut documents = vec![json!({
-            "_aws": directive(json!([["QueueName"]]), json!([
-                {"Name": "MessagesProcessed", "Unit": "Count"},
-                {"Name": "MessagesQuarantined", "Unit": "Count"},
-                {"Name": "MessagesRetried", "Unit": "Count"},
-                {"Name": "BatchSize", "Unit": "Count"},
-                {"Name": "BatchDuration", "Unit": "Milliseconds"},
-            ])),
-            "QueueName": queue,
-            "MessagesProcessed": self.done,
-            "MessagesQuarantined": self.quarantined,
-            "MessagesRetried": self.retried,
-            "BatchSize": self.records,
-            "BatchDuration": duration.as_secs_f64() * 1000.0,
-        })];
+    ) -> Vec<Document> {
+        let mut documents = vec![
+            Document::new(namespace, now)
+                .dimension("QueueName", queue)
+                .metric("MessagesProcessed", "Count", self.done)
+                .metric("MessagesQuarantined", "Count", self.quarantined)
+                .metric("MessagesRetried", "Count", self.retried)
+                .metric("BatchSize", "Count", self.records)
+                .metric("BatchDuration", "Milliseconds", duration.as_secs_f64() * 1000.0),
+        ];
         documents.extend(self.by_error_code.iter().map(|(code, count)| {
-            json!({
-                "_aws": directive(json!([["QueueName", "ErrorCode"]]), json!([{"Name": "PermanentFailures", "Unit": "Count"}])),
-                "QueueName": queue,
-                "ErrorCode": code,
-                "PermanentFailures": count,
-            })
+            Document::new(namespace, now)
+                .dimension("QueueName", queue)
+                .dimension("ErrorCode", code)
+                .metric("PermanentFailures", "Count", *count)
         }));
         documents
     }
@@ -109,8 +96,12 @@ fn join<'a>(pairs: impl Iterator<Item = (&'a str, usize)>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::time::UNIX_EPOCH;
+
+    use serde_json::Value;
+
     use super::*;
-    use crate::consumer::outcome::{ErrorCode, RetryCause};
+    use crate::outcome::{ErrorCode, RetryCause};
 
     #[test]
     fn counts_every_outcome_once() {
@@ -135,7 +126,11 @@ mod tests {
         );
         assert_eq!(summary.retry_causes_field(), "deadline=1,quarantine_failed=1");
 
-        let docs = summary.emf_documents("Ns", "orders", Duration::from_millis(1500), UNIX_EPOCH);
+        let docs: Vec<Value> = summary
+            .emf_documents("Ns", "orders", Duration::from_millis(1500), UNIX_EPOCH)
+            .iter()
+            .map(Document::to_json)
+            .collect();
         assert_eq!(docs.len(), 3);
         assert_eq!(docs[0]["_aws"]["CloudWatchMetrics"][0]["Namespace"], "Ns");
         assert_eq!(docs[0]["MessagesQuarantined"], 3);

@@ -2,8 +2,8 @@
 
 use std::time::SystemTime;
 
-use crate::publisher::backlog::BacklogSample;
-use crate::publisher::target::Target;
+use crate::backlog::BacklogSample;
+use crate::target::Target;
 
 /// `PutMetricData` accepts at most 1,000 datums per request.
 pub const MAX_DATUMS_PER_REQUEST: usize = 1000;
@@ -112,8 +112,8 @@ pub fn requests(datums: &[Datum]) -> std::slice::Chunks<'_, Datum> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::publisher::backlog::QueueCounts;
-    use crate::queue::QueueRef;
+    use crate::backlog::QueueCounts;
+    use backpressure_core::queue::QueueRef;
 
     fn target() -> Target {
         Target {

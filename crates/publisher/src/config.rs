@@ -3,10 +3,10 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::backlog::{BacklogIncludes, BacklogPolicy, SettingError, TaskCountMode};
-use super::target::{BacklogTarget, Target};
-use crate::config::{ConfigError, Vars, api_call_timeout, namespace};
-use crate::queue::QueueRef;
+use crate::backlog::{BacklogIncludes, BacklogPolicy, SettingError, TaskCountMode};
+use crate::target::{BacklogTarget, Target};
+use backpressure_core::config::{ConfigError, Vars, api_call_timeout, namespace};
+use backpressure_core::queue::QueueRef;
 
 /// Every variable backlog-publisher reads. `template.yaml` is checked against it.
 pub const PUBLISHER_VARIABLES: &[&str] = &[

@@ -7,7 +7,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::*;
-use crate::consumer::event::SqsEvent;
+use crate::event::SqsEvent;
 
 /// What a test message asks the scripted processor to do, by its `operation`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

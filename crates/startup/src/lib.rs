@@ -1,0 +1,48 @@
+//! The start-up every sqs-backpressure binary shares, so none of them can
+//! drift: the AWS SDK configured once ([`sdk`]: per-call timeouts, one HTTPS
+//! client for every service client), the log subscriber ([`logging`], behind
+//! the `subscriber` feature), CloudWatch Embedded Metric Format documents
+//! ([`emf`]), one rate limiter ([`rate`]), and the configuration read once
+//! with its errors logged ([`init`]) or the process's exit ([`exit`]).
+#![warn(missing_docs)]
+
+pub mod emf;
+pub mod exit;
+#[cfg(feature = "subscriber")]
+pub mod logging;
+pub mod rate;
+pub mod sdk;
+
+use std::error::Error;
+
+use backpressure_core::config::Vars;
+use backpressure_core::error::error_chain;
+
+pub use exit::{exit, in_lambda};
+pub use sdk::{SdkSettings, sdk_config};
+
+/// The environment lookups a configuration is read from.
+pub type Env = Vars<fn(&str) -> Option<String>>;
+
+/// Installs the log subscriber ([`logging::init`]) and reads the
+/// configuration with `load`; `None` after logging why it is invalid (Lambda
+/// reports the exit as `Runtime.ExitError` with that line).
+#[cfg(feature = "subscriber")]
+pub fn init<C, E: Error + 'static>(load: impl FnOnce(&Env) -> Result<C, E>) -> Option<C> {
+    logging::init();
+    read(load)
+}
+
+/// Reads the configuration with `load`; `None` after logging why it is
+/// invalid. For a binary that installed its own subscriber.
+pub fn read<C, E: Error + 'static>(load: impl FnOnce(&Env) -> Result<C, E>) -> Option<C> {
+    load(&Vars::from_process_env())
+        .inspect_err(|error| tracing::error!(error = %error_chain(error), "invalid configuration"))
+        .ok()
+}
+
+/// `"{name}/{crate version} ({Lambda function version})"`, for quarantine records.
+pub fn handler_version(name: &str, version: &str) -> String {
+    let function = std::env::var("AWS_LAMBDA_FUNCTION_VERSION").unwrap_or_else(|_| "local".into());
+    format!("{name}/{version} ({function})")
+}
