@@ -48,7 +48,7 @@ template-lint:
 
 ## make unit: the tests that need no emulator
 unit:
-	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backpressure-batch -p backlog-publisher -p capacity-planner
+	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backpressure-startup -p backpressure-batch -p backlog-publisher -p capacity-planner
 
 ## make simulate: the capacity planner on the built-in traces: a comparison table per trace,
 ## one SVG per trace in target/simulate/ (the README's picture is the burst-from-idle one,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make test's packaging check: `cargo package` of core and the library, each verified by a build
+# make test's packaging check: `cargo package` of core, startup and the library, each verified by a build
 # from its own tarball. The verification builds the library against core taken from a local
 # registry, in the same target dir, under the same name and version every time; cargo holds a
 # registry crate immutable, so a copy it compiled in an earlier run would stand in for the core
@@ -12,8 +12,8 @@ target=${CARGO_TARGET_DIR:-$root/target}
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
 
 rm -rf "$target/package" "$cargo_home"/registry/src/-*/backpressure-core-* \
-  "$cargo_home"/registry/src/-*/backpressure-batch-*
-for dep_info in "$target"/debug/deps/backpressure_core-*.d "$target"/debug/deps/backpressure_batch-*.d; do
+  "$cargo_home"/registry/src/-*/backpressure-startup-* "$cargo_home"/registry/src/-*/backpressure-batch-*
+for dep_info in "$target"/debug/deps/backpressure_{core,startup,batch}-*.d; do
   [ -f "$dep_info" ] || continue
   # Built from the local registry's extraction, not from the workspace.
   grep -q -a "/registry/src/-[^/]*/backpressure-" "$dep_info" || continue
@@ -22,4 +22,4 @@ for dep_info in "$target"/debug/deps/backpressure_core-*.d "$target"/debug/deps/
     "$target/debug/.fingerprint/${unit//_/-}"
 done
 cd "$root"
-exec cargo package --quiet --allow-dirty -p backpressure-core -p backpressure-batch
+exec cargo package --quiet --allow-dirty -p backpressure-core -p backpressure-startup -p backpressure-batch

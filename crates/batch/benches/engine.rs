@@ -4,24 +4,24 @@
 //! `serde_json::Value` and into `aws_lambda_events`' typed `SqsEvent` (what a
 //! plain Rust handler gets from `lambda_runtime`).
 //!
-//! `cargo bench -p backpressure-core --features fixtures --bench engine`
+//! `cargo bench -p backpressure-batch --features fixtures --bench engine`
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use backpressure_batch::engine::{
-    Engine, EngineSettings, Message, Processor, QuarantineError, QuarantineStore,
-};
+use backpressure_batch::delivery::WorkRequest;
 use backpressure_batch::event::SqsEvent;
 use backpressure_batch::fixtures::work_batch;
 use backpressure_batch::outcome::Verdict;
 use backpressure_batch::quarantine::QuarantineRecord;
+use backpressure_batch::quarantine::{QuarantineError, QuarantineStore};
+use backpressure_batch::{BatchProcessor, Message, Processor};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 struct NoOp;
 
-impl Processor for NoOp {
-    async fn process(&self, _message: &Message<'_>) -> Verdict {
+impl Processor<WorkRequest> for NoOp {
+    async fn process(&self, _message: &Message<'_, WorkRequest>) -> Verdict {
         Verdict::Done
     }
 }
@@ -38,15 +38,15 @@ fn engine_overhead(c: &mut Criterion) {
         Ok(runtime) => runtime,
         Err(error) => panic!("cannot build the runtime: {error}"),
     };
-    let engine = Engine::new(
-        NoOp,
-        NoOp,
-        EngineSettings {
-            concurrency: 32,
-            deadline_margin: Duration::from_secs(1),
-            handler_version: "bench".to_owned(),
-        },
-    );
+    let built = BatchProcessor::builder(NoOp)
+        .quarantine(NoOp)
+        .concurrency(32)
+        .deadline_margin(Duration::from_secs(1))
+        .build();
+    let batch = match built {
+        Ok(batch) => batch,
+        Err(error) => panic!("cannot build the processor: {error}"),
+    };
 
     let mut group = c.benchmark_group("batch-5000");
     group.throughput(Throughput::Bytes(bytes.len() as u64)).sample_size(30);
@@ -65,7 +65,7 @@ fn engine_overhead(c: &mut Criterion) {
                 Err(error) => panic!("the generated event does not parse: {error}"),
             };
             let deadline = tokio::time::Instant::now() + Duration::from_secs(900);
-            let report = runtime.block_on(engine.run(&event, deadline));
+            let report = runtime.block_on(batch.process_report(&event.records, deadline));
             match report {
                 Ok(report) => assert!(report.batch_item_failures.is_empty()),
                 Err(error) => panic!("the engine failed the batch: {error}"),

@@ -7,7 +7,8 @@
 use serde::de::DeserializeOwned;
 use serde_json::error::Category;
 
-use crate::contract::{ContractViolation, PartialRequest, WorkRequest};
+use crate::contract::WorkRequest;
+pub use crate::contract::{ContractViolation, PartialRequest};
 use crate::outcome::ErrorCode;
 
 /// A decoded message body. Implemented for [`WorkRequest`], and for every
@@ -27,9 +28,7 @@ pub trait Body: Sized + Send + Sync {
 /// the violation's own error code. The default accepts every body that decoded.
 ///
 /// ```
-/// use crate::body::Validate;
-/// use crate::contract::ContractViolation;
-/// use crate::outcome::ErrorCode;
+/// use backpressure_batch::{ContractViolation, ErrorCode, Validate};
 ///
 /// #[derive(serde::Deserialize)]
 /// struct Refund { cents: i64 }

@@ -7,11 +7,10 @@
 //! run the same engine.
 
 use std::collections::HashSet;
-use std::future::Future;
 use std::marker::PhantomData;
 use std::ops::{Deref, Range};
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use futures::{FutureExt, StreamExt, stream};
@@ -19,80 +18,12 @@ use tokio::time::{Instant, sleep_until, timeout_at};
 use tracing::{error, warn};
 
 use crate::body::Body;
-use crate::contract::{PartialRequest, WorkRequest};
+use crate::contract::PartialRequest;
 use crate::event::{SourceQueue, SqsRecord};
+use crate::message::{Message, Processor};
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
-use crate::quarantine::{Failure, QuarantineRecord};
-use backpressure_core::error::{ApiError, error_chain};
-
-/// One message, as a processor sees it: its body already decoded and checked.
-#[derive(Debug)]
-pub struct Message<'a, B = WorkRequest> {
-    /// The SQS messageId.
-    pub message_id: &'a str,
-    /// The body exactly as it was sent.
-    pub body: &'a str,
-    /// The body decoded ([`Body::decode`]).
-    pub request: &'a B,
-    /// The whole record: attributes, message attributes, receipt handle.
-    pub record: &'a SqsRecord,
-    /// Work on this message must be over by then: the engine cuts it off and
-    /// retries the message after it.
-    pub deadline: Instant,
-}
-
-/// The business logic: one message in, one verdict out. `B` is the body type
-/// the messages decode into.
-pub trait Processor<B = WorkRequest>: Send + Sync {
-    /// Processes one message. A panic is caught and retries only this message.
-    fn process(&self, message: &Message<'_, B>) -> impl Future<Output = Verdict> + Send;
-}
-
-/// Why a quarantine write is not confirmed; the message is then retried.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum QuarantineError {
-    #[error("the quarantine record is {size} bytes, above the {limit}-byte message limit")]
-    /// The record is larger than the quarantine queue accepts.
-    TooLarge {
-        /// The record's size as SQS counts it.
-        size: usize,
-        /// `QUARANTINE_MAX_MESSAGE_BYTES`.
-        limit: usize,
-    },
-    #[error("SQS did not accept the entry ({code}: {message})")]
-    /// SQS refused the entry.
-    Rejected {
-        /// SQS's error code for the entry.
-        code: String,
-        /// SQS's message for the entry.
-        message: String,
-    },
-    /// The whole `SendMessageBatch` call failed.
-    #[error("the SendMessageBatch call failed")]
-    Call(#[source] Arc<ApiError>),
-    /// The record could not be encoded as JSON.
-    #[error("the quarantine record could not be encoded")]
-    Encode(#[source] Arc<serde_json::Error>),
-    /// The SDK refused to build the entry.
-    #[error("the entry could not be built: {0}")]
-    Invalid(String),
-    /// SQS reported neither success nor failure for the entry.
-    #[error("no result was reported for the entry")]
-    Unreported,
-    /// The write was cut by the invocation's deadline.
-    #[error("the write did not finish before the invocation's deadline")]
-    Deadline,
-}
-
-/// Durable storage for poison messages.
-pub trait QuarantineStore: Send + Sync {
-    /// Writes every record; returns one result per record, in order, `Ok`
-    /// only when the write is confirmed.
-    fn store(
-        &self,
-        records: &[QuarantineRecord],
-    ) -> impl Future<Output = Vec<Result<(), QuarantineError>>> + Send;
-}
+use crate::quarantine::{Failure, QuarantineError, QuarantineRecord, QuarantineStore};
+use backpressure_core::error::error_chain;
 
 /// How the engine runs a batch.
 #[derive(Debug, Clone)]
@@ -110,6 +41,7 @@ const RESPONSE_RESERVE: Duration = Duration::from_millis(100);
 
 /// Why a batch cannot be reported record by record.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BatchError {
     /// A record without a messageId cannot be listed in `batchItemFailures`.
     #[error(
@@ -161,7 +93,7 @@ pub struct BatchReport<'r> {
 /// Runs batches: decode, process (concurrently, FIFO groups in order),
 /// quarantine, guard the deadline. Build one per process and reuse it.
 #[derive(Debug)]
-pub struct Engine<P, Q, B = WorkRequest> {
+pub struct Engine<P, Q, B> {
     processor: P,
     quarantine: Q,
     settings: EngineSettings,
@@ -211,12 +143,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         &self.processor
     }
 
-    /// The settings the engine was built with.
-    pub fn settings(&self) -> &EngineSettings {
-        &self.settings
-    }
-
     /// Runs one batch; every record is settled before `deadline`.
+    #[cfg(test)]
     pub async fn run<'r, R: AsRef<[SqsRecord]> + ?Sized>(
         &self,
         records: &'r R,

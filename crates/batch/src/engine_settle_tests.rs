@@ -5,7 +5,7 @@ use super::*;
 
 /// Runs `event` and returns, per record index, when it was reported settled.
 async fn settled_at(
-    engine: &Engine<ScriptedProcessor, MemoryQuarantine>,
+    engine: &Engine<ScriptedProcessor, MemoryQuarantine, WorkRequest>,
     event: &SqsEvent,
     deadline: Instant,
 ) -> Vec<(usize, Instant)> {

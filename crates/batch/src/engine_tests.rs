@@ -7,6 +7,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::*;
+use crate::contract::WorkRequest;
 use crate::event::SqsEvent;
 
 /// What a test message asks the scripted processor to do, by its `operation`.
@@ -42,8 +43,8 @@ struct ScriptedProcessor {
     started: Mutex<Vec<String>>,
 }
 
-impl Processor for ScriptedProcessor {
-    async fn process(&self, message: &Message<'_>) -> Verdict {
+impl Processor<WorkRequest> for ScriptedProcessor {
+    async fn process(&self, message: &Message<'_, WorkRequest>) -> Verdict {
         lock(&self.started).push(message.message_id.to_owned());
         match message.request.operation.as_str() {
             "ok" => Verdict::Done,
@@ -103,7 +104,10 @@ fn record(index: usize, behaviour: Behaviour, group: Option<&str>, arn: &str) ->
 const STANDARD: &str = "arn:aws:sqs:us-east-1:123456789012:work";
 const FIFO: &str = "arn:aws:sqs:us-east-1:123456789012:work.fifo";
 
-fn engine(refuse: &[&str], concurrency: usize) -> Engine<ScriptedProcessor, MemoryQuarantine> {
+fn engine(
+    refuse: &[&str],
+    concurrency: usize,
+) -> Engine<ScriptedProcessor, MemoryQuarantine, WorkRequest> {
     let quarantine = MemoryQuarantine {
         refuse: refuse.iter().map(|s| (*s).to_owned()).collect(),
         ..Default::default()

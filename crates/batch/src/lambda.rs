@@ -5,10 +5,12 @@ use std::error::Error;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-use crate::ConsumerConfig;
 use crate::body::Body;
-use crate::engine::{BatchError, Processor, QuarantineStore};
+use crate::config::ConsumerConfig;
+use crate::engine::BatchError;
 use crate::event::IncomingEvent;
+use crate::message::Processor;
+use crate::quarantine::QuarantineStore;
 use aws_lambda_events::sqs::SqsBatchResponse;
 use backpressure_core::config::ConfigError;
 use backpressure_core::deadline;
@@ -22,6 +24,7 @@ use backpressure_startup as startup;
 
 /// Why an invocation failed as a whole (Lambda then retries the whole batch).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HandlerError {
     /// The payload is not an SQS event (`errorType` `InvalidEvent`).
     #[error("{0}")]
@@ -113,8 +116,7 @@ where
     };
     let Some((config, processor)) = startup::init(load) else { return ExitCode::FAILURE };
     let sqs = aws_sdk_sqs::Client::new(&startup::sdk_config(config.api_call_timeout).await);
-    let built = BatchProcessor::builder()
-        .processor(processor)
+    let built = BatchProcessor::builder(processor)
         .sqs(sqs, &config)
         .handler_version(startup::handler_version(name, version))
         .build();

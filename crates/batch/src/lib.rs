@@ -3,7 +3,7 @@
 //! **processed**, **durably quarantined**, or **returned to its queue**, and
 //! only the returned ones are reported (`ReportBatchItemFailures`).
 //!
-//! - Partial batch responses ([`SqsBatchResponse`]); one bad message never
+//! - Partial batch responses ([`report::SqsBatchResponse`]); one bad message never
 //!   retries the batch, and one record Lambda cannot decode never fails it.
 //! - Poison messages (a body that does not decode, a [`Validate`] failure, a
 //!   processor's [`Verdict::Permanent`]) go to a quarantine queue
@@ -18,16 +18,17 @@
 //! - The producer's trace (`AWSTraceHeader`) is passed downstream as
 //!   `X-Amzn-Trace-Id` and W3C `traceparent`, and logged per failed record.
 //! - Records are source-neutral ([`SqsRecord`]): a Lambda event record and a
-//!   `ReceiveMessage` message ([`record_from_message`]) run the same engine.
+//!   `ReceiveMessage` message ([`sqs::record_from_message`]) run the same engine.
 //!
 //! # The default processor: HTTP delivery
 //!
-//! [`HttpDelivery`] POSTs each [`WorkRequest`] (this project's queue
+//! [`delivery::HttpDelivery`] POSTs each [`delivery::WorkRequest`] (this project's queue
 //! contract) to a downstream service; 2xx is done, 408/425/429/5xx retried,
 //! any other 4xx quarantined. The whole `batch-consumer` function is:
 //!
 //! ```no_run
-//! use backpressure_batch::{HttpDelivery, serve};
+//! use backpressure_batch::delivery::HttpDelivery;
+//! use backpressure_batch::serve;
 //!
 //! #[tokio::main(flavor = "current_thread")]
 //! async fn main() -> std::process::ExitCode {
@@ -39,8 +40,9 @@
 //! environment; with the builder, everything is explicit:
 //!
 //! ```no_run
-//! use backpressure_batch::{Backoff, BatchProcessor, Downstream, HttpDelivery, QueueRef};
-//! use backpressure_batch::{SqsQuarantine, SqsVisibility};
+//! use backpressure_batch::delivery::{Downstream, HttpDelivery};
+//! use backpressure_batch::sqs::{QueueRef, SqsVisibility};
+//! use backpressure_batch::{Backoff, BatchProcessor, SqsQuarantine};
 //! use std::time::Duration;
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -51,8 +53,7 @@
 //!     timeout: Duration::from_secs(5),
 //!     max_rps: Some(200.0),
 //! };
-//! let batch = BatchProcessor::builder()
-//!     .processor(HttpDelivery::new(&downstream)?)
+//! let batch = BatchProcessor::builder(HttpDelivery::new(&downstream)?)
 //!     .quarantine(SqsQuarantine::new(sqs.clone(), quarantine, 262_144))
 //!     .backoff(Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) })
 //!     .visibility(SqsVisibility::new(sqs))
@@ -111,41 +112,46 @@
 //!
 //! [`BatchProcessor::process`] takes records and a deadline, whatever
 //! delivered them: convert `ReceiveMessage` messages with
-//! [`record_from_message`] and delete those not listed in the response.
+//! [`sqs::record_from_message`] and delete those not listed in the response.
+//! Without a quarantine ([`builder::Builder::quarantine`]), a permanent failure is
+//! reported as a batch item failure, and the queue's redrive policy moves the
+//! message to its dead-letter queue after `maxReceiveCount`.
 #![warn(missing_docs)]
 
 pub mod backoff;
 pub mod body;
+pub mod builder;
 pub mod config;
-pub mod contract;
+mod contract;
 pub mod delivery;
-pub mod engine;
+mod engine;
 pub mod event;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
 pub mod lambda;
+mod message;
 pub mod outcome;
 pub mod prelude;
 mod processor;
 pub mod quarantine;
+mod quarantine_store;
+pub mod report;
 pub mod sqs;
-pub mod summary;
+mod summary;
 pub mod trace;
 
-pub use aws_lambda_events::sqs::SqsBatchResponse;
 pub use backoff::Backoff;
-pub use backpressure_core::queue::QueueRef;
-pub use body::{Body, Validate};
-pub use config::ConsumerConfig;
-pub use contract::{ContractViolation, WorkRequest};
-pub use delivery::{Downstream, HttpDelivery};
-pub use engine::{
-    BatchError, BatchReport, Message, Processor, QuarantineError, QuarantineStore, RecordOutcome,
-};
-pub use event::{IncomingEvent, SqsEvent, SqsRecord};
-pub use lambda::{HandlerError, serve};
-pub use outcome::{ErrorCode, Outcome, RetryCause, Verdict};
-pub use processor::{BatchProcessor, BuildError, Builder, Unset};
-pub use quarantine::QuarantineRecord;
-pub use sqs::{SqsQuarantine, SqsVisibility, record_from_message};
-pub use trace::TraceContext;
+pub use backpressure_startup::Env;
+
+/// The README's examples, compiled by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+pub use body::{Body, ContractViolation, Validate};
+pub use engine::BatchReport;
+pub use event::SqsRecord;
+pub use lambda::serve;
+pub use message::{Message, Processor};
+pub use outcome::{ErrorCode, Outcome, Verdict};
+pub use processor::BatchProcessor;
+pub use sqs::SqsQuarantine;

@@ -1,5 +1,6 @@
 //! What a processor says about one message, and what finally becomes of it.
 
+pub use crate::message::IntoVerdict;
 use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
@@ -7,6 +8,7 @@ use std::time::Duration;
 /// A stable, machine-readable code for a permanent failure. It is the
 /// quarantine record's `errorCode` and a filterable message attribute.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum ErrorCode {
     /// The body is not JSON.
     InvalidJson,
@@ -41,6 +43,7 @@ impl fmt::Display for ErrorCode {
 
 /// A processor's answer for one message.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Verdict {
     /// Processed: the message is acknowledged.
     Done,
@@ -75,6 +78,7 @@ impl Verdict {
 
 /// Why a message is retried.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum RetryCause {
     /// The processor asked for a retry.
     Processor,
@@ -100,6 +104,7 @@ impl RetryCause {
 
 /// The one final outcome of a record.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Outcome {
     /// Processed: deleted from the queue.
     Done,

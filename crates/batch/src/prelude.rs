@@ -1,9 +1,8 @@
 //! What a function embedding the library usually needs, in one import:
 //! `use backpressure_batch::prelude::*;`
 
-pub use crate::lambda::serve;
+pub use crate::delivery::{HttpDelivery, WorkRequest};
 pub use crate::{
-    BatchProcessor, Body, ContractViolation, ErrorCode, HttpDelivery, Message, Processor,
-    SqsQuarantine, SqsRecord, Validate, Verdict, WorkRequest,
+    BatchProcessor, Body, ContractViolation, Env, ErrorCode, Message, Processor, SqsQuarantine,
+    SqsRecord, Validate, Verdict, serve,
 };
-pub use backpressure_startup::Env;

@@ -2,25 +2,24 @@
 //! the batch summary (log line and Embedded Metric Format), and the partial
 //! batch response — for one batch, from Lambda or from a worker's poll.
 
-use std::marker::PhantomData;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::ConsumerConfig;
 use crate::backoff::{Backoff, VisibilityChange};
 use crate::body::Body;
-use crate::contract::WorkRequest;
-use crate::engine::{
-    BatchError, BatchReport, Engine, EngineSettings, Processor, QuarantineStore, RecordOutcome,
-};
+use crate::engine::{BatchError, BatchReport, Engine, RecordOutcome};
 use crate::event::SqsRecord;
+use crate::message::Processor;
 use crate::outcome::Outcome;
+use crate::quarantine::QuarantineStore;
 use crate::summary::BatchSummary;
 use aws_lambda_events::sqs::SqsBatchResponse;
 use backpressure_core::error::error_chain;
 use tokio::time::{Instant, timeout_at};
 use tracing::{info, warn};
 
-use crate::sqs::{SqsQuarantine, SqsVisibility};
+use crate::builder::Builder;
+use crate::quarantine::NoQuarantine;
+use crate::sqs::SqsVisibility;
 
 /// The visibility calls are best effort and must not eat the response's time.
 const VISIBILITY_RESERVE: Duration = Duration::from_millis(50);
@@ -29,179 +28,28 @@ const VISIBILITY_RESERVE: Duration = Duration::from_millis(50);
 /// processed, durably quarantined, or retried, and only the retried ones are
 /// reported. Build one per process with [`BatchProcessor::builder`] and reuse it.
 #[derive(Debug)]
-pub struct BatchProcessor<P, Q = SqsQuarantine, B = WorkRequest> {
-    engine: Engine<P, Q, B>,
-    backoff: Option<(Backoff, SqsVisibility)>,
-    namespace: Option<String>,
+pub struct BatchProcessor<P, Q, B> {
+    pub(crate) engine: Engine<P, Q, B>,
+    pub(crate) backoff: Option<(Backoff, SqsVisibility)>,
+    pub(crate) namespace: Option<String>,
 }
 
-/// Why a [`BatchProcessor`] cannot be built.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum BuildError {
-    /// Zero messages in flight would process nothing.
-    #[error("concurrency must be at least 1")]
-    ZeroConcurrency,
-    /// Backoff changes message visibility, which needs an SQS client.
-    #[error("a backoff was set without the SQS client that applies it (call .visibility)")]
-    BackoffWithoutVisibility,
-}
-
-/// Not set yet: [`Builder::build`] is only available once the processor and
-/// the quarantine are.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Unset;
-
-/// Builds a [`BatchProcessor`]; see [`BatchProcessor::builder`].
-#[derive(Debug)]
-pub struct Builder<P, Q, B> {
-    processor: P,
-    quarantine: Q,
-    settings: EngineSettings,
-    backoff: Option<Backoff>,
-    visibility: Option<SqsVisibility>,
-    namespace: Option<String>,
-    body: PhantomData<fn() -> B>,
-}
-
-impl<B> BatchProcessor<Unset, Unset, B> {
-    /// A builder with the defaults: 32 messages (or FIFO groups) in flight, a
-    /// 2 s deadline margin, no backoff, no metrics. The body type is inferred
+impl<P, B> BatchProcessor<P, NoQuarantine, B> {
+    /// A builder around `processor`, with the defaults: 32 messages (or FIFO
+    /// groups) in flight, a 2 s deadline margin, no quarantine (a permanent
+    /// failure is then reported as a batch item failure, and the queue's
+    /// redrive policy moves it to the dead-letter queue after
+    /// `maxReceiveCount`), no backoff, no metrics. The body type is inferred
     /// from the processor's `Processor<B>` implementation.
-    pub fn builder() -> Builder<Unset, Unset, B> {
-        Builder {
-            processor: Unset,
-            quarantine: Unset,
-            settings: EngineSettings {
-                concurrency: 32,
-                deadline_margin: Duration::from_secs(2),
-                handler_version: format!("backpressure-batch/{}", env!("CARGO_PKG_VERSION")),
-            },
-            backoff: None,
-            visibility: None,
-            namespace: None,
-            body: PhantomData,
-        }
-    }
-}
-
-impl<P, Q, B> Builder<P, Q, B> {
-    /// The business logic: one message in, one verdict out.
-    pub fn processor<P2>(self, processor: P2) -> Builder<P2, Q, B> {
-        Builder {
-            processor,
-            quarantine: self.quarantine,
-            settings: self.settings,
-            backoff: self.backoff,
-            visibility: self.visibility,
-            namespace: self.namespace,
-            body: PhantomData,
-        }
-    }
-
-    /// Where poison messages go; [`SqsQuarantine`] in production.
-    pub fn quarantine<Q2>(self, quarantine: Q2) -> Builder<P, Q2, B> {
-        Builder {
-            processor: self.processor,
-            quarantine,
-            settings: self.settings,
-            backoff: self.backoff,
-            visibility: self.visibility,
-            namespace: self.namespace,
-            body: PhantomData,
-        }
-    }
-
-    /// Standard queues: retried messages come back after an exponential,
-    /// jittered delay instead of the queue's full visibility timeout. Needs
-    /// [`Builder::visibility`].
-    pub fn backoff(mut self, backoff: Backoff) -> Self {
-        self.backoff = Some(backoff);
-        self
-    }
-
-    /// The SQS client that changes retried messages' visibility.
-    pub fn visibility(mut self, visibility: SqsVisibility) -> Self {
-        self.visibility = Some(visibility);
-        self
-    }
-
-    /// Messages (standard queues) or message groups (FIFO) in flight at once.
-    pub fn concurrency(mut self, concurrency: usize) -> Self {
-        self.settings.concurrency = concurrency;
-        self
-    }
-
-    /// No message starts, and work in flight is cut and retried, when less
-    /// than this is left before the deadline.
-    pub fn deadline_margin(mut self, margin: Duration) -> Self {
-        self.settings.deadline_margin = margin;
-        self
-    }
-
-    /// Written into every quarantine record, to tell which code gave up on a message.
-    pub fn handler_version(mut self, version: impl Into<String>) -> Self {
-        self.settings.handler_version = version.into();
-        self
-    }
-
-    /// Emit the batch's counts as CloudWatch Embedded Metric Format documents
-    /// on stdout, in this namespace.
-    pub fn metrics_namespace(mut self, namespace: impl Into<String>) -> Self {
-        self.namespace = Some(namespace.into());
-        self
-    }
-
-    /// Concurrency, deadline margin, backoff and metrics namespace from a
-    /// [`ConsumerConfig`] read from the environment.
-    pub fn config(self, config: &ConsumerConfig) -> Self {
-        self.concurrency(config.concurrency)
-            .deadline_margin(config.deadline_margin)
-            .backoff(config.backoff)
-            .metrics_namespace(config.namespace.clone())
-    }
-}
-
-impl<P, Q, B> Builder<P, Q, B> {
-    /// Everything but the processor from a [`ConsumerConfig`] and one SQS
-    /// client: the quarantine queue, visibility backoff, concurrency,
-    /// deadline margin and metrics — what batch-consumer and sqs-worker share.
-    pub fn sqs(
-        self,
-        sqs: aws_sdk_sqs::Client,
-        config: &ConsumerConfig,
-    ) -> Builder<P, SqsQuarantine, B> {
-        let quarantine = SqsQuarantine::new(
-            sqs.clone(),
-            config.quarantine_queue.clone(),
-            config.quarantine_max_message_bytes,
-        );
-        self.quarantine(quarantine).visibility(SqsVisibility::new(sqs)).config(config)
-    }
-}
-
-impl<B: Body, P: Processor<B>, Q: QuarantineStore> Builder<P, Q, B> {
-    /// The processor, or why the settings cannot work.
-    pub fn build(self) -> Result<BatchProcessor<P, Q, B>, BuildError> {
-        if self.settings.concurrency == 0 {
-            return Err(BuildError::ZeroConcurrency);
-        }
-        let backoff = match (self.backoff.filter(|b| b.is_enabled()), self.visibility) {
-            (None, _) => None,
-            (Some(backoff), Some(visibility)) => Some((backoff, visibility)),
-            (Some(_), None) => return Err(BuildError::BackoffWithoutVisibility),
-        };
-        Ok(BatchProcessor {
-            engine: Engine::new(self.processor, self.quarantine, self.settings),
-            backoff,
-            namespace: self.namespace,
-        })
+    pub fn builder(processor: P) -> Builder<P, NoQuarantine, B> {
+        Builder::new(processor)
     }
 }
 
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
-    /// The engine, for callers that need its processor or settings.
-    pub fn engine(&self) -> &Engine<P, Q, B> {
-        &self.engine
+    /// The processor, for callers that keep state in it.
+    pub fn processor(&self) -> &P {
+        self.engine.processor()
     }
 
     /// Processes one batch that must be settled by `deadline`; the response
@@ -341,8 +189,11 @@ fn failed_records_field(outcomes: &[RecordOutcome<'_>]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::engine::{Message, QuarantineError};
+    use crate::builder::BuildError;
+    use crate::contract::WorkRequest;
+    use crate::message::Message;
     use crate::outcome::{ErrorCode, RetryCause, Verdict};
+    use crate::quarantine::QuarantineError;
     use crate::quarantine::QuarantineRecord;
     use serde_json::json;
 
@@ -350,8 +201,8 @@ mod tests {
 
     struct Accept;
 
-    impl Processor for Accept {
-        async fn process(&self, _: &Message<'_>) -> Verdict {
+    impl Processor<WorkRequest> for Accept {
+        async fn process(&self, _: &Message<'_, WorkRequest>) -> Verdict {
             Verdict::Done
         }
     }
@@ -366,13 +217,13 @@ mod tests {
 
     #[test]
     fn settings_that_cannot_work_are_refused_at_build() {
-        let zero = BatchProcessor::builder().processor(Accept).quarantine(Refuse).concurrency(0);
+        let zero = BatchProcessor::builder(Accept).quarantine(Refuse).concurrency(0);
         assert_eq!(zero.build().map(|_| ()), Err(BuildError::ZeroConcurrency));
         let backoff = Backoff { base: Duration::from_secs(1), max: Duration::from_secs(60) };
-        let blind = BatchProcessor::builder().processor(Accept).quarantine(Refuse).backoff(backoff);
+        let blind = BatchProcessor::builder(Accept).quarantine(Refuse).backoff(backoff);
         assert_eq!(blind.build().map(|_| ()), Err(BuildError::BackoffWithoutVisibility));
         let off = Backoff { base: Duration::ZERO, max: Duration::from_secs(60) };
-        let disabled = BatchProcessor::builder().processor(Accept).quarantine(Refuse).backoff(off);
+        let disabled = BatchProcessor::builder(Accept).quarantine(Refuse).backoff(off);
         assert!(disabled.build().is_ok(), "a disabled backoff needs no visibility client");
     }
 

@@ -1,6 +1,8 @@
 //! The quarantine record: everything an operator needs to understand, fix
 //! and redrive a poison message, as one JSON document.
 
+pub use crate::quarantine_store::{NoQuarantine, QuarantineError, QuarantineStore};
+
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use std::borrow::Cow;

@@ -14,13 +14,14 @@ use aws_sdk_sqs::operation::send_message_batch::{
 };
 use aws_sdk_sqs::types::{BatchResultErrorEntry, SendMessageBatchResultEntry};
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
+use backpressure_batch::SqsQuarantine;
 use backpressure_batch::backoff::VisibilityChange;
-use backpressure_batch::contract::PartialRequest;
-use backpressure_batch::engine::{QuarantineError, QuarantineStore};
+use backpressure_batch::body::PartialRequest;
 use backpressure_batch::event::SqsRecord;
 use backpressure_batch::outcome::ErrorCode;
 use backpressure_batch::quarantine::{Failure, QuarantineRecord};
-use backpressure_batch::{SqsQuarantine, SqsVisibility};
+use backpressure_batch::quarantine::{QuarantineError, QuarantineStore};
+use backpressure_batch::sqs::SqsVisibility;
 use backpressure_core::queue::QueueRef;
 
 const QUARANTINE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/quarantine";

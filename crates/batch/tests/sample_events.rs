@@ -6,10 +6,10 @@
 use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent as AwsSqsEvent};
 use std::time::Duration;
 
-use backpressure_batch::{
-    BatchProcessor, Message, Processor, QuarantineError, QuarantineRecord, QuarantineStore,
-    SqsEvent, SqsRecord, Verdict,
-};
+use backpressure_batch::delivery::WorkRequest;
+use backpressure_batch::event::SqsEvent;
+use backpressure_batch::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
+use backpressure_batch::{BatchProcessor, Message, Processor, SqsRecord, Verdict};
 use md5::{Digest, Md5};
 use tokio::time::Instant;
 
@@ -40,8 +40,8 @@ fn sample_events_are_sqs_events() {
 /// Retries every message, so the response lists them all.
 struct RetryAll;
 
-impl Processor for RetryAll {
-    async fn process(&self, _: &Message<'_>) -> Verdict {
+impl Processor<WorkRequest> for RetryAll {
+    async fn process(&self, _: &Message<'_, WorkRequest>) -> Verdict {
         Verdict::retry("retry everything")
     }
 }
@@ -68,7 +68,7 @@ fn work(id: &str) -> SqsRecord {
 
 #[tokio::test]
 async fn our_response_is_what_lambda_reads() {
-    let batch = BatchProcessor::builder().processor(RetryAll).quarantine(Unused).build().unwrap();
+    let batch = BatchProcessor::builder(RetryAll).quarantine(Unused).build().unwrap();
     let records = [work("a"), work("b")];
     let response = batch.process(&records, Instant::now() + Duration::from_secs(10)).await.unwrap();
     let text = serde_json::to_string(&response).unwrap();

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use aws_sdk_sqs::types::{Message, MessageAttributeValue, MessageSystemAttributeName};
 use aws_smithy_types::base64;
-use backpressure_batch::contract::{PartialRequest, WorkRequest};
+use backpressure_batch::body::PartialRequest;
+use backpressure_batch::delivery::WorkRequest;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -2,7 +2,8 @@
 
 use std::process::ExitCode;
 
-use backpressure_batch::{HttpDelivery, serve};
+use backpressure_batch::delivery::HttpDelivery;
+use backpressure_batch::serve;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {

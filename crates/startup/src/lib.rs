@@ -3,7 +3,7 @@
 //! client for every service client), the log subscriber ([`logging`], behind
 //! the `subscriber` feature), CloudWatch Embedded Metric Format documents
 //! ([`emf`]), one rate limiter ([`rate`]), and the configuration read once
-//! with its errors logged ([`init`]) or the process's exit ([`exit`]).
+//! with its errors logged ([`init`]) or the process's exit ([`exit()`]).
 #![warn(missing_docs)]
 
 pub mod emf;

@@ -167,7 +167,7 @@ mod tests {
 
     #[test]
     fn the_defaults_the_help_states_are_the_ones_the_worker_takes() {
-        use backpressure_batch::ConsumerConfig;
+        use backpressure_batch::config::ConsumerConfig;
         use backpressure_batch::delivery::Downstream;
         use backpressure_core::config::Vars;
 

@@ -8,8 +8,9 @@ use aws_sdk_sqs::config::timeout::TimeoutConfig;
 use aws_sdk_sqs::types::{
     DeleteMessageBatchRequestEntry, MessageSystemAttributeName, QueueAttributeName,
 };
+use backpressure_batch::SqsRecord;
 use backpressure_batch::backoff::VisibilityChange;
-use backpressure_batch::{SqsRecord, SqsVisibility, record_from_message};
+use backpressure_batch::sqs::{SqsVisibility, record_from_message};
 use backpressure_core::error::{ApiError, error_chain};
 use backpressure_core::queue::QueueRef;
 use futures::future::join_all;

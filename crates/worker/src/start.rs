@@ -4,8 +4,11 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use backpressure_batch::BatchProcessor;
+use backpressure_batch::builder::BuildError;
+use backpressure_batch::config::ConsumerConfig;
 use backpressure_batch::delivery::DeliveryError;
-use backpressure_batch::{BatchProcessor, BuildError, ConsumerConfig, HttpDelivery};
+use backpressure_batch::delivery::HttpDelivery;
 use backpressure_core::config::ConfigError;
 use backpressure_core::error::error_chain;
 use backpressure_startup as startup;
@@ -95,8 +98,7 @@ pub async fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let built = BatchProcessor::builder()
-        .processor(TaskWide::new(delivery, engine.concurrency))
+    let built = BatchProcessor::builder(TaskWide::new(delivery, engine.concurrency))
         .sqs(sqs, &engine)
         .handler_version(startup::handler_version("sqs-worker", env!("CARGO_PKG_VERSION")))
         .build();

@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use backpressure_batch::backoff::VisibilityChange;
-use backpressure_batch::{
-    BatchProcessor, Body, Processor, QuarantineStore, RecordOutcome, SqsRecord,
-};
+use backpressure_batch::quarantine::QuarantineStore;
+use backpressure_batch::report::RecordOutcome;
+use backpressure_batch::{BatchProcessor, Body, Processor, SqsRecord};
 use backpressure_core::error::error_chain;
 use backpressure_startup::emf::{self, Document};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};

@@ -551,7 +551,7 @@ pub(crate) async fn quarantined_records(
     fifo: bool,
     count: usize,
 ) -> (String, String, Vec<String>) {
-    use backpressure_batch::contract::PartialRequest;
+    use backpressure_batch::body::PartialRequest;
     use backpressure_batch::event::SqsRecord;
     use backpressure_batch::outcome::ErrorCode;
     use backpressure_batch::quarantine::{Failure, QuarantineRecord};

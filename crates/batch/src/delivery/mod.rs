@@ -6,12 +6,13 @@
 mod settings;
 mod status;
 
+pub use crate::contract::{SUPPORTED_MAJOR_VERSION, WorkRequest};
 pub use settings::{CONSUMER_VARIABLES, Downstream};
 pub use status::{retry_after_seconds, verdict_for_status};
 
 use std::time::{Duration, SystemTime};
 
-use crate::engine::{Message, Processor};
+use crate::message::{Message, Processor};
 use crate::outcome::{ErrorCode, Verdict};
 use backpressure_core::config::{ConfigError, Vars};
 use backpressure_core::error::error_chain;
@@ -40,6 +41,7 @@ const BODY_DRAIN_BUDGET: Duration = Duration::from_secs(1);
 
 /// Why the delivery processor cannot be set up.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DeliveryError {
     /// A `DOWNSTREAM_*` variable is missing or invalid.
     #[error(transparent)]
@@ -66,7 +68,7 @@ pub fn https_client() -> std::io::Result<Client<HttpsConnector<HttpConnector>, F
         .build(connector))
 }
 
-/// The default processor: delivers each [`WorkRequest`](crate::contract::WorkRequest)
+/// The default processor: delivers each [`WorkRequest`]
 /// to [`Downstream::url`] and turns the answer into a verdict
 /// ([`verdict_for_status`]).
 #[derive(Debug)]
@@ -96,7 +98,7 @@ impl HttpDelivery {
         })
     }
 
-    fn request(&self, message: &Message<'_>) -> Result<Request<Full<Bytes>>, String> {
+    fn request(&self, message: &Message<'_, WorkRequest>) -> Result<Request<Full<Bytes>>, String> {
         let header = |name: &str, value: &str| {
             HeaderValue::from_str(value)
                 .map_err(|_| format!("{name} contains characters an HTTP header cannot carry"))
@@ -123,8 +125,8 @@ impl HttpDelivery {
     }
 }
 
-impl Processor for HttpDelivery {
-    async fn process(&self, message: &Message<'_>) -> Verdict {
+impl Processor<WorkRequest> for HttpDelivery {
+    async fn process(&self, message: &Message<'_, WorkRequest>) -> Verdict {
         let request = match self.request(message) {
             Ok(request) => request,
             Err(detail) => return Verdict::permanent(ErrorCode::SchemaViolation, detail),

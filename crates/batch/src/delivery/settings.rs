@@ -97,8 +97,8 @@ impl Downstream {
 mod tests {
     use std::collections::HashMap;
 
-    use crate::ConsumerConfig;
     use crate::backoff::Backoff;
+    use crate::config::ConsumerConfig;
 
     use super::*;
 
@@ -231,7 +231,7 @@ mod variables_tests {
     use std::collections::BTreeSet;
     use std::sync::Mutex;
 
-    use crate::ConsumerConfig;
+    use crate::config::ConsumerConfig;
 
     use super::*;
 

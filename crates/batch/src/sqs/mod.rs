@@ -5,6 +5,7 @@ mod message;
 mod quarantine;
 mod visibility;
 
+pub use backpressure_core::queue::QueueRef;
 pub use message::record_from_message;
 pub use quarantine::SqsQuarantine;
 pub use visibility::SqsVisibility;

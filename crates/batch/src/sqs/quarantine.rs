@@ -1,6 +1,6 @@
 use std::sync::Arc;
 
-use crate::engine::{QuarantineError, QuarantineStore};
+use crate::quarantine::{QuarantineError, QuarantineStore};
 use crate::quarantine::{QuarantineRecord, plan_batches};
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};

@@ -1,0 +1,157 @@
+//! [`Builder`]: how a [`BatchProcessor`] is put together, and why it may not be.
+
+use std::marker::PhantomData;
+use std::time::Duration;
+
+use crate::backoff::Backoff;
+use crate::body::Body;
+use crate::config::ConsumerConfig;
+use crate::engine::{Engine, EngineSettings};
+use crate::message::Processor;
+use crate::processor::BatchProcessor;
+use crate::quarantine::NoQuarantine;
+use crate::quarantine::QuarantineStore;
+use crate::sqs::{SqsQuarantine, SqsVisibility};
+
+/// Why a [`BatchProcessor`] cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Zero messages in flight would process nothing.
+    #[error("concurrency must be at least 1")]
+    ZeroConcurrency,
+    /// Backoff changes message visibility, which needs an SQS client.
+    #[error("a backoff was set without the SQS client that applies it (call .visibility)")]
+    BackoffWithoutVisibility,
+}
+
+/// Builds a [`BatchProcessor`]; see [`BatchProcessor::builder`].
+#[derive(Debug)]
+pub struct Builder<P, Q, B> {
+    processor: P,
+    quarantine: Q,
+    settings: EngineSettings,
+    backoff: Option<Backoff>,
+    visibility: Option<SqsVisibility>,
+    namespace: Option<String>,
+    body: PhantomData<fn() -> B>,
+}
+
+impl<P, B> Builder<P, NoQuarantine, B> {
+    pub(crate) fn new(processor: P) -> Self {
+        Self {
+            processor,
+            quarantine: NoQuarantine,
+            settings: EngineSettings {
+                concurrency: 32,
+                deadline_margin: Duration::from_secs(2),
+                handler_version: format!("backpressure-batch/{}", env!("CARGO_PKG_VERSION")),
+            },
+            backoff: None,
+            visibility: None,
+            namespace: None,
+            body: PhantomData,
+        }
+    }
+}
+
+impl<P, Q, B> Builder<P, Q, B> {
+    /// Where poison messages go: [`SqsQuarantine`] in production. Without
+    /// one, a permanent failure is reported as a batch item failure and the
+    /// queue's redrive policy takes it after `maxReceiveCount`.
+    pub fn quarantine<Q2>(self, quarantine: Q2) -> Builder<P, Q2, B> {
+        Builder {
+            processor: self.processor,
+            quarantine,
+            settings: self.settings,
+            backoff: self.backoff,
+            visibility: self.visibility,
+            namespace: self.namespace,
+            body: PhantomData,
+        }
+    }
+
+    /// Standard queues: retried messages come back after an exponential,
+    /// jittered delay instead of the queue's full visibility timeout. Needs
+    /// [`Builder::visibility`].
+    pub fn backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = Some(backoff);
+        self
+    }
+
+    /// The SQS client that changes retried messages' visibility.
+    pub fn visibility(mut self, visibility: SqsVisibility) -> Self {
+        self.visibility = Some(visibility);
+        self
+    }
+
+    /// Messages (standard queues) or message groups (FIFO) in flight at once.
+    pub fn concurrency(mut self, concurrency: usize) -> Self {
+        self.settings.concurrency = concurrency;
+        self
+    }
+
+    /// No message starts, and work in flight is cut and retried, when less
+    /// than this is left before the deadline.
+    pub fn deadline_margin(mut self, margin: Duration) -> Self {
+        self.settings.deadline_margin = margin;
+        self
+    }
+
+    /// Written into every quarantine record, to tell which code gave up on a message.
+    pub fn handler_version(mut self, version: impl Into<String>) -> Self {
+        self.settings.handler_version = version.into();
+        self
+    }
+
+    /// Emit the batch's counts as CloudWatch Embedded Metric Format documents
+    /// on stdout, in this namespace.
+    pub fn metrics_namespace(mut self, namespace: impl Into<String>) -> Self {
+        self.namespace = Some(namespace.into());
+        self
+    }
+
+    /// Concurrency, deadline margin, backoff and metrics namespace from a
+    /// [`ConsumerConfig`] read from the environment.
+    pub fn config(self, config: &ConsumerConfig) -> Self {
+        self.concurrency(config.concurrency)
+            .deadline_margin(config.deadline_margin)
+            .backoff(config.backoff)
+            .metrics_namespace(config.namespace.clone())
+    }
+
+    /// Everything but the processor from a [`ConsumerConfig`] and one SQS
+    /// client: the quarantine queue, visibility backoff, concurrency,
+    /// deadline margin and metrics — what batch-consumer and sqs-worker share.
+    pub fn sqs(
+        self,
+        sqs: aws_sdk_sqs::Client,
+        config: &ConsumerConfig,
+    ) -> Builder<P, SqsQuarantine, B> {
+        let quarantine = SqsQuarantine::new(
+            sqs.clone(),
+            config.quarantine_queue.clone(),
+            config.quarantine_max_message_bytes,
+        );
+        self.quarantine(quarantine).visibility(SqsVisibility::new(sqs)).config(config)
+    }
+}
+
+impl<B: Body, P: Processor<B>, Q: QuarantineStore> Builder<P, Q, B> {
+    /// The processor, or why the settings cannot work.
+    pub fn build(self) -> Result<BatchProcessor<P, Q, B>, BuildError> {
+        if self.settings.concurrency == 0 {
+            return Err(BuildError::ZeroConcurrency);
+        }
+        let backoff = match (self.backoff.filter(|b| b.is_enabled()), self.visibility) {
+            (None, _) => None,
+            (Some(backoff), Some(visibility)) => Some((backoff, visibility)),
+            (Some(_), None) => return Err(BuildError::BackoffWithoutVisibility),
+        };
+        Ok(BatchProcessor {
+            engine: Engine::new(self.processor, self.quarantine, self.settings),
+            backoff,
+            namespace: self.namespace,
+        })
+    }
+}

@@ -1,0 +1,67 @@
+//! What a processor is given and what it is: one decoded message in, one
+//! [`Verdict`] out. A struct with [`Processor`] implemented, or a closure.
+
+use std::future::Future;
+
+use tokio::time::Instant;
+
+use crate::event::SqsRecord;
+use crate::outcome::Verdict;
+
+/// One message, as a processor sees it: its body already decoded and checked.
+#[derive(Debug)]
+pub struct Message<'a, B> {
+    /// The SQS messageId.
+    pub message_id: &'a str,
+    /// The body exactly as it was sent.
+    pub body: &'a str,
+    /// The body decoded ([`crate::Body::decode`]).
+    pub request: &'a B,
+    /// The whole record: attributes, message attributes, receipt handle.
+    pub record: &'a SqsRecord,
+    /// Work on this message must be over by then: the engine cuts it off and
+    /// retries the message after it.
+    pub deadline: Instant,
+}
+
+/// The business logic: one message in, one verdict out. `B` is the body type
+/// the messages decode into.
+pub trait Processor<B>: Send + Sync {
+    /// Processes one message. A panic is caught and retries only this message.
+    fn process(&self, message: &Message<'_, B>) -> impl Future<Output = Verdict> + Send;
+}
+
+/// What a processor may return: a [`Verdict`], or a `Result` whose error
+/// says which verdict it is (`Ok(())` is [`Verdict::Done`]), so `?` works in
+/// a processor.
+pub trait IntoVerdict {
+    /// The verdict this value stands for.
+    fn into_verdict(self) -> Verdict;
+}
+
+impl IntoVerdict for Verdict {
+    fn into_verdict(self) -> Verdict {
+        self
+    }
+}
+
+impl<E: Into<Verdict>> IntoVerdict for Result<(), E> {
+    fn into_verdict(self) -> Verdict {
+        self.map_or_else(Into::into, |()| Verdict::Done)
+    }
+}
+
+/// A closure is a processor: `|message: &Message<'_, Order>| { … async move { … } }`.
+/// Its future must not borrow the message (clone what it needs from it);
+/// it may return a [`Verdict`] or a `Result<(), E>` with `E: Into<Verdict>`.
+impl<B, F, Fut> Processor<B> for F
+where
+    F: Fn(&Message<'_, B>) -> Fut + Send + Sync,
+    Fut: Future + Send,
+    Fut::Output: IntoVerdict,
+{
+    fn process(&self, message: &Message<'_, B>) -> impl Future<Output = Verdict> + Send {
+        let work = self(message);
+        async move { work.await.into_verdict() }
+    }
+}

@@ -1,0 +1,71 @@
+//! Where poison messages are written: the [`QuarantineStore`] port, and
+//! [`NoQuarantine`] for a processor built without one.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use backpressure_core::error::ApiError;
+
+use crate::quarantine::QuarantineRecord;
+
+/// Why a quarantine write is not confirmed; the message is then retried.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum QuarantineError {
+    #[error("the quarantine record is {size} bytes, above the {limit}-byte message limit")]
+    /// The record is larger than the quarantine queue accepts.
+    TooLarge {
+        /// The record's size as SQS counts it.
+        size: usize,
+        /// `QUARANTINE_MAX_MESSAGE_BYTES`.
+        limit: usize,
+    },
+    #[error("SQS did not accept the entry ({code}: {message})")]
+    /// SQS refused the entry.
+    Rejected {
+        /// SQS's error code for the entry.
+        code: String,
+        /// SQS's message for the entry.
+        message: String,
+    },
+    /// The whole `SendMessageBatch` call failed.
+    #[error("the SendMessageBatch call failed")]
+    Call(#[source] Arc<ApiError>),
+    /// The record could not be encoded as JSON.
+    #[error("the quarantine record could not be encoded")]
+    Encode(#[source] Arc<serde_json::Error>),
+    /// The SDK refused to build the entry.
+    #[error("the entry could not be built: {0}")]
+    Invalid(String),
+    /// SQS reported neither success nor failure for the entry.
+    #[error("no result was reported for the entry")]
+    Unreported,
+    /// No quarantine was configured ([`NoQuarantine`]).
+    #[error("no quarantine is configured: the message is left to the queue's redrive policy")]
+    NotConfigured,
+    /// The write was cut by the invocation's deadline.
+    #[error("the write did not finish before the invocation's deadline")]
+    Deadline,
+}
+
+/// Durable storage for poison messages.
+pub trait QuarantineStore: Send + Sync {
+    /// Writes every record; returns one result per record, in order, `Ok`
+    /// only when the write is confirmed.
+    fn store(
+        &self,
+        records: &[QuarantineRecord],
+    ) -> impl Future<Output = Vec<Result<(), QuarantineError>>> + Send;
+}
+
+/// No quarantine: every permanent failure is reported as a batch item
+/// failure (`QuarantineError::NotConfigured`), and the queue's redrive
+/// policy moves the message to its dead-letter queue after `maxReceiveCount`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoQuarantine;
+
+impl QuarantineStore for NoQuarantine {
+    async fn store(&self, records: &[QuarantineRecord]) -> Vec<Result<(), QuarantineError>> {
+        records.iter().map(|_| Err(QuarantineError::NotConfigured)).collect()
+    }
+}
