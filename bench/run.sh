@@ -140,7 +140,7 @@ consumer() {
 
 engine() {
   log "engine overhead (criterion)"
-  cargo bench -p backpressure-core --features fixtures --bench engine
+  cargo bench -p backpressure-batch --features fixtures --bench engine
 }
 
 publisher() {
