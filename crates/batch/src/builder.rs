@@ -11,6 +11,7 @@ use crate::message::Processor;
 use crate::processor::BatchProcessor;
 use crate::quarantine::NoQuarantine;
 use crate::quarantine::QuarantineStore;
+use crate::settle::VisibilityPolicy;
 use crate::sqs::{SqsQuarantine, SqsVisibility};
 
 /// Why a [`BatchProcessor`] cannot be built.
@@ -23,6 +24,11 @@ pub enum BuildError {
     /// Backoff changes message visibility, which needs an SQS client.
     #[error("a backoff was set without the SQS client that applies it (call .visibility)")]
     BackoffWithoutVisibility,
+    /// Returning FIFO retries at once changes their visibility, which needs an SQS client.
+    #[error(
+        "fifo_retries_at_once was set without the SQS client that applies it (call .visibility)"
+    )]
+    FifoReleaseWithoutVisibility,
 }
 
 /// Builds a [`BatchProcessor`]; see [`BatchProcessor::builder`].
@@ -32,6 +38,7 @@ pub struct Builder<P, Q, B> {
     quarantine: Q,
     settings: EngineSettings,
     backoff: Option<Backoff>,
+    fifo_at_once: bool,
     visibility: Option<SqsVisibility>,
     namespace: Option<String>,
     body: PhantomData<fn() -> B>,
@@ -48,6 +55,7 @@ impl<P, B> Builder<P, NoQuarantine, B> {
                 handler_version: format!("backpressure-batch/{}", env!("CARGO_PKG_VERSION")),
             },
             backoff: None,
+            fifo_at_once: false,
             visibility: None,
             namespace: None,
             body: PhantomData,
@@ -65,6 +73,7 @@ impl<P, Q, B> Builder<P, Q, B> {
             quarantine,
             settings: self.settings,
             backoff: self.backoff,
+            fifo_at_once: self.fifo_at_once,
             visibility: self.visibility,
             namespace: self.namespace,
             body: PhantomData,
@@ -76,6 +85,15 @@ impl<P, Q, B> Builder<P, Q, B> {
     /// [`Builder::visibility`].
     pub fn backoff(mut self, backoff: Backoff) -> Self {
         self.backoff = Some(backoff);
+        self
+    }
+
+    /// FIFO queues: a retried message, and the rest of its group after it,
+    /// visible again at once instead of after the queue's visibility timeout:
+    /// for a consumer that holds each group only while a batch of it is in
+    /// work (sqs-worker). Needs [`Builder::visibility`].
+    pub fn fifo_retries_at_once(mut self) -> Self {
+        self.fifo_at_once = true;
         self
     }
 
@@ -143,14 +161,21 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Builder<P, Q, B> {
         if self.settings.concurrency == 0 {
             return Err(BuildError::ZeroConcurrency);
         }
-        let backoff = match (self.backoff.filter(|b| b.is_enabled()), self.visibility) {
-            (None, _) => None,
-            (Some(backoff), Some(visibility)) => Some((backoff, visibility)),
-            (Some(_), None) => return Err(BuildError::BackoffWithoutVisibility),
+        let policy = VisibilityPolicy {
+            backoff: self.backoff.filter(|b| b.is_enabled()),
+            fifo_at_once: self.fifo_at_once,
+        };
+        let visibility = match (policy.backoff.is_some() || policy.fifo_at_once, self.visibility) {
+            (false, _) => None,
+            (true, Some(visibility)) => Some((policy, visibility)),
+            (true, None) if policy.backoff.is_some() => {
+                return Err(BuildError::BackoffWithoutVisibility);
+            }
+            (true, None) => return Err(BuildError::FifoReleaseWithoutVisibility),
         };
         Ok(BatchProcessor {
             engine: Engine::new(self.processor, self.quarantine, self.settings),
-            backoff,
+            visibility,
             namespace: self.namespace,
         })
     }

@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 use std::marker::PhantomData;
-use std::ops::{Deref, Range};
+use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -17,10 +17,12 @@ use futures::{FutureExt, StreamExt, stream};
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tracing::{error, warn};
 
+use crate::backoff::VisibilityChange;
 use crate::body::Body;
 use crate::contract::PartialRequest;
 use crate::event::{SourceQueue, SqsRecord};
 use crate::message::{Message, Processor};
+use crate::order::groups;
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 use crate::quarantine::{Failure, QuarantineError, QuarantineRecord, QuarantineStore};
 use backpressure_core::error::error_chain;
@@ -81,6 +83,7 @@ impl PartialEq<Outcome> for RecordOutcome<'_> {
 
 /// The outcome of every record, in the order of the batch.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct BatchReport<'r> {
     /// One per record, in batch order, each with its record.
     pub outcomes: Vec<RecordOutcome<'r>>,
@@ -88,6 +91,9 @@ pub struct BatchReport<'r> {
     pub batch_item_failures: Vec<String>,
     /// The queue the batch came from, when the records name it.
     pub source: Option<SourceQueue>,
+    /// The visibility changes made for the retried messages (the backoff on
+    /// standard queues; on FIFO queues only when the processor returns them at once).
+    pub visibility_changes: Vec<VisibilityChange>,
 }
 
 /// Runs batches: decode, process (concurrently, FIFO groups in order),
@@ -220,7 +226,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             })
             .collect();
         let batch_item_failures = batch_item_failures(&outcomes);
-        Ok(BatchReport { outcomes, batch_item_failures, source })
+        Ok(BatchReport { outcomes, batch_item_failures, source, visibility_changes: Vec::new() })
     }
 
     /// One message group in order (FIFO), or one message (standard queue).
@@ -367,39 +373,6 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             batch.settle(index, self.confirmed(batch.ids[index], code, result));
         }
     }
-}
-
-/// FIFO: the records of each message group, in batch order, groups in order
-/// of first appearance. Standard: every record alone. Returned as one list of
-/// record indices and the range of it each group takes, so a standard batch
-/// costs no allocation per record.
-fn groups(records: &[SqsRecord], fifo: bool) -> (Vec<usize>, Vec<Range<usize>>) {
-    if !fifo {
-        return ((0..records.len()).collect(), (0..records.len()).map(|i| i..i + 1).collect());
-    }
-    let mut members: Vec<Vec<usize>> = Vec::new();
-    let mut by_key: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (index, record) in records.iter().enumerate() {
-        match record.message_group_id() {
-            Some(key) => match by_key.get(key) {
-                Some(&g) => members[g].push(index),
-                None => {
-                    by_key.insert(key, members.len());
-                    members.push(vec![index]);
-                }
-            },
-            // A FIFO record always has a group; without one it is ordered with nothing.
-            None => members.push(vec![index]),
-        }
-    }
-    let mut order = Vec::with_capacity(records.len());
-    let mut ranges = Vec::with_capacity(members.len());
-    for group in members {
-        let start = order.len();
-        order.extend(group);
-        ranges.push(start..order.len());
-    }
-    (order, ranges)
 }
 
 /// The retried ids, each once, in batch order.

@@ -2,9 +2,8 @@
 //! the batch summary (log line and Embedded Metric Format), and the partial
 //! batch response — for one batch, from Lambda or from a worker's poll.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use crate::backoff::{Backoff, VisibilityChange};
 use crate::body::Body;
 use crate::engine::{BatchError, BatchReport, Engine, RecordOutcome};
 use crate::event::SqsRecord;
@@ -19,6 +18,7 @@ use tracing::{info, warn};
 
 use crate::builder::Builder;
 use crate::quarantine::NoQuarantine;
+use crate::settle::VisibilityPolicy;
 use crate::sqs::SqsVisibility;
 
 /// The visibility calls are best effort and must not eat the response's time.
@@ -30,7 +30,7 @@ const VISIBILITY_RESERVE: Duration = Duration::from_millis(50);
 #[derive(Debug)]
 pub struct BatchProcessor<P, Q, B> {
     pub(crate) engine: Engine<P, Q, B>,
-    pub(crate) backoff: Option<(Backoff, SqsVisibility)>,
+    pub(crate) visibility: Option<(VisibilityPolicy, SqsVisibility)>,
     pub(crate) namespace: Option<String>,
 }
 
@@ -87,8 +87,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
         settled: &(dyn Fn(usize) + Sync),
     ) -> Result<BatchReport<'r>, BatchError> {
         let started = Instant::now();
-        let report = self.engine.run_settling(records, deadline, settled).await?;
-        self.back_off(&report, deadline).await;
+        let mut report = self.engine.run_settling(records, deadline, settled).await?;
+        self.settle_visibility(&mut report, deadline).await;
         let summary = BatchSummary::new(report.outcomes.iter().map(|o| &o.outcome));
         let duration = started.elapsed();
         let queue = report.source.as_ref().map_or("unknown", |s| s.name.as_str());
@@ -115,34 +115,12 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
         Ok(report)
     }
 
-    /// Standard queues only: FIFO queues keep their order, so their
-    /// visibility is left alone.
-    async fn back_off(&self, report: &BatchReport<'_>, deadline: Instant) {
-        let Some((backoff, visibility)) = &self.backoff else { return };
-        let Some(source) = report.source.as_ref().filter(|s| !s.is_fifo()) else { return };
-        let now = SystemTime::now();
-        let changes: Vec<VisibilityChange> = report
-            .outcomes
-            .iter()
-            .filter_map(|processed| {
-                let retry_after = match &processed.outcome {
-                    Outcome::Retry { retry_after, .. } => *retry_after,
-                    Outcome::QuarantineFailed { .. } => None,
-                    Outcome::Done | Outcome::Quarantined { .. } => return None,
-                };
-                let record = processed.record;
-                let since_first_receive = record.first_receive_timestamp_ms().map(|ms| {
-                    now.duration_since(UNIX_EPOCH + Duration::from_millis(ms)).unwrap_or_default()
-                });
-                let timeout = backoff.visibility_timeout(
-                    record.receive_count().unwrap_or(1),
-                    retry_after,
-                    fastrand::f64(),
-                    since_first_receive,
-                )?;
-                Some(VisibilityChange { receipt_handle: record.receipt_handle.clone()?, timeout })
-            })
-            .collect();
+    /// Makes the visibility changes the policy decides for the retried
+    /// messages ([`VisibilityPolicy::changes`]) and lists them in the report.
+    async fn settle_visibility(&self, report: &mut BatchReport<'_>, deadline: Instant) {
+        let Some((policy, visibility)) = &self.visibility else { return };
+        let Some(source) = report.source.clone() else { return };
+        let changes = policy.changes(report, SystemTime::now(), fastrand::f64);
         if changes.is_empty() {
             return;
         }
@@ -154,10 +132,11 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
                 "some visibility changes were refused; those messages return on the queue's own timeout"
             ),
             Ok(Err(error)) => {
-                warn!(error = %error_chain(&error), "visibility backoff failed; retried messages return on the queue's own timeout")
+                warn!(error = %error_chain(&error), "the visibility changes failed; retried messages return on the queue's own timeout")
             }
-            Err(_) => warn!("visibility backoff did not finish before the deadline"),
+            Err(_) => warn!("the visibility changes did not finish before the deadline"),
         }
+        report.visibility_changes = changes;
     }
 }
 
@@ -189,6 +168,7 @@ fn failed_records_field(outcomes: &[RecordOutcome<'_>]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::backoff::Backoff;
     use crate::builder::BuildError;
     use crate::contract::WorkRequest;
     use crate::message::Message;
@@ -225,6 +205,8 @@ mod tests {
         let off = Backoff { base: Duration::ZERO, max: Duration::from_secs(60) };
         let disabled = BatchProcessor::builder(Accept).quarantine(Refuse).backoff(off);
         assert!(disabled.build().is_ok(), "a disabled backoff needs no visibility client");
+        let fifo = BatchProcessor::builder(Accept).quarantine(Refuse).fifo_retries_at_once();
+        assert_eq!(fifo.build().map(|_| ()), Err(BuildError::FifoReleaseWithoutVisibility));
     }
 
     #[test]

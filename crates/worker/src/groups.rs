@@ -1,8 +1,32 @@
 //! FIFO: which batch may work on which message group.
 
 use std::collections::HashSet;
+use std::sync::{Mutex, PoisonError};
 
 use backpressure_batch::SqsRecord;
+
+/// The message groups some batch of this worker is working on.
+#[derive(Debug, Default)]
+pub struct Groups {
+    held: Mutex<HashSet<String>>,
+}
+
+impl Groups {
+    /// Claims the groups of `records` for one batch (see [`claim`]).
+    pub fn claim(&self, records: Vec<SqsRecord>) -> (Vec<SqsRecord>, Vec<SqsRecord>) {
+        claim(&mut self.held.lock().unwrap_or_else(PoisonError::into_inner), records)
+    }
+
+    /// The groups of a settled batch, free for the next.
+    pub fn free(&self, records: &[SqsRecord]) {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        for record in records {
+            if let Some(group) = record.message_group_id() {
+                held.remove(group);
+            }
+        }
+    }
+}
 
 /// Claims each record's message group for one batch: returns the records it
 /// may work on and, apart, those whose group another batch holds (`held`).

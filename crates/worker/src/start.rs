@@ -41,6 +41,31 @@ pub enum StartError {
     Build(#[from] BuildError),
 }
 
+/// What the command line asks for: the worker (no arguments), `healthcheck
+/// [PID]`, `--help` or `--version`; anything else is a usage error (exit 2).
+pub async fn command(args: &[String]) -> ExitCode {
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        [] => run().await,
+        ["healthcheck"] => crate::health::check(None),
+        ["healthcheck", pid] => crate::health::check(Some(pid)),
+        ["--help" | "-h" | "help"] => {
+            print!("{}", help::text());
+            ExitCode::SUCCESS
+        }
+        ["--version" | "-V"] => {
+            println!("sqs-worker {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        _ => {
+            eprintln!(
+                "error: unexpected arguments {args:?}: sqs-worker takes none (it is configured by \
+                 its environment), or `healthcheck [PID]`, `--help`, `--version`"
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
 /// Runs the worker until a signal has drained it; exit code 0 after a drain.
 pub async fn run() -> ExitCode {
     let load = |env: &startup::Env| -> Result<_, StartError> {
@@ -100,6 +125,9 @@ pub async fn run() -> ExitCode {
     };
     let built = BatchProcessor::builder(TaskWide::new(delivery, engine.concurrency))
         .sqs(sqs, &engine)
+        // The worker holds a FIFO group only while a batch of it is in work:
+        // a retried message goes back at once, so its group keeps its order.
+        .fifo_retries_at_once()
         .handler_version(startup::handler_version("sqs-worker", env!("CARGO_PKG_VERSION")))
         .build();
     let batch = match built {

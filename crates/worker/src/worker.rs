@@ -2,44 +2,25 @@
 //! most `WORKER_MAX_IN_FLIGHT` messages at a time; a heartbeat renews the
 //! lease of every message still in work; SIGTERM drains.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::Duration;
 
 use backpressure_batch::backoff::VisibilityChange;
 use backpressure_batch::quarantine::QuarantineStore;
-use backpressure_batch::report::RecordOutcome;
 use backpressure_batch::{BatchProcessor, Body, Processor, SqsRecord};
 use backpressure_core::error::error_chain;
-use backpressure_startup::emf::{self, Document};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::{Instant, sleep, timeout_at};
 use tracing::{error, info, warn};
 
 use crate::config::WorkerConfig;
 use crate::deleter::Deleter;
-use crate::groups::claim;
+use crate::groups::Groups;
 use crate::health::Stamp;
-use crate::lease::{Lease, MAX_LEASE, Unleased, release_now};
+use crate::leases::{Leases, Unleased, release_now};
+use crate::metrics::Counts;
 use crate::protection::Protection;
 use crate::queue::{MAX_BATCH, WorkQueue};
-
-/// Counts for the summary line and the metrics.
-#[derive(Debug, Default)]
-struct Counts {
-    received: AtomicU64,
-    retried: AtomicU64,
-    released: AtomicU64,
-    lost: AtomicU64,
-    receives_empty: AtomicU64,
-}
-
-impl Counts {
-    fn add(counter: &AtomicU64, n: usize) {
-        counter.fetch_add(n as u64, Ordering::Relaxed);
-    }
-}
 
 /// One worker process.
 #[derive(Debug)]
@@ -48,20 +29,14 @@ pub struct Worker<P, Q, B> {
     batch: BatchProcessor<P, Q, B>,
     config: WorkerConfig,
     in_flight: Arc<Semaphore>,
-    leases: Mutex<HashMap<String, Lease>>,
+    leases: Leases,
     counts: Counts,
     protection: Option<Protection>,
-    /// Whether any message is in work, for task scale-in protection.
-    busy: watch::Sender<bool>,
     health: Stamp,
     namespace: String,
     /// FIFO: the message groups some batch is working on.
-    groups: Mutex<HashSet<String>>,
+    groups: Groups,
     deleter: Deleter,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl<B, P, Q> Worker<P, Q, B>
@@ -81,18 +56,18 @@ where
     ) -> Self {
         let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
         let deleter = Deleter::start(queue.clone());
+        let leases = Leases::new(config.visibility_timeout);
         Self {
             queue,
             batch,
             config,
             in_flight,
-            leases: Mutex::default(),
+            leases,
             counts: Counts::default(),
             protection,
-            busy: watch::Sender::new(false),
             health,
             namespace,
-            groups: Mutex::default(),
+            groups: Groups::default(),
             deleter,
         }
     }
@@ -104,10 +79,11 @@ where
         stop: watch::Receiver<bool>,
         mut hurry: watch::Receiver<bool>,
     ) {
-        let heartbeat = tokio::spawn(self.clone().heartbeat());
+        let beating = self.clone();
+        let heartbeat = tokio::spawn(async move { beating.leases.heartbeat(&beating.queue).await });
         let metrics = tokio::spawn(self.clone().report_every(Duration::from_secs(60)));
         if let Some(protection) = self.protection.clone() {
-            tokio::spawn(protection.follow(self.busy.subscribe()));
+            tokio::spawn(protection.follow(self.leases.busy()));
         }
         let pollers: Vec<_> = (0..self.config.pollers)
             .map(|_| tokio::spawn(self.clone().poll(stop.clone(), hurry.clone())))
@@ -134,9 +110,7 @@ where
         }
         heartbeat.abort();
         metrics.abort();
-        let unfinished: Vec<VisibilityChange> =
-            lock(&self.leases).drain().map(|(handle, _)| release_now(handle)).collect();
-        self.busy.send_replace(false);
+        let unfinished = self.leases.release_all();
         // What finished is deleted before the process ends, within the drain's budget.
         let _ =
             timeout_at(deadline.max(Instant::now()) + Duration::from_secs(5), self.deleter.flush())
@@ -149,7 +123,8 @@ where
                 "unfinished messages could not be released; they return at their visibility timeout"
             );
         }
-        self.summary(started.elapsed());
+        let deleted = self.deleter.counts.deleted.load(std::sync::atomic::Ordering::Relaxed);
+        self.counts.summary(deleted, started.elapsed());
         self.emit_metrics(Some(started.elapsed()));
     }
 
@@ -160,20 +135,8 @@ where
         }
     }
 
-    /// EMF on stdout: messages in flight, empty receives since the last
-    /// document, and the drain's duration once it is over.
     fn emit_metrics(&self, drain: Option<Duration>) {
-        let in_flight = lock(&self.leases).len();
-        let empty = self.counts.receives_empty.swap(0, Ordering::Relaxed);
-        let mut document = Document::new(&self.namespace, SystemTime::now())
-            .dimension("QueueName", self.config.queue.name())
-            .metric("MessagesInFlight", "Count", in_flight)
-            .metric("ReceivesEmpty", "Count", empty);
-        if let Some(drain) = drain {
-            document =
-                document.metric("DrainDurationMs", "Milliseconds", drain.as_secs_f64() * 1000.0);
-        }
-        emf::emit(&[document]);
+        self.counts.emit(&self.namespace, self.config.queue.name(), self.leases.len(), drain);
     }
 
     async fn poll(
@@ -227,34 +190,17 @@ where
             if records.is_empty() {
                 continue;
             }
-            self.lease(&records);
+            self.leases.lease(&records);
             tokio::spawn(self.clone().work(records, permits));
         }
     }
 
-    /// FIFO: claims each record's group for this batch (see [`claim`]).
+    /// FIFO: claims each record's group for this batch (see [`Groups::claim`]).
     fn claim_groups(&self, records: Vec<SqsRecord>) -> (Vec<SqsRecord>, Vec<SqsRecord>) {
         if !self.queue.is_fifo() {
             return (records, Vec::new());
         }
-        claim(&mut lock(&self.groups), records)
-    }
-
-    fn lease(&self, records: &[SqsRecord]) {
-        let now = SystemTime::now();
-        let expires = Instant::now() + self.config.visibility_timeout;
-        let mut leases = lock(&self.leases);
-        for record in records {
-            let Some(handle) = record.receipt_handle.clone() else { continue };
-            let first_received = record
-                .first_receive_timestamp_ms()
-                .map_or(now, |ms| UNIX_EPOCH + Duration::from_millis(ms));
-            let message_id = record.message_id.clone().unwrap_or_default();
-            leases.insert(handle, Lease { message_id, first_received, expires, lost: false });
-        }
-        if !leases.is_empty() {
-            self.busy.send_if_modified(|busy| !std::mem::replace(busy, true));
-        }
+        self.groups.claim(records)
     }
 
     async fn release(&self, records: &[SqsRecord]) {
@@ -284,106 +230,29 @@ where
                 error!(error = %error, "the batch cannot be reported message by message; releasing it");
                 self.unlease(records.iter().filter_map(|r| r.receipt_handle.as_deref()));
                 self.release(&records).await;
-                self.free_groups(&records);
+                self.groups.free(&records);
                 return;
             }
         };
-        let retried: Vec<&RecordOutcome<'_>> =
-            report.outcomes.iter().filter(|o| o.outcome.is_retry()).collect();
-        self.unlease(retried.iter().filter_map(|o| o.record.receipt_handle.as_deref()));
+        // The batch processor made the retried messages' visibility changes
+        // (the backoff; on FIFO queues, back at once): this only stops their leases.
+        let retried: Vec<&str> = report
+            .outcomes
+            .iter()
+            .filter(|o| o.outcome.is_retry())
+            .filter_map(|o| o.record.receipt_handle.as_deref())
+            .collect();
+        self.unlease(retried.iter().copied());
         Counts::add(&self.counts.retried, retried.len());
-        // FIFO: a retried message and the rest of its group go back at once,
-        // so the group's order is kept; standard queues keep the backoff.
-        if self.queue.is_fifo() {
-            let back: Vec<VisibilityChange> = retried
-                .iter()
-                .filter_map(|o| Some(release_now(o.record.receipt_handle.clone()?)))
-                .collect();
-            let _ = self.queue.set_visibility(&back).await;
-        }
-        self.free_groups(&records);
+        self.groups.free(&records);
         drop(permits);
     }
 
-    /// The groups of a settled batch, free for the next.
-    fn free_groups(&self, records: &[SqsRecord]) {
-        let mut groups = lock(&self.groups);
-        for record in records {
-            if let Some(group) = record.message_group_id() {
-                groups.remove(group);
-            }
-        }
-    }
-
-    /// Stops renewing these leases; says whether the last was still held,
-    /// lost (its result must not delete it), or already given up.
+    /// Stops renewing these leases (see [`Leases::unlease`]).
     fn unlease<'a>(&self, handles: impl Iterator<Item = &'a str>) -> Unleased {
-        let mut leases = lock(&self.leases);
-        let mut last = Unleased::Gone;
-        for handle in handles {
-            last = match leases.remove(handle) {
-                Some(lease) if lease.lost => {
-                    warn!(message_id = %lease.message_id, "its lease was lost: its result does not delete it");
-                    Counts::add(&self.counts.lost, 1);
-                    Unleased::Lost
-                }
-                Some(_) => Unleased::Held,
-                None => Unleased::Gone,
-            };
-        }
-        if leases.is_empty() {
-            self.busy.send_if_modified(|busy| std::mem::replace(busy, false));
-        }
-        last
-    }
-
-    /// Renews, before it runs out, the lease of every message still in work,
-    /// never past 12 hours from its first receipt.
-    async fn heartbeat(self: Arc<Self>) {
-        let visibility = self.config.visibility_timeout;
-        loop {
-            sleep(visibility / 3).await;
-            let (now, wall_now) = (Instant::now(), SystemTime::now());
-            let renewals: Vec<VisibilityChange> = lock(&self.leases)
-                .iter()
-                .filter(|(_, lease)| !lease.lost && lease.expires <= now + visibility / 2)
-                .map(|(handle, lease)| {
-                    let age = wall_now.duration_since(lease.first_received).unwrap_or_default();
-                    VisibilityChange {
-                        receipt_handle: handle.clone(),
-                        timeout: visibility.min(MAX_LEASE.saturating_sub(age)),
-                    }
-                })
-                .collect();
-            if renewals.is_empty() {
-                continue;
-            }
-            let refused = self.queue.set_visibility(&renewals).await;
-            let refused: HashSet<&str> = refused.iter().map(String::as_str).collect();
-            let mut leases = lock(&self.leases);
-            for VisibilityChange { receipt_handle, timeout } in &renewals {
-                if let Some(lease) = leases.get_mut(receipt_handle) {
-                    if refused.contains(receipt_handle.as_str()) || timeout.is_zero() {
-                        lease.lost = true;
-                    } else {
-                        lease.expires = now + *timeout;
-                    }
-                }
-            }
-        }
-    }
-
-    fn summary(&self, drain: Duration) {
-        let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        info!(
-            received = count(&self.counts.received),
-            deleted = count(&self.deleter.counts.deleted),
-            retried = count(&self.counts.retried),
-            released = count(&self.counts.released),
-            lost = count(&self.counts.lost),
-            receives_empty = count(&self.counts.receives_empty),
-            drain_ms = drain.as_millis() as u64,
-            "worker stopped"
-        );
+        let mut lost = 0;
+        let unleased = self.leases.unlease(handles, &mut lost);
+        Counts::add(&self.counts.lost, lost as usize);
+        unleased
     }
 }

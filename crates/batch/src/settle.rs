@@ -1,0 +1,115 @@
+//! The visibility of a settled batch's retried messages, decided in one
+//! place for every consumer: on standard queues after the backoff (or the
+//! downstream's `Retry-After`); on FIFO queues left alone (the group waits
+//! for the queue's visibility timeout, as Lambda's event source mapping
+//! does), or back at once for a consumer that releases its groups itself
+//! (sqs-worker).
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::backoff::{Backoff, VisibilityChange};
+use crate::engine::BatchReport;
+use crate::outcome::Outcome;
+
+/// How a processor treats its retried messages' visibility.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct VisibilityPolicy {
+    /// Standard queues: the backoff, when enabled.
+    pub backoff: Option<Backoff>,
+    /// FIFO queues: a retried message (and the rest of its group) visible again at once.
+    pub fifo_at_once: bool,
+}
+
+impl VisibilityPolicy {
+    /// The changes for `report`'s retried messages; `jitter` gives the backoff's random fraction.
+    pub fn changes(
+        &self,
+        report: &BatchReport<'_>,
+        now: SystemTime,
+        mut jitter: impl FnMut() -> f64,
+    ) -> Vec<VisibilityChange> {
+        let Some(source) = report.source.as_ref() else { return Vec::new() };
+        let retried = report.outcomes.iter().filter_map(|processed| match &processed.outcome {
+            Outcome::Retry { retry_after, .. } => Some((processed.record, *retry_after)),
+            Outcome::QuarantineFailed { .. } => Some((processed.record, None)),
+            _ => None,
+        });
+        if source.is_fifo() {
+            if !self.fifo_at_once {
+                return Vec::new();
+            }
+            return retried
+                .filter_map(|(record, _)| {
+                    let receipt_handle = record.receipt_handle.clone()?;
+                    Some(VisibilityChange { receipt_handle, timeout: Duration::ZERO })
+                })
+                .collect();
+        }
+        let Some(backoff) = self.backoff.filter(|b| b.is_enabled()) else { return Vec::new() };
+        retried
+            .filter_map(|(record, retry_after)| {
+                let since_first_receive = record.first_receive_timestamp_ms().map(|ms| {
+                    now.duration_since(UNIX_EPOCH + Duration::from_millis(ms)).unwrap_or_default()
+                });
+                let timeout = backoff.visibility_timeout(
+                    record.receive_count().unwrap_or(1),
+                    retry_after,
+                    jitter(),
+                    since_first_receive,
+                )?;
+                Some(VisibilityChange { receipt_handle: record.receipt_handle.clone()?, timeout })
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::RecordOutcome;
+    use crate::event::{SourceQueue, SqsRecord};
+    use crate::outcome::{ErrorCode, RetryCause};
+
+    fn record(handle: &str) -> SqsRecord {
+        SqsRecord { receipt_handle: Some(handle.to_owned()), ..SqsRecord::default() }
+    }
+
+    fn report<'r>(records: &'r [SqsRecord], queue: &str) -> BatchReport<'r> {
+        let outcomes = [
+            Outcome::Done,
+            Outcome::retry(RetryCause::Processor, "later"),
+            Outcome::QuarantineFailed { code: ErrorCode::InvalidJson, detail: "refused".into() },
+            Outcome::Quarantined { code: ErrorCode::InvalidJson },
+        ];
+        BatchReport {
+            outcomes: records
+                .iter()
+                .zip(outcomes)
+                .map(|(record, outcome)| RecordOutcome { record, message_id: "m", outcome })
+                .collect(),
+            batch_item_failures: Vec::new(),
+            source: SourceQueue::from_arn(&format!("arn:aws:sqs:us-east-1:123456789012:{queue}")),
+            visibility_changes: Vec::new(),
+        }
+    }
+
+    fn handles(changes: &[VisibilityChange]) -> Vec<(&str, u64)> {
+        changes.iter().map(|c| (c.receipt_handle.as_str(), c.timeout.as_secs())).collect()
+    }
+
+    #[test]
+    fn each_queue_kind_gets_its_own_decision_for_the_retried_messages_only() {
+        let records = [record("done"), record("retry"), record("unwritten"), record("poison")];
+        let backoff = Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) };
+        let policy = VisibilityPolicy { backoff: Some(backoff), fifo_at_once: false };
+        let now = SystemTime::now();
+        let standard = policy.changes(&report(&records, "work"), now, || 0.5);
+        assert_eq!(handles(&standard), [("retry", 8), ("unwritten", 8)]);
+        assert!(policy.changes(&report(&records, "work.fifo"), now, || 0.5).is_empty());
+        let worker = VisibilityPolicy { backoff: Some(backoff), fifo_at_once: true };
+        let fifo = worker.changes(&report(&records, "work.fifo"), now, || 0.5);
+        assert_eq!(handles(&fifo), [("retry", 0), ("unwritten", 0)]);
+        let none = VisibilityPolicy::default().changes(&report(&records, "work"), now, || 0.5);
+        assert!(none.is_empty(), "no backoff: the queue's own timeout");
+    }
+}

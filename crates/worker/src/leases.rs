@@ -1,0 +1,220 @@
+//! The lease table: every message received and not yet settled, when its
+//! lease runs out, whether it was lost; the heartbeat that renews them; and
+//! whether the task is busy (for scale-in protection).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use backpressure_batch::SqsRecord;
+use backpressure_batch::backoff::VisibilityChange;
+use tokio::sync::watch;
+use tokio::time::{Instant, sleep};
+use tracing::warn;
+
+use crate::queue::WorkQueue;
+
+/// SQS's limit on a message's visibility, counted from its first receipt.
+pub const MAX_LEASE: Duration = Duration::from_secs(12 * 3600);
+
+/// A message received and not yet settled.
+#[derive(Debug)]
+struct Lease {
+    message_id: String,
+    first_received: SystemTime,
+    expires: Instant,
+    /// A renewal was refused: SQS may already have handed the message to
+    /// another consumer, so this worker's result must not delete it.
+    lost: bool,
+}
+
+/// What became of a lease when its message settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unleased {
+    /// Still held: the result may delete the message.
+    Held,
+    /// Lost: another consumer may hold the message; its result must not delete it.
+    Lost,
+    /// Already given up (a drain released it).
+    Gone,
+}
+
+/// Back on the queue at once.
+pub fn release_now(receipt_handle: String) -> VisibilityChange {
+    VisibilityChange { receipt_handle, timeout: Duration::ZERO }
+}
+
+/// Every lease the worker holds, keyed by receipt handle.
+#[derive(Debug)]
+pub struct Leases {
+    table: Mutex<HashMap<String, Lease>>,
+    visibility: Duration,
+    /// Whether any message is in work, for task scale-in protection.
+    busy: watch::Sender<bool>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Leases {
+    /// An empty table for leases of `visibility` each.
+    pub fn new(visibility: Duration) -> Self {
+        Self { table: Mutex::default(), visibility, busy: watch::Sender::new(false) }
+    }
+
+    /// Turns true while any message is in work.
+    pub fn busy(&self) -> watch::Receiver<bool> {
+        self.busy.subscribe()
+    }
+
+    /// Messages held.
+    pub fn len(&self) -> usize {
+        lock(&self.table).len()
+    }
+
+    /// Whether no message is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Leases the received records.
+    pub fn lease(&self, records: &[SqsRecord]) {
+        let now = SystemTime::now();
+        let expires = Instant::now() + self.visibility;
+        let mut table = lock(&self.table);
+        for record in records {
+            let Some(handle) = record.receipt_handle.clone() else { continue };
+            let first_received = record
+                .first_receive_timestamp_ms()
+                .map_or(now, |ms| UNIX_EPOCH + Duration::from_millis(ms));
+            let message_id = record.message_id.clone().unwrap_or_default();
+            table.insert(handle, Lease { message_id, first_received, expires, lost: false });
+        }
+        if !table.is_empty() {
+            self.busy.send_if_modified(|busy| !std::mem::replace(busy, true));
+        }
+    }
+
+    /// Stops renewing these leases; says whether the last was still held,
+    /// lost (its result must not delete it), or already given up, and counts the lost ones.
+    pub fn unlease<'a>(&self, handles: impl Iterator<Item = &'a str>, lost: &mut u64) -> Unleased {
+        let mut table = lock(&self.table);
+        let mut last = Unleased::Gone;
+        for handle in handles {
+            last = match table.remove(handle) {
+                Some(lease) if lease.lost => {
+                    warn!(message_id = %lease.message_id, "its lease was lost: its result does not delete it");
+                    *lost += 1;
+                    Unleased::Lost
+                }
+                Some(_) => Unleased::Held,
+                None => Unleased::Gone,
+            };
+        }
+        if table.is_empty() {
+            self.busy.send_if_modified(|busy| std::mem::replace(busy, false));
+        }
+        last
+    }
+
+    /// Gives up every lease: the changes that put their messages back at once.
+    pub fn release_all(&self) -> Vec<VisibilityChange> {
+        let unfinished = lock(&self.table).drain().map(|(handle, _)| release_now(handle)).collect();
+        self.busy.send_replace(false);
+        unfinished
+    }
+
+    /// The renewals due now: every lease not lost that runs out within half
+    /// a visibility timeout, renewed for one more, never past 12 hours from
+    /// its first receipt.
+    fn due(&self, now: Instant, wall_now: SystemTime) -> Vec<VisibilityChange> {
+        let visibility = self.visibility;
+        lock(&self.table)
+            .iter()
+            .filter(|(_, lease)| !lease.lost && lease.expires <= now + visibility / 2)
+            .map(|(handle, lease)| {
+                let age = wall_now.duration_since(lease.first_received).unwrap_or_default();
+                VisibilityChange {
+                    receipt_handle: handle.clone(),
+                    timeout: visibility.min(MAX_LEASE.saturating_sub(age)),
+                }
+            })
+            .collect()
+    }
+
+    /// Records what SQS made of the renewals: refused (or at the 12-hour
+    /// limit) → lost; otherwise the lease runs on.
+    fn renewed(&self, now: Instant, renewals: &[VisibilityChange], refused: &[String]) {
+        let refused: HashSet<&str> = refused.iter().map(String::as_str).collect();
+        let mut table = lock(&self.table);
+        for VisibilityChange { receipt_handle, timeout } in renewals {
+            if let Some(lease) = table.get_mut(receipt_handle) {
+                if refused.contains(receipt_handle.as_str()) || timeout.is_zero() {
+                    lease.lost = true;
+                } else {
+                    lease.expires = now + *timeout;
+                }
+            }
+        }
+    }
+
+    /// Renews, before it runs out, the lease of every message still in work.
+    pub async fn heartbeat(&self, queue: &WorkQueue) {
+        loop {
+            sleep(self.visibility / 3).await;
+            let now = Instant::now();
+            let renewals = self.due(now, SystemTime::now());
+            if renewals.is_empty() {
+                continue;
+            }
+            let refused = queue.set_visibility(&renewals).await;
+            self.renewed(now, &renewals, &refused);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn record(handle: &str, first_received_ms: u64) -> SqsRecord {
+        let mut record = SqsRecord {
+            message_id: Some(format!("m-{handle}")),
+            receipt_handle: Some(handle.to_owned()),
+            ..SqsRecord::default()
+        };
+        record.attributes.insert(
+            "ApproximateFirstReceiveTimestamp".into(),
+            serde_json::json!(first_received_ms.to_string()),
+        );
+        record
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn renewals_run_on_until_refused_or_twelve_hours_old() {
+        let leases = Leases::new(Duration::from_secs(30));
+        let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as u64;
+        let almost_twelve_hours = MAX_LEASE.as_millis() as u64 - 10_000;
+        leases.lease(&[record("young", now_ms), record("old", now_ms - almost_twelve_hours)]);
+        assert!(*leases.busy().borrow());
+        assert!(leases.due(Instant::now(), SystemTime::now()).is_empty(), "not due yet");
+        let later = Instant::now() + Duration::from_secs(20);
+        let mut due = leases.due(later, SystemTime::now());
+        due.sort_by(|a, b| a.receipt_handle.cmp(&b.receipt_handle));
+        let timeouts: Vec<(&str, u64)> =
+            due.iter().map(|c| (c.receipt_handle.as_str(), c.timeout.as_secs())).collect();
+        assert_eq!(timeouts[1], ("young", 30));
+        assert_eq!(timeouts[0].0, "old");
+        assert!(timeouts[0].1 <= 10, "capped at the 12-hour limit: {timeouts:?}");
+        leases.renewed(later, &due, &["young".to_owned()]);
+        let mut lost = 0;
+        assert_eq!(leases.unlease(std::iter::once("young"), &mut lost), Unleased::Lost);
+        assert_eq!(leases.unlease(std::iter::once("old"), &mut lost), Unleased::Held);
+        assert_eq!(leases.unlease(std::iter::once("old"), &mut lost), Unleased::Gone);
+        assert_eq!(lost, 1);
+        assert!(!*leases.busy().borrow(), "idle once every lease is settled");
+    }
+}
