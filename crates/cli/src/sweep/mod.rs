@@ -22,6 +22,9 @@ use crate::queue::Queue;
 use crate::rotate::{Mover, Stuck};
 
 mod act;
+mod decide;
+
+use decide::{Rules, State};
 
 /// The largest message SQS accepts.
 const MAX_MESSAGE_BYTES: usize = 1_048_576;
@@ -61,21 +64,6 @@ pub struct Tally {
     /// The ids SQS gave the replayed messages.
     #[serde(skip)]
     pub new_message_ids: Vec<String>,
-}
-
-#[derive(Debug)]
-struct State {
-    /// Messages to release at the end, by the id SQS gave the copy held: the
-    /// newest receipt handle.
-    held: HashMap<String, String>,
-    /// First identities received: one received again (a lease that ran out
-    /// mid-send, two receives handed the same message, a second copy left by an
-    /// interrupted move) is left alone.
-    seen: HashSet<String>,
-    remaining: usize,
-    /// A loop failed: the others stop before their next receive or send.
-    stopped: bool,
-    tally: Tally,
 }
 
 /// What a sweep works on and with.
@@ -191,51 +179,14 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    fn sort(&self, batch: Vec<Entry>) -> Sorted {
-        let mut sorted = Sorted { all_seen: true, ..Sorted::default() };
-        self.with_state(|state| {
-            for entry in batch {
-                if let Some(handle) = state.held.get_mut(&entry.received_id) {
-                    *handle = entry.receipt_handle;
-                    continue;
-                }
-                if self.mover.is_some_and(|m| m.wrote(&entry)) {
-                    // A copy moved by this run ends its group; other groups may go on.
-                    state.held.insert(entry.received_id, entry.receipt_handle);
-                    sorted.all_seen = false;
-                    continue;
-                }
-                if state.seen.contains(&entry.queue_message_id) {
-                    continue;
-                }
-                let matches = self.filter.matches(&entry);
-                let resumed =
-                    matches && self.audit.is_some_and(|a| a.was_sent(&entry.queue_message_id));
-                if matches && !resumed && state.remaining == 0 {
-                    // Beyond the limit: released at once, not read.
-                    sorted.extra.push(entry);
-                    continue;
-                }
-                state.seen.insert(entry.queue_message_id.clone());
-                sorted.all_seen = false;
-                let group = entry.queue_group().unwrap_or("(none)").to_owned();
-                *state.tally.seen.entry(group).or_default() += 1;
-                if !matches {
-                    state.tally.not_matching += 1;
-                    if self.mover.is_some() {
-                        sorted.to_move.push(entry);
-                    } else {
-                        state.held.insert(entry.received_id, entry.receipt_handle);
-                    }
-                } else if resumed {
-                    sorted.resumed.push(entry);
-                } else {
-                    state.remaining -= 1;
-                    sorted.todo.push(entry);
-                }
-            }
-        });
-        sorted
+    fn sort(&self, batch: Vec<Entry>) -> decide::Sorted {
+        let rules = Rules {
+            matches: &|entry| self.filter.matches(entry),
+            was_sent: &|id| self.audit.is_some_and(|a| a.was_sent(id)),
+            moved_by_this_run: &|entry| self.mover.is_some_and(|m| m.wrote(entry)),
+            rotating: self.mover.is_some(),
+        };
+        self.with_state(|state| decide::sort(state, batch, &rules))
     }
 
     /// Moves messages that do not match to the end of their FIFO group; one
@@ -292,13 +243,4 @@ impl<'a> Sweep<'a> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         f(&mut state)
     }
-}
-
-#[derive(Debug, Default)]
-struct Sorted {
-    todo: Vec<Entry>,
-    to_move: Vec<Entry>,
-    resumed: Vec<Entry>,
-    extra: Vec<Entry>,
-    all_seen: bool,
 }
