@@ -1,5 +1,5 @@
 //! The message body a processor works on: this project's queue contract
-//! ([`WorkRequest`]) by default, or any `serde::Deserialize` type of the
+//! (`delivery::WorkRequest`), or any `serde::Deserialize` type of the
 //! user's (as `aws_lambda_events::sqs::SqsEventObj<T>` and Powertools'
 //! `model=` allow). A body that cannot be decoded never succeeds on a retry,
 //! so it is a permanent failure with a stable error code.
@@ -7,11 +7,39 @@
 use serde::de::DeserializeOwned;
 use serde_json::error::Category;
 
-use crate::contract::WorkRequest;
-pub use crate::contract::{ContractViolation, PartialRequest};
 use crate::outcome::ErrorCode;
 
-/// A decoded message body. Implemented for [`WorkRequest`], and for every
+/// Why a body can never be processed: its quarantine error code, what is wrong, and the contract fields that could still be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {detail}")]
+pub struct ContractViolation {
+    /// The quarantine record's `errorCode`.
+    pub code: ErrorCode,
+    /// What is wrong, for an operator (never the body itself).
+    pub detail: String,
+    /// Whatever contract fields could be read, for the quarantine record.
+    pub partial: PartialRequest,
+}
+
+/// Contract fields that were readable strings, even if the body as a whole is not valid.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PartialRequest {
+    /// `schemaVersion`, if it was a string.
+    pub schema_version: Option<String>,
+    /// `operation`, if it was a string.
+    pub operation: Option<String>,
+    /// `tenantId`, if it was a string.
+    pub tenant_id: Option<String>,
+}
+
+impl ContractViolation {
+    /// A violation found before any contract field could be read.
+    pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
+        Self { code, detail: detail.into(), partial: PartialRequest::default() }
+    }
+}
+
+/// A decoded message body. Implemented for `delivery::WorkRequest`, and for every
 /// type that implements `serde::Deserialize` and [`Validate`].
 pub trait Body: Sized + Send + Sync {
     /// Decodes one message body, or says why it never can be.
@@ -61,20 +89,6 @@ impl<T: DeserializeOwned + Validate + Send + Sync> Body for T {
     }
 }
 
-impl Body for WorkRequest {
-    fn decode(text: &str) -> Result<Self, ContractViolation> {
-        Self::parse(text)
-    }
-
-    fn quarantine_fields(&self) -> PartialRequest {
-        PartialRequest {
-            schema_version: Some(self.schema_version.clone()),
-            operation: Some(self.operation.clone()),
-            tenant_id: Some(self.tenant_id.clone()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde::Deserialize;
@@ -107,8 +121,11 @@ mod tests {
         assert_eq!(code(r#"{"cents":0}"#), ErrorCode::Custom("non_positive".into()));
     }
 
+    #[cfg(feature = "http-delivery")]
     #[test]
     fn the_default_body_is_the_queue_contract() {
+        use crate::contract::WorkRequest;
+
         let request = WorkRequest::decode(
             r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k"}"#,
         )

@@ -3,6 +3,7 @@
 use std::marker::PhantomData;
 use std::time::Duration;
 
+#[cfg(feature = "sqs")]
 use crate::backoff::Backoff;
 use crate::body::Body;
 use crate::config::ConsumerConfig;
@@ -11,7 +12,9 @@ use crate::message::Processor;
 use crate::processor::BatchProcessor;
 use crate::quarantine::NoQuarantine;
 use crate::quarantine::QuarantineStore;
+#[cfg(feature = "sqs")]
 use crate::settle::VisibilityPolicy;
+#[cfg(feature = "sqs")]
 use crate::sqs::{SqsQuarantine, SqsVisibility};
 
 /// Why a [`BatchProcessor`] cannot be built.
@@ -37,8 +40,11 @@ pub struct Builder<P, Q, B> {
     processor: P,
     quarantine: Q,
     settings: EngineSettings,
+    #[cfg(feature = "sqs")]
     backoff: Option<Backoff>,
+    #[cfg(feature = "sqs")]
     fifo_at_once: bool,
+    #[cfg(feature = "sqs")]
     visibility: Option<SqsVisibility>,
     namespace: Option<String>,
     body: PhantomData<fn() -> B>,
@@ -54,8 +60,11 @@ impl<P, B> Builder<P, NoQuarantine, B> {
                 deadline_margin: Duration::from_secs(2),
                 handler_version: format!("backpressure-batch/{}", env!("CARGO_PKG_VERSION")),
             },
+            #[cfg(feature = "sqs")]
             backoff: None,
+            #[cfg(feature = "sqs")]
             fifo_at_once: false,
+            #[cfg(feature = "sqs")]
             visibility: None,
             namespace: None,
             body: PhantomData,
@@ -72,8 +81,11 @@ impl<P, Q, B> Builder<P, Q, B> {
             processor: self.processor,
             quarantine,
             settings: self.settings,
+            #[cfg(feature = "sqs")]
             backoff: self.backoff,
+            #[cfg(feature = "sqs")]
             fifo_at_once: self.fifo_at_once,
+            #[cfg(feature = "sqs")]
             visibility: self.visibility,
             namespace: self.namespace,
             body: PhantomData,
@@ -83,6 +95,7 @@ impl<P, Q, B> Builder<P, Q, B> {
     /// Standard queues: retried messages come back after an exponential,
     /// jittered delay instead of the queue's full visibility timeout. Needs
     /// [`Builder::visibility`].
+    #[cfg(feature = "sqs")]
     pub fn backoff(mut self, backoff: Backoff) -> Self {
         self.backoff = Some(backoff);
         self
@@ -92,12 +105,14 @@ impl<P, Q, B> Builder<P, Q, B> {
     /// visible again at once instead of after the queue's visibility timeout:
     /// for a consumer that holds each group only while a batch of it is in
     /// work (sqs-worker). Needs [`Builder::visibility`].
+    #[cfg(feature = "sqs")]
     pub fn fifo_retries_at_once(mut self) -> Self {
         self.fifo_at_once = true;
         self
     }
 
     /// The SQS client that changes retried messages' visibility.
+    #[cfg(feature = "sqs")]
     pub fn visibility(mut self, visibility: SqsVisibility) -> Self {
         self.visibility = Some(visibility);
         self
@@ -132,15 +147,19 @@ impl<P, Q, B> Builder<P, Q, B> {
     /// Concurrency, deadline margin, backoff and metrics namespace from a
     /// [`ConsumerConfig`] read from the environment.
     pub fn config(self, config: &ConsumerConfig) -> Self {
-        self.concurrency(config.concurrency)
+        let built = self
+            .concurrency(config.concurrency)
             .deadline_margin(config.deadline_margin)
-            .backoff(config.backoff)
-            .metrics_namespace(config.namespace.clone())
+            .metrics_namespace(config.namespace.clone());
+        #[cfg(feature = "sqs")]
+        let built = built.backoff(config.backoff);
+        built
     }
 
     /// Everything but the processor from a [`ConsumerConfig`] and one SQS
     /// client: the quarantine queue, visibility backoff, concurrency,
     /// deadline margin and metrics — what batch-consumer and sqs-worker share.
+    #[cfg(feature = "sqs")]
     pub fn sqs(
         self,
         sqs: aws_sdk_sqs::Client,
@@ -161,10 +180,12 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Builder<P, Q, B> {
         if self.settings.concurrency == 0 {
             return Err(BuildError::ZeroConcurrency);
         }
+        #[cfg(feature = "sqs")]
         let policy = VisibilityPolicy {
             backoff: self.backoff.filter(|b| b.is_enabled()),
             fifo_at_once: self.fifo_at_once,
         };
+        #[cfg(feature = "sqs")]
         let visibility = match (policy.backoff.is_some() || policy.fifo_at_once, self.visibility) {
             (false, _) => None,
             (true, Some(visibility)) => Some((policy, visibility)),
@@ -175,6 +196,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Builder<P, Q, B> {
         };
         Ok(BatchProcessor {
             engine: Engine::new(self.processor, self.quarantine, self.settings),
+            #[cfg(feature = "sqs")]
             visibility,
             namespace: self.namespace,
         })

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
+use crate::body::{Body, ContractViolation, PartialRequest};
 use crate::outcome::ErrorCode;
 
 /// The supported major version of `schemaVersion`.
@@ -27,29 +28,6 @@ pub struct WorkRequest {
     pub idempotency_key: String,
     /// `correlationId`, when the producer set one.
     pub correlation_id: Option<String>,
-}
-
-/// Why a body breaks the contract.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{code}: {detail}")]
-pub struct ContractViolation {
-    /// The quarantine record's `errorCode`.
-    pub code: ErrorCode,
-    /// What is wrong, for an operator (never the body itself).
-    pub detail: String,
-    /// Whatever contract fields could be read, for the quarantine record.
-    pub partial: PartialRequest,
-}
-
-/// Contract fields that were readable strings, even if the body as a whole is not valid.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct PartialRequest {
-    /// `schemaVersion`, if it was a string.
-    pub schema_version: Option<String>,
-    /// `operation`, if it was a string.
-    pub operation: Option<String>,
-    /// `tenantId`, if it was a string.
-    pub tenant_id: Option<String>,
 }
 
 /// The contract's members of a body, read in one pass: every other member
@@ -96,13 +74,6 @@ impl<'de> Deserialize<'de> for Envelope {
         }
 
         deserializer.deserialize_map(EnvelopeVisitor)
-    }
-}
-
-impl ContractViolation {
-    /// A violation found before any contract field could be read.
-    pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
-        Self { code, detail: detail.into(), partial: PartialRequest::default() }
     }
 }
 
@@ -223,6 +194,20 @@ fn major_version(version: &str) -> Option<u64> {
     let mut parts = version.split('.');
     let major = parts.next()?.parse().ok()?;
     parts.all(|part| part.parse::<u64>().is_ok()).then_some(major)
+}
+
+impl Body for WorkRequest {
+    fn decode(text: &str) -> Result<Self, ContractViolation> {
+        Self::parse(text)
+    }
+
+    fn quarantine_fields(&self) -> PartialRequest {
+        PartialRequest {
+            schema_version: Some(self.schema_version.clone()),
+            operation: Some(self.operation.clone()),
+            tenant_id: Some(self.tenant_id.clone()),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use tracing::{error, warn};
 
 use crate::backoff::VisibilityChange;
 use crate::body::Body;
-use crate::contract::PartialRequest;
+use crate::body::PartialRequest;
 use crate::event::{SourceQueue, SqsRecord};
 use crate::message::{Message, Processor};
 use crate::order::groups;

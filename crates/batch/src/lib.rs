@@ -122,39 +122,48 @@ pub mod backoff;
 pub mod body;
 pub mod builder;
 pub mod config;
+#[cfg(feature = "http-delivery")]
 mod contract;
+#[cfg(feature = "http-delivery")]
 pub mod delivery;
 mod engine;
 pub mod event;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
+#[cfg(feature = "lambda")]
 pub mod lambda;
 mod message;
 mod order;
 pub mod outcome;
+#[cfg(all(feature = "lambda", feature = "http-delivery"))]
 pub mod prelude;
 mod processor;
 pub mod quarantine;
 mod quarantine_store;
 pub mod report;
+#[cfg(feature = "sqs")]
 mod settle;
 mod source;
+#[cfg(feature = "sqs")]
 pub mod sqs;
 mod summary;
 pub mod trace;
 
 pub use backoff::Backoff;
+#[cfg(feature = "lambda")]
 pub use backpressure_startup::Env;
 
 /// The README's examples, compiled by `cargo test --doc`.
-#[cfg(doctest)]
+#[cfg(all(doctest, feature = "lambda"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 pub use body::{Body, ContractViolation, Validate};
 pub use engine::BatchReport;
 pub use event::SqsRecord;
+#[cfg(feature = "lambda")]
 pub use lambda::serve;
 pub use message::{Message, Processor};
 pub use outcome::{ErrorCode, Outcome, Verdict};
 pub use processor::BatchProcessor;
+#[cfg(feature = "sqs")]
 pub use sqs::SqsQuarantine;

@@ -2,7 +2,7 @@
 //! the batch summary (log line and Embedded Metric Format), and the partial
 //! batch response — for one batch, from Lambda or from a worker's poll.
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use crate::body::Body;
 use crate::engine::{BatchError, BatchReport, Engine, RecordOutcome};
@@ -12,17 +12,15 @@ use crate::outcome::Outcome;
 use crate::quarantine::QuarantineStore;
 use crate::summary::BatchSummary;
 use aws_lambda_events::sqs::SqsBatchResponse;
-use backpressure_core::error::error_chain;
-use tokio::time::{Instant, timeout_at};
-use tracing::{info, warn};
+use tokio::time::Instant;
+use tracing::info;
 
 use crate::builder::Builder;
 use crate::quarantine::NoQuarantine;
+#[cfg(feature = "sqs")]
 use crate::settle::VisibilityPolicy;
+#[cfg(feature = "sqs")]
 use crate::sqs::SqsVisibility;
-
-/// The visibility calls are best effort and must not eat the response's time.
-const VISIBILITY_RESERVE: Duration = Duration::from_millis(50);
 
 /// Processes SQS batches with a processor of the user's: every message ends
 /// processed, durably quarantined, or retried, and only the retried ones are
@@ -30,6 +28,7 @@ const VISIBILITY_RESERVE: Duration = Duration::from_millis(50);
 #[derive(Debug)]
 pub struct BatchProcessor<P, Q, B> {
     pub(crate) engine: Engine<P, Q, B>,
+    #[cfg(feature = "sqs")]
     pub(crate) visibility: Option<(VisibilityPolicy, SqsVisibility)>,
     pub(crate) namespace: Option<String>,
 }
@@ -87,7 +86,9 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
         settled: &(dyn Fn(usize) + Sync),
     ) -> Result<BatchReport<'r>, BatchError> {
         let started = Instant::now();
+        #[cfg_attr(not(feature = "sqs"), allow(unused_mut))]
         let mut report = self.engine.run_settling(records, deadline, settled).await?;
+        #[cfg(feature = "sqs")]
         self.settle_visibility(&mut report, deadline).await;
         let summary = BatchSummary::new(report.outcomes.iter().map(|o| &o.outcome));
         let duration = started.elapsed();
@@ -113,30 +114,6 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
             ));
         }
         Ok(report)
-    }
-
-    /// Makes the visibility changes the policy decides for the retried
-    /// messages ([`VisibilityPolicy::changes`]) and lists them in the report.
-    async fn settle_visibility(&self, report: &mut BatchReport<'_>, deadline: Instant) {
-        let Some((policy, visibility)) = &self.visibility else { return };
-        let Some(source) = report.source.clone() else { return };
-        let changes = policy.changes(report, SystemTime::now(), fastrand::f64);
-        if changes.is_empty() {
-            return;
-        }
-        let until = deadline.checked_sub(VISIBILITY_RESERVE).unwrap_or(deadline);
-        match timeout_at(until, visibility.change_visibility(&source.url(), &changes)).await {
-            Ok(Ok(0)) => {}
-            Ok(Ok(failed)) => warn!(
-                failed,
-                "some visibility changes were refused; those messages return on the queue's own timeout"
-            ),
-            Ok(Err(error)) => {
-                warn!(error = %error_chain(&error), "the visibility changes failed; retried messages return on the queue's own timeout")
-            }
-            Err(_) => warn!("the visibility changes did not finish before the deadline"),
-        }
-        report.visibility_changes = changes;
     }
 }
 
@@ -168,6 +145,8 @@ fn failed_records_field(outcomes: &[RecordOutcome<'_>]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use crate::backoff::Backoff;
     use crate::builder::BuildError;
     use crate::contract::WorkRequest;

@@ -12,7 +12,7 @@ use serde::Serialize;
 use serde_json::ser::Formatter;
 use serde_json::{Map, Value};
 
-use crate::contract::PartialRequest;
+use crate::body::PartialRequest;
 use crate::event::SqsRecord;
 use crate::outcome::ErrorCode;
 

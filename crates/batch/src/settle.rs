@@ -7,9 +7,20 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use backpressure_core::error::error_chain;
+use tokio::time::{Instant, timeout_at};
+use tracing::warn;
+
 use crate::backoff::{Backoff, VisibilityChange};
+use crate::body::Body;
 use crate::engine::BatchReport;
+use crate::message::Processor;
 use crate::outcome::Outcome;
+use crate::processor::BatchProcessor;
+use crate::quarantine::QuarantineStore;
+
+/// The visibility calls are best effort and must not eat the response's time.
+const VISIBILITY_RESERVE: Duration = Duration::from_millis(50);
 
 /// How a processor treats its retried messages' visibility.
 #[derive(Debug, Clone, Copy, Default)]
@@ -60,6 +71,32 @@ impl VisibilityPolicy {
                 Some(VisibilityChange { receipt_handle: record.receipt_handle.clone()?, timeout })
             })
             .collect()
+    }
+}
+
+impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
+    /// Makes the visibility changes the policy decides for the retried
+    /// messages ([`VisibilityPolicy::changes`]) and lists them in the report.
+    pub(crate) async fn settle_visibility(&self, report: &mut BatchReport<'_>, deadline: Instant) {
+        let Some((policy, visibility)) = &self.visibility else { return };
+        let Some(source) = report.source.clone() else { return };
+        let changes = policy.changes(report, SystemTime::now(), fastrand::f64);
+        if changes.is_empty() {
+            return;
+        }
+        let until = deadline.checked_sub(VISIBILITY_RESERVE).unwrap_or(deadline);
+        match timeout_at(until, visibility.change_visibility(&source.url(), &changes)).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(failed)) => warn!(
+                failed,
+                "some visibility changes were refused; those messages return on the queue's own timeout"
+            ),
+            Ok(Err(error)) => {
+                warn!(error = %error_chain(&error), "the visibility changes failed; retried messages return on the queue's own timeout")
+            }
+            Err(_) => warn!("the visibility changes did not finish before the deadline"),
+        }
+        report.visibility_changes = changes;
     }
 }
 
