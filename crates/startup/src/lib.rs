@@ -1,7 +1,7 @@
 //! The start-up every sqs-backpressure binary shares, so none of them can
 //! drift: the AWS SDK configured once ([`sdk`]: per-call timeouts, one HTTPS
-//! client for every service client), the log subscriber ([`logging`], behind
-//! the `subscriber` feature), CloudWatch Embedded Metric Format documents
+//! client for every service client; the `sdk` feature), the log subscriber
+//! ([`logging`], the `subscriber` feature), CloudWatch Embedded Metric Format documents
 //! ([`emf`]), one rate limiter ([`rate`]), and the configuration read once
 //! with its errors logged ([`init`]) or the process's exit ([`exit()`]).
 #![warn(missing_docs)]
@@ -11,6 +11,7 @@ pub mod exit;
 #[cfg(feature = "subscriber")]
 pub mod logging;
 pub mod rate;
+#[cfg(feature = "sdk")]
 pub mod sdk;
 
 use std::error::Error;
@@ -19,6 +20,7 @@ use backpressure_core::config::Vars;
 use backpressure_core::error::error_chain;
 
 pub use exit::{exit, in_lambda};
+#[cfg(feature = "sdk")]
 pub use sdk::{SdkSettings, sdk_config};
 
 /// The environment lookups a configuration is read from.
