@@ -91,11 +91,7 @@ pub fn contract(data: &[u8]) {
                 "{:?}",
                 violation.code
             );
-            let record = SqsRecord {
-                message_id: Some("m".into()),
-                body: Some(body.to_owned()),
-                ..SqsRecord::default()
-            };
+            let record = SqsRecord::new("m").with_body(body);
             check_record(&record, &violation.partial, &violation.detail);
         }
     }
@@ -106,12 +102,9 @@ pub fn quarantine(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut parts = text.split('\u{1}');
     let mut next = || parts.next().map(str::to_owned);
-    let record = SqsRecord {
-        message_id: Some(next().unwrap_or_else(|| "m".into())),
-        body: next(),
-        event_source_arn: next(),
-        ..SqsRecord::default()
-    };
+    let mut record = SqsRecord::new(next().unwrap_or_else(|| "m".into()));
+    record.body = next();
+    record.event_source_arn = next();
     let partial = PartialRequest { schema_version: next(), operation: next(), tenant_id: next() };
     let detail = next().unwrap_or_default();
     check_record(&record, &partial, &detail);

@@ -20,6 +20,7 @@ use crate::trace::TraceContext;
 /// it must: it cannot be reported on its own).
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SqsRecord {
     /// `messageId`: how the record is reported in `batchItemFailures`.
     pub message_id: Option<String>,
@@ -100,6 +101,36 @@ impl<'de> Deserialize<'de> for SqsRecord {
 }
 
 impl SqsRecord {
+    /// A record with this `messageId` and nothing else, for a converter or a
+    /// test to fill in with the `with_` methods (the fields are public too).
+    pub fn new(message_id: impl Into<String>) -> Self {
+        Self { message_id: Some(message_id.into()), ..Self::default() }
+    }
+
+    /// With this body.
+    pub fn with_body(mut self, body: impl Into<String>) -> Self {
+        self.body = Some(body.into());
+        self
+    }
+
+    /// With this receipt handle.
+    pub fn with_receipt_handle(mut self, receipt_handle: impl Into<String>) -> Self {
+        self.receipt_handle = Some(receipt_handle.into());
+        self
+    }
+
+    /// From this queue (`arn:aws:sqs:{region}:{account}:{name}`; a `.fifo` name keeps group order).
+    pub fn with_source_arn(mut self, arn: impl Into<String>) -> Self {
+        self.event_source_arn = Some(arn.into());
+        self
+    }
+
+    /// With this system attribute (`MessageGroupId`, `ApproximateReceiveCount`, …).
+    pub fn with_attribute(mut self, name: &str, value: impl Into<String>) -> Self {
+        self.attributes.insert(name.to_owned(), Value::String(value.into()));
+        self
+    }
+
     fn attribute(&self, name: &str) -> Option<&str> {
         self.attributes.get(name).and_then(Value::as_str)
     }

@@ -18,12 +18,7 @@ struct Order {
 impl backpressure_batch::Validate for Order {}
 
 fn record(id: &str, body: &str) -> SqsRecord {
-    SqsRecord {
-        message_id: Some(id.to_owned()),
-        body: Some(body.to_owned()),
-        event_source_arn: Some("arn:aws:sqs:us-east-1:123456789012:orders".into()),
-        ..SqsRecord::default()
-    }
+    SqsRecord::new(id).with_body(body).with_source_arn("arn:aws:sqs:us-east-1:123456789012:orders")
 }
 
 /// What a processor's client call may report.

@@ -27,12 +27,9 @@ use backpressure_core::queue::QueueRef;
 const QUARANTINE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/quarantine";
 
 fn record(id: usize, body: &str) -> QuarantineRecord {
-    let sqs = SqsRecord {
-        message_id: Some(format!("m{id}")),
-        body: Some(body.to_owned()),
-        event_source_arn: Some("arn:aws:sqs:us-east-1:123456789012:work".into()),
-        ..Default::default()
-    };
+    let sqs = SqsRecord::new(format!("m{id}"))
+        .with_body(body)
+        .with_source_arn("arn:aws:sqs:us-east-1:123456789012:work");
     let partial = PartialRequest { tenant_id: Some("t-1".into()), ..Default::default() };
     let failure = Failure { code: &ErrorCode::InvalidJson, detail: "bad", request: &partial };
     QuarantineRecord::new(&sqs, failure, "test", SystemTime::UNIX_EPOCH)

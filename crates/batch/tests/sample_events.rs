@@ -56,14 +56,9 @@ impl QuarantineStore for Unused {
 }
 
 fn work(id: &str) -> SqsRecord {
-    SqsRecord {
-        message_id: Some(id.to_owned()),
-        body: Some(
-            r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k"}"#.into(),
-        ),
-        event_source_arn: Some("arn:aws:sqs:us-east-1:123456789012:work".into()),
-        ..Default::default()
-    }
+    SqsRecord::new(id)
+        .with_body(r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k"}"#)
+        .with_source_arn("arn:aws:sqs:us-east-1:123456789012:work")
 }
 
 #[tokio::test]

@@ -53,14 +53,10 @@ pub fn claim(
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
 
     fn record(id: &str, group: &str) -> SqsRecord {
-        let mut record = SqsRecord { message_id: Some(id.into()), ..Default::default() };
-        record.attributes.insert("MessageGroupId".into(), json!(group));
-        record
+        SqsRecord::new(id).with_attribute("MessageGroupId", group)
     }
 
     fn ids(records: &[SqsRecord]) -> Vec<&str> {

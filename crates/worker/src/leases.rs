@@ -181,16 +181,9 @@ mod tests {
     use super::*;
 
     fn record(handle: &str, first_received_ms: u64) -> SqsRecord {
-        let mut record = SqsRecord {
-            message_id: Some(format!("m-{handle}")),
-            receipt_handle: Some(handle.to_owned()),
-            ..SqsRecord::default()
-        };
-        record.attributes.insert(
-            "ApproximateFirstReceiveTimestamp".into(),
-            serde_json::json!(first_received_ms.to_string()),
-        );
-        record
+        SqsRecord::new(format!("m-{handle}"))
+            .with_receipt_handle(handle)
+            .with_attribute("ApproximateFirstReceiveTimestamp", first_received_ms.to_string())
     }
 
     #[tokio::test(start_paused = true)]

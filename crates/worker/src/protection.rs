@@ -7,12 +7,10 @@
 
 use std::time::Duration;
 
+use backpressure_batch::delivery::HttpClient;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Method, Request, Uri};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep, sleep_until};
@@ -24,7 +22,7 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 /// The agent's endpoint and the protection's length.
 #[derive(Debug, Clone)]
 pub struct Protection {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: HttpClient,
     state_url: Uri,
     expires_in: Duration,
     idle_release: Duration,
@@ -51,15 +49,16 @@ pub enum ProtectionError {
 
 impl Protection {
     /// Protection for `expires_in` (whole minutes, 1 to 2,880, as the agent
-    /// accepts) at a time, released after `idle_release` without work.
+    /// accepts) at a time, released after `idle_release` without work; its
+    /// calls go through `client` (the process's one HTTP client).
     pub fn new(
         agent_uri: &str,
         expires_in: Duration,
         idle_release: Duration,
+        client: HttpClient,
     ) -> Result<Self, ProtectionError> {
         let url = format!("{}/task-protection/v1/state", agent_uri.trim_end_matches('/'));
         let state_url = url.parse().map_err(|_| ProtectionError::Url(agent_uri.to_owned()))?;
-        let client = Client::builder(TokioExecutor::new()).build_http();
         Ok(Self { client, state_url, expires_in, idle_release })
     }
 

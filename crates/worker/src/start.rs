@@ -123,6 +123,7 @@ pub async fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let http = delivery.http_client();
     let built = BatchProcessor::builder(TaskWide::new(delivery, engine.concurrency))
         .sqs(sqs, &engine)
         // The worker holds a FIFO group only while a batch of it is in work:
@@ -147,7 +148,7 @@ pub async fn run() -> ExitCode {
     let horizon = config.message_timeout + config.visibility_timeout;
     let protection = match config.agent_uri.as_deref() {
         None => None,
-        Some(uri) => match Protection::new(uri, horizon, config.protection_idle) {
+        Some(uri) => match Protection::new(uri, horizon, config.protection_idle, http) {
             Ok(protection) => Some(protection),
             Err(error) => {
                 error!(error = %error, "invalid configuration");

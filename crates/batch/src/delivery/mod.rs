@@ -54,10 +54,13 @@ pub enum DeliveryError {
     Roots(#[source] std::io::Error),
 }
 
-/// An HTTP/1 client for `http` and `https` URLs with the system's root
-/// certificates, keeping idle connections 60 s: the delivery's, and
-/// sqs-worker's for its own SQS calls.
-pub fn https_client() -> std::io::Result<Client<HttpsConnector<HttpConnector>, Full<Bytes>>> {
+/// An HTTP/1 client for `http` and `https` URLs; clones share one connection pool.
+pub type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// An [`HttpClient`] with the system's root certificates, keeping idle
+/// connections 60 s: the delivery's, shared through [`HttpDelivery::http_client`]
+/// (sqs-worker's calls to the ECS agent use it too).
+pub fn https_client() -> std::io::Result<HttpClient> {
     let connector = hyper_rustls::HttpsConnectorBuilder::new()
         .with_native_roots()?
         .https_or_http()
@@ -73,7 +76,7 @@ pub fn https_client() -> std::io::Result<Client<HttpsConnector<HttpConnector>, F
 /// ([`verdict_for_status`]).
 #[derive(Debug)]
 pub struct HttpDelivery {
-    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    client: HttpClient,
     url: Uri,
     timeout: Duration,
     limiter: Option<RateLimiter>,
@@ -96,6 +99,11 @@ impl HttpDelivery {
             timeout: downstream.timeout,
             limiter: downstream.max_rps.and_then(RateLimiter::per_second),
         })
+    }
+
+    /// Its HTTP client, for other calls of the process to share its pool.
+    pub fn http_client(&self) -> HttpClient {
+        self.client.clone()
     }
 
     fn request(&self, message: &Message<'_, WorkRequest>) -> Result<Request<Full<Bytes>>, String> {
