@@ -103,7 +103,7 @@ where
     E: Error + Send + Sync + 'static,
 {
     if !startup::in_lambda(name) {
-        return ExitCode::from(2);
+        return ExitCode::from(backpressure_startup::exit::USAGE);
     }
     let load = |vars: &startup::Env| -> Result<_, ServeError<E>> {
         // The engine's errors and the processor's together, so one start says them all.

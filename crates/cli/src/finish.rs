@@ -1,6 +1,7 @@
 //! How a command ended, and the exit code that says so.
 
 use crate::scan::Shortfall;
+use backpressure_startup::exit;
 
 /// The exit codes, as `--help` and docs/operator-cli.md list them.
 pub const EXIT_CODES: &str = "\
@@ -44,8 +45,8 @@ impl Finish {
 
     pub fn exit_code(&self) -> u8 {
         match self {
-            Self::Done => 0,
-            Self::Failures(_) => 1,
+            Self::Done => exit::SUCCESS,
+            Self::Failures(_) => exit::FAILURE,
             Self::CanaryStopped => 3,
             Self::Incomplete(_) => 4,
             Self::Unread(_) => 5,

@@ -32,7 +32,7 @@ async fn main() -> ExitCode {
         Err(error) if error.is_closed_stdout() => ExitCode::SUCCESS,
         Err(error) if error.is_usage() => {
             eprintln!("error: {error}\n\nFor more information, try '--help'.");
-            ExitCode::from(2)
+            ExitCode::from(backpressure_startup::exit::USAGE)
         }
         Err(error) => {
             eprintln!("error: {error}");

@@ -11,7 +11,7 @@ use backpressure_startup as startup;
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     if !startup::in_lambda("backlog-publisher") {
-        return ExitCode::from(2);
+        return ExitCode::from(backpressure_startup::exit::USAGE);
     }
     let Some(config) = startup::init(PublisherConfig::from_vars) else { return ExitCode::FAILURE };
     let aws = startup::sdk_config(config.api_call_timeout).await;

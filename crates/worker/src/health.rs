@@ -83,7 +83,7 @@ pub fn check(pid: Option<&str>) -> ExitCode {
         Some((_, Ok(pid))) => pid,
         Some((given, Err(_))) => {
             eprintln!("unhealthy: {given:?} is not a process id: sqs-worker healthcheck [PID]");
-            return ExitCode::from(2);
+            return ExitCode::from(backpressure_startup::exit::USAGE);
         }
     };
     let config = match HealthConfig::from_vars(&Vars::from_process_env(), pid) {

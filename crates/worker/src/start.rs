@@ -61,7 +61,7 @@ pub async fn command(args: &[String]) -> ExitCode {
                 "error: unexpected arguments {args:?}: sqs-worker takes none (it is configured by \
                  its environment), or `healthcheck [PID]`, `--help`, `--version`"
             );
-            ExitCode::from(2)
+            ExitCode::from(backpressure_startup::exit::USAGE)
         }
     }
 }
