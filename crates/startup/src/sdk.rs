@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use aws_config::stalled_stream_protection::StalledStreamProtectionConfig;
 use aws_config::timeout::TimeoutConfig;
-use aws_config::{Region, SdkConfig};
+use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_smithy_http_client::proxy::ProxyConfig;
 use aws_smithy_http_client::tls::{self, rustls_provider::CryptoMode};
 use aws_smithy_http_client::{Builder, ConnectorBuilder};
@@ -49,7 +49,9 @@ pub async fn load(settings: &SdkSettings) -> SdkConfig {
         .build();
     // The attempt timeout already bounds a response that stalls; the stream
     // protection on top of it costs a throughput check on every body poll.
-    let mut loader = aws_config::from_env()
+    // Pinned, so an SDK upgrade changes no default (retries, timeouts, the
+    // HTTP client) without this line changing with it.
+    let mut loader = aws_config::defaults(BehaviorVersion::v2026_01_12())
         .timeout_config(timeouts)
         .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
         .http_client(https_client());
