@@ -91,8 +91,10 @@ pub struct BatchReport<'r> {
     pub batch_item_failures: Vec<String>,
     /// The queue the batch came from, when the records name it.
     pub source: Option<SourceQueue>,
-    /// The visibility changes made for the retried messages (the backoff on
-    /// standard queues; on FIFO queues only when the processor returns them at once).
+    /// The visibility changes SQS confirmed for the retried messages (the
+    /// backoff on standard queues; on FIFO queues only when the processor
+    /// returns them at once). One refused or cut off is not listed: that
+    /// message returns on the queue's own timeout.
     pub visibility_changes: Vec<VisibilityChange>,
 }
 

@@ -5,9 +5,9 @@
 //! does), or back at once for a consumer that releases its groups itself
 //! (sqs-worker).
 
+use std::collections::HashSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use backpressure_core::error::error_chain;
 use tokio::time::{Instant, timeout_at};
 use tracing::warn;
 
@@ -85,18 +85,24 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
             return;
         }
         let until = deadline.checked_sub(VISIBILITY_RESERVE).unwrap_or(deadline);
-        match timeout_at(until, visibility.change_visibility(&source.url(), &changes)).await {
-            Ok(Ok(0)) => {}
-            Ok(Ok(failed)) => warn!(
-                failed,
-                "some visibility changes were refused; those messages return on the queue's own timeout"
-            ),
-            Ok(Err(error)) => {
-                warn!(error = %error_chain(&error), "the visibility changes failed; retried messages return on the queue's own timeout")
-            }
-            Err(_) => warn!("the visibility changes did not finish before the deadline"),
+        // A call that fails is logged by `refused`, its entries counted as refused.
+        let Ok(refused) = timeout_at(until, visibility.refused(&source.url(), &changes)).await
+        else {
+            warn!(
+                "the visibility changes did not finish before the deadline; retried messages return on the queue's own timeout"
+            );
+            return;
+        };
+        if !refused.is_empty() {
+            warn!(
+                count = refused.len(),
+                "some visibility changes were not made; those messages return on the queue's own timeout"
+            );
         }
-        report.visibility_changes = changes;
+        // The report lists only what SQS confirmed.
+        let refused: HashSet<&str> = refused.iter().map(String::as_str).collect();
+        report.visibility_changes =
+            changes.into_iter().filter(|c| !refused.contains(c.receipt_handle.as_str())).collect();
     }
 }
 

@@ -1,0 +1,72 @@
+//! The visibility of a settled batch's retried messages, through the batch
+//! processor against `aws-smithy-mocks`: the report lists only the changes
+//! SQS confirmed, and a refused or failed change loses no message.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use aws_sdk_sqs::operation::change_message_visibility_batch::{
+    ChangeMessageVisibilityBatchError, ChangeMessageVisibilityBatchOutput,
+};
+use aws_sdk_sqs::types::BatchResultErrorEntry;
+use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
+use backpressure_batch::delivery::WorkRequest;
+use backpressure_batch::sqs::SqsVisibility;
+use backpressure_batch::{Backoff, BatchProcessor, Message, SqsRecord, Verdict};
+use tokio::time::Instant;
+
+fn record(id: &str) -> SqsRecord {
+    SqsRecord::new(id)
+        .with_body(r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k"}"#)
+        .with_receipt_handle(format!("rh-{id}"))
+        .with_source_arn("arn:aws:sqs:us-east-1:123456789012:work")
+}
+
+async fn settle(rule: &Rule) -> (Vec<String>, Vec<String>) {
+    let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [rule]);
+    let retry = |_: &Message<'_, WorkRequest>| async { Verdict::retry("later") };
+    let batch = BatchProcessor::builder(retry)
+        .backoff(Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) })
+        .visibility(SqsVisibility::new(client))
+        .build()
+        .unwrap();
+    let records = [record("a"), record("b")];
+    let report =
+        batch.process_report(&records, Instant::now() + Duration::from_secs(10)).await.unwrap();
+    let changed = report.visibility_changes.iter().map(|c| c.receipt_handle.clone()).collect();
+    (changed, report.batch_item_failures)
+}
+
+#[tokio::test]
+async fn the_report_lists_only_the_visibility_changes_sqs_confirmed() {
+    let all = mock!(aws_sdk_sqs::Client::change_message_visibility_batch).then_output(|| {
+        let none = ChangeMessageVisibilityBatchOutput::builder().set_successful(Some(vec![]));
+        none.set_failed(Some(vec![])).build().unwrap()
+    });
+    assert_eq!(
+        settle(&all).await,
+        (vec!["rh-a".into(), "rh-b".into()], vec!["a".into(), "b".into()])
+    );
+
+    let refusing_b =
+        mock!(aws_sdk_sqs::Client::change_message_visibility_batch).then_output(|| {
+            let refused = BatchResultErrorEntry::builder()
+                .id("v1")
+                .sender_fault(true)
+                .code("ReceiptHandleIsInvalid")
+                .build()
+                .unwrap();
+            ChangeMessageVisibilityBatchOutput::builder()
+                .failed(refused)
+                .set_successful(Some(vec![]))
+                .build()
+                .unwrap()
+        });
+    assert_eq!(settle(&refusing_b).await, (vec!["rh-a".into()], vec!["a".into(), "b".into()]));
+
+    let throttled = mock!(aws_sdk_sqs::Client::change_message_visibility_batch)
+        .then_error(|| ChangeMessageVisibilityBatchError::unhandled("throttled"));
+    let (changed, retried) = settle(&throttled).await;
+    assert!(changed.is_empty(), "a failed call confirmed nothing: {changed:?}");
+    assert_eq!(retried, ["a", "b"], "both still reported for retry: nothing lost");
+}
