@@ -1,7 +1,8 @@
 //! sqs-worker's drain on moto and on LocalStack's SQS: what finished is
 //! deleted at once, whatever its batch siblings do; a second signal cuts the
 //! drain short even mid long poll; FIFO order comes from the `.fifo` suffix,
-//! never from a group id (a fair queue's tenant).
+//! never from a group id (a fair queue's tenant); a retried FIFO message is
+//! back at once and holds the rest of its group, not other groups.
 
 use std::time::Duration;
 
@@ -152,4 +153,58 @@ async fn a_fair_queues_group_ids_carry_no_order_for_the_worker_on_moto() {
 #[tokio::test]
 async fn a_fair_queues_group_ids_carry_no_order_for_the_worker_on_localstack() {
     fair_queue_has_no_order(Sqs::LocalStack).await;
+}
+
+/// FIFO: a message the downstream always fails comes back at once (not after
+/// the 300 s visibility timeout), again and again, and the rest of its group
+/// waits behind it; another group is delivered whole, in order.
+async fn fifo_retry_comes_back_at_once_and_holds_its_group(sqs: Sqs) {
+    let setup = setup_on(sqs, true).await;
+    let messages = [
+        ("a", "ledger.create", "a-0"),
+        ("a", "ledger.fail", "a-1"),
+        ("a", "ledger.create", "a-2"),
+        ("b", "ledger.create", "b-0"),
+        ("b", "ledger.create", "b-1"),
+        ("b", "ledger.create", "b-2"),
+    ];
+    let entries = messages
+        .iter()
+        .map(|(group, operation, key)| {
+            SendMessageBatchRequestEntry::builder()
+                .id(*key)
+                .message_body(request(operation, key))
+                .message_group_id(*group)
+                .message_deduplication_id(*key)
+                .build()
+                .unwrap()
+        })
+        .collect();
+    setup.send_entries(entries).await;
+    let mut worker = setup.start(&[("VISIBILITY_TIMEOUT_SECONDS", "300")]);
+    setup
+        .wait_until("a-1 tried three times and group b delivered", |s| {
+            let delivered = s.delivered();
+            delivered.get("a-1").is_some_and(|&n| n >= 3) && delivered.contains_key("b-2")
+        })
+        .await;
+    worker.signal("TERM").await.unwrap();
+    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0), "{:#?}", worker.lines());
+    let seen: Vec<String> =
+        setup.downstream.received().into_iter().filter_map(|r| r.idempotency_key).collect();
+    assert!(!seen.iter().any(|k| k == "a-2"), "{sqs:?}: a-2 overtook a-1: {seen:?}");
+    let a: Vec<&str> = seen.iter().map(String::as_str).filter(|k| k.starts_with('a')).collect();
+    assert_eq!(a.first(), Some(&"a-0"), "{sqs:?}: {seen:?}");
+    let b: Vec<&str> = seen.iter().map(String::as_str).filter(|k| k.starts_with('b')).collect();
+    assert_eq!(b, ["b-0", "b-1", "b-2"], "{sqs:?}: group b once each, in order");
+}
+
+#[tokio::test]
+async fn a_retried_fifo_message_comes_back_at_once_and_holds_only_its_group_on_moto() {
+    fifo_retry_comes_back_at_once_and_holds_its_group(Sqs::Moto).await;
+}
+
+#[tokio::test]
+async fn a_retried_fifo_message_comes_back_at_once_and_holds_only_its_group_on_localstack() {
+    fifo_retry_comes_back_at_once_and_holds_its_group(Sqs::LocalStack).await;
 }
