@@ -50,6 +50,12 @@ pub trait Body: Sized + Send + Sync {
     fn quarantine_fields(&self) -> PartialRequest {
         PartialRequest::default()
     }
+
+    /// The key an idempotency store claims before the message is processed;
+    /// `None` when the body has none.
+    fn idempotency_key(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// Checks a decoded body beyond its shape: `Err` quarantines the message with
@@ -73,6 +79,12 @@ pub trait Validate {
     fn validate(&self) -> Result<(), ContractViolation> {
         Ok(())
     }
+
+    /// The body's idempotency key, claimed before processing when the
+    /// processor has an idempotency store (the default: none).
+    fn idempotency_key(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl<T: DeserializeOwned + Validate + Send + Sync> Body for T {
@@ -86,6 +98,10 @@ impl<T: DeserializeOwned + Validate + Send + Sync> Body for T {
         })?;
         body.validate()?;
         Ok(body)
+    }
+
+    fn idempotency_key(&self) -> Option<&str> {
+        Validate::idempotency_key(self)
     }
 }
 

@@ -8,6 +8,8 @@ use crate::backoff::Backoff;
 use crate::body::Body;
 use crate::config::ConsumerConfig;
 use crate::engine::{Engine, EngineSettings};
+use crate::idempotency::guard::Guard;
+use crate::idempotency::{Idempotency, IdempotencyStore};
 use crate::message::Processor;
 use crate::processor::BatchProcessor;
 use crate::quarantine::NoQuarantine;
@@ -47,6 +49,7 @@ pub struct Builder<P, Q, B> {
     #[cfg(feature = "sqs")]
     visibility: Option<SqsVisibility>,
     namespace: Option<String>,
+    guard: Option<Guard>,
     body: PhantomData<fn() -> B>,
 }
 
@@ -67,6 +70,7 @@ impl<P, B> Builder<P, NoQuarantine, B> {
             #[cfg(feature = "sqs")]
             visibility: None,
             namespace: None,
+            guard: None,
             body: PhantomData,
         }
     }
@@ -88,8 +92,16 @@ impl<P, Q, B> Builder<P, Q, B> {
             #[cfg(feature = "sqs")]
             visibility: self.visibility,
             namespace: self.namespace,
+            guard: self.guard,
             body: PhantomData,
         }
+    }
+
+    /// Claims each message's idempotency key ([`crate::Body::idempotency_key`])
+    /// in `store` before its processor runs; see [`crate::idempotency`].
+    pub fn idempotency<S: IdempotencyStore>(mut self, idempotency: Idempotency<S>) -> Self {
+        self.guard = Some(Guard::new(idempotency));
+        self
     }
 
     /// Standard queues: retried messages come back after an exponential,
@@ -187,6 +199,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Builder<P, Q, B> {
         };
         #[cfg(feature = "sqs")]
         let visibility = match (policy.backoff.is_some() || policy.fifo_at_once, self.visibility) {
+            // Retries contended by another consumer's claim wait out its lease.
+            (false, Some(visibility)) if self.guard.is_some() => Some((policy, visibility)),
             (false, _) => None,
             (true, Some(visibility)) => Some((policy, visibility)),
             (true, None) if policy.backoff.is_some() => {
@@ -194,8 +208,12 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Builder<P, Q, B> {
             }
             (true, None) => return Err(BuildError::FifoReleaseWithoutVisibility),
         };
+        let engine = Engine::new(self.processor, self.quarantine, self.settings);
         Ok(BatchProcessor {
-            engine: Engine::new(self.processor, self.quarantine, self.settings),
+            engine: match self.guard {
+                Some(guard) => engine.with_idempotency(guard),
+                None => engine,
+            },
             #[cfg(feature = "sqs")]
             visibility,
             namespace: self.namespace,

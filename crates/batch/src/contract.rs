@@ -208,6 +208,10 @@ impl Body for WorkRequest {
             tenant_id: Some(self.tenant_id.clone()),
         }
     }
+
+    fn idempotency_key(&self) -> Option<&str> {
+        Some(&self.idempotency_key)
+    }
 }
 
 #[cfg(test)]

@@ -6,10 +6,9 @@
 //! message both convert into, so a Lambda function and a long-running worker
 //! run the same engine.
 
-use std::collections::HashSet;
 use std::marker::PhantomData;
-use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
@@ -17,14 +16,15 @@ use futures::{FutureExt, StreamExt, stream};
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tracing::{error, warn};
 
-use crate::backoff::VisibilityChange;
-use crate::body::Body;
-use crate::body::PartialRequest;
+use crate::body::{Body, ContractViolation, PartialRequest};
 use crate::event::{SourceQueue, SqsRecord};
+use crate::idempotency::guard::{BatchClaims, Before, Guard};
 use crate::message::{Message, Processor};
 use crate::order::groups;
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 use crate::quarantine::{Failure, QuarantineError, QuarantineRecord, QuarantineStore};
+use crate::report::batch_item_failures;
+pub use crate::report::{BatchError, BatchReport, RecordOutcome};
 use backpressure_core::error::error_chain;
 
 /// How the engine runs a batch.
@@ -41,63 +41,6 @@ pub struct EngineSettings {
 /// Time kept free after the quarantine writes, for the response itself.
 const RESPONSE_RESERVE: Duration = Duration::from_millis(100);
 
-/// Why a batch cannot be reported record by record.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum BatchError {
-    /// A record without a messageId cannot be listed in `batchItemFailures`.
-    #[error(
-        "record {position} of the batch has no usable messageId, so it cannot be reported on its own; \
-         failing the invocation so that the whole batch is retried"
-    )]
-    MissingMessageId {
-        /// The record's position in the batch, from 0.
-        position: usize,
-    },
-}
-
-/// One record and what became of it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RecordOutcome<'r> {
-    /// The record, as it came in.
-    pub record: &'r SqsRecord,
-    /// Its messageId (checked non-empty).
-    pub message_id: &'r str,
-    /// Its one final outcome.
-    pub outcome: Outcome,
-}
-
-impl Deref for RecordOutcome<'_> {
-    type Target = Outcome;
-
-    fn deref(&self) -> &Outcome {
-        &self.outcome
-    }
-}
-
-impl PartialEq<Outcome> for RecordOutcome<'_> {
-    fn eq(&self, other: &Outcome) -> bool {
-        self.outcome == *other
-    }
-}
-
-/// The outcome of every record, in the order of the batch.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct BatchReport<'r> {
-    /// One per record, in batch order, each with its record.
-    pub outcomes: Vec<RecordOutcome<'r>>,
-    /// The messageIds for `batchItemFailures`: each retried message once.
-    pub batch_item_failures: Vec<String>,
-    /// The queue the batch came from, when the records name it.
-    pub source: Option<SourceQueue>,
-    /// The visibility changes SQS confirmed for the retried messages (the
-    /// backoff on standard queues; on FIFO queues only when the processor
-    /// returns them at once). One refused or cut off is not listed: that
-    /// message returns on the queue's own timeout.
-    pub visibility_changes: Vec<VisibilityChange>,
-}
-
 /// Runs batches: decode, process (concurrently, FIFO groups in order),
 /// quarantine, guard the deadline. Build one per process and reuse it.
 #[derive(Debug)]
@@ -105,6 +48,7 @@ pub struct Engine<P, Q, B> {
     processor: P,
     quarantine: Q,
     settings: EngineSettings,
+    guard: Option<Guard>,
     body: PhantomData<fn() -> B>,
 }
 
@@ -118,9 +62,11 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-struct Batch<'e, 's> {
+struct Batch<'e, 's, B> {
     records: &'e [SqsRecord],
     ids: Vec<&'e str>,
+    bodies: Vec<Result<B, ContractViolation>>,
+    claims: Option<BatchClaims>,
     slots: Vec<Mutex<Slot>>,
     fifo: bool,
     processing_deadline: Instant,
@@ -128,11 +74,13 @@ struct Batch<'e, 's> {
     settled: &'s (dyn Fn(usize) + Sync),
 }
 
-impl Batch<'_, '_> {
+impl<B> Batch<'_, '_, B> {
     /// Puts `slot` in place, and tells `settled` when it acknowledges its record.
     fn settle(&self, index: usize, slot: Slot) {
-        let acknowledged =
-            matches!(&slot, Slot::Final(Outcome::Done | Outcome::Quarantined { .. }));
+        let acknowledged = matches!(
+            &slot,
+            Slot::Final(Outcome::Done | Outcome::Duplicate { .. } | Outcome::Quarantined { .. })
+        );
         *lock(&self.slots[index]) = slot;
         if acknowledged {
             (self.settled)(index);
@@ -143,7 +91,22 @@ impl Batch<'_, '_> {
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
     /// An engine with its processor, its quarantine and its settings.
     pub fn new(processor: P, quarantine: Q, settings: EngineSettings) -> Self {
-        Self { processor, quarantine, settings, body: PhantomData }
+        Self { processor, quarantine, settings, guard: None, body: PhantomData }
+    }
+
+    /// Claims each message's idempotency key before its processor runs.
+    pub fn with_idempotency(mut self, guard: Guard) -> Self {
+        self.guard = Some(guard);
+        self
+    }
+
+    /// Renews the idempotency claims held by work in flight
+    /// ([`Guard::renew`]); how many renewals failed.
+    pub async fn renew_claims(&self) -> usize {
+        match &self.guard {
+            Some(guard) => guard.renew().await,
+            None => 0,
+        }
     }
 
     /// The processor, for callers that keep state in it.
@@ -186,15 +149,26 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             .and_then(SourceQueue::from_arn);
         let fifo = source.as_ref().is_some_and(SourceQueue::is_fifo);
         let now = Instant::now();
+        let processing_deadline =
+            deadline.checked_sub(self.settings.deadline_margin).unwrap_or(now).max(now);
+        let bodies: Vec<Result<B, ContractViolation>> =
+            records.iter().map(|r| B::decode(r.body.as_deref().unwrap_or_default())).collect();
+        let claims = match &self.guard {
+            Some(guard) => {
+                let keys = bodies.iter().filter_map(|b| b.as_ref().ok()?.idempotency_key());
+                let queue = source.as_ref().map(|s| s.name.as_str());
+                Some(guard.begin_batch(queue, keys, deadline, processing_deadline).await)
+            }
+            None => None,
+        };
         let batch = Batch {
             records,
             ids,
+            bodies,
+            claims,
             slots: records.iter().map(|_| Mutex::new(Slot::Pending)).collect(),
             fifo,
-            processing_deadline: deadline
-                .checked_sub(self.settings.deadline_margin)
-                .unwrap_or(now)
-                .max(now),
+            processing_deadline,
             settled,
         };
 
@@ -228,11 +202,19 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             })
             .collect();
         let batch_item_failures = batch_item_failures(&outcomes);
-        Ok(BatchReport { outcomes, batch_item_failures, source, visibility_changes: Vec::new() })
+        let idempotency_store_errors =
+            batch.claims.map_or(0, |claims| claims.store_errors.load(Ordering::Relaxed));
+        Ok(BatchReport {
+            outcomes,
+            batch_item_failures,
+            source,
+            visibility_changes: Vec::new(),
+            idempotency_store_errors,
+        })
     }
 
     /// One message group in order (FIFO), or one message (standard queue).
-    async fn run_group(&self, batch: &Batch<'_, '_>, group: &[usize]) {
+    async fn run_group(&self, batch: &Batch<'_, '_, B>, group: &[usize]) {
         for (position, &index) in group.iter().enumerate() {
             if Instant::now() >= batch.processing_deadline {
                 return;
@@ -255,28 +237,48 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         }
     }
 
-    async fn handle(&self, batch: &Batch<'_, '_>, index: usize) -> Slot {
+    async fn handle(&self, batch: &Batch<'_, '_, B>, index: usize) -> Slot {
         let record = &batch.records[index];
         let message_id = batch.ids[index];
         let body = record.body.as_deref().unwrap_or_default();
-        let request = match B::decode(body) {
+        let request = match &batch.bodies[index] {
             Ok(request) => request,
             Err(violation) => {
-                return self
-                    .permanent(batch, index, violation.code, violation.detail, violation.partial)
-                    .await;
+                let ContractViolation { code, detail, partial } = violation.clone();
+                return self.permanent(batch, index, code, detail, partial).await;
             }
         };
-        let message = Message {
-            message_id,
-            body,
-            request: &request,
-            record,
-            deadline: batch.processing_deadline,
+        let claim = match (&self.guard, &batch.claims) {
+            (Some(guard), Some(claims)) => {
+                let begin = guard.begin(claims, request.idempotency_key(), body, message_id);
+                match begin.await.before(message_id) {
+                    Before::Process(claim) => claim.map(|claim| (guard, claims, claim)),
+                    Before::Settled(outcome) => return Slot::Final(outcome),
+                    Before::Permanent(code, detail) => {
+                        let partial = request.quarantine_fields();
+                        return self.permanent(batch, index, code, detail, partial).await;
+                    }
+                }
+            }
+            _ => None,
         };
-        let verdict = AssertUnwindSafe(self.processor.process(&message)).catch_unwind().await;
+        let message =
+            Message { message_id, body, request, record, deadline: batch.processing_deadline };
+        let work = AssertUnwindSafe(self.processor.process(&message)).catch_unwind();
+        let verdict = match claim {
+            None => work.await,
+            Some((guard, claims, claim)) => match guard.run(claims, claim, work).await {
+                Some(verdict) => verdict,
+                None => {
+                    return Slot::Final(Outcome::retry(
+                        RetryCause::Deadline,
+                        "its idempotency claim's lease lapsed unrenewed before the work finished",
+                    ));
+                }
+            },
+        };
         match verdict {
-            Ok(Verdict::Done) => Slot::Final(Outcome::Done),
+            Ok(Verdict::Done | Verdict::DoneWith { .. }) => Slot::Final(Outcome::Done),
             Ok(Verdict::Retry { detail, retry_after }) => {
                 warn!(message_id, detail = %detail, "message will be retried");
                 Slot::Final(Outcome::Retry { cause: RetryCause::Processor, detail, retry_after })
@@ -301,7 +303,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
     /// (in batches of ten).
     async fn permanent(
         &self,
-        batch: &Batch<'_, '_>,
+        batch: &Batch<'_, '_, B>,
         index: usize,
         code: ErrorCode,
         detail: String,
@@ -318,7 +320,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
 
     fn quarantine_record(
         &self,
-        batch: &Batch<'_, '_>,
+        batch: &Batch<'_, '_, B>,
         index: usize,
         code: &ErrorCode,
         detail: &str,
@@ -351,7 +353,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
 
     /// Standard queues: the permanent failures, written in batches once
     /// processing is over, bounded by the invocation's deadline.
-    async fn quarantine_pending(&self, batch: &Batch<'_, '_>, deadline: Instant) {
+    async fn quarantine_pending(&self, batch: &Batch<'_, '_, B>, deadline: Instant) {
         // Which slot and code each record belongs to, kept apart so the records
         // (which carry whole bodies) are built once and never copied.
         let mut pending = Vec::new();
@@ -375,16 +377,6 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             batch.settle(index, self.confirmed(batch.ids[index], code, result));
         }
     }
-}
-
-/// The retried ids, each once, in batch order.
-fn batch_item_failures(outcomes: &[RecordOutcome<'_>]) -> Vec<String> {
-    let mut listed = HashSet::new();
-    outcomes
-        .iter()
-        .filter(|o| o.is_retry() && listed.insert(o.message_id))
-        .map(|o| o.message_id.to_owned())
-        .collect()
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

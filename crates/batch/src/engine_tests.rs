@@ -349,6 +349,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
                 Outcome::Retry { .. } | Outcome::QuarantineFailed { .. } => {
                     prop_assert!(!stored.contains(id) || case.deadline_secs < 600)
                 }
+                Outcome::Duplicate { .. } => prop_assert!(false, "a duplicate without a store"),
             }
             let nothing_hangs = case.messages.iter().all(|m| m.0 != Behaviour::Hang);
             if case.deadline_secs == 600 && nothing_hangs {

@@ -130,6 +130,7 @@ mod engine;
 pub mod event;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
+pub mod idempotency;
 #[cfg(feature = "lambda")]
 pub mod lambda;
 mod message;

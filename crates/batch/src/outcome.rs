@@ -18,6 +18,10 @@ pub enum ErrorCode {
     UnsupportedSchemaVersion,
     /// The downstream answered with a 4xx that retrying cannot fix.
     DownstreamRejected,
+    /// The idempotency key was claimed by a message with another body.
+    IdempotencyKeyReused,
+    /// The message has no idempotency key, and the store requires one.
+    MissingIdempotencyKey,
     /// A code of the user's own processor.
     Custom(Cow<'static, str>),
 }
@@ -30,6 +34,8 @@ impl ErrorCode {
             Self::SchemaViolation => "schema_violation",
             Self::UnsupportedSchemaVersion => "unsupported_schema_version",
             Self::DownstreamRejected => "downstream_rejected",
+            Self::IdempotencyKeyReused => "idempotency_key_reused",
+            Self::MissingIdempotencyKey => "missing_idempotency_key",
             Self::Custom(code) => code,
         }
     }
@@ -47,6 +53,12 @@ impl fmt::Display for ErrorCode {
 pub enum Verdict {
     /// Processed: the message is acknowledged.
     Done,
+    /// Processed, with a result the idempotency store keeps for duplicates
+    /// ([`Outcome::Duplicate`]); without a store, the same as `Done`.
+    DoneWith {
+        /// What the processing produced (a receipt, an id), as text.
+        result: String,
+    },
     /// Can never succeed: quarantined, then acknowledged.
     Permanent {
         /// The quarantine record's `errorCode`.
@@ -70,6 +82,11 @@ impl Verdict {
         Self::Permanent { code, detail: detail.into() }
     }
 
+    /// Processed, with a result kept for the key's duplicates.
+    pub fn done_with(result: impl Into<String>) -> Self {
+        Self::DoneWith { result: result.into() }
+    }
+
     /// A retry, after the queue's (or the backoff's) delay.
     pub fn retry(detail: impl Into<String>) -> Self {
         Self::Retry { detail: detail.into(), retry_after: None }
@@ -88,6 +105,11 @@ pub enum RetryCause {
     Deadline,
     /// FIFO: an earlier message of the same group failed, so this one was not processed.
     GroupBlocked,
+    /// Another consumer holds the message's idempotency key; not visible
+    /// again before its lease ends.
+    ClaimContended,
+    /// The idempotency store did not answer the claim: not processed.
+    IdempotencyStore,
 }
 
 impl RetryCause {
@@ -98,6 +120,8 @@ impl RetryCause {
             Self::Panicked => "panicked",
             Self::Deadline => "deadline",
             Self::GroupBlocked => "group_blocked",
+            Self::ClaimContended => "claim_contended",
+            Self::IdempotencyStore => "idempotency_store",
         }
     }
 }
@@ -108,6 +132,11 @@ impl RetryCause {
 pub enum Outcome {
     /// Processed: deleted from the queue.
     Done,
+    /// Its idempotency key was already completed: deleted without processing.
+    Duplicate {
+        /// What the first processing returned ([`Verdict::DoneWith`]).
+        result: Option<String>,
+    },
     /// Permanently failed, and its quarantine record confirmed written: deleted.
     Quarantined {
         /// Why it failed.

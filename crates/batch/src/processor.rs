@@ -51,6 +51,14 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
         self.engine.processor()
     }
 
+    /// Renews the idempotency claims of the work in flight, one lease more
+    /// each ([`crate::idempotency::ClaimLease::Renewed`]; a worker calls it
+    /// from its heartbeat). Returns how many renewals failed: those messages'
+    /// processors are cut before their leases lapse, and retried.
+    pub async fn renew_claims(&self) -> usize {
+        self.engine.renew_claims().await
+    }
+
     /// Processes one batch that must be settled by `deadline`; the response
     /// lists exactly the messages to retry.
     pub async fn process(
@@ -90,7 +98,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
         let mut report = self.engine.run_settling(records, deadline, settled).await?;
         #[cfg(feature = "sqs")]
         self.settle_visibility(&mut report, deadline).await;
-        let summary = BatchSummary::new(report.outcomes.iter().map(|o| &o.outcome));
+        let summary = BatchSummary::new(report.outcomes.iter().map(|o| &o.outcome))
+            .with_store_errors(report.idempotency_store_errors);
         let duration = started.elapsed();
         let queue = report.source.as_ref().map_or("unknown", |s| s.name.as_str());
         info!(
@@ -99,6 +108,9 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
             done = summary.done,
             quarantined = summary.quarantined,
             retried = summary.retried,
+            duplicates = summary.duplicates,
+            claims_contended = summary.claims_contended,
+            idempotency_store_errors = summary.idempotency_store_errors,
             error_codes = %summary.error_codes_field(),
             retry_causes = %summary.retry_causes_field(),
             failed = %failed_records_field(&report.outcomes),
@@ -124,7 +136,7 @@ fn failed_records_field(outcomes: &[RecordOutcome<'_>]) -> String {
     let mut field = String::new();
     for processed in outcomes {
         let what = match &processed.outcome {
-            Outcome::Done => continue,
+            Outcome::Done | Outcome::Duplicate { .. } => continue,
             Outcome::Quarantined { code } => format!("quarantined:{code}"),
             Outcome::Retry { cause, .. } => format!("retry:{}", cause.as_str()),
             Outcome::QuarantineFailed { code, .. } => format!("quarantine_failed:{code}"),

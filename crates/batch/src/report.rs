@@ -1,5 +1,81 @@
 //! What became of a batch: every record's outcome, the retried ids, and the
 //! partial batch response Lambda reads.
 
-pub use crate::engine::{BatchError, BatchReport, RecordOutcome};
 pub use aws_lambda_events::sqs::SqsBatchResponse;
+
+use std::collections::HashSet;
+use std::ops::Deref;
+
+use crate::backoff::VisibilityChange;
+use crate::event::{SourceQueue, SqsRecord};
+use crate::outcome::Outcome;
+
+/// Why a batch cannot be reported record by record.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BatchError {
+    /// A record without a messageId cannot be listed in `batchItemFailures`.
+    #[error(
+        "record {position} of the batch has no usable messageId, so it cannot be reported on its own; \
+         failing the invocation so that the whole batch is retried"
+    )]
+    MissingMessageId {
+        /// The record's position in the batch, from 0.
+        position: usize,
+    },
+}
+
+/// One record and what became of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecordOutcome<'r> {
+    /// The record, as it came in.
+    pub record: &'r SqsRecord,
+    /// Its messageId (checked non-empty).
+    pub message_id: &'r str,
+    /// Its one final outcome.
+    pub outcome: Outcome,
+}
+
+impl Deref for RecordOutcome<'_> {
+    type Target = Outcome;
+
+    fn deref(&self) -> &Outcome {
+        &self.outcome
+    }
+}
+
+impl PartialEq<Outcome> for RecordOutcome<'_> {
+    fn eq(&self, other: &Outcome) -> bool {
+        self.outcome == *other
+    }
+}
+
+/// The outcome of every record, in the order of the batch.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct BatchReport<'r> {
+    /// One per record, in batch order, each with its record.
+    pub outcomes: Vec<RecordOutcome<'r>>,
+    /// The messageIds for `batchItemFailures`: each retried message once.
+    pub batch_item_failures: Vec<String>,
+    /// The queue the batch came from, when the records name it.
+    pub source: Option<SourceQueue>,
+    /// The visibility changes SQS confirmed for the retried messages (the
+    /// backoff on standard queues; on FIFO queues only when the processor
+    /// returns them at once). One refused or cut off is not listed: that
+    /// message returns on the queue's own timeout.
+    pub visibility_changes: Vec<VisibilityChange>,
+    /// Idempotency store calls that failed or ran out of time in this batch
+    /// (pre-check, claims, completions, releases); 0 without a store.
+    pub idempotency_store_errors: usize,
+}
+
+/// The retried ids, each once, in batch order.
+pub(crate) fn batch_item_failures(outcomes: &[RecordOutcome<'_>]) -> Vec<String> {
+    let mut listed = HashSet::new();
+    outcomes
+        .iter()
+        .filter(|o| o.is_retry() && listed.insert(o.message_id))
+        .map(|o| o.message_id.to_owned())
+        .collect()
+}

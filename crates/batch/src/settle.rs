@@ -15,7 +15,7 @@ use crate::backoff::{Backoff, VisibilityChange};
 use crate::body::Body;
 use crate::engine::BatchReport;
 use crate::message::Processor;
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, RetryCause};
 use crate::processor::BatchProcessor;
 use crate::quarantine::QuarantineStore;
 
@@ -41,34 +41,41 @@ impl VisibilityPolicy {
     ) -> Vec<VisibilityChange> {
         let Some(source) = report.source.as_ref() else { return Vec::new() };
         let retried = report.outcomes.iter().filter_map(|processed| match &processed.outcome {
-            Outcome::Retry { retry_after, .. } => Some((processed.record, *retry_after)),
-            Outcome::QuarantineFailed { .. } => Some((processed.record, None)),
+            Outcome::Retry { retry_after, cause, .. } => {
+                Some((processed.record, *retry_after, *cause == RetryCause::ClaimContended))
+            }
+            Outcome::QuarantineFailed { .. } => Some((processed.record, None, false)),
             _ => None,
         });
-        if source.is_fifo() {
-            if !self.fifo_at_once {
-                return Vec::new();
-            }
-            return retried
-                .filter_map(|(record, _)| {
-                    let receipt_handle = record.receipt_handle.clone()?;
-                    Some(VisibilityChange { receipt_handle, timeout: Duration::ZERO })
-                })
-                .collect();
-        }
-        let Some(backoff) = self.backoff.filter(|b| b.is_enabled()) else { return Vec::new() };
+        let backoff = self.backoff.filter(|b| b.is_enabled());
         retried
-            .filter_map(|(record, retry_after)| {
-                let since_first_receive = record.first_receive_timestamp_ms().map(|ms| {
-                    now.duration_since(UNIX_EPOCH + Duration::from_millis(ms)).unwrap_or_default()
-                });
-                let timeout = backoff.visibility_timeout(
-                    record.receive_count().unwrap_or(1),
-                    retry_after,
-                    jitter(),
-                    since_first_receive,
-                )?;
-                Some(VisibilityChange { receipt_handle: record.receipt_handle.clone()?, timeout })
+            .filter_map(|(record, retry_after, contended)| {
+                let receipt_handle = record.receipt_handle.clone()?;
+                // Another consumer's idempotency claim: not back before its
+                // lease ends, on every kind of queue this consumer releases.
+                let timeout = match (source.is_fifo(), contended) {
+                    (true, false) if self.fifo_at_once => Duration::ZERO,
+                    (true, true) if self.fifo_at_once => retry_after?,
+                    (true, _) => return None,
+                    (false, _) => match backoff {
+                        Some(backoff) => {
+                            let since_first_receive =
+                                record.first_receive_timestamp_ms().map(|ms| {
+                                    now.duration_since(UNIX_EPOCH + Duration::from_millis(ms))
+                                        .unwrap_or_default()
+                                });
+                            backoff.visibility_timeout(
+                                record.receive_count().unwrap_or(1),
+                                retry_after,
+                                jitter(),
+                                since_first_receive,
+                            )?
+                        }
+                        None if contended => retry_after?,
+                        None => return None,
+                    },
+                };
+                Some(VisibilityChange { receipt_handle, timeout })
             })
             .collect()
     }
@@ -111,7 +118,7 @@ mod tests {
     use super::*;
     use crate::engine::RecordOutcome;
     use crate::event::{SourceQueue, SqsRecord};
-    use crate::outcome::{ErrorCode, RetryCause};
+    use crate::outcome::ErrorCode;
 
     fn record(handle: &str) -> SqsRecord {
         SqsRecord { receipt_handle: Some(handle.to_owned()), ..SqsRecord::default() }
@@ -133,6 +140,7 @@ mod tests {
             batch_item_failures: Vec::new(),
             source: SourceQueue::from_arn(&format!("arn:aws:sqs:us-east-1:123456789012:{queue}")),
             visibility_changes: Vec::new(),
+            idempotency_store_errors: 0,
         }
     }
 

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 
 use backpressure_startup::emf::Document;
 
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, RetryCause};
 
 /// A batch's outcomes, counted.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -19,6 +19,12 @@ pub struct BatchSummary {
     pub quarantined: usize,
     /// Returned to the queue.
     pub retried: usize,
+    /// Acknowledged without processing: their idempotency keys were completed.
+    pub duplicates: usize,
+    /// Retried because another consumer held their idempotency claims.
+    pub claims_contended: usize,
+    /// Idempotency store calls that failed or ran out of time.
+    pub idempotency_store_errors: usize,
     /// Permanent failures per error code, quarantined or not (a failed
     /// quarantine write is retried, and still counted here).
     pub by_error_code: BTreeMap<String, usize>,
@@ -34,12 +40,16 @@ impl BatchSummary {
             summary.records += 1;
             match outcome {
                 Outcome::Done => summary.done += 1,
+                Outcome::Duplicate { .. } => summary.duplicates += 1,
                 Outcome::Quarantined { code } => {
                     summary.quarantined += 1;
                     *summary.by_error_code.entry(code.as_str().to_owned()).or_default() += 1;
                 }
                 Outcome::Retry { cause, .. } => {
                     summary.retried += 1;
+                    if *cause == RetryCause::ClaimContended {
+                        summary.claims_contended += 1;
+                    }
                     *summary.by_retry_cause.entry(cause.as_str()).or_default() += 1;
                 }
                 Outcome::QuarantineFailed { code, .. } => {
@@ -50,6 +60,12 @@ impl BatchSummary {
             }
         }
         summary
+    }
+
+    /// With the batch's failed idempotency store calls.
+    pub fn with_store_errors(mut self, errors: usize) -> Self {
+        self.idempotency_store_errors = errors;
+        self
     }
 
     /// `code=count,...`, for one log field.
@@ -77,6 +93,9 @@ impl BatchSummary {
                 .metric("MessagesProcessed", "Count", self.done)
                 .metric("MessagesQuarantined", "Count", self.quarantined)
                 .metric("MessagesRetried", "Count", self.retried)
+                .metric("DuplicatesSkipped", "Count", self.duplicates)
+                .metric("ClaimsContended", "Count", self.claims_contended)
+                .metric("IdempotencyStoreErrors", "Count", self.idempotency_store_errors)
                 .metric("BatchSize", "Count", self.records)
                 .metric("BatchDuration", "Milliseconds", duration.as_secs_f64() * 1000.0),
         ];
@@ -101,7 +120,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::outcome::{ErrorCode, RetryCause};
+    use crate::outcome::ErrorCode;
 
     #[test]
     fn counts_every_outcome_once() {
@@ -113,18 +132,27 @@ mod tests {
             Outcome::Quarantined { code: ErrorCode::DownstreamRejected },
             Outcome::retry(RetryCause::Deadline, "late"),
             Outcome::QuarantineFailed { code: ErrorCode::InvalidJson, detail: "refused".into() },
+            Outcome::Duplicate { result: None },
+            Outcome::retry(RetryCause::ClaimContended, "held"),
         ];
-        let summary = BatchSummary::new(&outcomes);
+        let summary = BatchSummary::new(&outcomes).with_store_errors(4);
         assert_eq!(
             (summary.records, summary.done, summary.quarantined, summary.retried),
-            (7, 2, 3, 2)
+            (9, 2, 3, 3)
+        );
+        assert_eq!(
+            (summary.duplicates, summary.claims_contended, summary.idempotency_store_errors),
+            (1, 1, 4)
         );
         assert_eq!(
             summary.error_codes_field(),
             "downstream_rejected=1,invalid_json=3",
             "every permanent verdict counts, its quarantine write confirmed or not"
         );
-        assert_eq!(summary.retry_causes_field(), "deadline=1,quarantine_failed=1");
+        assert_eq!(
+            summary.retry_causes_field(),
+            "claim_contended=1,deadline=1,quarantine_failed=1"
+        );
 
         let docs: Vec<Value> = summary
             .emf_documents("Ns", "orders", Duration::from_millis(1500), UNIX_EPOCH)
@@ -135,6 +163,14 @@ mod tests {
         assert_eq!(docs[0]["_aws"]["CloudWatchMetrics"][0]["Namespace"], "Ns");
         assert_eq!(docs[0]["MessagesQuarantined"], 3);
         assert_eq!(docs[0]["BatchDuration"], 1500.0);
+        assert_eq!(
+            (
+                &docs[0]["DuplicatesSkipped"],
+                &docs[0]["ClaimsContended"],
+                &docs[0]["IdempotencyStoreErrors"]
+            ),
+            (&Value::from(1), &Value::from(1), &Value::from(4))
+        );
         assert_eq!(docs[1]["ErrorCode"], "downstream_rejected");
         assert_eq!(docs[2]["PermanentFailures"], 3);
         for doc in &docs {

@@ -1,0 +1,371 @@
+//! The engine's side of idempotency: the batch's pre-check, each message's
+//! claim, its lease while the processor runs, and its completion or release.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use backpressure_core::error::error_chain;
+use tokio::sync::watch;
+use tokio::time::{Instant, sleep_until, timeout_at};
+use tracing::{error, info, warn};
+
+use super::erased::ErasedStore;
+use super::record::{ClaimOutcome, ClaimRequest};
+use super::{CLOCK_SKEW_MARGIN, ClaimLease, Idempotency, IdempotencyStore, MissingKey, body_hash};
+use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
+
+/// A claim this process holds, for renewals.
+struct Holding {
+    id: String,
+    lapse: watch::Sender<Instant>,
+    deadline: Instant,
+}
+
+/// One message's claim, held while its processor runs.
+#[derive(Debug)]
+pub(crate) struct Claimed {
+    id: String,
+    holder: String,
+    /// When this consumer stops working under the claim, unless renewed.
+    lapse: watch::Receiver<Instant>,
+}
+
+/// What a message gets before its processor runs.
+#[derive(Debug)]
+pub(crate) enum Begin {
+    /// No claim: no store key (and the policy allows it).
+    Unclaimed,
+    /// The claim is this message's.
+    Claimed(Claimed),
+    /// Already processed: acknowledged, with the stored result.
+    Duplicate(Option<String>),
+    /// Another holder's lease runs until then: retried, not before.
+    Contended(SystemTime),
+    /// The store did not answer: retried, the processor not run.
+    StoreFailed(String),
+    /// A permanent failure (the key reused with another body, or missing).
+    Permanent(ErrorCode, String),
+}
+
+/// What the engine does with a message after [`Guard::begin`].
+#[derive(Debug)]
+pub(crate) enum Before {
+    /// Run the processor, under this claim if there is one.
+    Process(Option<Claimed>),
+    /// Settled without processing.
+    Settled(Outcome),
+    /// A permanent failure, quarantined.
+    Permanent(ErrorCode, String),
+}
+
+impl Begin {
+    pub fn before(self, message_id: &str) -> Before {
+        match self {
+            Self::Unclaimed => Before::Process(None),
+            Self::Claimed(claim) => Before::Process(Some(claim)),
+            Self::Duplicate(result) => {
+                info!(message_id, "duplicate: its idempotency key is already completed");
+                Before::Settled(Outcome::Duplicate { result })
+            }
+            Self::Contended(until) => Before::Settled(contended(message_id, until)),
+            Self::StoreFailed(detail) => {
+                Before::Settled(Outcome::retry(RetryCause::IdempotencyStore, detail))
+            }
+            Self::Permanent(code, detail) => Before::Permanent(code, detail),
+        }
+    }
+}
+
+/// A retry that stays invisible until the other holder's lease is over.
+fn contended(message_id: &str, until: SystemTime) -> Outcome {
+    let left = until.duration_since(SystemTime::now()).unwrap_or_default();
+    let retry_after = Duration::from_secs(left.as_secs_f64().ceil().max(1.0) as u64);
+    info!(
+        message_id,
+        lease_left_ms = left.as_millis() as u64,
+        "its idempotency key is claimed by another consumer"
+    );
+    Outcome::Retry {
+        cause: RetryCause::ClaimContended,
+        detail: "another consumer holds its idempotency claim".into(),
+        retry_after: Some(retry_after),
+    }
+}
+
+/// One batch's view of the store: the pre-check's answers and its counts.
+#[derive(Debug)]
+pub(crate) struct BatchClaims {
+    scope: String,
+    completed: HashMap<String, ClaimOutcome>,
+    deadline: Instant,
+    processing_deadline: Instant,
+    pub store_errors: AtomicUsize,
+}
+
+/// Claims in a store, and the claims this process holds.
+pub(crate) struct Guard {
+    store: Box<dyn ErasedStore>,
+    ttl: Duration,
+    lease: ClaimLease,
+    missing_key: MissingKey,
+    scope: Option<String>,
+    holding: Mutex<HashMap<String, Holding>>,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard").field("ttl", &self.ttl).field("lease", &self.lease).finish()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `Instant` to `SystemTime`, through the time left until it.
+fn wall(at: Instant) -> SystemTime {
+    SystemTime::now() + at.saturating_duration_since(Instant::now())
+}
+
+impl Guard {
+    pub fn new<S: IdempotencyStore>(settings: Idempotency<S>) -> Self {
+        Self {
+            store: Box::new(settings.store),
+            ttl: settings.ttl,
+            lease: settings.lease,
+            missing_key: settings.missing_key,
+            scope: settings.scope,
+            holding: Mutex::default(),
+        }
+    }
+
+    fn id(scope: &str, key: &str) -> String {
+        format!("{scope}#{key}")
+    }
+
+    /// The batch's pre-check: which of its keys are already completed, one
+    /// read per 100 keys, so a redelivered batch costs reads, not writes.
+    pub async fn begin_batch<'k>(
+        &self,
+        queue: Option<&str>,
+        keys: impl Iterator<Item = &'k str>,
+        deadline: Instant,
+        processing_deadline: Instant,
+    ) -> BatchClaims {
+        let scope = self.scope.as_deref().or(queue).unwrap_or("default").to_owned();
+        let mut ids: Vec<String> = keys.map(|key| Self::id(&scope, key)).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let claims = BatchClaims {
+            scope,
+            completed: HashMap::new(),
+            deadline,
+            processing_deadline,
+            store_errors: AtomicUsize::new(0),
+        };
+        if ids.is_empty() {
+            return claims;
+        }
+        let read =
+            timeout_at(processing_deadline, self.store.completed_boxed(&ids, SystemTime::now()));
+        match read.await {
+            Ok(Ok(completed)) => BatchClaims { completed, ..claims },
+            Ok(Err(e)) => {
+                warn!(error = %error_chain(&e), "the completed-keys pre-check failed; each message's claim decides");
+                claims.store_errors.fetch_add(1, Ordering::Relaxed);
+                claims
+            }
+            Err(_) => {
+                warn!("the completed-keys pre-check ran out of time; each message's claim decides");
+                claims.store_errors.fetch_add(1, Ordering::Relaxed);
+                claims
+            }
+        }
+    }
+
+    /// Claims the message's key, or says what the message gets instead.
+    pub async fn begin(
+        &self,
+        claims: &BatchClaims,
+        key: Option<&str>,
+        body: &str,
+        message_id: &str,
+    ) -> Begin {
+        let Some(key) = key.filter(|key| !key.is_empty()) else {
+            return match self.missing_key {
+                MissingKey::ProcessUnclaimed => {
+                    warn!(message_id, "no idempotency key: processed without a claim");
+                    Begin::Unclaimed
+                }
+                MissingKey::Quarantine => Begin::Permanent(
+                    ErrorCode::MissingIdempotencyKey,
+                    "the message has no idempotency key, and IDEMPOTENCY_MISSING_KEY=quarantine"
+                        .into(),
+                ),
+            };
+        };
+        let id = Self::id(&claims.scope, key);
+        let validation = body_hash(body);
+        if let Some(found) = claims.completed.get(&id) {
+            return Self::found(&id, &validation, found.clone());
+        }
+        let now = SystemTime::now();
+        let local_now = Instant::now();
+        let until_deadline = claims.deadline.saturating_duration_since(local_now);
+        let works_for = match self.lease {
+            ClaimLease::UntilDeadline => until_deadline,
+            ClaimLease::Renewed(lease) => lease.min(until_deadline),
+        };
+        let lease_until = now + works_for + CLOCK_SKEW_MARGIN;
+        let holder = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
+        let request = ClaimRequest {
+            id: &id,
+            holder: &holder,
+            validation: &validation,
+            lease_until,
+            expiration: lease_until.max(now + self.ttl),
+            now,
+        };
+        let answer = timeout_at(claims.processing_deadline, self.store.claim_boxed(&request)).await;
+        let found = match answer {
+            Ok(Ok(ClaimOutcome::Claimed)) => {
+                let (lapse, watching) = watch::channel(local_now + works_for);
+                if matches!(self.lease, ClaimLease::Renewed(_)) {
+                    let holding = Holding { id: id.clone(), lapse, deadline: claims.deadline };
+                    lock(&self.holding).insert(holder.clone(), holding);
+                }
+                return Begin::Claimed(Claimed { id, holder, lapse: watching });
+            }
+            Ok(Ok(found)) => found,
+            Ok(Err(e)) => return Self::store_failed(claims, message_id, &error_chain(&e)),
+            Err(_) => return Self::store_failed(claims, message_id, "the claim ran out of time"),
+        };
+        Self::found(&id, &validation, found)
+    }
+
+    fn found(id: &str, validation: &str, found: ClaimOutcome) -> Begin {
+        let (first, begin) = match found {
+            ClaimOutcome::Completed { validation, data } => (validation, Begin::Duplicate(data)),
+            ClaimOutcome::InProgress { validation, until } => (validation, Begin::Contended(until)),
+            ClaimOutcome::Claimed => {
+                return Begin::StoreFailed("the store reported a claim it did not make".into());
+            }
+        };
+        if first != validation {
+            return Begin::Permanent(
+                ErrorCode::IdempotencyKeyReused,
+                format!(
+                    "idempotency key {id} was claimed by a body with SHA-256 {first}; this body's SHA-256 is {validation}"
+                ),
+            );
+        }
+        begin
+    }
+
+    fn store_failed(claims: &BatchClaims, message_id: &str, why: &str) -> Begin {
+        claims.store_errors.fetch_add(1, Ordering::Relaxed);
+        warn!(
+            message_id,
+            error = why,
+            "the idempotency claim failed; the message will be retried, unprocessed"
+        );
+        Begin::StoreFailed(format!("the idempotency claim failed: {why}"))
+    }
+
+    /// Runs `work` under the claim: completes the claim when it is done,
+    /// releases it otherwise; `None` when the claim's lease lapsed unrenewed
+    /// first (the work is dropped, the claim released).
+    pub async fn run<F>(
+        &self,
+        claims: &BatchClaims,
+        claim: Claimed,
+        work: F,
+    ) -> Option<Result<Verdict, Box<dyn Any + Send>>>
+    where
+        F: Future<Output = Result<Verdict, Box<dyn Any + Send>>>,
+    {
+        let mut lapse = claim.lapse.clone();
+        let mut work = std::pin::pin!(work);
+        let verdict = loop {
+            let until = *lapse.borrow_and_update();
+            tokio::select! {
+                verdict = &mut work => break Some(verdict),
+                () = sleep_until(until) => if !lapse.has_changed().unwrap_or(false) { break None },
+            }
+        };
+        lock(&self.holding).remove(&claim.holder);
+        let done = match &verdict {
+            Some(Ok(Verdict::Done)) => Some(None),
+            Some(Ok(Verdict::DoneWith { result })) => Some(Some(result.as_str())),
+            _ => None,
+        };
+        let written = match done {
+            Some(data) => {
+                let expiration = SystemTime::now() + self.ttl;
+                let call = self.store.complete_boxed(&claim.id, &claim.holder, expiration, data);
+                timeout_at(claims.deadline, call).await
+            }
+            None => {
+                timeout_at(claims.deadline, self.store.release_boxed(&claim.id, &claim.holder))
+                    .await
+            }
+        };
+        let failed = match written {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(error_chain(&e)),
+            Err(_) => Some("the call ran out of time".to_owned()),
+        };
+        if let Some(why) = failed {
+            claims.store_errors.fetch_add(1, Ordering::Relaxed);
+            if done.is_some() {
+                error!(id = %claim.id, error = %why,
+                       "processed, but the completion was not recorded: the claim expires with its lease, and a redelivery then would be processed again");
+            } else {
+                warn!(id = %claim.id, error = %why, "the claim was not released; it expires with its lease");
+            }
+        }
+        verdict
+    }
+
+    /// Renews every held claim whose lease ends within half a lease, for one
+    /// more (never past its batch's deadline). Returns how many renewals
+    /// failed: their processors are cut when their leases lapse.
+    pub async fn renew(&self) -> usize {
+        let ClaimLease::Renewed(lease) = self.lease else { return 0 };
+        let now = Instant::now();
+        let mut holding = lock(&self.holding);
+        // Work cut at its batch's deadline never reached its own clean-up.
+        holding.retain(|_, held| held.deadline > now);
+        let due: Vec<(String, String, Instant)> = holding
+            .iter()
+            .filter(|(_, held)| *held.lapse.borrow() <= now + lease / 2)
+            .map(|(holder, held)| {
+                (holder.clone(), held.id.clone(), (now + lease).min(held.deadline))
+            })
+            .collect();
+        drop(holding);
+        let renewals = due.iter().map(|(holder, id, until)| async move {
+            let result = self.store.renew_boxed(id, holder, wall(*until) + CLOCK_SKEW_MARGIN).await;
+            (holder, until, result)
+        });
+        let mut failed = 0;
+        for (holder, until, result) in futures::future::join_all(renewals).await {
+            match result {
+                Ok(()) => {
+                    if let Some(held) = lock(&self.holding).get(holder) {
+                        held.lapse.send_replace(*until);
+                    }
+                }
+                Err(e) => {
+                    failed += 1;
+                    warn!(error = %error_chain(&e), "a claim was not renewed; its work stops when its lease lapses");
+                }
+            }
+        }
+        failed
+    }
+}

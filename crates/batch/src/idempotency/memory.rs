@@ -1,0 +1,101 @@
+//! [`MemoryStore`]: the claim store in one process's memory, for tests and
+//! for embedders' own tests. It runs the same state machine the DynamoDB
+//! store's condition expressions encode.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::SystemTime;
+
+use super::record::{self, ClaimOutcome, ClaimRequest, StoredRecord};
+use super::{IdempotencyStore, StoreError};
+
+/// A claim store in memory, shared by its clones. Nothing survives the
+/// process: use [`super::DynamoDbStore`] across processes.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryStore {
+    records: Arc<Mutex<HashMap<String, StoredRecord>>>,
+}
+
+impl MemoryStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The record stored for `id`, expired or not.
+    pub fn get(&self, id: &str) -> Option<StoredRecord> {
+        self.lock().get(id).cloned()
+    }
+
+    /// How many records are stored, expired or not.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no record is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, StoredRecord>> {
+        self.records.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn with<T>(&self, id: &str, change: impl FnOnce(&mut Option<StoredRecord>) -> T) -> T {
+        let mut records = self.lock();
+        let mut slot = records.remove(id);
+        let answer = change(&mut slot);
+        if let Some(record) = slot {
+            records.insert(id.to_owned(), record);
+        }
+        answer
+    }
+}
+
+fn held(ok: bool) -> Result<(), StoreError> {
+    if ok { Ok(()) } else { Err(StoreError::NotHeld) }
+}
+
+impl IdempotencyStore for MemoryStore {
+    async fn completed(
+        &self,
+        ids: &[String],
+        now: SystemTime,
+    ) -> Result<HashMap<String, ClaimOutcome>, StoreError> {
+        let records = self.lock();
+        Ok(ids
+            .iter()
+            .filter_map(|id| {
+                let found = records.get(id)?.found(now)?;
+                matches!(found, ClaimOutcome::Completed { .. }).then(|| (id.clone(), found))
+            })
+            .collect())
+    }
+
+    async fn claim(&self, request: &ClaimRequest<'_>) -> Result<ClaimOutcome, StoreError> {
+        Ok(self.with(request.id, |slot| record::claim(slot, request)))
+    }
+
+    async fn complete(
+        &self,
+        id: &str,
+        holder: &str,
+        expiration: SystemTime,
+        data: Option<&str>,
+    ) -> Result<(), StoreError> {
+        held(self.with(id, |slot| record::complete(slot, holder, expiration, data)))
+    }
+
+    async fn renew(
+        &self,
+        id: &str,
+        holder: &str,
+        lease_until: SystemTime,
+    ) -> Result<(), StoreError> {
+        held(self.with(id, |slot| record::renew(slot, holder, lease_until)))
+    }
+
+    async fn release(&self, id: &str, holder: &str) -> Result<(), StoreError> {
+        held(self.with(id, |slot| record::release(slot, holder)))
+    }
+}

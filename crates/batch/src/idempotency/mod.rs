@@ -1,0 +1,191 @@
+//! Idempotency: no side effect before an atomic claim. With a store
+//! configured ([`crate::builder::Builder::idempotency`]), each message's
+//! idempotency key is claimed before its processor runs:
+//!
+//! - the key already **completed** → acknowledged without processing
+//!   ([`crate::Outcome::Duplicate`], with the processor's stored result);
+//! - **in progress** under another holder's lease → retried, not visible
+//!   again before that lease ends;
+//! - the same key with a **different body** → quarantined as
+//!   `idempotency_key_reused`, never processed;
+//! - the processor done → the record is completed for the TTL; a retry,
+//!   a permanent failure or a panic → the claim is released.
+//!
+//! A claim lasts as long as its holder can still be working: until the
+//! Lambda invocation's deadline, or ([`ClaimLease::Renewed`]) one lease at a
+//! time, renewed by [`crate::BatchProcessor::renew_claims`] from a worker's
+//! heartbeat, with the processor cut before an unrenewed lease lapses. Each
+//! lease is written [`CLOCK_SKEW_MARGIN`] longer than the holder works under
+//! it, so a peer whose clock runs that much ahead still sees it held.
+//! `docs/idempotency.md` has the states, the one window in which a
+//! redelivery can repeat a side effect, and the comparison with Powertools.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::time::{Duration, SystemTime};
+
+use backpressure_core::error::ApiError;
+
+#[cfg(feature = "dynamodb")]
+mod dynamodb;
+mod erased;
+pub(crate) mod guard;
+mod memory;
+pub mod record;
+
+#[cfg(feature = "dynamodb")]
+pub use dynamodb::DynamoDbStore;
+pub use memory::MemoryStore;
+pub use record::{ClaimOutcome, ClaimRequest, Status, StoredRecord};
+
+/// How much longer a claim is written than its holder works under it: the
+/// clock difference between two consumers this design tolerates.
+pub const CLOCK_SKEW_MARGIN: Duration = Duration::from_secs(1);
+
+/// `IDEMPOTENCY_TTL_SECONDS`' default: how long a completed key is remembered.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(3600);
+
+/// Why a store call did not give an answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The call failed (denied, throttled, a 5xx, a timeout), after the SDK's retries.
+    #[error(transparent)]
+    Call(#[from] ApiError),
+    /// The claim is no longer this holder's: its lease ran out and another
+    /// holder took the key, or it was released.
+    #[error("the claim is no longer held by this consumer")]
+    NotHeld,
+    /// The store answered with a record this crate cannot read.
+    #[error("the stored record for {id} cannot be read: {why}")]
+    Unreadable {
+        /// The record's id.
+        id: String,
+        /// What is wrong with it.
+        why: String,
+    },
+}
+
+/// Where claims live: [`DynamoDbStore`] across processes, [`MemoryStore`]
+/// in one. Every call compares expiry times itself: a store may keep
+/// expired records readable (DynamoDB's TTL deletes lazily).
+pub trait IdempotencyStore: Send + Sync + 'static {
+    /// The records among `ids` that are completed and not expired at `now`:
+    /// the cheap pre-check of a batch. A key it cannot read is left out (a
+    /// claim then decides it).
+    fn completed(
+        &self,
+        ids: &[String],
+        now: SystemTime,
+    ) -> impl Future<Output = Result<HashMap<String, ClaimOutcome>, StoreError>> + Send;
+
+    /// Claims a key atomically: written when absent, expired, or in progress
+    /// past its lease; otherwise what is there.
+    fn claim(
+        &self,
+        request: &ClaimRequest<'_>,
+    ) -> impl Future<Output = Result<ClaimOutcome, StoreError>> + Send;
+
+    /// The holder's claim becomes completed until `expiration`, with `data`.
+    fn complete(
+        &self,
+        id: &str,
+        holder: &str,
+        expiration: SystemTime,
+        data: Option<&str>,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The holder's lease now ends at `lease_until`.
+    fn renew(
+        &self,
+        id: &str,
+        holder: &str,
+        lease_until: SystemTime,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The holder's claim is removed.
+    fn release(
+        &self,
+        id: &str,
+        holder: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// How long a claim's lease is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ClaimLease {
+    /// Until the batch's deadline (a Lambda invocation's): nothing to renew.
+    #[default]
+    UntilDeadline,
+    /// This long at a time, never past the batch's deadline, renewed by
+    /// [`crate::BatchProcessor::renew_claims`] (a worker's heartbeat, with
+    /// its visibility timeout).
+    Renewed(Duration),
+}
+
+/// What a message without an idempotency key gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum MissingKey {
+    /// Processed without a claim, with a warning (the default).
+    #[default]
+    ProcessUnclaimed,
+    /// A permanent failure, `missing_idempotency_key`.
+    Quarantine,
+}
+
+/// The idempotency settings for [`crate::builder::Builder::idempotency`].
+#[derive(Debug, Clone)]
+pub struct Idempotency<S> {
+    pub(crate) store: S,
+    pub(crate) ttl: Duration,
+    pub(crate) lease: ClaimLease,
+    pub(crate) missing_key: MissingKey,
+    pub(crate) scope: Option<String>,
+}
+
+impl<S: IdempotencyStore> Idempotency<S> {
+    /// Claims in `store`, completed keys remembered for an hour, leases until
+    /// the batch's deadline, keys scoped by the source queue's name.
+    pub fn new(store: S) -> Self {
+        Self {
+            store,
+            ttl: DEFAULT_TTL,
+            lease: ClaimLease::default(),
+            missing_key: MissingKey::default(),
+            scope: None,
+        }
+    }
+
+    /// How long a completed key is remembered.
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// How long a claim's lease is.
+    pub fn lease(mut self, lease: ClaimLease) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// What a message without a key gets.
+    pub fn missing_key(mut self, missing_key: MissingKey) -> Self {
+        self.missing_key = missing_key;
+        self
+    }
+
+    /// The records' ids are `<scope>#<key>`; the default scope is the
+    /// source queue's name, so a replay onto the same queue finds its key.
+    pub fn scope(mut self, scope: impl Into<String>) -> Self {
+        self.scope = Some(scope.into());
+        self
+    }
+}
+
+/// The hex SHA-256 of a body: the record's `validation`.
+pub fn body_hash(body: &str) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(body.as_bytes()))
+}
