@@ -3,6 +3,11 @@
 use std::time::Duration;
 
 use crate::backoff::{Backoff, MAX_VISIBILITY};
+#[cfg(feature = "dynamodb")]
+use crate::idempotency::DynamoDbStore;
+#[cfg(feature = "dynamodb")]
+use crate::idempotency::Idempotency;
+use crate::idempotency::{DEFAULT_TTL, MissingKey};
 use backpressure_core::config::{ConfigError, Vars, api_call_timeout, namespace};
 use backpressure_core::queue::QueueRef;
 
@@ -23,6 +28,53 @@ pub struct ConsumerConfig {
     pub namespace: String,
     /// Each AWS call's own budget (`API_CALL_TIMEOUT_MS`).
     pub api_call_timeout: Duration,
+    /// `IDEMPOTENCY_TABLE` and its settings; `None` when the variable is unset.
+    pub idempotency: Option<IdempotencyConfig>,
+}
+
+/// The idempotency store's settings from the environment.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct IdempotencyConfig {
+    /// `IDEMPOTENCY_TABLE`: the DynamoDB table claims are written to.
+    pub table: String,
+    /// `IDEMPOTENCY_TTL_SECONDS` (60–31,536,000, default 3,600): how long a
+    /// completed key is remembered.
+    pub ttl: Duration,
+    /// `IDEMPOTENCY_MISSING_KEY` (`process`, the default, or `quarantine`).
+    pub missing_key: MissingKey,
+}
+
+#[cfg(feature = "dynamodb")]
+impl IdempotencyConfig {
+    /// The claim settings on a [`DynamoDbStore`] called with `client`.
+    pub fn store(&self, client: aws_sdk_dynamodb::Client) -> Idempotency<DynamoDbStore> {
+        Idempotency::new(DynamoDbStore::new(client, &self.table))
+            .ttl(self.ttl)
+            .missing_key(self.missing_key)
+    }
+}
+
+fn idempotency<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+    errors: &mut Vec<ConfigError>,
+) -> Option<IdempotencyConfig> {
+    let ttl =
+        vars.ranged_or("IDEMPOTENCY_TTL_SECONDS", (60, 31_536_000), DEFAULT_TTL.as_secs(), errors);
+    let missing_key = match vars.get("IDEMPOTENCY_MISSING_KEY").as_deref() {
+        None | Some("process") => MissingKey::ProcessUnclaimed,
+        Some("quarantine") => MissingKey::Quarantine,
+        Some(other) => {
+            errors.push(ConfigError::invalid(
+                "IDEMPOTENCY_MISSING_KEY",
+                other,
+                "expected process or quarantine",
+            ));
+            MissingKey::ProcessUnclaimed
+        }
+    };
+    let table = vars.get("IDEMPOTENCY_TABLE")?;
+    Some(IdempotencyConfig { table, ttl: Duration::from_secs(ttl), missing_key })
 }
 
 const DEFAULT_CONCURRENCY: usize = 32;
@@ -67,6 +119,7 @@ impl ConsumerConfig {
         }
         let namespace = namespace(vars).map_err(|e| errors.push(e)).ok();
         let api_call_timeout = api_call_timeout(vars).map_err(|e| errors.push(e)).ok();
+        let idempotency = idempotency(vars, &mut errors);
         let (Some(quarantine_queue), Some(namespace), Some(api_call_timeout)) =
             (quarantine_queue, namespace, api_call_timeout)
         else {
@@ -80,6 +133,7 @@ impl ConsumerConfig {
             backoff: Backoff { base: Duration::from_secs(base), max: Duration::from_secs(max) },
             namespace,
             api_call_timeout,
+            idempotency,
         })
     }
 }

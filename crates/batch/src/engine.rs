@@ -264,7 +264,10 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         };
         let message =
             Message { message_id, body, request, record, deadline: batch.processing_deadline };
-        let work = AssertUnwindSafe(self.processor.process(&message)).catch_unwind();
+        // Called inside the future, so a closure that panics before its own
+        // future exists is caught too.
+        let work =
+            AssertUnwindSafe(async { self.processor.process(&message).await }).catch_unwind();
         let verdict = match claim {
             None => work.await,
             Some((guard, claims, claim)) => match guard.run(claims, claim, work).await {

@@ -115,11 +115,18 @@ where
         }
     };
     let Some((config, processor)) = startup::init(load) else { return ExitCode::FAILURE };
-    let sqs = aws_sdk_sqs::Client::new(&startup::sdk_config(config.api_call_timeout).await);
-    let built = BatchProcessor::builder(processor)
+    let sdk = startup::sdk_config(config.api_call_timeout).await;
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let builder = BatchProcessor::builder(processor)
         .sqs(sqs, &config)
-        .handler_version(startup::handler_version(name, version))
-        .build();
+        .handler_version(startup::handler_version(name, version));
+    // A claim lasts until the invocation's deadline: nothing to renew.
+    let built = match &config.idempotency {
+        Some(idempotency) => {
+            builder.idempotency(idempotency.store(aws_sdk_dynamodb::Client::new(&sdk))).build()
+        }
+        None => builder.build(),
+    };
     match built {
         Ok(batch) => startup::exit(lambda_runtime::run(batch.lambda_handler()).await),
         Err(error) => {

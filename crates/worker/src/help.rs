@@ -49,6 +49,9 @@ pub const VARIABLES: &[(&str, &str, &str, &str)] = &[
         "1024-1048576",
         "the quarantine queue's MaximumMessageSize",
     ),
+    ("IDEMPOTENCY_TABLE", "unset", "a DynamoDB table", "claims each idempotency key before work"),
+    ("IDEMPOTENCY_TTL_SECONDS", "3600", "60-31536000", "how long a completed key is remembered"),
+    ("IDEMPOTENCY_MISSING_KEY", "process", "process, quarantine", "a message without a key"),
     ("CONSUMER_CONCURRENCY", "32", "1-10000", "records in work at once across the task's batches"),
     (
         "DEADLINE_MARGIN_MS",
@@ -64,7 +67,7 @@ pub const VARIABLES: &[(&str, &str, &str, &str)] = &[
 
 /// Families whose unknown members are warned of: the prefixes of every
 /// variable the worker reads.
-const FAMILIES: [&str; 15] = [
+const FAMILIES: [&str; 16] = [
     "WORKER_",
     "DOWNSTREAM_",
     "QUARANTINE_",
@@ -80,6 +83,7 @@ const FAMILIES: [&str; 15] = [
     "MESSAGE_",
     "QUEUE_",
     "PROTECTION_",
+    "IDEMPOTENCY_",
 ];
 
 /// `sqs-worker --help`.
@@ -99,6 +103,7 @@ pub fn text() -> String {
     }
     out.push_str(
         "\nAWS settings come from the standard chain (AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_SQS, \
+         AWS_ENDPOINT_URL_DYNAMODB, \
          the task role).\nLogs: AWS_LAMBDA_LOG_FORMAT=JSON for JSON lines, RUST_LOG for levels. \
          Reference: docs/worker.md.\n",
     );
@@ -185,6 +190,7 @@ mod tests {
         let engine = ConsumerConfig::from_vars(&vars).unwrap();
         let health = HealthConfig::from_vars(&vars, 1).unwrap();
         let delivery = Downstream::from_vars(&vars).unwrap();
+        assert_eq!(engine.idempotency, None, "off unless IDEMPOTENCY_TABLE is set");
         let taken: [(&str, u128); 15] = [
             ("WORKER_POLLERS", worker.pollers as u128),
             ("WORKER_MAX_IN_FLIGHT", worker.max_in_flight as u128),

@@ -15,6 +15,8 @@ pub struct Counts {
     pub released: AtomicU64,
     pub lost: AtomicU64,
     pub receives_empty: AtomicU64,
+    /// Idempotency claim renewals that failed (the batch summaries count the rest).
+    pub claim_renewals_failed: AtomicU64,
 }
 
 impl Counts {
@@ -27,10 +29,12 @@ impl Counts {
     /// document, and the drain's duration once it is over.
     pub fn emit(&self, namespace: &str, queue: &str, in_flight: usize, drain: Option<Duration>) {
         let empty = self.receives_empty.swap(0, Ordering::Relaxed);
+        let renewals_failed = self.claim_renewals_failed.swap(0, Ordering::Relaxed);
         let mut document = Document::new(namespace, SystemTime::now())
             .dimension("QueueName", queue)
             .metric("MessagesInFlight", "Count", in_flight)
-            .metric("ReceivesEmpty", "Count", empty);
+            .metric("ReceivesEmpty", "Count", empty)
+            .metric("IdempotencyStoreErrors", "Count", renewals_failed);
         if let Some(drain) = drain {
             document =
                 document.metric("DrainDurationMs", "Milliseconds", drain.as_secs_f64() * 1000.0);

@@ -9,6 +9,7 @@ use backpressure_batch::builder::BuildError;
 use backpressure_batch::config::ConsumerConfig;
 use backpressure_batch::delivery::DeliveryError;
 use backpressure_batch::delivery::HttpDelivery;
+use backpressure_batch::idempotency::ClaimLease;
 use backpressure_core::config::ConfigError;
 use backpressure_core::error::error_chain;
 use backpressure_startup as startup;
@@ -112,7 +113,8 @@ pub async fn run() -> ExitCode {
         task_protection = config.agent_uri.is_some(),
         "sqs-worker starting"
     );
-    let sqs = aws_sdk_sqs::Client::new(&startup::sdk_config(engine.api_call_timeout).await);
+    let sdk = startup::sdk_config(engine.api_call_timeout).await;
+    let sqs = aws_sdk_sqs::Client::new(&sdk);
     let (wait, visibility) = (config.receive_wait, config.visibility_timeout);
     let connected =
         WorkQueue::connect(sqs.clone(), &config.queue, wait, visibility, engine.api_call_timeout);
@@ -124,13 +126,20 @@ pub async fn run() -> ExitCode {
         }
     };
     let http = delivery.http_client();
-    let built = BatchProcessor::builder(TaskWide::new(delivery, engine.concurrency))
+    let builder = BatchProcessor::builder(TaskWide::new(delivery, engine.concurrency))
         .sqs(sqs, &engine)
         // The worker holds a FIFO group only while a batch of it is in work:
         // a retried message goes back at once, so its group keeps its order.
         .fifo_retries_at_once()
-        .handler_version(startup::handler_version("sqs-worker", env!("CARGO_PKG_VERSION")))
-        .build();
+        .handler_version(startup::handler_version("sqs-worker", env!("CARGO_PKG_VERSION")));
+    // A claim's lease is the message's: one visibility timeout, renewed on the heartbeat.
+    let built = match &engine.idempotency {
+        Some(idempotency) => {
+            let store = idempotency.store(aws_sdk_dynamodb::Client::new(&sdk));
+            builder.idempotency(store.lease(ClaimLease::Renewed(config.visibility_timeout))).build()
+        }
+        None => builder.build(),
+    };
     let batch = match built {
         Ok(batch) => batch,
         Err(error) => {

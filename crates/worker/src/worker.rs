@@ -80,7 +80,9 @@ where
         mut hurry: watch::Receiver<bool>,
     ) {
         let beating = self.clone();
-        let heartbeat = tokio::spawn(async move { beating.leases.heartbeat(&beating.queue).await });
+        let heartbeat = tokio::spawn(async move {
+            tokio::join!(beating.leases.heartbeat(&beating.queue), beating.keep_claims())
+        });
         let metrics = tokio::spawn(self.clone().report_every(Duration::from_secs(60)));
         if let Some(protection) = self.protection.clone() {
             tokio::spawn(protection.follow(self.leases.busy()));
@@ -126,6 +128,18 @@ where
         let deleted = self.deleter.counts.deleted.load(std::sync::atomic::Ordering::Relaxed);
         self.counts.summary(deleted, started.elapsed());
         self.emit_metrics(Some(started.elapsed()));
+    }
+
+    /// Renews the idempotency claims of the work in flight on the
+    /// heartbeat's beat, one visibility timeout at a time: a claim lasts as
+    /// long as this process works on its message, and lapses within one
+    /// visibility timeout of a crash.
+    async fn keep_claims(&self) {
+        loop {
+            sleep(self.config.visibility_timeout / 3).await;
+            let failed = self.batch.renew_claims().await;
+            Counts::add(&self.counts.claim_renewals_failed, failed);
+        }
     }
 
     async fn report_every(self: Arc<Self>, period: Duration) {

@@ -331,23 +331,27 @@ impl Guard {
         verdict
     }
 
+    /// The claims whose lease ends within half a lease: (holder, id, new lapse).
+    fn due(&self, now: Instant, lease: Duration) -> Vec<(String, String, Instant)> {
+        let mut holding = lock(&self.holding);
+        // Work cut at its batch's deadline never reached its own clean-up.
+        holding.retain(|_, held| held.deadline > now);
+        holding
+            .iter()
+            .filter(|(_, held)| *held.lapse.borrow() <= now + lease / 2)
+            .map(|(holder, held)| {
+                (holder.clone(), held.id.clone(), (now + lease).min(held.deadline))
+            })
+            .collect()
+    }
+
     /// Renews every held claim whose lease ends within half a lease, for one
     /// more (never past its batch's deadline). Returns how many renewals
     /// failed: their processors are cut when their leases lapse.
     pub async fn renew(&self) -> usize {
         let ClaimLease::Renewed(lease) = self.lease else { return 0 };
         let now = Instant::now();
-        let mut holding = lock(&self.holding);
-        // Work cut at its batch's deadline never reached its own clean-up.
-        holding.retain(|_, held| held.deadline > now);
-        let due: Vec<(String, String, Instant)> = holding
-            .iter()
-            .filter(|(_, held)| *held.lapse.borrow() <= now + lease / 2)
-            .map(|(holder, held)| {
-                (holder.clone(), held.id.clone(), (now + lease).min(held.deadline))
-            })
-            .collect();
-        drop(holding);
+        let due = self.due(now, lease);
         let renewals = due.iter().map(|(holder, id, until)| async move {
             let result = self.store.renew_boxed(id, holder, wall(*until) + CLOCK_SKEW_MARGIN).await;
             (holder, until, result)

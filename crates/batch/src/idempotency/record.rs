@@ -205,3 +205,7 @@ pub fn release(slot: &mut Option<StoredRecord>, holder: &str) -> bool {
     }
     false
 }
+
+#[cfg(test)]
+#[path = "record_tests.rs"]
+mod tests;
