@@ -41,6 +41,8 @@ pub enum Fault {
     /// The batch entries at these positions fail (`Failed` in the answer,
     /// code `InternalError`); the others are forwarded.
     FailEntries(Vec<usize>),
+    /// DynamoDB `BatchGetItem`: answered with every requested key unprocessed.
+    UnprocessedKeys,
 }
 
 impl Fault {
@@ -52,6 +54,7 @@ impl Fault {
             Self::Delay(_) => "delay",
             Self::Hang => "hang",
             Self::FailEntries(_) => "partial batch failure",
+            Self::UnprocessedKeys => "unprocessed keys",
         }
     }
 }
@@ -317,6 +320,16 @@ async fn handle(
         Some(Fault::Delay(delay)) => {
             tokio::time::sleep(delay).await;
             forward_sqs_checked(parts, body, &name, &[], &client, &upstream, &state).await
+        }
+        Some(Fault::UnprocessedKeys) => {
+            let request: Value = serde_json::from_slice(&body).unwrap_or_default();
+            let answer = json!({"Responses": {}, "UnprocessedKeys": request["RequestItems"]});
+            let mut response = Response::new(Full::new(Bytes::from(answer.to_string())));
+            response.headers_mut().insert(
+                hyper::header::CONTENT_TYPE,
+                hyper::header::HeaderValue::from_static("application/x-amz-json-1.0"),
+            );
+            response
         }
         Some(Fault::FailEntries(positions)) => {
             forward_sqs_checked(parts, body, &name, &positions, &client, &upstream, &state).await

@@ -5,5 +5,6 @@ pub mod downstream;
 pub mod ecs_agent;
 pub mod fault_proxy;
 pub mod fixtures;
+pub mod idempotency_table;
 pub mod process;
 pub mod runtime_host;

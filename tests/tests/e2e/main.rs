@@ -7,6 +7,7 @@
 mod consumer;
 mod fault_matrix;
 mod hostile_input;
+mod idempotency;
 mod library;
 mod operator_cli;
 mod operator_cli_errors;

@@ -1,0 +1,69 @@
+//! The idempotency table on moto's DynamoDB: created the way the template
+//! creates it (partition key `id`, TTL on `expiration`), and read back.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue, BillingMode, KeySchemaElement, KeyType,
+    ScalarAttributeType, TimeToLiveSpecification,
+};
+
+use crate::fixtures::{BoxError, unique};
+
+/// A fresh idempotency table.
+#[derive(Debug)]
+pub struct Table {
+    pub client: aws_sdk_dynamodb::Client,
+    pub name: String,
+}
+
+impl Table {
+    /// Creates a table on the DynamoDB at `AWS_ENDPOINT_URL_DYNAMODB`.
+    pub async fn create() -> Result<Self, BoxError> {
+        if std::env::var_os("AWS_ENDPOINT_URL_DYNAMODB").is_none() {
+            return Err("AWS_ENDPOINT_URL_DYNAMODB is not set: run the tests with `make test`".into());
+        }
+        let client = aws_sdk_dynamodb::Client::new(&aws_config::load_from_env().await);
+        let name = unique("idempotency");
+        client
+            .create_table()
+            .table_name(&name)
+            .billing_mode(BillingMode::PayPerRequest)
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name("id")
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()?,
+            )
+            .key_schema(KeySchemaElement::builder().attribute_name("id").key_type(KeyType::Hash).build()?)
+            .send()
+            .await?;
+        client
+            .update_time_to_live()
+            .table_name(&name)
+            .time_to_live_specification(
+                TimeToLiveSpecification::builder().attribute_name("expiration").enabled(true).build()?,
+            )
+            .send()
+            .await?;
+        Ok(Self { client, name })
+    }
+
+    /// Every record, keyed by id, each as attribute name → text.
+    pub async fn records(&self) -> Result<HashMap<String, HashMap<String, String>>, BoxError> {
+        let scanned = self.client.scan().table_name(&self.name).send().await?;
+        let text = |value: &AttributeValue| match value {
+            AttributeValue::S(s) | AttributeValue::N(s) => s.clone(),
+            other => format!("{other:?}"),
+        };
+        Ok(scanned
+            .items()
+            .iter()
+            .map(|item| {
+                let fields: HashMap<String, String> =
+                    item.iter().map(|(k, v)| (k.clone(), text(v))).collect();
+                (fields.get("id").cloned().unwrap_or_default(), fields)
+            })
+            .collect())
+    }
+}

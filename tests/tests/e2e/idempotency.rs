@@ -1,0 +1,211 @@
+//! Idempotency end to end: batch-consumer (through the Lambda Runtime API)
+//! and sqs-worker as processes, against moto's DynamoDB and SQS. One
+//! downstream POST per idempotency key, whatever redelivers the message.
+
+use std::time::Duration;
+
+use e2e_tests::downstream::Downstream;
+use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
+use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
+use e2e_tests::idempotency_table::Table;
+use e2e_tests::runtime_host::{LambdaHost, Outcome};
+use serde_json::{Value, json};
+
+use crate::worker_setup::{SETTLED, request, setup};
+
+const TIMEOUT: Duration = Duration::from_secs(12);
+
+struct Lambda {
+    aws: Aws,
+    downstream: Downstream,
+    table: Table,
+    quarantine_url: String,
+    arn: String,
+}
+
+async fn lambda() -> Lambda {
+    let aws = Aws::from_env().await.unwrap();
+    let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
+    let source = aws.create_queue(&unique("work")).await.unwrap();
+    let arn = aws.queue_arn(&source).await.unwrap();
+    let (downstream, table) = (Downstream::start().await.unwrap(), Table::create().await.unwrap());
+    Lambda { aws, downstream, table, quarantine_url, arn }
+}
+
+impl Lambda {
+    /// One invocation in a fresh function process (a new execution environment).
+    async fn invoke(&self, records: &[(&str, String)], extra: &[(&str, &str)]) -> Outcome {
+        let url = self.downstream.url();
+        let mut env = vec![
+            ("DOWNSTREAM_URL", url.as_str()),
+            ("QUARANTINE_QUEUE_URL", self.quarantine_url.as_str()),
+            ("IDEMPOTENCY_TABLE", self.table.name.as_str()),
+        ];
+        env.extend_from_slice(extra);
+        let event = json!({"Records": records
+            .iter()
+            .map(|(id, body)| sqs_record(id, json!(body), &self.arn))
+            .collect::<Vec<Value>>()});
+        let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap();
+        host.invoke(&event, TIMEOUT).await
+    }
+
+    fn posts(&self, key: &str) -> usize {
+        let received = self.downstream.received();
+        received.iter().filter(|r| r.idempotency_key.as_deref() == Some(key)).count()
+    }
+}
+
+fn failures(outcome: &Outcome) -> Vec<String> {
+    outcome.batch_item_failures().unwrap_or_else(|| panic!("no batch response: {outcome:?}"))
+}
+
+#[tokio::test]
+async fn a_batch_delivered_to_two_invocations_is_posted_once_per_key() {
+    let lambda = lambda().await;
+    let records = [("m-1", request("ledger.post", "k-1")), ("m-2", request("ledger.post", "k-2"))];
+    assert!(failures(&lambda.invoke(&records, &[]).await).is_empty());
+    assert!(failures(&lambda.invoke(&records, &[]).await).is_empty(), "acknowledged as duplicates");
+    assert_eq!((lambda.posts("k-1"), lambda.posts("k-2")), (1, 1));
+    let stored = lambda.table.records().await.unwrap();
+    let queue = lambda.arn.rsplit(':').next().unwrap();
+    assert_eq!(stored[&format!("{queue}#k-1")]["status"], "COMPLETED");
+}
+
+#[tokio::test]
+async fn the_same_key_with_another_body_is_quarantined_with_both_hashes() {
+    let lambda = lambda().await;
+    let first = request("ledger.post", "k-1");
+    let second = request("ledger.other", "k-1");
+    assert!(failures(&lambda.invoke(&[("m-1", first.clone())], &[]).await).is_empty());
+    assert!(failures(&lambda.invoke(&[("m-2", second.clone())], &[]).await).is_empty());
+    assert_eq!(lambda.posts("k-1"), 1, "the second body is never processed");
+    let quarantined = lambda.aws.quarantined(&lambda.quarantine_url, 1).await.unwrap();
+    assert_eq!(quarantined.len(), 1);
+    let record = quarantined[0].record.to_string();
+    assert!(record.contains("idempotency_key_reused"), "{record}");
+    for body in [&first, &second] {
+        let hash = backpressure_batch::idempotency::body_hash(body);
+        assert!(record.contains(&hash), "{hash} not in {record}");
+    }
+}
+
+/// Every DynamoDB call the consumer makes, under every fault: a message is
+/// never processed without a confirmed claim, and none is lost.
+#[tokio::test]
+async fn every_store_call_under_every_fault_loses_nothing_and_repeats_nothing_unclaimed() {
+    let upstream = std::env::var("AWS_ENDPOINT_URL_DYNAMODB").unwrap();
+    let mut cells = Vec::new();
+    for operation in ["BatchGetItem", "PutItem", "UpdateItem", "DeleteItem"] {
+        let mut faults = vec![Fault::Deny, Fault::Throttle, Fault::ServerError, Fault::Hang];
+        if operation == "BatchGetItem" {
+            faults.push(Fault::UnprocessedKeys);
+        }
+        cells.extend(faults.into_iter().map(|fault| (operation, fault)));
+    }
+    let run = |(operation, fault): (&'static str, Fault)| {
+        let upstream = upstream.clone();
+        async move {
+            let lambda = lambda().await;
+            let proxy = FaultProxy::start(&upstream).await.unwrap();
+            proxy.inject(Rule::new(operation, fault.clone()));
+            let records =
+                [("ok", request("ledger.post", "k-ok")), ("failing", request("ledger.fail", "k-fail"))];
+            let env = [("AWS_ENDPOINT_URL_DYNAMODB", proxy.url()), ("API_CALL_TIMEOUT_MS", "1500")];
+            let failed = failures(&lambda.invoke(&records, &env).await);
+            let calls = proxy.counts().get(operation).copied().unwrap_or(0);
+            assert!(calls > 0, "{operation} {}: never called", fault.name());
+            let cell = format!("{operation} {}", fault.name());
+            if operation == "PutItem" {
+                // No claim confirmed: nothing processed, everything retried.
+                assert_eq!(failed, ["ok", "failing"], "{cell}");
+                assert_eq!((lambda.posts("k-ok"), lambda.posts("k-fail")), (0, 0), "{cell}");
+                proxy.clear();
+                assert_eq!(failures(&lambda.invoke(&records, &env).await), ["failing"], "{cell}");
+                assert_eq!(lambda.posts("k-ok"), 1, "{cell}: processed once when the store is back");
+            } else {
+                // The claim was confirmed: processed once; only the 503 is retried.
+                assert_eq!(failed, ["failing"], "{cell}");
+                assert_eq!((lambda.posts("k-ok"), lambda.posts("k-fail")), (1, 1), "{cell}");
+            }
+        }
+    };
+    // Four at a time: each cell is a function process and a table.
+    let mut pending = futures::stream::iter(cells.into_iter().map(run)).buffer_unordered(4);
+    use futures::StreamExt;
+    while pending.next().await.is_some() {}
+}
+
+#[tokio::test]
+async fn two_workers_given_each_message_twice_post_once_per_key() {
+    let setup = setup().await;
+    let table = Table::create().await.unwrap();
+    let bodies: Vec<String> =
+        (0..10).flat_map(|i| vec![request("ledger.post", &format!("k-{i}")); 2]).collect();
+    setup.send(&bodies).await;
+    let env = [("IDEMPOTENCY_TABLE", table.name.as_str())];
+    let workers = [setup.start(&env), setup.start(&env)];
+    wait_until_empty(&setup).await;
+    let delivered = setup.delivered();
+    assert_eq!(delivered.len(), 10, "{delivered:?}");
+    assert!(delivered.values().all(|&posts| posts == 1), "{delivered:?}");
+    drop(workers);
+}
+
+async fn wait_until_empty(setup: &crate::worker_setup::Setup) {
+    let give_up = tokio::time::Instant::now() + SETTLED;
+    while setup.counts().await != (0, 0) {
+        assert!(tokio::time::Instant::now() < give_up, "the queue never emptied: {:?}", setup.counts().await);
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Leases shorter than the work, and no heartbeat (every visibility change
+/// denied): SQS hands each message to the second worker while the first is
+/// still working. The claim, renewed in DynamoDB, keeps it from being done twice.
+#[tokio::test]
+async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice() {
+    let setup = setup().await;
+    let table = Table::create().await.unwrap();
+    let proxy = FaultProxy::start(&setup.sqs.endpoint().unwrap()).await.unwrap();
+    proxy.inject(Rule::new("ChangeMessageVisibilityBatch", Fault::Deny));
+    setup.send(&[request("ledger.slow", "k-a"), request("ledger.slow", "k-b")]).await;
+    let env = [
+        ("IDEMPOTENCY_TABLE", table.name.as_str()),
+        ("VISIBILITY_TIMEOUT_SECONDS", "3"),
+        ("AWS_ENDPOINT_URL_SQS", proxy.url()),
+    ];
+    let first = setup.start(&env);
+    setup.wait_in_flight(2).await;
+    let second = setup.start(&env);
+    wait_until_empty(&setup).await;
+    assert_eq!(setup.delivered().into_iter().collect::<Vec<_>>(), [("k-a".into(), 1), ("k-b".into(), 1)]);
+    let contended = second.lines().iter().chain(first.lines().iter()).any(|l| l.contains("claimed by another consumer"));
+    assert!(contended, "a redelivered copy met the other worker's claim");
+    let duplicate = second.lines().iter().chain(first.lines().iter()).any(|l| l.contains("duplicate: its idempotency key"));
+    assert!(duplicate, "and was acknowledged as a duplicate once the first finished");
+}
+
+/// A worker killed mid-work: its claim lapses with its lease (no hour-long
+/// "in progress"), and the redelivery is processed once.
+#[tokio::test]
+async fn a_claim_of_a_killed_worker_lapses_with_its_lease_and_the_redelivery_runs_once() {
+    let setup = setup().await;
+    let table = Table::create().await.unwrap();
+    setup.send(&[request("ledger.slow", "k-kill")]).await;
+    let env = [("IDEMPOTENCY_TABLE", table.name.as_str()), ("VISIBILITY_TIMEOUT_SECONDS", "3")];
+    let first = setup.start(&env);
+    let give_up = tokio::time::Instant::now() + SETTLED;
+    while setup.delivered().is_empty() {
+        assert!(tokio::time::Instant::now() < give_up, "never delivered");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    first.signal("KILL").await.unwrap();
+    let second = setup.start(&env);
+    wait_until_empty(&setup).await;
+    assert_eq!(setup.delivered()["k-kill"], 2, "once before the kill, once after it");
+    let stored = table.records().await.unwrap();
+    let record = stored.values().next().unwrap();
+    assert_eq!(record["status"], "COMPLETED");
+    drop(second);
+}
