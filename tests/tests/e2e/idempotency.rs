@@ -8,6 +8,7 @@ use e2e_tests::downstream::Downstream;
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
 use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
 use e2e_tests::idempotency_table::Table;
+use e2e_tests::process::field;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use serde_json::{Value, json};
 
@@ -173,6 +174,7 @@ async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice() {
     let env = [
         ("IDEMPOTENCY_TABLE", table.name.as_str()),
         ("VISIBILITY_TIMEOUT_SECONDS", "3"),
+        ("DOWNSTREAM_TIMEOUT_MS", "20000"),
         ("AWS_ENDPOINT_URL_SQS", proxy.url()),
     ];
     let first = setup.start(&env);
@@ -192,20 +194,35 @@ async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice() {
 async fn a_claim_of_a_killed_worker_lapses_with_its_lease_and_the_redelivery_runs_once() {
     let setup = setup().await;
     let table = Table::create().await.unwrap();
-    setup.send(&[request("ledger.slow", "k-kill")]).await;
-    let env = [("IDEMPOTENCY_TABLE", table.name.as_str()), ("VISIBILITY_TIMEOUT_SECONDS", "3")];
+    setup.send(&[request("ledger.hold", "k-kill")]).await;
+    let env = [
+        ("IDEMPOTENCY_TABLE", table.name.as_str()),
+        ("VISIBILITY_TIMEOUT_SECONDS", "3"),
+        ("DOWNSTREAM_TIMEOUT_MS", "60000"),
+    ];
     let first = setup.start(&env);
     let give_up = tokio::time::Instant::now() + SETTLED;
-    while setup.delivered().is_empty() {
-        assert!(tokio::time::Instant::now() < give_up, "never delivered");
+    let first_holder = loop {
+        let stored = table.records().await.unwrap();
+        if let Some(record) = stored.values().find(|r| r["status"] == "INPROGRESS") {
+            break record["holder"].clone();
+        }
+        assert!(tokio::time::Instant::now() < give_up, "never claimed");
         tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    };
     first.signal("KILL").await.unwrap();
+    setup.downstream.release_held();
     let second = setup.start(&env);
     wait_until_empty(&setup).await;
-    assert_eq!(setup.delivered()["k-kill"], 2, "once before the kill, once after it");
     let stored = table.records().await.unwrap();
     let record = stored.values().next().unwrap();
     assert_eq!(record["status"], "COMPLETED");
-    drop(second);
+    assert_ne!(record["holder"], first_holder, "taken over once the killed worker's lease lapsed");
+    let done: u64 = second
+        .lines()
+        .iter()
+        .filter(|l| l.contains("batch summary"))
+        .filter_map(|l| field(l, "done"))
+        .sum();
+    assert_eq!(done, 1, "the redelivery is processed once: {:#?}", second.lines());
 }
