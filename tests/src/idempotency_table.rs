@@ -21,7 +21,9 @@ impl Table {
     /// Creates a table on the DynamoDB at `AWS_ENDPOINT_URL_DYNAMODB`.
     pub async fn create() -> Result<Self, BoxError> {
         if std::env::var_os("AWS_ENDPOINT_URL_DYNAMODB").is_none() {
-            return Err("AWS_ENDPOINT_URL_DYNAMODB is not set: run the tests with `make test`".into());
+            return Err(
+                "AWS_ENDPOINT_URL_DYNAMODB is not set: run the tests with `make test`".into()
+            );
         }
         let client = aws_sdk_dynamodb::Client::new(&aws_config::load_from_env().await);
         let name = unique("idempotency");
@@ -35,14 +37,19 @@ impl Table {
                     .attribute_type(ScalarAttributeType::S)
                     .build()?,
             )
-            .key_schema(KeySchemaElement::builder().attribute_name("id").key_type(KeyType::Hash).build()?)
+            .key_schema(
+                KeySchemaElement::builder().attribute_name("id").key_type(KeyType::Hash).build()?,
+            )
             .send()
             .await?;
         client
             .update_time_to_live()
             .table_name(&name)
             .time_to_live_specification(
-                TimeToLiveSpecification::builder().attribute_name("expiration").enabled(true).build()?,
+                TimeToLiveSpecification::builder()
+                    .attribute_name("expiration")
+                    .enabled(true)
+                    .build()?,
             )
             .send()
             .await?;

@@ -110,8 +110,10 @@ async fn every_store_call_under_every_fault_loses_nothing_and_repeats_nothing_un
             let lambda = lambda().await;
             let proxy = FaultProxy::start(&upstream).await.unwrap();
             proxy.inject(Rule::new(operation, fault.clone()));
-            let records =
-                [("ok", request("ledger.post", "k-ok")), ("failing", request("ledger.fail", "k-fail"))];
+            let records = [
+                ("ok", request("ledger.post", "k-ok")),
+                ("failing", request("ledger.fail", "k-fail")),
+            ];
             let env = [("AWS_ENDPOINT_URL_DYNAMODB", proxy.url()), ("API_CALL_TIMEOUT_MS", "1500")];
             let failed = failures(&lambda.invoke(&records, &env).await);
             let calls = proxy.counts().get(operation).copied().unwrap_or(0);
@@ -123,7 +125,11 @@ async fn every_store_call_under_every_fault_loses_nothing_and_repeats_nothing_un
                 assert_eq!((lambda.posts("k-ok"), lambda.posts("k-fail")), (0, 0), "{cell}");
                 proxy.clear();
                 assert_eq!(failures(&lambda.invoke(&records, &env).await), ["failing"], "{cell}");
-                assert_eq!(lambda.posts("k-ok"), 1, "{cell}: processed once when the store is back");
+                assert_eq!(
+                    lambda.posts("k-ok"),
+                    1,
+                    "{cell}: processed once when the store is back"
+                );
             } else {
                 // The claim was confirmed: processed once; only the 503 is retried.
                 assert_eq!(failed, ["failing"], "{cell}");
@@ -156,7 +162,11 @@ async fn two_workers_given_each_message_twice_post_once_per_key() {
 async fn wait_until_empty(setup: &crate::worker_setup::Setup) {
     let give_up = tokio::time::Instant::now() + SETTLED;
     while setup.counts().await != (0, 0) {
-        assert!(tokio::time::Instant::now() < give_up, "the queue never emptied: {:?}", setup.counts().await);
+        assert!(
+            tokio::time::Instant::now() < give_up,
+            "the queue never emptied: {:?}",
+            setup.counts().await
+        );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
@@ -181,10 +191,21 @@ async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice() {
     setup.wait_in_flight(2).await;
     let second = setup.start(&env);
     wait_until_empty(&setup).await;
-    assert_eq!(setup.delivered().into_iter().collect::<Vec<_>>(), [("k-a".into(), 1), ("k-b".into(), 1)]);
-    let contended = second.lines().iter().chain(first.lines().iter()).any(|l| l.contains("claimed by another consumer"));
+    assert_eq!(
+        setup.delivered().into_iter().collect::<Vec<_>>(),
+        [("k-a".into(), 1), ("k-b".into(), 1)]
+    );
+    let contended = second
+        .lines()
+        .iter()
+        .chain(first.lines().iter())
+        .any(|l| l.contains("claimed by another consumer"));
     assert!(contended, "a redelivered copy met the other worker's claim");
-    let duplicate = second.lines().iter().chain(first.lines().iter()).any(|l| l.contains("duplicate: its idempotency key"));
+    let duplicate = second
+        .lines()
+        .iter()
+        .chain(first.lines().iter())
+        .any(|l| l.contains("duplicate: its idempotency key"));
     assert!(duplicate, "and was acknowledged as a duplicate once the first finished");
 }
 

@@ -155,12 +155,26 @@ fn reserved_concurrency_is_not_below_the_mapping_maximum() {
     assert_eq!(response_types[0].as_str(), Some("ReportBatchItemFailures"));
 }
 
+/// A role's statements, each `!If [condition, statement, AWS::NoValue]` as its statement.
+fn statements<'t>(template: &'t Value, role: &str, policy: usize) -> Vec<&'t Value> {
+    let policies = resource(template, role)["Policies"].as_sequence().unwrap();
+    let listed = policies[policy]["PolicyDocument"]["Statement"].as_sequence().unwrap();
+    listed
+        .iter()
+        .map(|statement| match statement {
+            Value::Tagged(tagged) if tagged.tag == "!If" => &tagged.value[1],
+            plain => plain,
+        })
+        .collect()
+}
+
 #[test]
 fn no_wildcard_actions_and_star_resources_only_with_a_condition() {
     let template = template();
     for role in ["PublisherRole", "ConsumerRole", "WorkerTaskRole"] {
-        for policy in resource(&template, role)["Policies"].as_sequence().unwrap() {
-            for statement in policy["PolicyDocument"]["Statement"].as_sequence().unwrap() {
+        let policies = resource(&template, role)["Policies"].as_sequence().unwrap().len();
+        for policy in 0..policies {
+            for statement in statements(&template, role, policy) {
                 let actions: Vec<&str> = match &statement["Action"] {
                     Value::String(action) => vec![action.as_str()],
                     Value::Sequence(actions) => {
@@ -314,8 +328,7 @@ fn the_stop_timeout_outlasts_the_longest_drain_within_fargates_limit() {
 #[test]
 fn the_worker_task_role_holds_exactly_what_the_worker_calls() {
     let template = template();
-    let role = resource(&template, "WorkerTaskRole");
-    let statements = role["Policies"][0]["PolicyDocument"]["Statement"].as_sequence().unwrap();
+    let worker = statements(&template, "WorkerTaskRole", 0);
     let actions_of = |statement: &Value| -> Vec<String> {
         match &statement["Action"] {
             Value::String(action) => vec![action.clone()],
@@ -325,7 +338,7 @@ fn the_worker_task_role_holds_exactly_what_the_worker_calls() {
             other => panic!("unexpected Action {other:?}"),
         }
     };
-    let all: BTreeSet<String> = statements.iter().flat_map(actions_of).collect();
+    let all: BTreeSet<String> = worker.iter().copied().flat_map(actions_of).collect();
     assert_eq!(
         all,
         names(&[
@@ -336,20 +349,23 @@ fn the_worker_task_role_holds_exactly_what_the_worker_calls() {
             "sqs:SendMessage",
             "ecs:GetTaskProtection",
             "ecs:UpdateTaskProtection",
+            "dynamodb:GetItem",
+            "dynamodb:BatchGetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:DeleteItem",
         ])
     );
-    let consumer =
-        &resource(&template, "ConsumerRole")["Policies"][0]["PolicyDocument"]["Statement"];
-    let work_queue = |statements: &Value, sid: &str| -> Value {
-        let found =
-            statements.as_sequence().unwrap().iter().find(|s| s["Sid"].as_str() == Some(sid));
+    let consumer = statements(&template, "ConsumerRole", 0);
+    let work_queue = |statements: &[&Value], sid: &str| -> Value {
+        let found = statements.iter().find(|s| s["Sid"].as_str() == Some(sid));
         found.unwrap()["Resource"].clone()
     };
-    let worker = &role["Policies"][0]["PolicyDocument"]["Statement"];
-    for sid in ["ConsumeWorkQueue", "Quarantine"] {
+    let worker = &worker[..];
+    for sid in ["ConsumeWorkQueue", "Quarantine", "IdempotencyClaims"] {
         assert_eq!(
             work_queue(worker, sid),
-            work_queue(consumer, sid),
+            work_queue(&consumer, sid),
             "{sid}: same resource as the function"
         );
     }
@@ -435,4 +451,42 @@ fn the_operator_policy_holds_exactly_what_the_cli_calls_apart_from_the_runtime_r
             }
         }
     }
+}
+
+#[test]
+fn the_idempotency_table_is_the_one_the_consumers_read_and_may_only_claim_in() {
+    let template = template();
+    let table = resource(&template, "IdempotencyTable");
+    assert_eq!(table["BillingMode"], "PAY_PER_REQUEST");
+    assert_eq!(table["KeySchema"][0]["AttributeName"], "id");
+    assert_eq!(table["AttributeDefinitions"][0]["AttributeType"], "S");
+    assert_eq!(table["TimeToLiveSpecification"]["AttributeName"], "expiration");
+    assert_eq!(table["SSESpecification"]["SSEEnabled"], true);
+    let consumer = statements(&template, "ConsumerRole", 0);
+    let claims = consumer.iter().find(|s| s["Sid"] == "IdempotencyClaims").unwrap();
+    let actions: BTreeSet<String> = claims["Action"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        actions,
+        names(&[
+            "dynamodb:GetItem",
+            "dynamodb:BatchGetItem",
+            "dynamodb:PutItem",
+            "dynamodb:UpdateItem",
+            "dynamodb:DeleteItem"
+        ])
+    );
+    assert!(
+        format!("{:?}", claims["Resource"]).contains("IdempotencyTable"),
+        "{:?}",
+        claims["Resource"]
+    );
+    let env = &resource(&template, "ConsumerFunction")["Environment"]["Variables"];
+    assert!(format!("{:?}", env["IDEMPOTENCY_TABLE"]).contains("IdempotencyTable"));
+    let worker = worker_env(&template);
+    assert!(format!("{:?}", worker["IDEMPOTENCY_TABLE"]).contains("IdempotencyTable"));
 }
