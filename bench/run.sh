@@ -154,6 +154,17 @@ publisher() {
     --out "$out/publisher.json" -- "$release/backlog-publisher"
 }
 
+# The idempotency store's CPU and DynamoDB calls per message, first-time and redelivered.
+idempotency() {
+  if [ -z "${AWS_ENDPOINT_URL_DYNAMODB:-}" ]; then
+    cargo build --release -p sqs-backpressure-bench --bin bench-idempotency
+    scripts/emulators.sh install
+    exec scripts/emulators.sh run -- "$0" idempotency
+  fi
+  log "the idempotency store: CPU and DynamoDB calls per message, 5,000 messages, then redelivered"
+  "$release/bench-idempotency" --messages "${BENCH_IDEMPOTENCY_MESSAGES:-5000}" --out "$out/idempotency.json"
+}
+
 # sqs-worker next to a plain boto3 long-poll worker, both draining moto into nginx, and
 # moto's own ceiling; then sqs-worker holding 1,000 messages at once (peak RSS).
 worker() {
@@ -284,6 +295,7 @@ case "${1:-all}" in
     engine
     "$0" publisher
     "$0" worker
+    "$0" idempotency
     "$0" replay
     "$0" fifo-scan
     size
@@ -294,6 +306,7 @@ case "${1:-all}" in
   engine) engine ;;
   publisher) install_tools; publisher ;;
   worker) install_tools; worker ;;
+  idempotency) idempotency ;;
   replay) replay ;;
   fifo-scan) fifo_scan ;;
   size) size ;;

@@ -42,7 +42,13 @@ struct Kept(Arc<std::sync::Mutex<Vec<String>>>);
 impl QuarantineStore for Kept {
     async fn store(&self, records: &[QuarantineRecord]) -> Vec<Result<(), QuarantineError>> {
         let mut kept = self.0.lock().unwrap();
-        records.iter().map(|r| Ok(kept.push(serde_json::to_string(r).unwrap()))).collect()
+        records
+            .iter()
+            .map(|r| {
+                kept.push(serde_json::to_string(r).unwrap());
+                Ok(())
+            })
+            .collect()
     }
 }
 

@@ -1,0 +1,177 @@
+//! What the idempotency store costs: CPU per message and DynamoDB calls per
+//! message, without the store, with it on a 5,000-message batch seen for the
+//! first time, and on the same batch redelivered; then the same DynamoDB
+//! calls made directly through the SDK (no store), so the store's own CPU
+//! beyond its calls is the difference. Against moto's DynamoDB, whose wall
+//! clock is the bottleneck: CPU is the fair figure. The processor does
+//! nothing, so the figures are the engine's and the store's alone. A
+//! counting proxy (the tests' fault proxy, with no faults) counts the calls.
+//!
+//! Runs inside `scripts/emulators.sh run`, built with `--release`.
+//!
+//! usage: bench-idempotency [--messages 5000] [--out FILE]
+
+use std::time::{Duration, SystemTime};
+
+use backpressure_batch::delivery::WorkRequest;
+use backpressure_batch::idempotency::{DynamoDbStore, Idempotency, body_hash};
+use backpressure_batch::{BatchProcessor, Message, SqsRecord, Verdict};
+use e2e_tests::fault_proxy::FaultProxy;
+use e2e_tests::fixtures::BoxError;
+use e2e_tests::idempotency_table::Table;
+use serde_json::{Value, json};
+use sqs_backpressure_bench::args::{BenchArgs, summary};
+use sqs_backpressure_bench::proc_stats::process_cpu_seconds;
+use tokio::time::Instant;
+
+const USAGE: &str = "bench-idempotency [--messages 5000] [--out FILE]";
+const WRITES: [&str; 3] = ["PutItem", "UpdateItem", "DeleteItem"];
+
+fn cpu() -> Result<f64, BoxError> {
+    process_cpu_seconds(std::process::id())
+}
+
+fn records(count: usize) -> Vec<SqsRecord> {
+    (0..count)
+        .map(|i| {
+            let body = json!({"schemaVersion": "1", "operation": "ledger.post", "tenantId": "t",
+                              "idempotencyKey": format!("bench-{i}")});
+            SqsRecord::new(format!("m-{i}"))
+                .with_body(body.to_string())
+                .with_receipt_handle(format!("rh-{i}"))
+                .with_source_arn("arn:aws:sqs:us-east-1:123456789012:bench")
+        })
+        .collect()
+}
+
+/// A processor with no side effect of its own.
+struct Noop;
+
+impl backpressure_batch::Processor<WorkRequest> for Noop {
+    async fn process(&self, _: &Message<'_, WorkRequest>) -> Verdict {
+        Verdict::Done
+    }
+}
+
+/// One batch through `batch`: CPU seconds, and every record acknowledged.
+async fn run<P, Q>(
+    batch: &BatchProcessor<P, Q, WorkRequest>,
+    records: &[SqsRecord],
+) -> Result<f64, BoxError>
+where
+    P: backpressure_batch::Processor<WorkRequest>,
+    Q: backpressure_batch::quarantine::QuarantineStore,
+{
+    let before = cpu()?;
+    let report = batch.process_report(records, Instant::now() + Duration::from_secs(3600)).await?;
+    let spent = cpu()? - before;
+    if !report.batch_item_failures.is_empty() || report.idempotency_store_errors > 0 {
+        return Err(format!(
+            "{} retried, {} store errors",
+            report.batch_item_failures.len(),
+            report.idempotency_store_errors
+        )
+        .into());
+    }
+    Ok(spent)
+}
+
+fn per_message(counts: &std::collections::BTreeMap<String, u64>, messages: usize) -> Value {
+    let calls: u64 = counts.values().sum();
+    let writes: u64 = WRITES.iter().filter_map(|w| counts.get(*w)).sum();
+    json!({
+        "calls": counts,
+        "calls_per_message": calls as f64 / messages as f64,
+        "writes_per_message": writes as f64 / messages as f64,
+    })
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), BoxError> {
+    let args = BenchArgs::from_env(USAGE)?;
+    let messages = args.number("messages", 5000)?;
+    let records = records(messages);
+    let upstream = std::env::var("AWS_ENDPOINT_URL_DYNAMODB")?;
+    let proxy = FaultProxy::start(&upstream).await?;
+    let table = Table::create().await?;
+    let config = aws_config::load_from_env().await;
+    let dynamodb = aws_sdk_dynamodb::Client::from_conf(
+        aws_sdk_dynamodb::config::Builder::from(&config).endpoint_url(proxy.url()).build(),
+    );
+
+    let plain = BatchProcessor::builder(Noop).build()?;
+    run(&plain, &records[..100.min(messages)]).await?;
+    let without = run(&plain, &records).await?;
+
+    let store = DynamoDbStore::new(dynamodb.clone(), &table.name);
+    let guarded = BatchProcessor::builder(Noop).idempotency(Idempotency::new(store)).build()?;
+    proxy.clear();
+    let counted = |proxy: &FaultProxy| proxy.counts();
+    let started = Instant::now();
+    let first = run(&guarded, &records).await?;
+    let first_wall = started.elapsed();
+    let first_calls = counted(&proxy);
+    let again: Vec<SqsRecord> = records.clone();
+    let before = counted(&proxy);
+    let redelivered = run(&guarded, &again).await?;
+    let mut redelivered_calls = counted(&proxy);
+    for (op, n) in before {
+        *redelivered_calls.entry(op).or_default() -= n;
+    }
+    redelivered_calls.retain(|_, n| *n > 0);
+
+    // The same calls a first-time message makes (one PutItem, one UpdateItem),
+    // straight through the SDK, on fresh keys: what the SDK itself costs.
+    let raw = Table::create().await?;
+    let before = cpu()?;
+    let mut update_ms = Vec::with_capacity(messages);
+    for (i, record) in records.iter().enumerate() {
+        let hash = body_hash(record.body.as_deref().unwrap_or_default());
+        let id = format!("raw#{i}");
+        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH)?.as_secs();
+        let s = aws_sdk_dynamodb::types::AttributeValue::S;
+        let n = |v: u64| aws_sdk_dynamodb::types::AttributeValue::N(v.to_string());
+        dynamodb
+            .put_item()
+            .table_name(&raw.name)
+            .item("id", s(id.clone()))
+            .item("status", s("INPROGRESS".into()))
+            .item("expiration", n(now + 3600))
+            .item("validation", s(hash))
+            .condition_expression("attribute_not_exists(id)")
+            .send()
+            .await?;
+        let at = Instant::now();
+        dynamodb
+            .update_item()
+            .table_name(&raw.name)
+            .key("id", s(id))
+            .update_expression("SET #status = :completed")
+            .expression_attribute_names("#status", "status")
+            .expression_attribute_values(":completed", s("COMPLETED".into()))
+            .send()
+            .await?;
+        update_ms.push(at.elapsed().as_secs_f64() * 1e3);
+    }
+    let raw_calls = cpu()? - before;
+
+    let us = |seconds: f64| seconds * 1e6 / messages as f64;
+    let store_own = (first - without) - raw_calls;
+    let result = json!({
+        "messages": messages,
+        "cpu_us_per_message": {
+            "without_store": us(without),
+            "first_time": us(first),
+            "redelivered": us(redelivered),
+            "sdk_calls_alone": us(raw_calls),
+            "store_own_beyond_sdk_calls": us(store_own),
+            "store_own_share_of_sdk_calls": store_own / raw_calls,
+        },
+        "first_time": per_message(&first_calls, messages),
+        "redelivered": per_message(&redelivered_calls, messages),
+        "first_time_wall_seconds": first_wall.as_secs_f64(),
+        "completion_window_ms": summary(&update_ms)["median"],
+        "completion_window_ms_max": summary(&update_ms)["max"],
+    });
+    args.report(&result)
+}
