@@ -2,7 +2,8 @@
 //! message, without the store, with it on a 5,000-message batch seen for the
 //! first time, and on the same batch redelivered; then the same DynamoDB
 //! calls made directly through the SDK (no store), so the store's own CPU
-//! beyond its calls is the difference. Against moto's DynamoDB, whose wall
+//! beyond its calls is the difference; and the same batches on the
+//! in-memory store, the claim logic's own CPU with no SDK under it. Against moto's DynamoDB, whose wall
 //! clock is the bottleneck: CPU is the fair figure. The processor does
 //! nothing, so the figures are the engine's and the store's alone. A
 //! counting proxy (the tests' fault proxy, with no faults) counts the calls.
@@ -14,11 +15,12 @@
 use std::time::{Duration, SystemTime};
 
 use backpressure_batch::delivery::WorkRequest;
-use backpressure_batch::idempotency::{DynamoDbStore, Idempotency, body_hash};
+use backpressure_batch::idempotency::{DynamoDbStore, Idempotency, MemoryStore, body_hash};
 use backpressure_batch::{BatchProcessor, Message, SqsRecord, Verdict};
 use e2e_tests::fault_proxy::FaultProxy;
 use e2e_tests::fixtures::BoxError;
 use e2e_tests::idempotency_table::Table;
+use futures::StreamExt;
 use serde_json::{Value, json};
 use sqs_backpressure_bench::args::{BenchArgs, summary};
 use sqs_backpressure_bench::proc_stats::process_cpu_seconds;
@@ -86,6 +88,56 @@ fn per_message(counts: &std::collections::BTreeMap<String, u64>, messages: usize
     })
 }
 
+/// One message's claim and completion, as `DynamoDbStore` writes them; the
+/// completion's round trip in milliseconds (the documented window).
+async fn same_calls(
+    dynamodb: &aws_sdk_dynamodb::Client,
+    table: &str,
+    i: usize,
+    record: &SqsRecord,
+) -> Result<f64, BoxError> {
+    use aws_sdk_dynamodb::types::AttributeValue::{N, S};
+    use aws_sdk_dynamodb::types::ReturnValuesOnConditionCheckFailure;
+    let hash = body_hash(record.body.as_deref().unwrap_or_default());
+    let id = format!("raw#{i}");
+    let now_ms = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH)?.as_millis() as u64;
+    dynamodb
+        .put_item()
+        .table_name(table)
+        .item("id", S(id.clone()))
+        .item("status", S("INPROGRESS".into()))
+        .item("expiration", N((now_ms / 1000 + 3600).to_string()))
+        .item("in_progress_expiration", N((now_ms + 60_000).to_string()))
+        .item("validation", S(hash))
+        .item("holder", S(format!("{:016x}{:016x}", i, i)))
+        .condition_expression(
+            "attribute_not_exists(id) OR expiration <= :now_s \
+             OR (#status = :in_progress AND in_progress_expiration <= :now_ms)",
+        )
+        .expression_attribute_names("#status", "status")
+        .expression_attribute_values(":now_s", N((now_ms / 1000).to_string()))
+        .expression_attribute_values(":now_ms", N(now_ms.to_string()))
+        .expression_attribute_values(":in_progress", S("INPROGRESS".into()))
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .send()
+        .await?;
+    let at = Instant::now();
+    dynamodb
+        .update_item()
+        .table_name(table)
+        .key("id", S(id))
+        .update_expression("SET #status = :completed, expiration = :expiration")
+        .condition_expression("#status = :in_progress AND holder = :holder")
+        .expression_attribute_names("#status", "status")
+        .expression_attribute_values(":completed", S("COMPLETED".into()))
+        .expression_attribute_values(":expiration", N((now_ms / 1000 + 3600).to_string()))
+        .expression_attribute_values(":in_progress", S("INPROGRESS".into()))
+        .expression_attribute_values(":holder", S(format!("{:016x}{:016x}", i, i)))
+        .send()
+        .await?;
+    Ok(at.elapsed().as_secs_f64() * 1e3)
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), BoxError> {
     let args = BenchArgs::from_env(USAGE)?;
@@ -102,6 +154,13 @@ async fn main() -> Result<(), BoxError> {
     let plain = BatchProcessor::builder(Noop).build()?;
     run(&plain, &records[..100.min(messages)]).await?;
     let without = run(&plain, &records).await?;
+
+    // The store's own logic with no SDK under it: the in-memory store.
+    let memory = MemoryStore::new();
+    let in_memory =
+        BatchProcessor::builder(Noop).idempotency(Idempotency::new(memory.clone())).build()?;
+    let memory_first = run(&in_memory, &records).await?;
+    let memory_redelivered = run(&in_memory, &records).await?;
 
     let store = DynamoDbStore::new(dynamodb.clone(), &table.name);
     let guarded = BatchProcessor::builder(Noop).idempotency(Idempotency::new(store)).build()?;
@@ -120,39 +179,21 @@ async fn main() -> Result<(), BoxError> {
     }
     redelivered_calls.retain(|_, n| *n > 0);
 
-    // The same calls a first-time message makes (one PutItem, one UpdateItem),
-    // straight through the SDK, on fresh keys: what the SDK itself costs.
+    // The same requests a first-time message makes (its claim's PutItem and
+    // its completion's UpdateItem, attribute for attribute), straight through
+    // the SDK, 32 messages at a time as the engine runs them, on fresh keys.
     let raw = Table::create().await?;
     let before = cpu()?;
-    let mut update_ms = Vec::with_capacity(messages);
-    for (i, record) in records.iter().enumerate() {
-        let hash = body_hash(record.body.as_deref().unwrap_or_default());
-        let id = format!("raw#{i}");
-        let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH)?.as_secs();
-        let s = aws_sdk_dynamodb::types::AttributeValue::S;
-        let n = |v: u64| aws_sdk_dynamodb::types::AttributeValue::N(v.to_string());
-        dynamodb
-            .put_item()
-            .table_name(&raw.name)
-            .item("id", s(id.clone()))
-            .item("status", s("INPROGRESS".into()))
-            .item("expiration", n(now + 3600))
-            .item("validation", s(hash))
-            .condition_expression("attribute_not_exists(id)")
-            .send()
-            .await?;
-        let at = Instant::now();
-        dynamodb
-            .update_item()
-            .table_name(&raw.name)
-            .key("id", s(id))
-            .update_expression("SET #status = :completed")
-            .expression_attribute_names("#status", "status")
-            .expression_attribute_values(":completed", s("COMPLETED".into()))
-            .send()
-            .await?;
-        update_ms.push(at.elapsed().as_secs_f64() * 1e3);
-    }
+    let calls = records.iter().enumerate().map(|(i, record)| {
+        let (dynamodb, table) = (&dynamodb, raw.name.as_str());
+        async move { same_calls(dynamodb, table, i, record).await }
+    });
+    let update_ms: Vec<f64> = futures::stream::iter(calls)
+        .buffer_unordered(32)
+        .collect::<Vec<Result<f64, BoxError>>>()
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()?;
     let raw_calls = cpu()? - before;
 
     let us = |seconds: f64| seconds * 1e6 / messages as f64;
@@ -161,6 +202,8 @@ async fn main() -> Result<(), BoxError> {
         "messages": messages,
         "cpu_us_per_message": {
             "without_store": us(without),
+            "memory_store_first_time": us(memory_first),
+            "memory_store_redelivered": us(memory_redelivered),
             "first_time": us(first),
             "redelivered": us(redelivered),
             "sdk_calls_alone": us(raw_calls),
