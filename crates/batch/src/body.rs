@@ -4,6 +4,8 @@
 //! `model=` allow). A body that cannot be decoded never succeeds on a retry,
 //! so it is a permanent failure with a stable error code.
 
+use std::borrow::Cow;
+
 use serde::de::DeserializeOwned;
 use serde_json::error::Category;
 
@@ -53,7 +55,7 @@ pub trait Body: Sized + Send + Sync {
 
     /// The key an idempotency store claims before the message is processed;
     /// `None` when the body has none.
-    fn idempotency_key(&self) -> Option<&str> {
+    fn idempotency_key(&self) -> Option<Cow<'_, str>> {
         None
     }
 }
@@ -81,8 +83,10 @@ pub trait Validate {
     }
 
     /// The body's idempotency key, claimed before processing when the
-    /// processor has an idempotency store (the default: none).
-    fn idempotency_key(&self) -> Option<&str> {
+    /// processor has an idempotency store (the default: none). A field of
+    /// the body (`Some(self.order.as_str().into())`), or one made of several
+    /// (`Some(format!("{}#{}", self.tenant, self.invoice).into())`).
+    fn idempotency_key(&self) -> Option<Cow<'_, str>> {
         None
     }
 }
@@ -100,7 +104,7 @@ impl<T: DeserializeOwned + Validate + Send + Sync> Body for T {
         Ok(body)
     }
 
-    fn idempotency_key(&self) -> Option<&str> {
+    fn idempotency_key(&self) -> Option<Cow<'_, str>> {
         Validate::idempotency_key(self)
     }
 }

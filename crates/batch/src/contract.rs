@@ -209,8 +209,8 @@ impl Body for WorkRequest {
         }
     }
 
-    fn idempotency_key(&self) -> Option<&str> {
-        Some(&self.idempotency_key)
+    fn idempotency_key(&self) -> Option<std::borrow::Cow<'_, str>> {
+        Some(self.idempotency_key.as_str().into())
     }
 }
 

@@ -250,7 +250,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         };
         let claim = match (&self.guard, &batch.claims) {
             (Some(guard), Some(claims)) => {
-                let begin = guard.begin(claims, request.idempotency_key(), body, message_id);
+                let key = request.idempotency_key();
+                let begin = guard.begin(claims, key.as_deref(), body, message_id);
                 match begin.await.before(message_id) {
                     Before::Process(claim) => claim.map(|claim| (guard, claims, claim)),
                     Before::Settled(outcome) => return Slot::Final(outcome),

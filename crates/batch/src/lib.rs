@@ -62,6 +62,29 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # No side effect before a claim
+//!
+//! With an [`idempotency`] store, each body's key ([`Body::idempotency_key`];
+//! `idempotencyKey` for `WorkRequest`) is claimed before its processor runs:
+//! a completed key is acknowledged as [`Outcome::Duplicate`], a key another
+//! consumer holds is retried after that holder's lease, the same key with
+//! another body is quarantined as `idempotency_key_reused`. On top of the
+//! example above:
+//!
+//! ```no_run
+//! # use backpressure_batch::{BatchProcessor, delivery::{Downstream, HttpDelivery}};
+//! use backpressure_batch::idempotency::{DynamoDbStore, Idempotency};
+//! # async fn run(downstream: Downstream) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! let config = aws_config::load_from_env().await;
+//! let store = DynamoDbStore::new(aws_sdk_dynamodb::Client::new(&config), "idempotency");
+//! let batch = BatchProcessor::builder(HttpDelivery::new(&downstream)?)
+//!     .idempotency(Idempotency::new(store))
+//!     .build()?;
+//! # Ok(()) }
+//! ```
+//!
+//! [`serve`] does this when `IDEMPOTENCY_TABLE` is set.
+//!
 //! # Your own body type and processor
 //!
 //! Any `serde::Deserialize` type is a body once it implements [`Validate`]

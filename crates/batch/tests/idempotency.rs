@@ -24,8 +24,8 @@ struct Payment {
 }
 
 impl Validate for Payment {
-    fn idempotency_key(&self) -> Option<&str> {
-        self.key.as_deref()
+    fn idempotency_key(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.key.as_deref().map(Into::into)
     }
 }
 

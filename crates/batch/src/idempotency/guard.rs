@@ -149,15 +149,15 @@ impl Guard {
 
     /// The batch's pre-check: which of its keys are already completed, one
     /// read per 100 keys, so a redelivered batch costs reads, not writes.
-    pub async fn begin_batch<'k>(
+    pub async fn begin_batch<K: AsRef<str>>(
         &self,
         queue: Option<&str>,
-        keys: impl Iterator<Item = &'k str>,
+        keys: impl Iterator<Item = K>,
         deadline: Instant,
         processing_deadline: Instant,
     ) -> BatchClaims {
         let scope = self.scope.as_deref().or(queue).unwrap_or("default").to_owned();
-        let mut ids: Vec<String> = keys.map(|key| Self::id(&scope, key)).collect();
+        let mut ids: Vec<String> = keys.map(|key| Self::id(&scope, key.as_ref())).collect();
         ids.sort_unstable();
         ids.dedup();
         let claims = BatchClaims {
