@@ -280,3 +280,21 @@ async fn work_stops_when_its_claim_lapses_unrenewed_and_runs_on_while_renewed() 
         backpressure_batch::idempotency::Status::Completed
     );
 }
+
+#[tokio::test]
+async fn a_key_too_long_for_dynamodb_is_stored_by_its_hash_and_still_deduplicates() {
+    let (runs, store) = (Arc::new(AtomicUsize::new(0)), MemoryStore::new());
+    let batch = BatchProcessor::builder(payments(&runs))
+        .idempotency(Idempotency::new(store.clone()))
+        .build()
+        .unwrap();
+    let key = "k".repeat(5_000);
+    let body = format!(r#"{{"key":"{key}","cents":5}}"#);
+    let records = [record("a", &body)];
+    batch.process_report(&records, soon()).await.unwrap();
+    let again = batch.process_report(&records, soon()).await.unwrap();
+    assert!(matches!(again.outcomes[0].outcome, Outcome::Duplicate { .. }));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let id = format!("payments#sha256:{}", body_hash(&key));
+    assert!(store.get(&id).is_some(), "stored under {id}");
+}

@@ -64,10 +64,16 @@ fn failures(outcome: &Outcome) -> Vec<String> {
 #[tokio::test]
 async fn a_batch_delivered_to_two_invocations_is_posted_once_per_key() {
     let lambda = lambda().await;
-    let records = [("m-1", request("ledger.post", "k-1")), ("m-2", request("ledger.post", "k-2"))];
+    // A key past DynamoDB's 2,048-byte partition key is stored by its hash.
+    let long = "k".repeat(4_000);
+    let records = [
+        ("m-1", request("ledger.post", "k-1")),
+        ("m-2", request("ledger.post", "k-2")),
+        ("m-3", request("ledger.post", &long)),
+    ];
     assert!(failures(&lambda.invoke(&records, &[]).await).is_empty());
     assert!(failures(&lambda.invoke(&records, &[]).await).is_empty(), "acknowledged as duplicates");
-    assert_eq!((lambda.posts("k-1"), lambda.posts("k-2")), (1, 1));
+    assert_eq!((lambda.posts("k-1"), lambda.posts("k-2"), lambda.posts(&long)), (1, 1, 1));
     let stored = lambda.table.records().await.unwrap();
     let queue = lambda.arn.rsplit(':').next().unwrap();
     assert_eq!(stored[&format!("{queue}#k-1")]["status"], "COMPLETED");

@@ -18,6 +18,11 @@ use super::record::{ClaimOutcome, ClaimRequest};
 use super::{CLOCK_SKEW_MARGIN, ClaimLease, Idempotency, IdempotencyStore, MissingKey, body_hash};
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 
+/// Keys longer than this are stored by their hash.
+pub(crate) const MAX_KEY_BYTES: usize = 1024;
+/// Results longer than this are not stored: a DynamoDB item holds at most 400 KB.
+pub(crate) const MAX_STORED_RESULT_BYTES: usize = 300_000;
+
 /// A claim this process holds, for renewals.
 struct Holding {
     id: String,
@@ -143,7 +148,12 @@ impl Guard {
         }
     }
 
+    /// `<scope>#<key>`; a key longer than [`MAX_KEY_BYTES`] by its SHA-256,
+    /// so the id stays within DynamoDB's 2,048-byte partition key.
     fn id(scope: &str, key: &str) -> String {
+        if key.len() > MAX_KEY_BYTES {
+            return format!("{scope}#sha256:{}", body_hash(key));
+        }
         format!("{scope}#{key}")
     }
 
@@ -300,6 +310,11 @@ impl Guard {
         lock(&self.holding).remove(&claim.holder);
         let done = match &verdict {
             Some(Ok(Verdict::Done)) => Some(None),
+            Some(Ok(Verdict::DoneWith { result })) if result.len() > MAX_STORED_RESULT_BYTES => {
+                warn!(id = %claim.id, bytes = result.len(),
+                      "the processor's result is too large to store; duplicates will carry none");
+                Some(None)
+            }
             Some(Ok(Verdict::DoneWith { result })) => Some(Some(result.as_str())),
             _ => None,
         };
