@@ -55,6 +55,20 @@ impl IdempotencyConfig {
     }
 }
 
+/// The idempotency variables set while `IDEMPOTENCY_TABLE` is not: they do
+/// nothing (idempotency is off), which a start-up warns of.
+pub fn idempotency_without_table<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+) -> Vec<&'static str> {
+    if vars.get("IDEMPOTENCY_TABLE").is_some() {
+        return Vec::new();
+    }
+    ["IDEMPOTENCY_TTL_SECONDS", "IDEMPOTENCY_MISSING_KEY"]
+        .into_iter()
+        .filter(|name| vars.get(name).is_some())
+        .collect()
+}
+
 fn idempotency<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
     errors: &mut Vec<ConfigError>,

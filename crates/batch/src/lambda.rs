@@ -17,7 +17,7 @@ use backpressure_core::deadline;
 use backpressure_core::error::error_chain;
 use lambda_runtime::{Diagnostic, LambdaEvent, Service, service_fn};
 use tokio::time::Instant;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 use crate::processor::BatchProcessor;
 use backpressure_startup as startup;
@@ -106,6 +106,9 @@ where
         return ExitCode::from(backpressure_startup::exit::USAGE);
     }
     let load = |vars: &startup::Env| -> Result<_, ServeError<E>> {
+        for name in crate::config::idempotency_without_table(vars) {
+            warn!(variable = name, "set, but IDEMPOTENCY_TABLE is not: idempotency is off");
+        }
         // The engine's errors and the processor's together, so one start says them all.
         match (ConsumerConfig::from_vars(vars), processor(vars)) {
             (Ok(config), Ok(processor)) => Ok((config, processor)),

@@ -21,13 +21,20 @@ impl ApiError {
     }
 }
 
-/// The whole chain of an error's messages, for one log field.
+/// The whole chain of an error's messages, for one log field. A cause that
+/// only repeats the message before it (the SDK's service errors wrap their
+/// exception, and both say the code and message) is said once.
 pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
+    let mut last = error.to_string();
+    let mut text = last.clone();
     let mut source = error.source();
     while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
+        let said = cause.to_string();
+        if said != last {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        last = said;
         source = cause.source();
     }
     text
@@ -41,5 +48,19 @@ mod tests {
     fn error_chain_joins_every_source() {
         let error = ApiError::new("GetQueueAttributes", std::io::Error::other("throttled"));
         assert_eq!(error_chain(&error), "GetQueueAttributes failed: throttled");
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("ResourceNotFoundException: not found")]
+    struct Exception;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("ResourceNotFoundException: not found")]
+    struct Wrapper(#[source] Exception);
+
+    #[test]
+    fn a_cause_that_repeats_its_wrapper_is_said_once() {
+        let error = ApiError::new("GetItem", Wrapper(Exception));
+        assert_eq!(error_chain(&error), "GetItem failed: ResourceNotFoundException: not found");
     }
 }

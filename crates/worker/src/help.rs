@@ -62,7 +62,12 @@ pub const VARIABLES: &[(&str, &str, &str, &str)] = &[
     ("RETRY_BASE_SECONDS", "10", "0-43200", "visibility backoff base; 0 disables it"),
     ("RETRY_MAX_SECONDS", "900", "up to 43200", "the backoff's cap"),
     ("METRIC_NAMESPACE", "SqsBackpressure", "a name", "namespace of the EMF metrics"),
-    ("API_CALL_TIMEOUT_MS", "5000", "100-60000", "each SQS call's budget, retries included"),
+    (
+        "API_CALL_TIMEOUT_MS",
+        "5000",
+        "100-60000",
+        "each SQS and DynamoDB call's budget, retries included",
+    ),
 ];
 
 /// Families whose unknown members are warned of: the prefixes of every

@@ -72,6 +72,9 @@ pub async fn run() -> ExitCode {
     let load = |env: &startup::Env| -> Result<_, StartError> {
         // Before the errors: a misspelt variable is often why another is missing.
         warn_of_unknown_variables();
+        for name in backpressure_batch::config::idempotency_without_table(env) {
+            warn!(variable = name, "set, but IDEMPOTENCY_TABLE is not: idempotency is off");
+        }
         let mut errors: Vec<StartError> = Vec::new();
         let worker = WorkerConfig::from_vars(env)
             .map_err(|all| errors.extend(all.into_iter().map(StartError::from)));
@@ -111,6 +114,7 @@ pub async fn run() -> ExitCode {
         drain_s = config.drain.as_secs(),
         health_file = %health.file.display(),
         task_protection = config.agent_uri.is_some(),
+        idempotency_table = engine.idempotency.as_ref().map_or("off", |i| i.table.as_str()),
         "sqs-worker starting"
     );
     let sdk = startup::sdk_config(engine.api_call_timeout).await;
@@ -136,6 +140,11 @@ pub async fn run() -> ExitCode {
     let built = match &engine.idempotency {
         Some(idempotency) => {
             let store = idempotency.store(aws_sdk_dynamodb::Client::new(&sdk));
+            if let Err(error) = store.store().check().await {
+                error!(error = %error_chain(&error), table = idempotency.table,
+                       "cannot read the idempotency table (IDEMPOTENCY_TABLE)");
+                return ExitCode::FAILURE;
+            }
             builder.idempotency(store.lease(ClaimLease::Renewed(config.visibility_timeout))).build()
         }
         None => builder.build(),

@@ -253,3 +253,18 @@ async fn a_claim_of_a_killed_worker_lapses_with_its_lease_and_the_redelivery_run
         .sum();
     assert_eq!(done, 1, "the redelivery is processed once: {:#?}", second.lines());
 }
+
+/// A table that is not there stops the worker at start, naming it, instead
+/// of retrying every message.
+#[tokio::test]
+async fn a_worker_given_a_missing_table_exits_naming_it() {
+    let setup = setup().await;
+    let mut worker = setup.start(&[("IDEMPOTENCY_TABLE", "no-such-table")]);
+    let status = worker.exit(SETTLED).await.unwrap();
+    assert_eq!(status.code(), Some(1), "{:#?}", worker.lines());
+    let said = worker.lines().join("\n");
+    assert!(said.contains("cannot read the idempotency table (IDEMPOTENCY_TABLE)"), "{said}");
+    assert!(said.contains("no-such-table"), "{said}");
+    assert!(said.contains("ResourceNotFoundException"), "{said}");
+    assert!(setup.downstream.received().is_empty());
+}

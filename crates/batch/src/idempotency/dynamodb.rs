@@ -82,6 +82,20 @@ impl DynamoDbStore {
         &self.table
     }
 
+    /// Reads one id no claim uses (it has no `#`), so a missing table, another
+    /// region or a missing permission shows at start-up, not on every message.
+    pub async fn check(&self) -> Result<(), StoreError> {
+        self.get("startup-check").await.map(|_| ())
+    }
+
+    fn failed(
+        &self,
+        operation: &'static str,
+        error: impl Into<backpressure_core::error::BoxError>,
+    ) -> StoreError {
+        StoreError::Table { table: self.table.clone(), source: ApiError::new(operation, error) }
+    }
+
     async fn read_completed(
         &self,
         ids: &[String],
@@ -98,7 +112,7 @@ impl DynamoDbStore {
             .expression_attribute_names("#status", "status")
             .expression_attribute_names("#data", "data")
             .build()
-            .map_err(|e| ApiError::new("BatchGetItem", e))?;
+            .map_err(|e| self.failed("BatchGetItem", e))?;
         for round in 0..=UNPROCESSED_ROUNDS {
             let output = self
                 .client
@@ -106,7 +120,7 @@ impl DynamoDbStore {
                 .request_items(&self.table, request)
                 .send()
                 .await
-                .map_err(|e| ApiError::new("BatchGetItem", e))?;
+                .map_err(|e| self.failed("BatchGetItem", e))?;
             for item in output.responses().and_then(|r| r.get(&self.table)).into_iter().flatten() {
                 let Some(id) = item.get("id").and_then(|v| v.as_s().ok()) else { continue };
                 let Ok(record) = parse(id, item) else { continue };
@@ -136,7 +150,7 @@ impl DynamoDbStore {
             .consistent_read(true)
             .send()
             .await
-            .map_err(|e| ApiError::new("GetItem", e))?;
+            .map_err(|e| self.failed("GetItem", e))?;
         output.item().map(|item| parse(id, item)).transpose()
     }
 
@@ -185,7 +199,7 @@ impl DynamoDbStore {
                         None => self.get(request.id).await,
                     }
                 }
-                _ => Err(ApiError::new("PutItem", e).into()),
+                _ => Err(self.failed("PutItem", e)),
             },
         }
     }
@@ -223,7 +237,7 @@ impl DynamoDbStore {
             {
                 Err(StoreError::NotHeld)
             }
-            Err(e) => Err(ApiError::new(operation, e).into()),
+            Err(e) => Err(self.failed(operation, e)),
         }
     }
 }
@@ -313,7 +327,7 @@ impl IdempotencyStore for DynamoDbStore {
             {
                 Err(StoreError::NotHeld)
             }
-            Err(e) => Err(ApiError::new("DeleteItem", e).into()),
+            Err(e) => Err(self.failed("DeleteItem", e)),
         }
     }
 }

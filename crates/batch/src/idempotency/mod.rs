@@ -52,6 +52,15 @@ pub enum StoreError {
     /// The call failed (denied, throttled, a 5xx, a timeout), after the SDK's retries.
     #[error(transparent)]
     Call(#[from] ApiError),
+    /// A call on the named table failed, after the SDK's retries.
+    #[error("idempotency table {table}")]
+    Table {
+        /// The table (`IDEMPOTENCY_TABLE`).
+        table: String,
+        /// The call and the service's error.
+        #[source]
+        source: ApiError,
+    },
     /// The claim is no longer this holder's: its lease ran out and another
     /// holder took the key, or it was released.
     #[error("the claim is no longer held by this consumer")]
@@ -156,6 +165,11 @@ impl<S: IdempotencyStore> Idempotency<S> {
             missing_key: MissingKey::default(),
             scope: None,
         }
+    }
+
+    /// The store claims are written to.
+    pub fn store(&self) -> &S {
+        &self.store
     }
 
     /// How long a completed key is remembered.

@@ -54,7 +54,7 @@ impl<F: Fn(&str) -> Option<String>> Vars<F> {
         let expected = format!("a whole number from {min} to {max}");
         match self.parse::<u64>(name, &expected)? {
             Some(value) if !(min..=max).contains(&value) => {
-                Err(ConfigError::invalid(name, &value.to_string(), expected))
+                Err(ConfigError::invalid(name, &value.to_string(), format!("expected {expected}")))
             }
             value => Ok(value),
         }
