@@ -9,6 +9,9 @@ use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
 use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
+use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, KeysAndAttributes, ReturnValuesOnConditionCheckFailure,
 };
@@ -46,6 +49,14 @@ fn key(id: &str) -> HashMap<String, AttributeValue> {
 
 fn names() -> HashMap<String, String> {
     HashMap::from([("#status".to_owned(), "status".to_owned())])
+}
+
+/// The values of [`HELD`]: the condition of a completion, a renewal and a release.
+fn held_values(holder: &str) -> HashMap<String, AttributeValue> {
+    HashMap::from([
+        (":in_progress".to_owned(), s(Status::InProgress.as_str())),
+        (":holder".to_owned(), s(holder)),
+    ])
 }
 
 fn unreadable(id: &str, why: &str) -> StoreError {
@@ -86,6 +97,24 @@ impl DynamoDbStore {
     /// region or a missing permission shows at start-up, not on every message.
     pub async fn check(&self) -> Result<(), StoreError> {
         self.get("startup-check").await.map(|_| ())
+    }
+
+    /// A held-claim call's answer: refused by its condition → [`StoreError::NotHeld`].
+    fn held_answer<T, E, R>(
+        &self,
+        operation: &'static str,
+        sent: Result<T, SdkError<E, R>>,
+        refused: impl Fn(&E) -> bool,
+    ) -> Result<(), StoreError>
+    where
+        E: std::error::Error + Send + Sync + 'static,
+        R: std::fmt::Debug + Send + Sync + 'static,
+    {
+        match sent {
+            Ok(_) => Ok(()),
+            Err(e) if e.as_service_error().is_some_and(&refused) => Err(StoreError::NotHeld),
+            Err(e) => Err(self.failed(operation, e)),
+        }
     }
 
     fn failed(
@@ -212,8 +241,7 @@ impl DynamoDbStore {
         update: &str,
         mut values: HashMap<String, AttributeValue>,
     ) -> Result<(), StoreError> {
-        values.insert(":in_progress".to_owned(), s(Status::InProgress.as_str()));
-        values.insert(":holder".to_owned(), s(holder));
+        values.extend(held_values(holder));
         let mut names = names();
         if update.contains("#data") {
             names.insert("#data".to_owned(), "data".to_owned());
@@ -229,16 +257,8 @@ impl DynamoDbStore {
             .set_expression_attribute_values(Some(values))
             .send()
             .await;
-        match sent {
-            Ok(_) => Ok(()),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Err(StoreError::NotHeld)
-            }
-            Err(e) => Err(self.failed(operation, e)),
-        }
+        let refused = |e: &UpdateItemError| e.is_conditional_check_failed_exception();
+        self.held_answer(operation, sent, refused)
     }
 }
 
@@ -305,10 +325,7 @@ impl IdempotencyStore for DynamoDbStore {
     }
 
     async fn release(&self, id: &str, holder: &str) -> Result<(), StoreError> {
-        let values = HashMap::from([
-            (":in_progress".to_owned(), s(Status::InProgress.as_str())),
-            (":holder".to_owned(), s(holder)),
-        ]);
+        let values = held_values(holder);
         let sent = self
             .client
             .delete_item()
@@ -319,15 +336,7 @@ impl IdempotencyStore for DynamoDbStore {
             .set_expression_attribute_values(Some(values))
             .send()
             .await;
-        match sent {
-            Ok(_) => Ok(()),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Err(StoreError::NotHeld)
-            }
-            Err(e) => Err(self.failed("DeleteItem", e)),
-        }
+        let refused = |e: &DeleteItemError| e.is_conditional_check_failed_exception();
+        self.held_answer("DeleteItem", sent, refused)
     }
 }
