@@ -258,7 +258,11 @@ async fn healthcheck_follows_the_polls_and_the_drain_emits_its_metrics() {
         .iter()
         .map(|m| m["Name"].as_str().unwrap())
         .collect();
-    assert_eq!(declared, ["MessagesInFlight", "ReceivesEmpty", "DrainDurationMs"]);
+    assert_eq!(
+        declared,
+        ["MessagesInFlight", "ReceivesEmpty", "IdempotencyStoreErrors", "DrainDurationMs"]
+    );
+    assert_eq!(metrics["IdempotencyStoreErrors"], 0, "no claim renewal failed (none was made)");
 
     tokio::time::sleep(Duration::from_secs(3)).await;
     let after = check().await;
