@@ -148,9 +148,26 @@ fn work_queue_visibility_is_six_times_the_consumer_timeout() {
 fn reserved_concurrency_is_not_below_the_mapping_maximum() {
     let template = template();
     let consumer = resource(&template, "ConsumerFunction");
-    let scaling =
-        &consumer["Events"]["WorkQueue"]["Properties"]["ScalingConfig"]["MaximumConcurrency"];
-    assert_eq!(reference(&consumer["ReservedConcurrentExecutions"]), reference(scaling));
+    // Both `!If [HasMaximumConcurrency, <value>, AWS::NoValue]`: set together, or neither.
+    let when = |value: &Value| -> (String, Value) {
+        let Value::Tagged(tagged) = value else { panic!("expected an !If, got {value:?}") };
+        assert_eq!(tagged.tag, "If");
+        assert_eq!(reference(&tagged.value[2]), "AWS::NoValue");
+        (tagged.value[0].as_str().unwrap().to_owned(), tagged.value[1].clone())
+    };
+    let (reserved_if, reserved) = when(&consumer["ReservedConcurrentExecutions"]);
+    let (scaling_if, scaling) =
+        when(&consumer["Events"]["WorkQueue"]["Properties"]["ScalingConfig"]);
+    assert_eq!(
+        (reserved_if.as_str(), scaling_if.as_str()),
+        ("HasMaximumConcurrency", "HasMaximumConcurrency")
+    );
+    assert_eq!(reference(&reserved), reference(&scaling["MaximumConcurrency"]));
+    let (provisioned_if, _) =
+        when(&consumer["Events"]["WorkQueue"]["Properties"]["ProvisionedPollerConfig"]);
+    assert_eq!(provisioned_if, "HasProvisionedPollers");
+    let metrics = &consumer["Events"]["WorkQueue"]["Properties"]["MetricsConfig"]["Metrics"];
+    assert_eq!(metrics[0].as_str(), Some("EventCount"), "the mapping's own metrics are on");
     let response_types = &consumer["Events"]["WorkQueue"]["Properties"]["FunctionResponseTypes"];
     assert_eq!(response_types[0].as_str(), Some("ReportBatchItemFailures"));
 }

@@ -168,6 +168,21 @@ fn ecs_mode_without_an_image_scales_the_existing_service() {
 }
 
 #[test]
+fn provisioned_pollers_replace_the_maximum_concurrency() {
+    let provisioned = deploy(&parameter_set("lambda-provisioned"));
+    assert_eq!(provisioned.refused_by(), Vec::<String>::new());
+    assert!(provisioned.condition("HasProvisionedPollers"));
+    assert!(!provisioned.condition("HasMaximumConcurrency"), "no ScalingConfig, no reservation");
+    let standard = deploy(&parameter_set("lambda"));
+    assert!(!standard.condition("HasProvisionedPollers"));
+    assert!(standard.condition("HasMaximumConcurrency"));
+    let resources = standard.resources();
+    for alarm in ["EventSourceMappingDroppedAlarm", "EventSourceMappingFailedInvokesAlarm"] {
+        assert!(resources.contains(alarm), "{alarm}");
+    }
+}
+
+#[test]
 fn a_second_consumer_or_a_service_without_name_or_subnets_is_refused() {
     let with = |base: &str, changes: &[(&str, &str)]| {
         let mut set = parameter_set(base);
@@ -186,6 +201,23 @@ fn a_second_consumer_or_a_service_without_name_or_subnets_is_refused() {
         ("ecs-existing-service", &[("EcsServiceName", "")][..], "EcsConsumerIsNamed"),
         ("ecs-service", &[("EcsClusterName", "")][..], "EcsConsumerIsNamed"),
         ("ecs-service", &[("WorkerSubnetIds", "")][..], "WorkerServiceHasSubnets"),
+        ("lambda-provisioned", &[("MaximumConcurrency", "5")][..], "ProvisionedPollersAlone"),
+        (
+            "lambda",
+            &[("ProvisionedMinimumPollers", "2"), ("ProvisionedMaximumPollers", "20")][..],
+            "ProvisionedPollersAlone",
+        ),
+        (
+            "lambda-provisioned",
+            &[("ProvisionedMaximumPollers", "0")][..],
+            "ProvisionedPollersAlone",
+        ),
+        (
+            "lambda-provisioned",
+            &[("ProvisionedMinimumPollers", "1")][..],
+            "ProvisionedPollersAlone",
+        ),
+        ("lambda", &[("MaximumConcurrency", "1")][..], "MaximumConcurrencyIsValid"),
     ] {
         assert_eq!(with(base, changes), [rule], "{base} with {changes:?}");
     }
