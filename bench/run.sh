@@ -165,6 +165,17 @@ idempotency() {
   "$release/bench-idempotency" --messages "${BENCH_IDEMPOTENCY_MESSAGES:-5000}" --out "$out/idempotency.json"
 }
 
+# batch-consumer on a 6 MB event of 1 MB messages: peak RSS against its memory size.
+large_event() {
+  if [ -z "${AWS_ENDPOINT_URL_SQS:-}" ]; then
+    cargo build --release -p batch-consumer -p sqs-backpressure-bench --bin bench-large-event
+    scripts/emulators.sh install
+    exec scripts/emulators.sh run -- "$0" large-event
+  fi
+  log "batch-consumer on a 6 MB event (1 MB messages): peak RSS and duration"
+  LAMBDA_HOST_QUIET=1 "$release/bench-large-event" --runs 3 --out "$out/large-event.json" -- "$release/batch-consumer"
+}
+
 # sqs-worker next to a plain boto3 long-poll worker, both draining moto into nginx, and
 # moto's own ceiling; then sqs-worker holding 1,000 messages at once (peak RSS).
 worker() {
@@ -296,6 +307,7 @@ case "${1:-all}" in
     "$0" publisher
     "$0" worker
     "$0" idempotency
+    "$0" large-event
     "$0" replay
     "$0" fifo-scan
     size
@@ -307,6 +319,7 @@ case "${1:-all}" in
   publisher) install_tools; publisher ;;
   worker) install_tools; worker ;;
   idempotency) idempotency ;;
+  large-event) large_event ;;
   replay) replay ;;
   fifo-scan) fifo_scan ;;
   size) size ;;
