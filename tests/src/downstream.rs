@@ -1,6 +1,6 @@
 //! A downstream HTTP service for the consumer's tests and demo, on loopback.
 //! It answers by the work request's `operation`: `*.reject` → 422,
-//! `*.throttle` → 429 with `Retry-After: 30`, `*.fail` → 503, `*.slow` →
+//! `*.throttle` → 429 with `Retry-After: 30`, `*.fail` → 503, `*.pause` → 204 after 300 ms, `*.slow` →
 //! 204 after 10 s, `*.hold` → 204 once `release_held` is called (or after
 //! 10 minutes), `*.jitter` → 204 after 0–39 ms (by the body), `*.slowbody` → 202 at once with its body 3 s later,
 //! `*.rejectslowbody` → 422 likewise, anything else → 204. At `fixed_url`
@@ -143,6 +143,10 @@ async fn answer(
         }
         "slow" => {
             tokio::time::sleep(Duration::from_secs(10)).await;
+            StatusCode::NO_CONTENT
+        }
+        "pause" => {
+            tokio::time::sleep(Duration::from_millis(300)).await;
             StatusCode::NO_CONTENT
         }
         "hold" => {

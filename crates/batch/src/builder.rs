@@ -23,8 +23,8 @@ use crate::sqs::{SqsQuarantine, SqsVisibility};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildError {
-    /// Zero messages in flight would process nothing.
-    #[error("concurrency must be at least 1")]
+    /// Zero messages in flight (in all, or per group) would process nothing.
+    #[error("concurrency (and the per-group limit, when set) must be at least 1")]
     ZeroConcurrency,
     /// Backoff changes message visibility, which needs an SQS client.
     #[error("a backoff was set without the SQS client that applies it (call .visibility)")]
@@ -50,6 +50,7 @@ pub struct Builder<P, Q, B> {
     visibility: Option<SqsVisibility>,
     namespace: Option<String>,
     guard: Option<Guard>,
+    per_group: Option<usize>,
     body: PhantomData<fn() -> B>,
 }
 
@@ -71,6 +72,7 @@ impl<P, B> Builder<P, NoQuarantine, B> {
             visibility: None,
             namespace: None,
             guard: None,
+            per_group: None,
             body: PhantomData,
         }
     }
@@ -93,6 +95,7 @@ impl<P, Q, B> Builder<P, Q, B> {
             visibility: self.visibility,
             namespace: self.namespace,
             guard: self.guard,
+            per_group: self.per_group,
             body: PhantomData,
         }
     }
@@ -149,6 +152,15 @@ impl<P, Q, B> Builder<P, Q, B> {
         self
     }
 
+    /// Standard queues whose messages carry a `MessageGroupId` (SQS fair
+    /// queues: a group per tenant): at most this many messages of one group
+    /// in work at once, across every batch of this processor, the other
+    /// groups' messages started first. FIFO queues are unaffected.
+    pub fn max_in_flight_per_group(mut self, per_group: usize) -> Self {
+        self.per_group = Some(per_group);
+        self
+    }
+
     /// Emit the batch's counts as CloudWatch Embedded Metric Format documents
     /// on stdout, in this namespace.
     pub fn metrics_namespace(mut self, namespace: impl Into<String>) -> Self {
@@ -159,10 +171,11 @@ impl<P, Q, B> Builder<P, Q, B> {
     /// Concurrency, deadline margin, backoff and metrics namespace from a
     /// [`ConsumerConfig`] read from the environment.
     pub fn config(self, config: &ConsumerConfig) -> Self {
-        let built = self
+        let mut built = self
             .concurrency(config.concurrency)
             .deadline_margin(config.deadline_margin)
             .metrics_namespace(config.namespace.clone());
+        built.per_group = config.max_in_flight_per_group;
         #[cfg(feature = "sqs")]
         let built = built.backoff(config.backoff);
         built
@@ -189,7 +202,7 @@ impl<P, Q, B> Builder<P, Q, B> {
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> Builder<P, Q, B> {
     /// The processor, or why the settings cannot work.
     pub fn build(self) -> Result<BatchProcessor<P, Q, B>, BuildError> {
-        if self.settings.concurrency == 0 {
+        if self.settings.concurrency == 0 || self.per_group == Some(0) {
             return Err(BuildError::ZeroConcurrency);
         }
         #[cfg(feature = "sqs")]
@@ -208,7 +221,10 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Builder<P, Q, B> {
             }
             (true, None) => return Err(BuildError::FifoReleaseWithoutVisibility),
         };
-        let engine = Engine::new(self.processor, self.quarantine, self.settings);
+        let mut engine = Engine::new(self.processor, self.quarantine, self.settings);
+        if let Some(per_group) = self.per_group {
+            engine = engine.with_group_limit(per_group);
+        }
         Ok(BatchProcessor {
             engine: match self.guard {
                 Some(guard) => engine.with_idempotency(guard),

@@ -28,6 +28,9 @@ pub struct ConsumerConfig {
     pub namespace: String,
     /// Each AWS call's own budget (`API_CALL_TIMEOUT_MS`).
     pub api_call_timeout: Duration,
+    /// `CONSUMER_MAX_IN_FLIGHT_PER_GROUP` (1–10,000; unset or 0: off): at most
+    /// this many messages of one `MessageGroupId` in work at once on standard queues.
+    pub max_in_flight_per_group: Option<usize>,
     /// `IDEMPOTENCY_TABLE` and its settings; `None` when the variable is unset.
     pub idempotency: Option<IdempotencyConfig>,
 }
@@ -123,6 +126,7 @@ impl ConsumerConfig {
             DEFAULT_QUARANTINE_MAX_BYTES as u64,
         );
         let concurrency = number("CONSUMER_CONCURRENCY", 1, 10_000, DEFAULT_CONCURRENCY as u64);
+        let per_group = number("CONSUMER_MAX_IN_FLIGHT_PER_GROUP", 0, 10_000, 0);
         let margin_ms = number("DEADLINE_MARGIN_MS", 100, 900_000, DEFAULT_MARGIN_MS);
         if base > max {
             errors.push(ConfigError::invalid(
@@ -143,6 +147,7 @@ impl ConsumerConfig {
             quarantine_queue,
             quarantine_max_message_bytes: max_bytes as usize,
             concurrency: concurrency as usize,
+            max_in_flight_per_group: (per_group > 0).then_some(per_group as usize),
             deadline_margin: Duration::from_millis(margin_ms),
             backoff: Backoff { base: Duration::from_secs(base), max: Duration::from_secs(max) },
             namespace,

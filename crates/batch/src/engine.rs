@@ -18,9 +18,9 @@ use tracing::{error, warn};
 
 use crate::body::{Body, ContractViolation, PartialRequest};
 use crate::event::{SourceQueue, SqsRecord};
+use crate::fairness::{GroupLimits, admit, schedule};
 use crate::idempotency::guard::{BatchClaims, Before, Guard};
-use crate::message::{Message, Processor};
-use crate::order::groups;
+use crate::message::{Message, Processor, panic_message};
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 use crate::quarantine::{Failure, QuarantineError, QuarantineRecord, QuarantineStore};
 use crate::report::batch_item_failures;
@@ -49,6 +49,7 @@ pub struct Engine<P, Q, B> {
     quarantine: Q,
     settings: EngineSettings,
     guard: Option<Guard>,
+    group_limits: Option<GroupLimits>,
     body: PhantomData<fn() -> B>,
 }
 
@@ -91,22 +92,24 @@ impl<B> Batch<'_, '_, B> {
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
     /// An engine with its processor, its quarantine and its settings.
     pub fn new(processor: P, quarantine: Q, settings: EngineSettings) -> Self {
-        Self { processor, quarantine, settings, guard: None, body: PhantomData }
+        Self { processor, quarantine, settings, guard: None, group_limits: None, body: PhantomData }
     }
 
     /// Claims each message's idempotency key before its processor runs.
-    pub fn with_idempotency(mut self, guard: Guard) -> Self {
+    pub(crate) fn with_idempotency(mut self, guard: Guard) -> Self {
         self.guard = Some(guard);
         self
     }
 
-    /// Renews the idempotency claims held by work in flight
-    /// ([`Guard::renew`]); how many renewals failed.
-    pub async fn renew_claims(&self) -> usize {
-        match &self.guard {
-            Some(guard) => guard.renew().await,
-            None => 0,
-        }
+    /// At most `per_group` messages of one `MessageGroupId` in work at once
+    /// on standard queues, across every batch of this engine.
+    pub fn with_group_limit(mut self, per_group: usize) -> Self {
+        self.group_limits = Some(GroupLimits::new(per_group));
+        self
+    }
+
+    pub(crate) fn guard(&self) -> Option<&Guard> {
+        self.guard.as_ref()
     }
 
     /// The processor, for callers that keep state in it.
@@ -172,9 +175,13 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             settled,
         };
 
-        let (order, groups) = groups(records, fifo);
+        let limits = self.group_limits.as_ref();
+        let (order, groups) = schedule(records, fifo, limits);
         let work = stream::iter(groups)
-            .map(|group| self.run_group(&batch, &order[group]))
+            .map(|group| async {
+                let _slot = admit(limits, &records[order[group.start]], fifo).await;
+                self.run_group(&batch, &order[group]).await;
+            })
             .buffer_unordered(self.settings.concurrency.max(1))
             .for_each(|()| async {});
         tokio::select! {
@@ -381,14 +388,6 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             batch.settle(index, self.confirmed(batch.ids[index], code, result));
         }
     }
-}
-
-fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a non-text panic payload".to_owned())
 }
 
 #[cfg(test)]

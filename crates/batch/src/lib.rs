@@ -151,6 +151,7 @@ mod contract;
 pub mod delivery;
 mod engine;
 pub mod event;
+mod fairness;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
 pub mod idempotency;

@@ -56,7 +56,10 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
     /// from its heartbeat). Returns how many renewals failed: those messages'
     /// processors are cut before their leases lapse, and retried.
     pub async fn renew_claims(&self) -> usize {
-        self.engine.renew_claims().await
+        match self.engine.guard() {
+            Some(guard) => guard.renew().await,
+            None => 0,
+        }
     }
 
     /// Processes one batch that must be settled by `deadline`; the response
@@ -113,6 +116,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
             idempotency_store_errors = summary.idempotency_store_errors,
             error_codes = %summary.error_codes_field(),
             retry_causes = %summary.retry_causes_field(),
+            top_groups = %crate::summary::top_groups(records.iter(), 3),
             failed = %failed_records_field(&report.outcomes),
             duration_ms = duration.as_millis() as u64,
             "batch summary"

@@ -109,6 +109,21 @@ impl BatchSummary {
     }
 }
 
+/// `group=count,...` for the `n` groups with the most records (ties by
+/// name), for one log field: which tenants filled the batch.
+pub fn top_groups<'a>(
+    records: impl Iterator<Item = &'a crate::event::SqsRecord>,
+    n: usize,
+) -> String {
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for group in records.filter_map(|r| r.message_group_id()) {
+        *counts.entry(group).or_default() += 1;
+    }
+    let mut counted: Vec<(&str, usize)> = counts.into_iter().collect();
+    counted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    join(counted.into_iter().take(n))
+}
+
 fn join<'a>(pairs: impl Iterator<Item = (&'a str, usize)>) -> String {
     pairs.map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
 }
@@ -121,6 +136,23 @@ mod tests {
 
     use super::*;
     use crate::outcome::ErrorCode;
+
+    #[test]
+    fn the_top_groups_are_the_largest_first() {
+        use crate::event::SqsRecord;
+        let grouped = |id: &str, g: &str| SqsRecord::new(id).with_attribute("MessageGroupId", g);
+        let records = [
+            grouped("1", "b"),
+            grouped("2", "a"),
+            grouped("3", "a"),
+            grouped("4", "c"),
+            SqsRecord::new("5"),
+            grouped("6", "d"),
+            grouped("7", "a"),
+        ];
+        assert_eq!(top_groups(records.iter(), 3), "a=3,b=1,c=1");
+        assert_eq!(top_groups(std::iter::empty(), 3), "");
+    }
 
     #[test]
     fn counts_every_outcome_once() {

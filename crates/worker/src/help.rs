@@ -54,6 +54,12 @@ pub const VARIABLES: &[(&str, &str, &str, &str)] = &[
     ("IDEMPOTENCY_MISSING_KEY", "process", "process, quarantine", "a message without a key"),
     ("CONSUMER_CONCURRENCY", "32", "1-10000", "records in work at once across the task's batches"),
     (
+        "CONSUMER_MAX_IN_FLIGHT_PER_GROUP",
+        "0 (off)",
+        "0-10000",
+        "standard queues: most records of one MessageGroupId in work at once",
+    ),
+    (
         "DEADLINE_MARGIN_MS",
         "2000",
         "100-900000",
