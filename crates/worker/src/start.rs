@@ -108,6 +108,7 @@ pub async fn run() -> ExitCode {
         pollers = config.pollers,
         max_in_flight = config.max_in_flight,
         concurrency = engine.concurrency,
+        max_in_flight_per_group = engine.max_in_flight_per_group.unwrap_or(0),
         receive_wait_s = config.receive_wait.as_secs(),
         visibility_timeout_s = config.visibility_timeout.as_secs(),
         message_timeout_s = config.message_timeout.as_secs(),
