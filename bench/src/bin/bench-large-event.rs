@@ -7,7 +7,7 @@
 //! Runs inside `scripts/emulators.sh run` (the quarantine queue is moto's),
 //! with the release build of batch-consumer.
 //!
-//! usage: bench-large-event [--runs 3] [--out FILE] -- <batch-consumer>
+//! usage: `bench-large-event [--runs 3] [--out FILE] -- BATCH_CONSUMER`
 
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use serde_json::{Value, json};
 use sqs_backpressure_bench::args::{BenchArgs, summary};
 
-const USAGE: &str = "bench-large-event [--runs 3] [--out FILE] -- <batch-consumer>";
+const USAGE: &str = "bench-large-event [--runs 3] [--out FILE] -- BATCH_CONSUMER";
 /// Lambda's payload limit for a synchronous invocation.
 const PAYLOAD_LIMIT: usize = 6 * 1024 * 1024;
 /// Each body: a work request padded to just under 1 MiB.
