@@ -2,17 +2,17 @@
 //! tenant, one tenant sending 90 % of the work to a slow downstream. With
 //! `CONSUMER_MAX_IN_FLIGHT_PER_GROUP=2` the quiet tenants' messages finish
 //! first (the downstream's completion order), and nothing is lost; for
-//! batch-consumer and for sqs-worker on moto.
+//! batch-consumer, and for sqs-worker on moto and on LocalStack's SQS.
 
 use std::time::Duration;
 
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use e2e_tests::downstream::Downstream;
-use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
+use e2e_tests::fixtures::{Aws, Sqs, binary, sqs_record, unique};
 use e2e_tests::runtime_host::LambdaHost;
 use serde_json::{Value, json};
 
-use crate::worker_setup::{SETTLED, request, setup};
+use crate::worker_setup::{SETTLED, request, setup_on};
 
 /// 18 messages of tenant "noisy", then one each of "quiet-b" and "quiet-c".
 fn tenants() -> Vec<(String, &'static str, String)> {
@@ -69,8 +69,17 @@ async fn batch_consumer_lets_the_quiet_tenants_finish_first() {
 }
 
 #[tokio::test]
-async fn sqs_worker_lets_the_quiet_tenants_finish_first_across_its_batches() {
-    let setup = setup().await;
+async fn sqs_worker_lets_the_quiet_tenants_finish_first_across_its_batches_on_moto() {
+    worker_fair_shares(Sqs::Moto).await;
+}
+
+#[tokio::test]
+async fn sqs_worker_lets_the_quiet_tenants_finish_first_across_its_batches_on_localstack() {
+    worker_fair_shares(Sqs::LocalStack).await;
+}
+
+async fn worker_fair_shares(sqs: Sqs) {
+    let setup = setup_on(sqs, false).await;
     let entries: Vec<SendMessageBatchRequestEntry> = tenants()
         .into_iter()
         .enumerate()

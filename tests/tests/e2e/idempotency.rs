@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
-use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
+use e2e_tests::fixtures::{Aws, Sqs, binary, sqs_record, unique};
 use e2e_tests::idempotency_table::Table;
 use e2e_tests::process::field;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use serde_json::{Value, json};
 
-use crate::worker_setup::{SETTLED, request, setup};
+use crate::worker_setup::{SETTLED, request, setup, setup_on};
 
 const TIMEOUT: Duration = Duration::from_secs(12);
 
@@ -181,8 +181,17 @@ async fn wait_until_empty(setup: &crate::worker_setup::Setup) {
 /// denied): SQS hands each message to the second worker while the first is
 /// still working. The claim, renewed in DynamoDB, keeps it from being done twice.
 #[tokio::test]
-async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice() {
-    let setup = setup().await;
+async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice_on_moto() {
+    redelivered_mid_work(Sqs::Moto).await;
+}
+
+#[tokio::test]
+async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice_on_localstack() {
+    redelivered_mid_work(Sqs::LocalStack).await;
+}
+
+async fn redelivered_mid_work(sqs: Sqs) {
+    let setup = setup_on(sqs, false).await;
     let table = Table::create().await.unwrap();
     let proxy = FaultProxy::start(&setup.sqs.endpoint().unwrap()).await.unwrap();
     proxy.inject(Rule::new("ChangeMessageVisibilityBatch", Fault::Deny));
@@ -218,8 +227,18 @@ async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice() {
 /// A worker killed mid-work: its claim lapses with its lease (no hour-long
 /// "in progress"), and the redelivery is processed once.
 #[tokio::test]
-async fn a_claim_of_a_killed_worker_lapses_with_its_lease_and_the_redelivery_runs_once() {
-    let setup = setup().await;
+async fn a_claim_of_a_killed_worker_lapses_with_its_lease_and_the_redelivery_runs_once_on_moto() {
+    killed_mid_work(Sqs::Moto).await;
+}
+
+#[tokio::test]
+async fn a_claim_of_a_killed_worker_lapses_with_its_lease_and_the_redelivery_runs_once_on_localstack()
+ {
+    killed_mid_work(Sqs::LocalStack).await;
+}
+
+async fn killed_mid_work(sqs: Sqs) {
+    let setup = setup_on(sqs, false).await;
     let table = Table::create().await.unwrap();
     setup.send(&[request("ledger.hold", "k-kill")]).await;
     let env = [
