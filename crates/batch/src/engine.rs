@@ -259,7 +259,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             (Some(guard), Some(claims)) => {
                 let key = request.idempotency_key();
                 let begin = guard.begin(claims, key.as_deref(), body, message_id);
-                match begin.await.before(message_id) {
+                match begin.await {
                     Before::Process(claim) => claim.map(|claim| (guard, claims, claim)),
                     Before::Settled(outcome) => return Slot::Final(outcome),
                     Before::Permanent(code, detail) => {

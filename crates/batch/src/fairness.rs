@@ -18,7 +18,14 @@ use crate::order::groups;
 #[derive(Debug)]
 pub(crate) struct GroupLimits {
     per_group: usize,
-    slots: Mutex<HashMap<String, Arc<Semaphore>>>,
+    slots: Mutex<Slots>,
+}
+
+/// The groups' semaphores, and the size at which forgotten ones are next swept.
+#[derive(Debug, Default)]
+struct Slots {
+    by_group: HashMap<String, Arc<Semaphore>>,
+    sweep_at: usize,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -36,9 +43,13 @@ impl GroupLimits {
         let group = record.message_group_id().filter(|_| !fifo)?;
         let slot = {
             let mut slots = lock(&self.slots);
-            // Groups no batch holds any more are forgotten.
-            slots.retain(|_, slot| Arc::strong_count(slot) > 1);
-            let slot = slots.entry(group.to_owned());
+            // Groups no batch holds any more are forgotten, swept when the map
+            // has doubled, so admitting a message stays O(1) amortised.
+            if slots.by_group.len() >= slots.sweep_at {
+                slots.by_group.retain(|_, slot| Arc::strong_count(slot) > 1);
+                slots.sweep_at = (slots.by_group.len() * 2).max(64);
+            }
+            let slot = slots.by_group.entry(group.to_owned());
             slot.or_insert_with(|| Arc::new(Semaphore::new(self.per_group))).clone()
         };
         slot.acquire_owned().await.ok()

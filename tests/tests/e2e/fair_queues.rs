@@ -12,7 +12,7 @@ use e2e_tests::fixtures::{Aws, Sqs, binary, sqs_record, unique};
 use e2e_tests::runtime_host::LambdaHost;
 use serde_json::{Value, json};
 
-use crate::worker_setup::{SETTLED, request, setup_on};
+use crate::worker_setup::{request, setup_on};
 
 /// 18 messages of tenant "noisy", then one each of "quiet-b" and "quiet-c".
 fn tenants() -> Vec<(String, &'static str, String)> {
@@ -89,12 +89,8 @@ async fn worker_fair_shares(sqs: Sqs) {
         })
         .collect();
     setup.send_entries(entries).await;
-    let worker = setup.start(&[("CONSUMER_MAX_IN_FLIGHT_PER_GROUP", "2")]);
-    let give_up = tokio::time::Instant::now() + SETTLED;
-    while setup.counts().await != (0, 0) {
-        assert!(tokio::time::Instant::now() < give_up, "{:#?}", worker.lines());
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    let _worker = setup.start(&[("CONSUMER_MAX_IN_FLIGHT_PER_GROUP", "2")]);
+    setup.wait_until_empty().await;
     let order = finished(&setup.downstream);
     assert_eq!(order.len(), 20, "nothing lost: {order:?}");
     let delivered = setup.delivered();

@@ -158,23 +158,11 @@ async fn two_workers_given_each_message_twice_post_once_per_key() {
     setup.send(&bodies).await;
     let env = [("IDEMPOTENCY_TABLE", table.name.as_str())];
     let workers = [setup.start(&env), setup.start(&env)];
-    wait_until_empty(&setup).await;
+    setup.wait_until_empty().await;
     let delivered = setup.delivered();
     assert_eq!(delivered.len(), 10, "{delivered:?}");
     assert!(delivered.values().all(|&posts| posts == 1), "{delivered:?}");
     drop(workers);
-}
-
-async fn wait_until_empty(setup: &crate::worker_setup::Setup) {
-    let give_up = tokio::time::Instant::now() + SETTLED;
-    while setup.counts().await != (0, 0) {
-        assert!(
-            tokio::time::Instant::now() < give_up,
-            "the queue never emptied: {:?}",
-            setup.counts().await
-        );
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
 }
 
 /// Leases shorter than the work, and no heartbeat (every visibility change
@@ -205,7 +193,7 @@ async fn redelivered_mid_work(sqs: Sqs) {
     let first = setup.start(&env);
     setup.wait_in_flight(2).await;
     let second = setup.start(&env);
-    wait_until_empty(&setup).await;
+    setup.wait_until_empty().await;
     assert_eq!(
         setup.delivered().into_iter().collect::<Vec<_>>(),
         [("k-a".into(), 1), ("k-b".into(), 1)]
@@ -259,7 +247,7 @@ async fn killed_mid_work(sqs: Sqs) {
     first.signal("KILL").await.unwrap();
     setup.downstream.release_held();
     let second = setup.start(&env);
-    wait_until_empty(&setup).await;
+    setup.wait_until_empty().await;
     let stored = table.records().await.unwrap();
     let record = stored.values().next().unwrap();
     assert_eq!(record["status"], "COMPLETED");

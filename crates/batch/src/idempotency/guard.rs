@@ -39,61 +39,23 @@ pub(crate) struct Claimed {
     lapse: watch::Receiver<Instant>,
 }
 
-/// What a message gets before its processor runs.
-#[derive(Debug)]
-pub(crate) enum Begin {
-    /// No claim: no store key (and the policy allows it).
-    Unclaimed,
-    /// The claim is this message's.
-    Claimed(Claimed),
-    /// Already processed: acknowledged, with the stored result.
-    Duplicate(Option<String>),
-    /// Another holder's lease runs until then: retried, not before.
-    Contended(SystemTime),
-    /// The store did not answer: retried, the processor not run.
-    StoreFailed(String),
-    /// A permanent failure (the key reused with another body, or missing).
-    Permanent(ErrorCode, String),
-}
-
 /// What the engine does with a message after [`Guard::begin`].
 #[derive(Debug)]
 pub(crate) enum Before {
-    /// Run the processor, under this claim if there is one.
+    /// Run the processor, under this claim if there is one (none: no key,
+    /// and the policy allows it).
     Process(Option<Claimed>),
-    /// Settled without processing.
+    /// Settled without processing: a duplicate, a contended key, or a claim
+    /// the store did not answer (retried).
     Settled(Outcome),
-    /// A permanent failure, quarantined.
+    /// A permanent failure (the key reused with another body, or missing), quarantined.
     Permanent(ErrorCode, String),
 }
 
-impl Begin {
-    pub fn before(self, message_id: &str) -> Before {
-        match self {
-            Self::Unclaimed => Before::Process(None),
-            Self::Claimed(claim) => Before::Process(Some(claim)),
-            Self::Duplicate(result) => {
-                info!(message_id, "duplicate: its idempotency key is already completed");
-                Before::Settled(Outcome::Duplicate { result })
-            }
-            Self::Contended(until) => Before::Settled(contended(message_id, until)),
-            Self::StoreFailed(detail) => {
-                Before::Settled(Outcome::retry(RetryCause::IdempotencyStore, detail))
-            }
-            Self::Permanent(code, detail) => Before::Permanent(code, detail),
-        }
-    }
-}
-
 /// A retry that stays invisible until the other holder's lease is over.
-fn contended(message_id: &str, until: SystemTime) -> Outcome {
+fn contended(until: SystemTime) -> Outcome {
     let left = until.duration_since(SystemTime::now()).unwrap_or_default();
     let retry_after = Duration::from_secs(left.as_secs_f64().ceil().max(1.0) as u64);
-    info!(
-        message_id,
-        lease_left_ms = left.as_millis() as u64,
-        "its idempotency key is claimed by another consumer"
-    );
     Outcome::Retry {
         cause: RetryCause::ClaimContended,
         detail: "another consumer holds its idempotency claim".into(),
@@ -204,14 +166,14 @@ impl Guard {
         key: Option<&str>,
         body: &str,
         message_id: &str,
-    ) -> Begin {
+    ) -> Before {
         let Some(key) = key.filter(|key| !key.is_empty()) else {
             return match self.missing_key {
                 MissingKey::ProcessUnclaimed => {
                     warn!(message_id, "no idempotency key: processed without a claim");
-                    Begin::Unclaimed
+                    Before::Process(None)
                 }
-                MissingKey::Quarantine => Begin::Permanent(
+                MissingKey::Quarantine => Before::Permanent(
                     ErrorCode::MissingIdempotencyKey,
                     "the message has no idempotency key, and IDEMPOTENCY_MISSING_KEY=quarantine"
                         .into(),
@@ -221,7 +183,7 @@ impl Guard {
         let id = Self::id(&claims.scope, key);
         let validation = body_hash(body);
         if let Some(found) = claims.completed.get(&id) {
-            return Self::found(&id, &validation, found.clone());
+            return Self::found(&id, &validation, found.clone(), message_id);
         }
         let now = SystemTime::now();
         let local_now = Instant::now();
@@ -248,42 +210,57 @@ impl Guard {
                     let holding = Holding { id: id.clone(), lapse, deadline: claims.deadline };
                     lock(&self.holding).insert(holder.clone(), holding);
                 }
-                return Begin::Claimed(Claimed { id, holder, lapse: watching });
+                return Before::Process(Some(Claimed { id, holder, lapse: watching }));
             }
             Ok(Ok(found)) => found,
             Ok(Err(e)) => return Self::store_failed(claims, message_id, &error_chain(&e)),
             Err(_) => return Self::store_failed(claims, message_id, "the claim ran out of time"),
         };
-        Self::found(&id, &validation, found)
+        Self::found(&id, &validation, found, message_id)
     }
 
-    fn found(id: &str, validation: &str, found: ClaimOutcome) -> Begin {
-        let (first, begin) = match found {
-            ClaimOutcome::Completed { validation, data } => (validation, Begin::Duplicate(data)),
-            ClaimOutcome::InProgress { validation, until } => (validation, Begin::Contended(until)),
+    /// What a message gets for a record another claim wrote.
+    fn found(id: &str, validation: &str, found: ClaimOutcome, message_id: &str) -> Before {
+        let (first, outcome) = match found {
+            ClaimOutcome::Completed { validation, data } => {
+                (validation, Outcome::Duplicate { result: data })
+            }
+            ClaimOutcome::InProgress { validation, until } => (validation, contended(until)),
             ClaimOutcome::Claimed => {
-                return Begin::StoreFailed("the store reported a claim it did not make".into());
+                let detail = "the store reported a claim it did not make";
+                return Before::Settled(Outcome::retry(RetryCause::IdempotencyStore, detail));
             }
         };
         if first != validation {
-            return Begin::Permanent(
+            return Before::Permanent(
                 ErrorCode::IdempotencyKeyReused,
                 format!(
                     "idempotency key {id} was claimed by a body with SHA-256 {first}; this body's SHA-256 is {validation}"
                 ),
             );
         }
-        begin
+        match &outcome {
+            Outcome::Retry { retry_after, .. } => {
+                let retry_after_s = retry_after.unwrap_or_default().as_secs();
+                info!(
+                    message_id,
+                    retry_after_s, "its idempotency key is claimed by another consumer"
+                );
+            }
+            _ => info!(message_id, "duplicate: its idempotency key is already completed"),
+        }
+        Before::Settled(outcome)
     }
 
-    fn store_failed(claims: &BatchClaims, message_id: &str, why: &str) -> Begin {
+    fn store_failed(claims: &BatchClaims, message_id: &str, why: &str) -> Before {
         claims.store_errors.fetch_add(1, Ordering::Relaxed);
         warn!(
             message_id,
             error = why,
             "the idempotency claim failed; the message will be retried, unprocessed"
         );
-        Begin::StoreFailed(format!("the idempotency claim failed: {why}"))
+        let detail = format!("the idempotency claim failed: {why}");
+        Before::Settled(Outcome::retry(RetryCause::IdempotencyStore, detail))
     }
 
     /// Runs `work` under the claim: completes the claim when it is done,

@@ -125,6 +125,16 @@ impl Setup {
         seen
     }
 
+    /// Waits until the work queue holds nothing, visible or in flight.
+    pub async fn wait_until_empty(&self) {
+        let give_up = tokio::time::Instant::now() + SETTLED;
+        while self.counts().await != (0, 0) {
+            let counts = self.counts().await;
+            assert!(tokio::time::Instant::now() < give_up, "the queue never emptied: {counts:?}");
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
     /// Waits until the queue holds `n` messages in flight (received by a worker).
     pub async fn wait_in_flight(&self, n: u64) {
         let give_up = tokio::time::Instant::now() + SETTLED;
