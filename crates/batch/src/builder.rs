@@ -190,12 +190,18 @@ impl<P, Q, B> Builder<P, Q, B> {
         sqs: aws_sdk_sqs::Client,
         config: &ConsumerConfig,
     ) -> Builder<P, SqsQuarantine, B> {
-        let quarantine = SqsQuarantine::new(
-            sqs.clone(),
-            config.quarantine_queue.clone(),
-            config.quarantine_max_message_bytes,
-        );
+        let quarantine = config.sqs_quarantine(sqs.clone());
         self.quarantine(quarantine).visibility(SqsVisibility::new(sqs)).config(config)
+    }
+}
+
+#[cfg(feature = "s3-overflow")]
+impl<P, B> Builder<P, SqsQuarantine, B> {
+    /// Bodies of quarantine records too large for the quarantine queue go to
+    /// `overflow`'s bucket ([`ConsumerConfig::s3_overflow`]), written before the record.
+    pub fn s3_overflow(mut self, overflow: crate::sqs::S3Overflow) -> Self {
+        self.quarantine = self.quarantine.overflow(overflow);
+        self
     }
 }
 

@@ -16,8 +16,12 @@ use backpressure_core::queue::QueueRef;
 pub struct ConsumerConfig {
     /// `QUARANTINE_QUEUE_URL`: where poison messages are written.
     pub quarantine_queue: QueueRef,
-    /// The largest quarantine record sent; larger ones are retried instead.
-    pub quarantine_max_message_bytes: usize,
+    /// `QUARANTINE_MAX_MESSAGE_BYTES`: the largest quarantine record sent;
+    /// `None` (unset) reads the quarantine queue's `MaximumMessageSize`.
+    pub quarantine_max_message_bytes: Option<usize>,
+    /// `QUARANTINE_OVERFLOW_BUCKET`: where the bodies of records too large
+    /// for the quarantine queue go; `None` retries those messages instead.
+    pub quarantine_overflow_bucket: Option<String>,
     /// `CONSUMER_CONCURRENCY`: messages (or FIFO groups) in flight at once.
     pub concurrency: usize,
     /// `DEADLINE_MARGIN_MS`: time kept free before the invocation's deadline.
@@ -55,6 +59,27 @@ impl IdempotencyConfig {
         Idempotency::new(DynamoDbStore::new(client, &self.table))
             .ttl(self.ttl)
             .missing_key(self.missing_key)
+    }
+}
+
+#[cfg(feature = "sqs")]
+impl ConsumerConfig {
+    /// The quarantine queue: `QUARANTINE_MAX_MESSAGE_BYTES` as its limit, or
+    /// unset, its `MaximumMessageSize` read before the first write.
+    pub fn sqs_quarantine(&self, sqs: aws_sdk_sqs::Client) -> crate::sqs::SqsQuarantine {
+        use crate::sqs::SqsQuarantine;
+        let queue = self.quarantine_queue.clone();
+        match self.quarantine_max_message_bytes {
+            Some(limit) => SqsQuarantine::new(sqs, queue, limit),
+            None => SqsQuarantine::reading_limit(sqs, queue),
+        }
+    }
+
+    /// `QUARANTINE_OVERFLOW_BUCKET`, written with `s3`; `None` when unset.
+    #[cfg(feature = "s3-overflow")]
+    pub fn s3_overflow(&self, s3: aws_sdk_s3::Client) -> Option<crate::sqs::S3Overflow> {
+        let bucket = self.quarantine_overflow_bucket.as_deref()?;
+        Some(crate::sqs::S3Overflow::new(s3, bucket, ""))
     }
 }
 
@@ -98,8 +123,21 @@ const DEFAULT_CONCURRENCY: usize = 32;
 const DEFAULT_MARGIN_MS: u64 = 2_000;
 const DEFAULT_RETRY_BASE_SECONDS: u64 = 10;
 const DEFAULT_RETRY_MAX_SECONDS: u64 = 900;
-/// SQS's default `MaximumMessageSize`; a queue may allow up to 1 MiB.
-const DEFAULT_QUARANTINE_MAX_BYTES: usize = 262_144;
+
+/// S3's rule for a bucket name: 3–63 lowercase letters, digits, dots and
+/// hyphens, a letter or digit at each end.
+fn bucket_name_problem(name: &str) -> Option<&'static str> {
+    let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    if !(3..=63).contains(&name.len()) {
+        Some("a bucket name is 3 to 63 characters")
+    } else if !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-') {
+        Some("a bucket name has only lowercase letters, digits, dots and hyphens (give the name, not an ARN or URL)")
+    } else if !edge(name.chars().next()) || !edge(name.chars().last()) {
+        Some("a bucket name starts and ends with a letter or digit")
+    } else {
+        None
+    }
+}
 
 impl ConsumerConfig {
     /// Reads the variables; every bad one is reported ([`ConfigError::Several`]),
@@ -119,12 +157,13 @@ impl ConsumerConfig {
             number("RETRY_BASE_SECONDS", 0, MAX_VISIBILITY.as_secs(), DEFAULT_RETRY_BASE_SECONDS);
         let max =
             number("RETRY_MAX_SECONDS", 0, MAX_VISIBILITY.as_secs(), DEFAULT_RETRY_MAX_SECONDS);
-        let max_bytes = number(
-            "QUARANTINE_MAX_MESSAGE_BYTES",
-            1024,
-            1_048_576,
-            DEFAULT_QUARANTINE_MAX_BYTES as u64,
-        );
+        let max_bytes = vars
+            .ranged("QUARANTINE_MAX_MESSAGE_BYTES", 1024, 1_048_576)
+            .map_err(|e| errors.push(e))
+            .ok()
+            .flatten();
+        let mut number =
+            |name, min, max, default: u64| vars.ranged_or(name, (min, max), default, &mut errors);
         let concurrency = number("CONSUMER_CONCURRENCY", 1, 10_000, DEFAULT_CONCURRENCY as u64);
         let per_group = number("CONSUMER_MAX_IN_FLIGHT_PER_GROUP", 0, 10_000, 0);
         let margin_ms = number("DEADLINE_MARGIN_MS", 100, 900_000, DEFAULT_MARGIN_MS);
@@ -138,6 +177,11 @@ impl ConsumerConfig {
         let namespace = namespace(vars).map_err(|e| errors.push(e)).ok();
         let api_call_timeout = api_call_timeout(vars).map_err(|e| errors.push(e)).ok();
         let idempotency = idempotency(vars, &mut errors);
+        let overflow_bucket = vars.get("QUARANTINE_OVERFLOW_BUCKET");
+        if let Some(problem) = overflow_bucket.as_deref().and_then(bucket_name_problem) {
+            let value = overflow_bucket.as_deref().unwrap_or_default();
+            errors.push(ConfigError::invalid("QUARANTINE_OVERFLOW_BUCKET", value, problem));
+        }
         let (Some(quarantine_queue), Some(namespace), Some(api_call_timeout)) =
             (quarantine_queue, namespace, api_call_timeout)
         else {
@@ -145,7 +189,8 @@ impl ConsumerConfig {
         };
         ConfigError::all_or(errors, || Self {
             quarantine_queue,
-            quarantine_max_message_bytes: max_bytes as usize,
+            quarantine_max_message_bytes: max_bytes.map(|bytes| bytes as usize),
+            quarantine_overflow_bucket: overflow_bucket,
             concurrency: concurrency as usize,
             max_in_flight_per_group: (per_group > 0).then_some(per_group as usize),
             deadline_margin: Duration::from_millis(margin_ms),

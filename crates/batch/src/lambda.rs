@@ -120,9 +120,14 @@ where
     let Some((config, processor)) = startup::init(load) else { return ExitCode::FAILURE };
     let sdk = startup::sdk_config(config.api_call_timeout).await;
     let sqs = aws_sdk_sqs::Client::new(&sdk);
-    let builder = BatchProcessor::builder(processor)
+    let mut builder = BatchProcessor::builder(processor)
         .sqs(sqs, &config)
         .handler_version(startup::handler_version(name, version));
+    // The quarantine queue's MaximumMessageSize is read at the first quarantine
+    // write, not here: a cold start makes no call it does not need.
+    if let Some(overflow) = config.s3_overflow(aws_sdk_s3::Client::new(&sdk)) {
+        builder = builder.s3_overflow(overflow);
+    }
     // A claim lasts until the invocation's deadline: nothing to renew.
     let built = match &config.idempotency {
         Some(idempotency) => {

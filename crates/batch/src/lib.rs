@@ -164,6 +164,7 @@ pub mod outcome;
 pub mod prelude;
 mod processor;
 pub mod quarantine;
+mod quarantine_object;
 mod quarantine_store;
 pub mod report;
 #[cfg(feature = "sqs")]

@@ -1,6 +1,7 @@
 //! The quarantine record: everything an operator needs to understand, fix
 //! and redrive a poison message, as one JSON document.
 
+pub use crate::quarantine_object::{BodyObject, overflow_key};
 pub use crate::quarantine_store::{NoQuarantine, QuarantineError, QuarantineStore};
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -52,8 +53,13 @@ pub struct QuarantineRecord {
     /// Its FIFO message group.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message_group_id: Option<String>,
-    /// The body exactly as sent, for a replay.
+    /// The body exactly as sent, for a replay; `None` when it is in
+    /// [`QuarantineRecord::body_object`] instead.
     pub body: Option<String>,
+    /// Where the body is when the record with it would not fit the quarantine
+    /// queue: an S3 object, with the size and SHA-256 to check it by.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body_object: Option<BodyObject>,
     /// Its system attributes, unchanged.
     pub attributes: Map<String, Value>,
     /// Its message attributes, unchanged.
@@ -96,6 +102,7 @@ impl QuarantineRecord {
             remediation_status: "new",
             message_group_id: record.message_group_id().map(str::to_owned),
             body: record.body.clone(),
+            body_object: None,
             attributes: record.attributes.clone(),
             message_attributes: record.message_attributes.clone(),
         }

@@ -12,14 +12,34 @@ use crate::quarantine::QuarantineRecord;
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum QuarantineError {
-    #[error("the quarantine record is {size} bytes, above the {limit}-byte message limit")]
+    #[error(
+        "the quarantine record is {size} bytes, above the {limit}-byte message limit{}",
+        if *.overflow { " even with its body in S3" } else { " (set QUARANTINE_OVERFLOW_BUCKET to keep the body in S3)" }
+    )]
     /// The record is larger than the quarantine queue accepts.
     TooLarge {
-        /// The record's size as SQS counts it.
+        /// The record's size as SQS counts it (without its body when `overflow`).
         size: usize,
-        /// `QUARANTINE_MAX_MESSAGE_BYTES`.
+        /// The quarantine queue's `MaximumMessageSize`, or `QUARANTINE_MAX_MESSAGE_BYTES`.
         limit: usize,
+        /// Whether the body was already counted out, as an S3 object.
+        overflow: bool,
     },
+    /// The body, too large for the quarantine queue, was not confirmed by S3.
+    #[error("the body could not be written to {uri}")]
+    Overflow {
+        /// `s3://bucket/key`.
+        uri: String,
+        /// The `PutObject` call's failure.
+        #[source]
+        source: Arc<ApiError>,
+    },
+    /// The quarantine queue's `MaximumMessageSize` could not be read.
+    #[error(
+        "the quarantine queue's MaximumMessageSize could not be read (allow \
+         sqs:GetQueueAttributes on it, or set QUARANTINE_MAX_MESSAGE_BYTES)"
+    )]
+    Limit(#[source] Arc<ApiError>),
     #[error("SQS did not accept the entry ({code}: {message})")]
     /// SQS refused the entry.
     Rejected {

@@ -29,6 +29,10 @@ pub enum Outcome {
     Discarded,
     /// SQS refused the delete; the message stays here.
     DiscardFailed,
+    /// The S3 object that held the body of a message replayed or discarded (see `object`) is deleted.
+    ObjectDeleted,
+    /// S3 refused that delete: the object stays until the bucket's lifecycle rule expires it.
+    ObjectDeleteFailed,
 }
 
 /// One line of the audit file.
@@ -53,6 +57,9 @@ pub struct Line {
     /// SQS's reason, for a failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// `s3://bucket/key`: the object that held the message's body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object: Option<String>,
 }
 
 /// The open audit file.
@@ -73,6 +80,8 @@ impl Outcome {
             Self::DeletedOnResume => "deleted_on_resume",
             Self::Discarded => "discarded",
             Self::DiscardFailed => "discard_failed",
+            Self::ObjectDeleted => "object_deleted",
+            Self::ObjectDeleteFailed => "object_delete_failed",
         }
     }
 }
@@ -155,6 +164,7 @@ impl Audit {
                 new_message_id = line.new_message_id.as_deref().unwrap_or(""),
                 destination = line.destination.as_deref().unwrap_or(""),
                 error_code = line.error_code.as_deref().unwrap_or(""),
+                object = line.object.as_deref().unwrap_or(""),
                 reason = line.reason.as_deref().unwrap_or(""),
                 "{} {}",
                 line.action,
@@ -200,6 +210,7 @@ mod tests {
             result,
             started: now(),
             reason: None,
+            object: None,
         }
     }
 

@@ -57,10 +57,14 @@ pub fn summarize(path: &Path) -> Result<BTreeMap<String, QueueTrail>, CliError> 
             Outcome::SendFailed | Outcome::DeleteFailed | Outcome::DiscardFailed => {
                 trail.failed += 1;
             }
+            // Of a message counted by its own line: the body kept in S3.
+            Outcome::ObjectDeleted | Outcome::ObjectDeleteFailed => {}
         }
         *trail.by_result.entry(line.result.as_str().to_owned()).or_default() += 1;
-        let code = line.error_code.clone().unwrap_or_else(|| "(none)".to_owned());
-        *trail.by_error_code.entry(code).or_default() += 1;
+        if !matches!(line.result, Outcome::ObjectDeleted | Outcome::ObjectDeleteFailed) {
+            let code = line.error_code.clone().unwrap_or_else(|| "(none)".to_owned());
+            *trail.by_error_code.entry(code).or_default() += 1;
+        }
         if !trail.operators.contains(&line.operator) {
             trail.operators.push(line.operator.clone());
         }

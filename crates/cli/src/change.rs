@@ -11,6 +11,7 @@ use crate::destination::Destinations;
 use crate::error::CliError;
 use crate::filter::Filter;
 use crate::finish::Finish;
+use crate::objects::Objects;
 use crate::pace::Pacer;
 use crate::queue::Queue;
 use crate::scan::{Scanned, Shortfall, mover_for, scan};
@@ -29,6 +30,7 @@ pub async fn operator(sts: &aws_sdk_sts::Client) -> Result<String, CliError> {
 
 pub async fn replay(
     source: &Queue,
+    objects: &Objects,
     filter: &Filter,
     args: &ReplayArgs,
     change: &ChangeArgs,
@@ -51,6 +53,7 @@ pub async fn replay(
             operator: "dry-run",
             pacer: &pacer,
             mover: None,
+            objects: None,
         };
         let sweep = Sweep::new(setup, args.limit.unwrap_or(usize::MAX), progress.clone());
         let (tally, outcome) = sweep.run(1).await;
@@ -68,7 +71,7 @@ pub async fn replay(
     let mover = mover_for(source).await?;
     let operator = operator(sts).await?;
     let matching =
-        if wants_count(change.yes) { Some(count_matching(source, filter).await?) } else { None };
+        if wants_count(change.yes) { Some(count_matching(&headers(source), filter).await?) } else { None };
     let rate =
         args.rate.map_or("as fast as SQS accepts".to_owned(), |r| format!("{r} message(s)/s"));
     let how_many = how_many(matching, args.limit);
@@ -95,6 +98,7 @@ pub async fn replay(
         operator: &operator,
         pacer: &pacer,
         mover: mover.as_ref(),
+        objects: Some(objects),
     };
     if let Some(canary) = args.canary {
         let canary = usize::try_from(canary).unwrap_or(usize::MAX);
@@ -112,7 +116,7 @@ pub async fn replay(
                 );
             });
             tokio::time::sleep(Duration::from_secs(args.canary_wait)).await;
-            let (back, shortfall) = came_back(source, &tally.new_message_ids).await?;
+            let (back, shortfall) = came_back(&headers(source), &tally.new_message_ids).await?;
             if !back.is_empty() || shortfall.is_some() {
                 progress.finish_and_clear();
                 if back.is_empty() {
@@ -157,6 +161,7 @@ pub async fn replay(
 
 pub async fn discard(
     source: &Queue,
+    objects: &Objects,
     filter: &Filter,
     limit: Option<usize>,
     change: &ChangeArgs,
@@ -166,7 +171,7 @@ pub async fn discard(
     let (visible, _) = source.counts().await?;
     let operator = operator(sts).await?;
     let matching =
-        if wants_count(change.yes) { Some(count_matching(source, filter).await?) } else { None };
+        if wants_count(change.yes) { Some(count_matching(&headers(source), filter).await?) } else { None };
     let how_many = how_many(matching, limit);
     confirm(
         change.yes,
@@ -190,6 +195,7 @@ pub async fn discard(
         operator: &operator,
         pacer: &pacer,
         mover: mover.as_ref(),
+        objects: Some(objects),
     };
     let sweep = Sweep::new(setup, limit.unwrap_or(usize::MAX), progress.clone());
     let (tally, outcome) = sweep.run(4).await;
@@ -197,6 +203,11 @@ pub async fn discard(
     summary(&tally, &audit, false);
     outcome?;
     finish(source, visible, &tally).await
+}
+
+/// `queue` read without the bodies kept in S3: for a count or a canary check.
+fn headers(queue: &Queue) -> Queue {
+    Queue { bodies: None, ..queue.clone() }
 }
 
 /// What a prompt says of the messages it acts on.
@@ -234,7 +245,10 @@ pub async fn discard_dry_run(
                 "would delete {id} ({code}, {bytes} bytes)",
                 id = printable(&entry.original_message_id, 80),
                 code = printable(entry.error_code.as_deref().unwrap_or("raw message"), 80),
-                bytes = entry.body.as_deref().map_or(0, str::len),
+                bytes = entry
+                    .body_object
+                    .as_ref()
+                    .map_or_else(|| entry.body.as_deref().map_or(0, str::len), |o| o.bytes),
             );
         }
         ControlFlow::Continue(())

@@ -27,7 +27,11 @@ pub async fn connect(aws: &AwsArgs) -> Result<Clients, CliError> {
                 .into(),
         ));
     }
-    Ok(Clients { sqs: aws_sdk_sqs::Client::new(&config), sts: aws_sdk_sts::Client::new(&config) })
+    Ok(Clients {
+        sqs: aws_sdk_sqs::Client::new(&config),
+        sts: aws_sdk_sts::Client::new(&config),
+        s3: aws_sdk_s3::Client::new(&config),
+    })
 }
 
 /// A profile the AWS config files do not have is an error, not a silent

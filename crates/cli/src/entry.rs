@@ -7,6 +7,7 @@ use aws_sdk_sqs::types::{Message, MessageAttributeValue, MessageSystemAttributeN
 use aws_smithy_types::base64;
 use backpressure_batch::body::PartialRequest;
 use backpressure_batch::delivery::WorkRequest;
+use backpressure_batch::quarantine::BodyObject;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -66,8 +67,13 @@ pub struct Entry {
     pub group_id: Option<String>,
     /// When it was quarantined (records) or first sent (raw messages).
     pub at: Option<Timestamp>,
-    /// The original message's body, exactly.
+    /// The original message's body, exactly; for a body kept in S3, once
+    /// read and checked ([`crate::objects::Objects::fetch`]).
     pub body: Option<String>,
+    /// The S3 object that holds the body, when the record was too large for its queue.
+    pub body_object: Option<BodyObject>,
+    /// Why the body in S3 could not be had: missing, altered, unreadable.
+    pub body_problem: Option<String>,
     /// The original message's attributes.
     pub message_attributes: BTreeMap<String, Attribute>,
     /// This queue's message as received: its body, system attributes and
@@ -99,6 +105,8 @@ struct Record {
     last_seen: Option<String>,
     #[serde(default)]
     body: Option<String>,
+    #[serde(default)]
+    body_object: Option<BodyObject>,
     #[serde(default)]
     message_attributes: BTreeMap<String, Attribute>,
     // Present in every record; a JSON body without it is somebody else's message.
@@ -145,6 +153,8 @@ impl Entry {
                 group_id: record.message_group_id,
                 at: record.last_seen.as_deref().and_then(|t| t.parse().ok()),
                 body: record.body,
+                body_object: record.body_object,
+                body_problem: None,
                 message_attributes: record.message_attributes,
                 queue_body,
                 queue_attributes,
@@ -173,6 +183,8 @@ impl Entry {
                         .and_then(|ms| ms.parse::<i64>().ok())
                         .and_then(|ms| Timestamp::from_millisecond(ms).ok()),
                     body: Some(queue_body.clone()),
+                    body_object: None,
+                    body_problem: None,
                     message_attributes: queue_message_attributes.clone(),
                     queue_body,
                     queue_attributes,
@@ -205,6 +217,12 @@ impl Entry {
         json.insert("messageGroupId".into(), self.group_id.clone().into());
         json.insert("at".into(), self.at.map(|t| t.to_string()).into());
         json.insert("body".into(), self.body.clone().into());
+        if let Some(object) = &self.body_object {
+            json.insert("bodyObject".into(), serde_json::to_value(object).unwrap_or(Value::Null));
+        }
+        if let Some(problem) = &self.body_problem {
+            json.insert("bodyProblem".into(), problem.clone().into());
+        }
         json.insert(
             "messageAttributes".into(),
             serde_json::to_value(&self.message_attributes).unwrap_or(Value::Null),

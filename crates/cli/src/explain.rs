@@ -82,9 +82,10 @@ fn hint_for_code(code: &str, operation: &str) -> Option<String> {
             || c == "AuthorizationError" =>
         {
             format!(
-                "the identity lacks sqs:{} on this queue: use the template's OperatorRole \
+                "the identity lacks {} on this {}: use the template's OperatorRole \
                  (--profile), or grant it",
-                iam_action(operation)
+                iam_action(operation),
+                if is_s3(operation) { "bucket" } else { "queue" }
             )
         }
         c if c.contains("NonExistentQueue") || c == "QueueDoesNotExist" => {
@@ -107,16 +108,25 @@ fn hint_for_code(code: &str, operation: &str) -> Option<String> {
             "the credentials have expired: sign in again (aws sso login) or refresh them".to_owned()
         }
         "InternalError" | "InternalFailure" | "ServiceUnavailable" => {
-            "SQS failed past the SDK's retries: run the same command again".to_owned()
+            let service = if is_s3(operation) { "S3" } else { "SQS" };
+            format!("{service} failed past the SDK's retries: run the same command again")
         }
         _ => return None,
     };
     Some(hint)
 }
 
-/// The IAM action of an SQS API operation (batch calls use the single action).
-fn iam_action(operation: &str) -> &str {
-    operation.strip_suffix("Batch").unwrap_or(operation)
+/// The IAM action of an API operation (SQS batch calls use the single action).
+fn iam_action(operation: &str) -> String {
+    if is_s3(operation) {
+        return format!("s3:{operation}");
+    }
+    format!("sqs:{}", operation.strip_suffix("Batch").unwrap_or(operation))
+}
+
+/// The S3 operations this tool calls: on the bodies kept in a quarantine bucket.
+fn is_s3(operation: &str) -> bool {
+    operation.ends_with("Object")
 }
 
 /// The first error of type `T` in `error`'s chain.

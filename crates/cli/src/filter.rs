@@ -46,6 +46,11 @@ impl Filter {
         })
     }
 
+    /// The filter of one message, by its original or its queue message id.
+    pub fn message_id(id: &str) -> Self {
+        Self { message_ids: vec![id.to_owned()], ..Self::default() }
+    }
+
     /// Whether `entry` passes every filter. An entry without the field a
     /// filter names does not pass it (a raw message has no error code).
     pub fn matches(&self, entry: &Entry) -> bool {
@@ -112,6 +117,8 @@ mod tests {
             group_id: None,
             at: Some(at.parse().unwrap()),
             body: None,
+            body_object: None,
+            body_problem: None,
             message_attributes: BTreeMap::new(),
             queue_body: String::new(),
             queue_attributes: BTreeMap::new(),

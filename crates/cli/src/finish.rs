@@ -9,7 +9,8 @@ Exit codes:
   0  done: every message the queue counted was read (and acted on)
   1  an error (named, with the AWS operation and queue), messages that could not be
      replayed or discarded and are still on the queue, no message with the id `show`
-     was given, or the prompt was declined
+     was given, a body kept in S3 that is missing or altered (show, export), or the
+     prompt was declined
   2  a usage error: a bad flag or value, an --out that exists, a profile the config
      files do not have, no region, or a change without --yes and no terminal
   3  the canary came back, or could not be checked: nothing more was replayed
@@ -31,6 +32,9 @@ pub enum Finish {
     Incomplete(u64),
     /// Messages the queue counts were not read.
     Unread(u64),
+    /// Records shown or exported without their body: the S3 object that
+    /// keeps it is missing, altered or unreadable.
+    Unreadable(u64),
 }
 
 impl Finish {
@@ -46,7 +50,7 @@ impl Finish {
     pub fn exit_code(&self) -> u8 {
         match self {
             Self::Done => exit::SUCCESS,
-            Self::Failures(_) => exit::FAILURE,
+            Self::Failures(_) | Self::Unreadable(_) => exit::FAILURE,
             Self::CanaryStopped => 3,
             Self::Incomplete(_) => 4,
             Self::Unread(_) => 5,

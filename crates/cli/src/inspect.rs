@@ -109,6 +109,10 @@ pub async fn show(queue: &Queue, id: &str) -> Result<Finish, CliError> {
     };
     let text = serde_json::to_string_pretty(&entry.to_json()).unwrap_or_default();
     print(&format!("{text}\n"))?;
+    if let Some(problem) = &entry.body_problem {
+        eprintln!("the body kept in S3 could not be had: {problem}");
+        return Ok(Finish::Unreadable(1));
+    }
     Ok(Finish::Done)
 }
 
@@ -124,8 +128,8 @@ pub async fn export(queue: &Queue, filter: &Filter, path: &Path) -> Result<Finis
         let mut stdout = BufWriter::new(std::io::stdout().lock());
         let (written, scanned) = write_lines(queue, filter, &mut stdout, path).await?;
         stdout.flush().map_err(|e| CliError::file(path, e))?;
-        eprint!("{written} message(s) written to stdout. {}", footer(queue, &scanned));
-        return Ok(finish(scanned.shortfall(&queue.url)));
+        eprint!("{} written to stdout. {}", written.describe(), footer(queue, &scanned));
+        return Ok(written.finish(finish(scanned.shortfall(&queue.url))));
     }
     if path.exists() {
         return Err(CliError::Exists(path.to_owned()));
@@ -149,15 +153,44 @@ pub async fn export(queue: &Queue, filter: &Filter, path: &Path) -> Result<Finis
     });
     let _ = std::fs::remove_file(&partial);
     let (written, scanned, shortfall, name) = outcome?;
-    eprint!("{written} message(s) written to {}. {}", name.display(), footer(queue, &scanned));
-    Ok(finish(shortfall))
+    eprint!("{} written to {}. {}", written.describe(), name.display(), footer(queue, &scanned));
+    Ok(written.finish(finish(shortfall)))
+}
+
+/// What an export wrote: lines, and how many of them lack the body kept in S3.
+#[derive(Debug, Default)]
+struct Written {
+    lines: usize,
+    unreadable: usize,
+}
+
+impl Written {
+    fn describe(&self) -> String {
+        match self.unreadable {
+            0 => format!("{} message(s)", self.lines),
+            n => format!(
+                "{} message(s), {n} of them without their body (kept in S3, and missing or \
+                 altered: see each line's bodyProblem),",
+                self.lines
+            ),
+        }
+    }
+
+    /// A missing body is a failure to export it, whatever the read's finish.
+    fn finish(&self, read: Finish) -> Finish {
+        match (self.unreadable, read) {
+            (0, read) => read,
+            (n, Finish::Done) => Finish::Unreadable(n as u64),
+            (_, read) => read,
+        }
+    }
 }
 
 async fn write_export(
     queue: &Queue,
     filter: &Filter,
     path: &Path,
-) -> Result<(usize, Scanned), CliError> {
+) -> Result<(Written, Scanned), CliError> {
     let file = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -176,8 +209,8 @@ async fn write_lines(
     filter: &Filter,
     writer: &mut impl Write,
     path: &Path,
-) -> Result<(usize, Scanned), CliError> {
-    let (mut written, mut failed) = (0, None);
+) -> Result<(Written, Scanned), CliError> {
+    let (mut written, mut failed) = (Written::default(), None);
     let mover = mover_for(queue).await?;
     let scanned = scan(queue, mover.as_ref(), |entry| {
         if filter.matches(&entry) {
@@ -186,7 +219,8 @@ async fn write_lines(
                 failed = Some(error);
                 return ControlFlow::Break(());
             }
-            written += 1;
+            written.lines += 1;
+            written.unreadable += usize::from(entry.body_problem.is_some());
         }
         ControlFlow::Continue(())
     })
@@ -209,7 +243,11 @@ fn block(entry: &Entry, now: Timestamp) -> String {
         group = field(&entry.group_id),
         age = age_bucket(entry.at, now),
         detail = printable(entry.error_detail.as_deref().unwrap_or("-"), 300),
-        body = printable(entry.body.as_deref().unwrap_or("-"), 300),
+        body = match (&entry.body, &entry.body_object) {
+            (Some(body), _) => printable(body, 300),
+            (None, Some(object)) => format!("({} bytes in {})", object.bytes, printable(&object.uri(), 200)),
+            (None, None) => "-".to_owned(),
+        },
     )
 }
 

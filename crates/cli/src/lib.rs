@@ -16,6 +16,7 @@ pub mod filter;
 pub mod finish;
 pub mod inspect;
 pub mod logging;
+pub mod objects;
 pub mod origin;
 pub mod outgoing;
 pub mod pace;
@@ -37,6 +38,8 @@ use queue::Queue;
 pub struct Clients {
     pub sqs: aws_sdk_sqs::Client,
     pub sts: aws_sdk_sts::Client,
+    /// Bodies a quarantine record keeps in S3.
+    pub s3: aws_sdk_s3::Client,
 }
 
 /// Runs one command.
@@ -66,6 +69,13 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         wait: args.wait_seconds,
         raw: args.raw,
         rotate: args.rotate_groups,
+        bodies: None,
+    };
+    let objects = objects::Objects { s3: clients.s3.clone() };
+    // The bodies a command shows, exports or replays, read from S3 as each is received.
+    let with_bodies = |queue: Queue, filter: &Filter| Queue {
+        bodies: Some(objects::Bodies { objects: objects.clone(), filter: filter.clone() }),
+        ..queue
     };
     let now = jiff::Timestamp::now();
     match cli.command {
@@ -80,23 +90,28 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         Command::List { queue: q, filters, limit, json } => {
             inspect::list(&queue(&q), &Filter::new(filters, now)?, limit, json).await
         }
-        Command::Show { queue: q, message_id } => inspect::show(&queue(&q), &message_id).await,
+        Command::Show { queue: q, message_id } => {
+            let queue = with_bodies(queue(&q), &Filter::message_id(&message_id));
+            inspect::show(&queue, &message_id).await
+        }
         Command::Export { queue: q, filters, out } => {
-            inspect::export(&queue(&q), &Filter::new(filters, now)?, &out).await
+            let filter = Filter::new(filters, now)?;
+            inspect::export(&with_bodies(queue(&q), &filter), &filter, &out).await
         }
         Command::Replay { queue: q, filters, mut replay, change } => {
             let filter = Filter::new(filters, now)?;
             if let Some(to) = &replay.to {
                 replay.to = Some(connect::queue_url(&clients.sqs, "--to", to).await?);
             }
-            change::replay(&queue(&q), &filter, &replay, &change, &clients.sts).await
+            let queue = with_bodies(queue(&q), &filter);
+            change::replay(&queue, &objects, &filter, &replay, &change, &clients.sts).await
         }
         Command::Discard { queue: q, filters, limit, dry_run: true, .. } => {
             change::discard_dry_run(&queue(&q), &Filter::new(filters, now)?, limit).await
         }
         Command::Discard { queue: q, filters, limit, change, .. } => {
             let filter = Filter::new(filters, now)?;
-            change::discard(&queue(&q), &filter, limit, &change, &clients.sts).await
+            change::discard(&queue(&q), &objects, &filter, limit, &change, &clients.sts).await
         }
         Command::Audit { .. } | Command::Completions { .. } | Command::Man { .. } => {
             run_local(cli.command)

@@ -14,6 +14,12 @@ pub fn send_entry(
     id: usize,
     fifo: bool,
 ) -> Result<SendMessageBatchRequestEntry, String> {
+    if let Some(problem) = &entry.body_problem {
+        return Err(format!("the body kept in S3 cannot be replayed: {problem}"));
+    }
+    if let (Some(object), None) = (&entry.body_object, &entry.body) {
+        return Err(format!("the body kept in {} was not read", object.uri()));
+    }
     let body = entry.body.as_deref().filter(|b| !b.is_empty()).ok_or("no body to replay")?;
     let mut builder = SendMessageBatchRequestEntry::builder().id(id.to_string()).message_body(body);
     for (name, attribute) in &entry.message_attributes {
@@ -116,6 +122,8 @@ mod tests {
             group_id: group.map(Into::into),
             at: None,
             body: body.map(Into::into),
+            body_object: None,
+            body_problem: None,
             message_attributes: attributes,
             queue_body: String::new(),
             queue_attributes: BTreeMap::new(),

@@ -11,6 +11,7 @@ use aws_sdk_sqs::types::{
 
 use crate::entry::Entry;
 use crate::error::CliError;
+use crate::objects::Bodies;
 
 /// One queue and how this tool holds its messages.
 #[derive(Debug, Clone)]
@@ -27,6 +28,8 @@ pub struct Queue {
     pub raw: bool,
     /// On a FIFO queue, read past each group's first messages by moving them (`--rotate-groups`).
     pub rotate: bool,
+    /// Reads fetch the bodies kept in S3 of the entries these filters match.
+    pub bodies: Option<Bodies>,
 }
 
 /// A client whose calls, retries included, end within `call` (`wait` more
@@ -63,7 +66,12 @@ impl Queue {
             .send()
             .await
             .map_err(|e| CliError::sqs("ReceiveMessage", &self.url, e))?;
-        Ok(output.messages().iter().filter_map(|m| Entry::from_message(m, self.raw)).collect())
+        let mut entries: Vec<Entry> =
+            output.messages().iter().filter_map(|m| Entry::from_message(m, self.raw)).collect();
+        if let Some(bodies) = &self.bodies {
+            bodies.objects.fetch(&mut entries, |entry| bodies.filter.matches(entry)).await;
+        }
+        Ok(entries)
     }
 
     /// Makes messages visible again at once; returns how many SQS did not release

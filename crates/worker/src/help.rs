@@ -45,9 +45,15 @@ pub const VARIABLES: &[(&str, &str, &str, &str)] = &[
     ("DOWNSTREAM_MAX_RPS", "unset", "0.001-1000000", "requests per second for the whole task"),
     (
         "QUARANTINE_MAX_MESSAGE_BYTES",
-        "262144",
+        "unset (read from the queue)",
         "1024-1048576",
-        "the quarantine queue's MaximumMessageSize",
+        "overrides the quarantine queue's MaximumMessageSize",
+    ),
+    (
+        "QUARANTINE_OVERFLOW_BUCKET",
+        "unset",
+        "an S3 bucket name",
+        "bodies of records too large for the quarantine queue go here",
     ),
     ("IDEMPOTENCY_TABLE", "unset", "a DynamoDB table", "claims each idempotency key before work"),
     ("IDEMPOTENCY_TTL_SECONDS", "3600", "60-31536000", "how long a completed key is remembered"),
@@ -202,7 +208,9 @@ mod tests {
         let health = HealthConfig::from_vars(&vars, 1).unwrap();
         let delivery = Downstream::from_vars(&vars).unwrap();
         assert_eq!(engine.idempotency, None, "off unless IDEMPOTENCY_TABLE is set");
-        let taken: [(&str, u128); 15] = [
+        assert_eq!(engine.quarantine_max_message_bytes, None, "read from the queue");
+        assert_eq!(engine.quarantine_overflow_bucket, None);
+        let taken: [(&str, u128); 14] = [
             ("WORKER_POLLERS", worker.pollers as u128),
             ("WORKER_MAX_IN_FLIGHT", worker.max_in_flight as u128),
             ("RECEIVE_WAIT_SECONDS", worker.receive_wait.as_secs().into()),
@@ -212,7 +220,6 @@ mod tests {
             ("PROTECTION_IDLE_SECONDS", worker.protection_idle.as_secs().into()),
             ("HEALTH_MAX_SILENCE_SECONDS", health.max_silence.as_secs().into()),
             ("DOWNSTREAM_TIMEOUT_MS", delivery.timeout.as_millis()),
-            ("QUARANTINE_MAX_MESSAGE_BYTES", engine.quarantine_max_message_bytes as u128),
             ("CONSUMER_CONCURRENCY", engine.concurrency as u128),
             ("DEADLINE_MARGIN_MS", engine.deadline_margin.as_millis()),
             ("RETRY_BASE_SECONDS", engine.backoff.base.as_secs().into()),

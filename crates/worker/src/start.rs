@@ -10,6 +10,7 @@ use backpressure_batch::config::ConsumerConfig;
 use backpressure_batch::delivery::DeliveryError;
 use backpressure_batch::delivery::HttpDelivery;
 use backpressure_batch::idempotency::ClaimLease;
+use backpressure_batch::sqs::SqsVisibility;
 use backpressure_core::config::ConfigError;
 use backpressure_core::error::error_chain;
 use backpressure_startup as startup;
@@ -116,6 +117,7 @@ pub async fn run() -> ExitCode {
         health_file = %health.file.display(),
         task_protection = config.agent_uri.is_some(),
         idempotency_table = engine.idempotency.as_ref().map_or("off", |i| i.table.as_str()),
+        quarantine_overflow_bucket = engine.quarantine_overflow_bucket.as_deref().unwrap_or("off"),
         "sqs-worker starting"
     );
     let sdk = startup::sdk_config(engine.api_call_timeout).await;
@@ -130,9 +132,22 @@ pub async fn run() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let mut quarantine = engine.sqs_quarantine(sqs.clone());
+    match quarantine.max_message_bytes().await {
+        Ok(limit) => info!(quarantine_max_message_bytes = limit, "quarantine queue read"),
+        Err(error) => {
+            error!(error = %error_chain(&error), queue = engine.quarantine_queue.url(), "cannot read the quarantine queue");
+            return ExitCode::FAILURE;
+        }
+    }
+    if let Some(overflow) = engine.s3_overflow(aws_sdk_s3::Client::new(&sdk)) {
+        quarantine = quarantine.overflow(overflow);
+    }
     let http = delivery.http_client();
     let builder = BatchProcessor::builder(TaskWide::new(delivery, engine.concurrency))
-        .sqs(sqs, &engine)
+        .quarantine(quarantine)
+        .visibility(SqsVisibility::new(sqs))
+        .config(&engine)
         // The worker holds a FIFO group only while a batch of it is in work:
         // a retried message goes back at once, so its group keeps its order.
         .fifo_retries_at_once()

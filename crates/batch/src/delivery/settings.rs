@@ -12,6 +12,7 @@ pub const CONSUMER_VARIABLES: &[&str] = &[
     "DOWNSTREAM_MAX_RPS",
     "QUARANTINE_QUEUE_URL",
     "QUARANTINE_MAX_MESSAGE_BYTES",
+    "QUARANTINE_OVERFLOW_BUCKET",
     "IDEMPOTENCY_TABLE",
     "IDEMPOTENCY_TTL_SECONDS",
     "IDEMPOTENCY_MISSING_KEY",
@@ -158,7 +159,8 @@ mod tests {
         assert_eq!(downstream.timeout, Duration::from_secs(5));
         assert_eq!(downstream.max_rps, None);
         assert_eq!(config.quarantine_queue.name(), "quarantine");
-        assert_eq!(config.quarantine_max_message_bytes, 262_144);
+        assert_eq!(config.quarantine_max_message_bytes, None, "read from the queue");
+        assert_eq!(config.quarantine_overflow_bucket, None);
         assert_eq!(config.concurrency, 32);
         assert_eq!(config.deadline_margin, Duration::from_secs(2));
         assert_eq!(
@@ -175,6 +177,7 @@ mod tests {
             ("DOWNSTREAM_TIMEOUT_MS", "250"),
             ("DOWNSTREAM_MAX_RPS", "12.5"),
             ("QUARANTINE_MAX_MESSAGE_BYTES", "1048576"),
+            ("QUARANTINE_OVERFLOW_BUCKET", "work-quarantine-overflow"),
             ("CONSUMER_CONCURRENCY", "4"),
             ("DEADLINE_MARGIN_MS", "1500"),
             ("RETRY_BASE_SECONDS", "0"),
@@ -185,7 +188,8 @@ mod tests {
         assert_eq!(config.api_call_timeout, Duration::from_millis(100));
         assert_eq!(downstream.timeout, Duration::from_millis(250));
         assert_eq!(downstream.max_rps, Some(12.5));
-        assert_eq!(config.quarantine_max_message_bytes, 1_048_576);
+        assert_eq!(config.quarantine_max_message_bytes, Some(1_048_576));
+        assert_eq!(config.quarantine_overflow_bucket.as_deref(), Some("work-quarantine-overflow"));
         assert_eq!(config.concurrency, 4);
         assert_eq!(config.deadline_margin, Duration::from_millis(1500));
         assert!(!config.backoff.is_enabled());
@@ -222,6 +226,12 @@ mod tests {
                 "QUARANTINE_MAX_MESSAGE_BYTES=\"2000000\"",
             ),
             (&[("METRIC_NAMESPACE", "AWS/Lambda")], "METRIC_NAMESPACE=\"AWS/Lambda\""),
+            (
+                &[("QUARANTINE_OVERFLOW_BUCKET", "arn:aws:s3:::b")],
+                "QUARANTINE_OVERFLOW_BUCKET=\"arn:aws:s3:::b\"",
+            ),
+            (&[("QUARANTINE_OVERFLOW_BUCKET", "ab")], "3 to 63 characters"),
+            (&[("QUARANTINE_OVERFLOW_BUCKET", "-bucket")], "starts and ends"),
         ];
         for (pairs, expected) in cases {
             let error = config(pairs).unwrap_err().to_string();

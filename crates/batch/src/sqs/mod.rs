@@ -2,10 +2,14 @@
 //! `ReceiveMessage` messages in the engine's source-neutral record form.
 
 mod message;
+#[cfg(feature = "s3-overflow")]
+mod overflow;
 mod quarantine;
 mod visibility;
 
 pub use backpressure_core::queue::QueueRef;
 pub use message::record_from_message;
+#[cfg(feature = "s3-overflow")]
+pub use overflow::S3Overflow;
 pub use quarantine::SqsQuarantine;
 pub use visibility::SqsVisibility;

@@ -1,27 +1,85 @@
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::quarantine::{QuarantineError, QuarantineStore};
-use crate::quarantine::{QuarantineRecord, plan_batches};
+use crate::quarantine::{MAX_BATCH_BYTES, QuarantineRecord, plan_batches};
+#[cfg(feature = "s3-overflow")]
+use crate::sqs::S3Overflow;
 use aws_sdk_sqs::Client;
-use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
+use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageBatchRequestEntry};
 use backpressure_core::error::ApiError;
 use backpressure_core::queue::{QueueKind, QueueRef};
 use futures::future::join_all;
 
 /// The quarantine queue, written with `SendMessageBatch`: ten entries and
-/// 1 MiB a call, each entry's result checked on its own.
+/// 1 MiB a call, each entry's result checked on its own. A record above the
+/// queue's `MaximumMessageSize` is refused before the call and its message
+/// retried, unless an [`S3Overflow`] takes its body.
 #[derive(Debug, Clone)]
 pub struct SqsQuarantine {
     client: Client,
     queue: QueueRef,
-    max_message_bytes: usize,
+    /// The queue's `MaximumMessageSize`: given, or read once when first needed.
+    max_message_bytes: Arc<OnceLock<usize>>,
+    #[cfg(feature = "s3-overflow")]
+    overflow: Option<S3Overflow>,
 }
 
 impl SqsQuarantine {
-    /// Writes to `queue`; a record above `max_message_bytes` (the queue's
-    /// `MaximumMessageSize`) is refused before the call and its message retried.
+    /// Writes to `queue`, whose `MaximumMessageSize` is `max_message_bytes`.
     pub fn new(client: Client, queue: QueueRef, max_message_bytes: usize) -> Self {
-        Self { client, queue, max_message_bytes }
+        let mut quarantine = Self::reading_limit(client, queue);
+        quarantine.max_message_bytes = Arc::new(OnceLock::from(max_message_bytes));
+        quarantine
+    }
+
+    /// Writes to `queue`, reading its `MaximumMessageSize` with
+    /// `GetQueueAttributes` before the first write (or
+    /// [`SqsQuarantine::max_message_bytes`]); a read that fails fails that
+    /// write, whose messages are retried, and is tried again on the next.
+    pub fn reading_limit(client: Client, queue: QueueRef) -> Self {
+        Self {
+            client,
+            queue,
+            max_message_bytes: Arc::new(OnceLock::new()),
+            #[cfg(feature = "s3-overflow")]
+            overflow: None,
+        }
+    }
+
+    /// Bodies of records too large for the queue go to S3, the record
+    /// naming the object (with its size and SHA-256); the object is written
+    /// and confirmed before the record is sent.
+    #[cfg(feature = "s3-overflow")]
+    pub fn overflow(mut self, overflow: S3Overflow) -> Self {
+        self.overflow = Some(overflow);
+        self
+    }
+
+    /// The queue's `MaximumMessageSize`, read once.
+    pub async fn max_message_bytes(&self) -> Result<usize, QuarantineError> {
+        if let Some(&limit) = self.max_message_bytes.get() {
+            return Ok(limit);
+        }
+        // Boxed, as the other SDK calls of a store: a binary's default
+        // recursion limit cannot lay out the engine's future otherwise.
+        let read = self
+            .client
+            .get_queue_attributes()
+            .queue_url(self.queue.url())
+            .attribute_names(QueueAttributeName::MaximumMessageSize)
+            .send();
+        let output = Box::pin(read)
+            .await
+            .map_err(|e| QuarantineError::Limit(Arc::new(ApiError::new("GetQueueAttributes", e))))?;
+        let limit = output
+            .attributes()
+            .and_then(|all| all.get(&QueueAttributeName::MaximumMessageSize))
+            .and_then(|value| value.parse::<usize>().ok())
+            .ok_or_else(|| {
+                let missing = std::io::Error::other("no MaximumMessageSize in the answer");
+                QuarantineError::Limit(Arc::new(ApiError::new("GetQueueAttributes", missing)))
+            })?;
+        Ok(*self.max_message_bytes.get_or_init(|| limit))
     }
 
     fn entry(
@@ -97,14 +155,43 @@ impl SqsQuarantine {
 
 impl QuarantineStore for SqsQuarantine {
     async fn store(&self, records: &[QuarantineRecord]) -> Vec<Result<(), QuarantineError>> {
+        let limit = match self.max_message_bytes().await {
+            Ok(limit) => limit,
+            Err(error) => return records.iter().map(|_| Err(error.clone())).collect(),
+        };
         let mut results: Vec<Result<(), QuarantineError>> =
             vec![Err(QuarantineError::Unreported); records.len()];
         let mut bodies: Vec<Option<String>> = Vec::with_capacity(records.len());
         let mut sizes = Vec::with_capacity(records.len());
+        let mut overflowed = vec![false; records.len()];
+        #[cfg(feature = "s3-overflow")]
+        let mut puts = Vec::new();
         for (index, record) in records.iter().enumerate() {
-            match record.to_sqs_json() {
-                Ok(body) => {
-                    sizes.push(record.sqs_size(&body));
+            let encoded = record.to_sqs_json().map(|body| (record.sqs_size(&body), body));
+            #[cfg(feature = "s3-overflow")]
+            let encoded = match (encoded, &self.overflow) {
+                (Ok((size, _)), Some(overflow)) if size > limit.min(MAX_BATCH_BYTES) => {
+                    let object = overflow.object_for(record);
+                    let slim = QuarantineRecord {
+                        body: None,
+                        body_object: Some(object.clone()),
+                        ..record.clone()
+                    };
+                    overflowed[index] = true;
+                    let encoded = slim.to_sqs_json().map(|body| (slim.sqs_size(&body), body));
+                    if matches!(&encoded, Ok((size, _)) if *size <= limit) {
+                        puts.push(Box::pin(async move {
+                            let body = record.body.as_deref().unwrap_or_default();
+                            (index, overflow.put(&object, body).await)
+                        }));
+                    }
+                    encoded
+                }
+                (encoded, _) => encoded,
+            };
+            match encoded {
+                Ok((size, body)) => {
+                    sizes.push(size);
                     bodies.push(Some(body));
                 }
                 Err(error) => {
@@ -115,12 +202,22 @@ impl QuarantineStore for SqsQuarantine {
                 }
             }
         }
-        let (batches, too_large) = plan_batches(&sizes, self.max_message_bytes);
+        // Every object is confirmed before the record that names it is sent.
+        #[cfg(feature = "s3-overflow")]
+        for (index, written) in join_all(puts).await {
+            if let Err(error) = written {
+                results[index] = Err(error);
+                sizes[index] = usize::MAX;
+                bodies[index] = None;
+            }
+        }
+        let (batches, too_large) = plan_batches(&sizes, limit);
         for index in too_large {
             if bodies[index].is_some() {
                 results[index] = Err(QuarantineError::TooLarge {
                     size: sizes[index],
-                    limit: self.max_message_bytes,
+                    limit,
+                    overflow: overflowed[index],
                 });
             }
         }

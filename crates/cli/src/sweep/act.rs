@@ -3,7 +3,7 @@
 //! here with the reason they could not be replayed.
 
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
-use backpressure_batch::quarantine::{MAX_BATCH_BYTES, plan_batches};
+use backpressure_batch::quarantine::{BodyObject, MAX_BATCH_BYTES, plan_batches};
 
 use super::{MAX_MESSAGE_BYTES, Sweep};
 use crate::audit::{self, Outcome};
@@ -137,6 +137,7 @@ impl Sweep<'_> {
             results.iter().filter(|(_, r)| r.is_ok()).map(|(i, _)| *i).collect();
         let started = audit::now();
         let mut lines = Vec::new();
+        let gone: Vec<&Entry> = deleted.iter().filter_map(|&i| sent.get(i).copied()).collect();
         for (index, entry) in sent.iter().enumerate().filter(|(i, _)| !deleted.contains(i)) {
             let mut line = self.line(entry, Some(destination), &started);
             line.result = Outcome::DeleteFailed;
@@ -146,6 +147,41 @@ impl Sweep<'_> {
             self.hold(&[*entry]);
         }
         self.with_state(|s| s.tally.failed += lines.len() as u64);
+        self.audit.map_or(Ok(()), |a| a.write(&lines))?;
+        self.delete_objects(&gone, Some(destination)).await
+    }
+
+    /// Deletes the S3 objects that held the bodies of `gone` (messages
+    /// deleted here), each on record. A record is deleted before its object,
+    /// so no record is left naming an object that is gone; an object S3 will
+    /// not delete is left to the bucket's lifecycle rule.
+    async fn delete_objects(
+        &self,
+        gone: &[&Entry],
+        destination: Option<&str>,
+    ) -> Result<(), CliError> {
+        let Some(objects) = self.objects else { return Ok(()) };
+        let with_object: Vec<(&Entry, &BodyObject)> =
+            gone.iter().filter_map(|e| e.body_object.as_ref().map(|o| (*e, o))).collect();
+        if with_object.is_empty() {
+            return Ok(());
+        }
+        let refs: Vec<&BodyObject> = with_object.iter().map(|(_, o)| *o).collect();
+        let results = objects.delete(&refs).await;
+        let started = audit::now();
+        let mut lines = Vec::with_capacity(results.len());
+        for ((entry, object), result) in with_object.iter().zip(results) {
+            let mut line = self.line(entry, destination, &started);
+            match result {
+                Ok(()) => line.result = Outcome::ObjectDeleted,
+                Err(reason) => {
+                    tracing::warn!(object = %object.uri(), %reason, "the body's object was not deleted: the bucket's lifecycle rule expires it");
+                    line.result = Outcome::ObjectDeleteFailed;
+                    line.reason = Some(reason);
+                }
+            }
+            lines.push(line);
+        }
         self.audit.map_or(Ok(()), |a| a.write(&lines))
     }
 
@@ -192,7 +228,14 @@ impl Sweep<'_> {
             }
         });
         self.progress.inc(ok);
-        self.audit.map_or(Ok(()), |a| a.write(&lines))
+        self.audit.map_or(Ok(()), |a| a.write(&lines))?;
+        let gone: Vec<&Entry> = entries
+            .iter()
+            .zip(&lines)
+            .filter(|(_, line)| line.result == done)
+            .map(|(entry, _)| entry)
+            .collect();
+        self.delete_objects(&gone, None).await
     }
 
     fn print_dry_run(&self, entries: &[&Entry], destination: &str) {

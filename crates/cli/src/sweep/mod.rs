@@ -17,6 +17,8 @@ use crate::destination::Destinations;
 use crate::entry::Entry;
 use crate::error::CliError;
 use crate::filter::Filter;
+use crate::objects::Objects;
+use backpressure_batch::quarantine::BodyObject;
 use crate::pace::Pacer;
 use crate::queue::Queue;
 use crate::rotate::{Mover, Stuck};
@@ -78,6 +80,8 @@ pub struct Setup<'a> {
     pub pacer: &'a Pacer,
     /// Moves what does not match to the end of its FIFO group instead of holding it.
     pub mover: Option<&'a Mover>,
+    /// Deletes the bodies kept in S3 of the messages deleted; `None` for a dry run.
+    pub objects: Option<&'a Objects>,
 }
 
 #[derive(Debug)]
@@ -89,6 +93,7 @@ pub struct Sweep<'a> {
     operator: &'a str,
     pacer: &'a Pacer,
     mover: Option<&'a Mover>,
+    objects: Option<&'a Objects>,
     progress: ProgressBar,
     state: Mutex<State>,
 }
@@ -96,7 +101,7 @@ pub struct Sweep<'a> {
 impl<'a> Sweep<'a> {
     /// A sweep that acts on at most `limit` matching messages.
     pub fn new(setup: Setup<'a>, limit: usize, progress: ProgressBar) -> Self {
-        let Setup { source, filter, action, audit, operator, pacer, mover } = setup;
+        let Setup { source, filter, action, audit, operator, pacer, mover, objects } = setup;
         let state = State {
             held: HashMap::new(),
             seen: HashSet::new(),
@@ -112,6 +117,7 @@ impl<'a> Sweep<'a> {
             operator,
             pacer,
             mover,
+            objects,
             progress,
             state: Mutex::new(state),
         }
@@ -236,6 +242,7 @@ impl<'a> Sweep<'a> {
             result: Outcome::Replayed,
             started: started.to_owned(),
             reason: None,
+            object: entry.body_object.as_ref().map(BodyObject::uri),
         }
     }
 

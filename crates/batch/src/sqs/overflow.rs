@@ -1,0 +1,64 @@
+//! [`S3Overflow`]: the bucket a quarantine record's body goes to when the
+//! record with it would not fit the quarantine queue.
+
+use aws_sdk_s3::Client;
+use aws_sdk_s3::primitives::ByteStream;
+use aws_smithy_types::base64;
+use backpressure_core::error::ApiError;
+
+use std::sync::Arc;
+
+use crate::quarantine::{BodyObject, QuarantineError, QuarantineRecord, overflow_key};
+
+/// The bucket (`QUARANTINE_OVERFLOW_BUCKET`) and key prefix bodies are written to.
+#[derive(Debug, Clone)]
+pub struct S3Overflow {
+    client: Client,
+    bucket: String,
+    prefix: String,
+}
+
+impl S3Overflow {
+    /// Bodies go to `bucket` under `prefix` (`""` for none, else ending in `/`).
+    pub fn new(client: Client, bucket: impl Into<String>, prefix: impl Into<String>) -> Self {
+        Self { client, bucket: bucket.into(), prefix: prefix.into() }
+    }
+
+    /// The bucket.
+    pub fn bucket(&self) -> &str {
+        &self.bucket
+    }
+
+    /// The object `record`'s body goes to: the same for every retry of one message.
+    pub fn object_for(&self, record: &QuarantineRecord) -> BodyObject {
+        let body = record.body.as_deref().unwrap_or_default();
+        let key =
+            overflow_key(&self.prefix, record.source_queue_arn.as_deref(), &record.message_id);
+        BodyObject::describe(&self.bucket, key, body)
+    }
+
+    /// Writes `body` to `object` ([`S3Overflow::object_for`]). The object is
+    /// the body's bytes exactly; S3 checks them against the SHA-256 sent with
+    /// them, so a confirmed write is the body.
+    pub async fn put(&self, object: &BodyObject, body: &str) -> Result<(), QuarantineError> {
+        use sha2::Digest;
+        let checksum = base64::encode(sha2::Sha256::digest(body.as_bytes()));
+        let written = self
+            .client
+            .put_object()
+            .bucket(&self.bucket)
+            .key(&object.key)
+            .content_type("text/plain; charset=utf-8")
+            .checksum_sha256(checksum)
+            .body(ByteStream::from(body.as_bytes().to_vec()))
+            .send()
+            .await;
+        match written {
+            Ok(_) => Ok(()),
+            Err(error) => Err(QuarantineError::Overflow {
+                uri: object.uri(),
+                source: Arc::new(ApiError::new("PutObject", error)),
+            }),
+        }
+    }
+}
