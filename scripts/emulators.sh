@@ -73,6 +73,7 @@ start() {
   cat >"$state/env" <<ENV
 export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$moto_port
+export AWS_ENDPOINT_URL_S3=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_ECS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_STS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_CLOUDWATCH=http://127.0.0.1:$localstack_port

@@ -5,8 +5,9 @@
 //! or string attribute may hold.
 //!
 //! It reads the operation the way each protocol names it: the `X-Amz-Target`
-//! header (AWS JSON), the path's `/operation/<Name>` (Smithy RPC v2 CBOR) or
-//! the body's `Action=` (AWS Query).
+//! header (AWS JSON), the path's `/operation/<Name>` (Smithy RPC v2 CBOR),
+//! the method and path of an S3 object request (REST XML), or the body's
+//! `Action=` (AWS Query).
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -226,6 +227,24 @@ enum Protocol {
     Json,
     Cbor,
     Query,
+    RestXml,
+}
+
+/// The S3 operation of a request signed for S3, from its method and path
+/// (`/bucket/key` path-style, as an SDK addresses an IP endpoint).
+pub fn s3_operation(method: &str, path: &str, query: &str) -> String {
+    let object = path.trim_start_matches('/').contains('/');
+    match (method, object) {
+        ("PUT", true) => "PutObject",
+        ("GET", true) => "GetObject",
+        ("HEAD", true) => "HeadObject",
+        ("DELETE", true) => "DeleteObject",
+        ("POST", false) if query.contains("delete") => "DeleteObjects",
+        ("PUT", false) => "CreateBucket",
+        ("GET", false) => "ListObjects",
+        _ => "unknown",
+    }
+    .to_owned()
 }
 
 fn error_response(
@@ -240,6 +259,13 @@ fn error_response(
             Bytes::from(json!({"__type": code, "message": message}).to_string()),
         ),
         Protocol::Cbor => ("application/cbor", Bytes::from(cbor_error(code, message))),
+        Protocol::RestXml => (
+            "application/xml",
+            Bytes::from(format!(
+                "<Error><Code>{code}</Code><Message>{message}</Message>\
+                 <RequestId>fault-proxy</RequestId></Error>"
+            )),
+        ),
         Protocol::Query => (
             "text/xml",
             Bytes::from(format!(
@@ -291,12 +317,22 @@ async fn handle(
     let (parts, body) = request.into_parts();
     let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let target = parts.headers.get("x-amz-target").and_then(|v| v.to_str().ok());
+    let signed_for_s3 = parts
+        .headers
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|auth| auth.contains("/s3/aws4_request"));
     let protocol = match target {
         Some(_) => Protocol::Json,
+        None if signed_for_s3 => Protocol::RestXml,
         None if parts.uri.path().contains("/operation/") => Protocol::Cbor,
         None => Protocol::Query,
     };
-    let name = operation(target, parts.uri.path(), &body);
+    let name = if protocol == Protocol::RestXml {
+        s3_operation(parts.method.as_str(), parts.uri.path(), parts.uri.query().unwrap_or(""))
+    } else {
+        operation(target, parts.uri.path(), &body)
+    };
     let fault = {
         let mut shared = lock(&state);
         *shared.counts.entry(name.clone()).or_default() += 1;
@@ -304,6 +340,16 @@ async fn handle(
     };
     let message = format!("injected by the fault proxy for {name}");
     let response = match fault {
+        // S3 answers with its own codes and statuses.
+        Some(Fault::Deny) if protocol == Protocol::RestXml => {
+            error_response(protocol, StatusCode::FORBIDDEN, "AccessDenied", &message)
+        }
+        Some(Fault::Throttle) if protocol == Protocol::RestXml => {
+            error_response(protocol, StatusCode::SERVICE_UNAVAILABLE, "SlowDown", &message)
+        }
+        Some(Fault::ServerError) if protocol == Protocol::RestXml => {
+            error_response(protocol, StatusCode::INTERNAL_SERVER_ERROR, "InternalError", &message)
+        }
         Some(Fault::Deny) => {
             error_response(protocol, StatusCode::BAD_REQUEST, "AccessDeniedException", &message)
         }
@@ -453,6 +499,14 @@ async fn forward(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn s3_operations_are_read_from_method_and_path() {
+        assert_eq!(s3_operation("PUT", "/bucket/q/m-1", ""), "PutObject");
+        assert_eq!(s3_operation("GET", "/bucket/q/m-1", "x-id=GetObject"), "GetObject");
+        assert_eq!(s3_operation("DELETE", "/bucket/q/m-1", ""), "DeleteObject");
+        assert_eq!(s3_operation("PUT", "/bucket", ""), "CreateBucket");
+    }
 
     #[test]
     fn operations_are_read_by_protocol() {

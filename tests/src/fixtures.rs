@@ -16,8 +16,12 @@ use serde_json::{Value, json};
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The variables that route each SDK client (the functions' and the tests') to the emulators.
-pub const ENDPOINT_VARS: [&str; 3] =
-    ["AWS_ENDPOINT_URL_SQS", "AWS_ENDPOINT_URL_ECS", "AWS_ENDPOINT_URL_CLOUDWATCH"];
+pub const ENDPOINT_VARS: [&str; 4] = [
+    "AWS_ENDPOINT_URL_SQS",
+    "AWS_ENDPOINT_URL_ECS",
+    "AWS_ENDPOINT_URL_CLOUDWATCH",
+    "AWS_ENDPOINT_URL_S3",
+];
 
 /// A name no other test in this run uses, so tests can share the emulators.
 pub fn unique(prefix: &str) -> String {
@@ -151,6 +155,7 @@ pub struct Aws {
     pub sqs: aws_sdk_sqs::Client,
     pub ecs: aws_sdk_ecs::Client,
     pub cloudwatch: aws_sdk_cloudwatch::Client,
+    pub s3: aws_sdk_s3::Client,
 }
 
 impl Aws {
@@ -171,7 +176,23 @@ impl Aws {
             sqs: aws_sdk_sqs::Client::new(&config),
             ecs: aws_sdk_ecs::Client::new(&config),
             cloudwatch: aws_sdk_cloudwatch::Client::new(&config),
+            s3: aws_sdk_s3::Client::new(&config),
         })
+    }
+
+    /// A new bucket, for quarantined bodies too large for their queue.
+    pub async fn create_bucket(&self, name: &str) -> Result<(), BoxError> {
+        self.s3.create_bucket().bucket(name).send().await?;
+        Ok(())
+    }
+
+    /// The object's bytes, or `None` when there is no such object.
+    pub async fn object(&self, bucket: &str, key: &str) -> Result<Option<Vec<u8>>, BoxError> {
+        match self.s3.get_object().bucket(bucket).key(key).send().await {
+            Ok(output) => Ok(Some(output.body.collect().await?.into_bytes().to_vec())),
+            Err(error) if error.as_service_error().is_some_and(|e| e.is_no_such_key()) => Ok(None),
+            Err(error) => Err(error.into()),
+        }
     }
 
     /// The same clients, SQS on the implementation `sqs` names instead.

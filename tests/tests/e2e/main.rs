@@ -17,6 +17,7 @@ mod operator_cli_fifo;
 mod operator_cli_fifo_held;
 mod operator_cli_rotate_faults;
 mod publisher;
+mod quarantine_overflow;
 mod reliability;
 mod template;
 mod template_topology;
