@@ -20,6 +20,7 @@ mod publisher;
 mod quarantine_overflow;
 mod reliability;
 mod template;
+mod template_overflow;
 mod template_topology;
 mod worker;
 mod worker_cli;
