@@ -130,8 +130,13 @@ fn bucket_name_problem(name: &str) -> Option<&'static str> {
     let edge = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
     if !(3..=63).contains(&name.len()) {
         Some("a bucket name is 3 to 63 characters")
-    } else if !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-') {
-        Some("a bucket name has only lowercase letters, digits, dots and hyphens (give the name, not an ARN or URL)")
+    } else if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '.' || c == '-')
+    {
+        Some(
+            "a bucket name has only lowercase letters, digits, dots and hyphens (give the name, not an ARN or URL)",
+        )
     } else if !edge(name.chars().next()) || !edge(name.chars().last()) {
         Some("a bucket name starts and ends with a letter or digit")
     } else {

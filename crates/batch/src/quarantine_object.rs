@@ -39,11 +39,20 @@ impl BodyObject {
     pub fn check(&self, bytes: &[u8]) -> Result<(), String> {
         use sha2::Digest;
         if bytes.len() != self.bytes {
-            return Err(format!("{} holds {} bytes, the record says {}", self.uri(), bytes.len(), self.bytes));
+            return Err(format!(
+                "{} holds {} bytes, the record says {}",
+                self.uri(),
+                bytes.len(),
+                self.bytes
+            ));
         }
         let sha256 = hex::encode(sha2::Sha256::digest(bytes));
         if sha256 != self.sha256 {
-            return Err(format!("{} has SHA-256 {sha256}, the record says {}", self.uri(), self.sha256));
+            return Err(format!(
+                "{} has SHA-256 {sha256}, the record says {}",
+                self.uri(),
+                self.sha256
+            ));
         }
         Ok(())
     }

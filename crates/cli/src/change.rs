@@ -70,8 +70,11 @@ pub async fn replay(
     }
     let mover = mover_for(source).await?;
     let operator = operator(sts).await?;
-    let matching =
-        if wants_count(change.yes) { Some(count_matching(&headers(source), filter).await?) } else { None };
+    let matching = if wants_count(change.yes) {
+        Some(count_matching(&headers(source), filter).await?)
+    } else {
+        None
+    };
     let rate =
         args.rate.map_or("as fast as SQS accepts".to_owned(), |r| format!("{r} message(s)/s"));
     let how_many = how_many(matching, args.limit);
@@ -170,8 +173,11 @@ pub async fn discard(
     require_consent(change.yes)?;
     let (visible, _) = source.counts().await?;
     let operator = operator(sts).await?;
-    let matching =
-        if wants_count(change.yes) { Some(count_matching(&headers(source), filter).await?) } else { None };
+    let matching = if wants_count(change.yes) {
+        Some(count_matching(&headers(source), filter).await?)
+    } else {
+        None
+    };
     let how_many = how_many(matching, limit);
     confirm(
         change.yes,

@@ -245,7 +245,8 @@ fn block(entry: &Entry, now: Timestamp) -> String {
         detail = printable(entry.error_detail.as_deref().unwrap_or("-"), 300),
         body = match (&entry.body, &entry.body_object) {
             (Some(body), _) => printable(body, 300),
-            (None, Some(object)) => format!("({} bytes in {})", object.bytes, printable(&object.uri(), 200)),
+            (None, Some(object)) =>
+                format!("({} bytes in {})", object.bytes, printable(&object.uri(), 200)),
             (None, None) => "-".to_owned(),
         },
     )

@@ -64,9 +64,11 @@ impl Objects {
                 ));
             }
         };
-        let bytes = output.body.collect().await.map_err(|e| {
-            format!("{} could not be read to its end: {e}", object.uri())
-        })?;
+        let bytes = output
+            .body
+            .collect()
+            .await
+            .map_err(|e| format!("{} could not be read to its end: {e}", object.uri()))?;
         let bytes = bytes.into_bytes();
         object.check(&bytes)?;
         String::from_utf8(bytes.to_vec())
@@ -78,9 +80,9 @@ impl Objects {
         let deletes = objects.iter().map(|object| async move {
             let deleted =
                 self.s3.delete_object().bucket(&object.bucket).key(&object.key).send().await;
-            deleted.map(drop).map_err(|error| {
-                explain_sdk(&aws_sdk_s3::Error::from(error), "DeleteObject")
-            })
+            deleted
+                .map(drop)
+                .map_err(|error| explain_sdk(&aws_sdk_s3::Error::from(error), "DeleteObject"))
         });
         join_all(deletes).await
     }

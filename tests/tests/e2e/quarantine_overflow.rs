@@ -305,10 +305,8 @@ async fn a_missing_or_altered_object_is_reported_and_nothing_is_replayed() {
     assert!(discarded.status.success(), "{}", stderr(&discarded));
     assert_eq!(o.aws.counts(&o.quarantine_url).await.unwrap(), (0, 0));
     assert_eq!(o.aws.object(&o.bucket, &key_of("changed-1")).await.unwrap(), None);
-    let results: Vec<String> = audit_lines(&audit)[2..]
-        .iter()
-        .map(|l| l["result"].as_str().unwrap().to_owned())
-        .collect();
+    let results: Vec<String> =
+        audit_lines(&audit)[2..].iter().map(|l| l["result"].as_str().unwrap().to_owned()).collect();
     assert_eq!(results.iter().filter(|r| *r == "discarded").count(), 2, "{results:?}");
     assert_eq!(results.iter().filter(|r| *r == "object_deleted").count(), 2, "{results:?}");
 }

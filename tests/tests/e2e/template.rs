@@ -472,7 +472,11 @@ fn the_operator_policy_holds_exactly_what_the_cli_calls_apart_from_the_runtime_r
                 if format!("{:?}", statement["Resource"]).contains("QuarantineQueue") {
                     assert_eq!(
                         format!("{:?}", statement["Action"]),
-                        format!("{:?}", serde_yaml::to_value(["sqs:SendMessage", "sqs:GetQueueAttributes"]).unwrap()),
+                        format!(
+                            "{:?}",
+                            serde_yaml::to_value(["sqs:SendMessage", "sqs:GetQueueAttributes"])
+                                .unwrap()
+                        ),
                         "{runtime}"
                     );
                 }

@@ -15,7 +15,8 @@ fn the_bucket_is_private_encrypted_unversioned_and_outlives_its_records() {
     let template = template();
     let bucket = resource(&template, "QuarantineOverflowBucket");
     let block = &bucket["PublicAccessBlockConfiguration"];
-    for setting in ["BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"]
+    for setting in
+        ["BlockPublicAcls", "BlockPublicPolicy", "IgnorePublicAcls", "RestrictPublicBuckets"]
     {
         assert_eq!(block[setting], true, "{setting}");
     }

@@ -1,7 +1,7 @@
 use std::sync::{Arc, OnceLock};
 
-use crate::quarantine::{QuarantineError, QuarantineStore};
 use crate::quarantine::{MAX_BATCH_BYTES, QuarantineRecord, plan_batches};
+use crate::quarantine::{QuarantineError, QuarantineStore};
 #[cfg(feature = "s3-overflow")]
 use crate::sqs::S3Overflow;
 use aws_sdk_sqs::Client;
@@ -68,9 +68,9 @@ impl SqsQuarantine {
             .queue_url(self.queue.url())
             .attribute_names(QueueAttributeName::MaximumMessageSize)
             .send();
-        let output = Box::pin(read)
-            .await
-            .map_err(|e| QuarantineError::Limit(Arc::new(ApiError::new("GetQueueAttributes", e))))?;
+        let output = Box::pin(read).await.map_err(|e| {
+            QuarantineError::Limit(Arc::new(ApiError::new("GetQueueAttributes", e)))
+        })?;
         let limit = output
             .attributes()
             .and_then(|all| all.get(&QueueAttributeName::MaximumMessageSize))

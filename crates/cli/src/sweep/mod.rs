@@ -18,10 +18,10 @@ use crate::entry::Entry;
 use crate::error::CliError;
 use crate::filter::Filter;
 use crate::objects::Objects;
-use backpressure_batch::quarantine::BodyObject;
 use crate::pace::Pacer;
 use crate::queue::Queue;
 use crate::rotate::{Mover, Stuck};
+use backpressure_batch::quarantine::BodyObject;
 
 mod act;
 mod decide;
