@@ -176,6 +176,17 @@ large_event() {
   LAMBDA_HOST_QUIET=1 "$release/bench-large-event" --runs 3 --out "$out/large-event.json" -- "$release/batch-consumer"
 }
 
+# One quarantine record through S3 against one that fits its queue: time per store call and bytes.
+overflow() {
+  if [ -z "${AWS_ENDPOINT_URL_SQS:-}" ]; then
+    cargo build --release -p sqs-backpressure-bench --bin bench-overflow
+    scripts/emulators.sh install
+    exec scripts/emulators.sh run -- "$0" overflow
+  fi
+  log "quarantine records through S3: time per store call, bytes to SQS and S3"
+  "$release/bench-overflow" --runs 20 --out "$out/overflow.json"
+}
+
 # sqs-worker next to a plain boto3 long-poll worker, both draining moto into nginx, and
 # moto's own ceiling; then sqs-worker holding 1,000 messages at once (peak RSS).
 worker() {
@@ -308,6 +319,7 @@ case "${1:-all}" in
     "$0" worker
     "$0" idempotency
     "$0" large-event
+    "$0" overflow
     "$0" replay
     "$0" fifo-scan
     size
@@ -320,10 +332,11 @@ case "${1:-all}" in
   worker) install_tools; worker ;;
   idempotency) idempotency ;;
   large-event) large_event ;;
+  overflow) overflow ;;
   replay) replay ;;
   fifo-scan) fifo_scan ;;
   size) size ;;
   profile) install_tools; profile ;;
   report) report ;;
-  *) echo "usage: $0 [all|consumer|engine|publisher|worker|replay|fifo-scan|size|profile|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|consumer|engine|publisher|worker|idempotency|large-event|overflow|replay|fifo-scan|size|profile|report]" >&2; exit 2 ;;
 esac

@@ -95,6 +95,15 @@ pub fn render(path: &Path, trails: &BTreeMap<String, QueueTrail>) -> String {
             "  {} message(s): moved {}, deleted on resume {}, discarded {}, failed {} (lines)",
             t.messages, t.moved, t.deleted_on_resume, t.discarded, t.failed
         );
+        let objects = |result: &str| t.by_result.get(result).copied().unwrap_or(0);
+        let (deleted, kept) = (objects("object_deleted"), objects("object_delete_failed"));
+        if deleted + kept > 0 {
+            let _ = writeln!(
+                out,
+                "  bodies kept in S3: {deleted} object(s) deleted, {kept} not deleted (left to the \
+                 bucket's lifecycle rule)"
+            );
+        }
         let _ = writeln!(out, "  first {}, last {}", t.first, t.last);
         let operators: Vec<String> = t.operators.iter().map(|o| printable(o, 200)).collect();
         let _ = writeln!(out, "  by {}", operators.join(", "));

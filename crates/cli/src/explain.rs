@@ -52,8 +52,10 @@ pub fn explain(
         .iter()
         .any(|s| lower.contains(s))
     {
+        let service = if is_s3(operation) { "S3" } else { "SQS" };
         return format!(
-            "could not reach SQS: {cause} (check --endpoint-url or AWS_ENDPOINT_URL_SQS, and the network)"
+            "could not reach {service}: {cause} (check --endpoint-url or AWS_ENDPOINT_URL_{service}, \
+             and the network)"
         );
     }
     cause

@@ -24,7 +24,8 @@ async fn main() -> ExitCode {
     match outcome {
         Ok(Finish::Failures(count)) => {
             eprintln!(
-                "{count} message(s) could not be handled and are still on the queue (see the audit file)"
+                "{count} message(s) could not be handled and are still on the queue (the audit \
+                 file says why; a dry run, which writes none, said why above)"
             );
             ExitCode::FAILURE
         }

@@ -62,8 +62,11 @@ fn cases() -> Vec<(Value, Expect)> {
     vec![
         (record("huge-ok", json!(work(&[("pad", json!("x".repeat(200_000)))]))), Expect::Done),
         (record("huge-poison", json!("x".repeat(200_000))), Expect::Quarantined),
-        // Larger than the quarantine queue accepts: retried, so it reaches the DLQ.
-        (record("too-large-poison", json!("y".repeat(300_000))), Expect::Retried),
+        // Above the default 256 KiB, within the quarantine queue's own 1 MiB (read from it).
+        (record("large-poison", json!("y".repeat(300_000))), Expect::Quarantined),
+        // As large as SQS allows: no record with it fits any quarantine queue, and without
+        // QUARANTINE_OVERFLOW_BUCKET it is retried, so it reaches the DLQ.
+        (record("too-large-poison", json!("y".repeat(1_048_576))), Expect::Retried),
         // Valid JSON however deep: the payload is skipped without recursion and passed on.
         (
             record(

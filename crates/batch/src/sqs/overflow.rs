@@ -54,7 +54,11 @@ impl S3Overflow {
             .send()
             .await;
         match written {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                tracing::info!(object = %object.uri(), bytes = object.bytes,
+                               "the quarantine record's body is kept in S3: too large for the queue");
+                Ok(())
+            }
             Err(error) => Err(QuarantineError::Overflow {
                 uri: object.uri(),
                 source: Arc::new(ApiError::new("PutObject", error)),
