@@ -27,5 +27,6 @@ mod worker_cli;
 mod worker_drain;
 mod worker_faults;
 mod worker_hostile_input;
+mod worker_overflow;
 mod worker_setup;
 mod worker_signing;
