@@ -30,7 +30,7 @@ async fn a_record_too_large_for_the_queue_keeps_its_body_in_s3(sqs: Sqs) {
     let bucket = unique("worker-overflow").to_lowercase();
     setup.aws.create_bucket(&bucket).await.unwrap();
     let poison = format!("not json {}", "é".repeat(150_000));
-    setup.send(&[poison.clone()]).await;
+    setup.send(std::slice::from_ref(&poison)).await;
     let endpoint = sqs.endpoint().unwrap();
     let env = [
         ("AWS_ENDPOINT_URL_SQS", endpoint.as_str()),
