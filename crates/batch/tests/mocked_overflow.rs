@@ -55,9 +55,12 @@ fn sends() -> (Rule, Arc<Mutex<Vec<String>>>) {
     (rule, bodies)
 }
 
-/// The keys and checksums `PutObject` was given, and a rule that accepts them or fails them all.
-fn puts(fail: bool) -> (Rule, Arc<Mutex<Vec<(String, String)>>>) {
-    let seen: Arc<Mutex<Vec<(String, String)>>> = Arc::default();
+/// Each `PutObject`'s key and SHA-256 checksum, in order.
+type Puts = Arc<Mutex<Vec<(String, String)>>>;
+
+/// The puts seen, and a rule that accepts them or fails them all.
+fn puts(fail: bool) -> (Rule, Puts) {
+    let seen: Puts = Arc::default();
     let log = seen.clone();
     let matching = mock!(aws_sdk_s3::Client::put_object).match_requests(move |input| {
         let key = input.key().unwrap_or_default().to_owned();
