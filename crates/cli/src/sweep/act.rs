@@ -264,7 +264,7 @@ impl Sweep<'_> {
         destination: Option<&str>,
         reason: String,
     ) -> Result<(), CliError> {
-        tracing::warn!(queue_message_id = %entry.queue_message_id, %reason, "not replayed");
+        tracing::warn!(queue_message_id = %entry.queue_message_id, original_message_id = %entry.original_message_id, %reason, "not replayed");
         self.hold(&[entry]);
         self.with_state(|s| s.tally.failed += 1);
         let mut line = self.line(entry, destination, &audit::now());
