@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Local AWS emulation for tests and the demo, on loopback only.
 #   scripts/emulators.sh install        pinned emulators into .venv/
-#   scripts/emulators.sh start | stop   moto_server (SQS, ECS, STS, DynamoDB) and LocalStack (CloudWatch, SQS)
+#   scripts/emulators.sh start | stop   moto_server (SQS, ECS, STS, DynamoDB, S3) and LocalStack (CloudWatch, SQS)
 #   scripts/emulators.sh run -- CMD...  start, run CMD with the SDK routed to them, stop (always)
 # The SDK is routed with the standard AWS_ENDPOINT_URL_<SERVICE> variables, written to
 # .emulators/env for anything that wants to source them. SQS and STS are routed to moto;
@@ -56,7 +56,7 @@ start() {
   moto_port=$(free_port)
   localstack_port=$(free_port)
 
-  log "starting moto_server (SQS, ECS, STS, DynamoDB) on 127.0.0.1:$moto_port"
+  log "starting moto_server (SQS, ECS, STS, DynamoDB, S3) on 127.0.0.1:$moto_port"
   setsid "$venv/bin/moto_server" -H 127.0.0.1 -p "$moto_port" >"$state/moto.log" 2>&1 &
   echo $! >"$state/moto.pid"
 
