@@ -76,7 +76,8 @@ async fn main() -> Result<(), BoxError> {
                 return Err(format!("{name}: {error}").into());
             }
             let sent = if overflow {
-                QuarantineRecord { body: None, ..record.clone() }
+                let object = S3Overflow::new(aws.s3.clone(), &bucket, "").object_for(&record);
+                QuarantineRecord { body: None, body_object: Some(object), ..record.clone() }
             } else {
                 record.clone()
             };
@@ -85,7 +86,7 @@ async fn main() -> Result<(), BoxError> {
         report.push(json!({
             "case": name,
             "body_bytes": bytes,
-            "sqs_record_bytes_about": record_bytes,
+            "sqs_record_bytes": record_bytes,
             "s3_object_bytes": if overflow { bytes } else { 0 },
             "store_ms": summary(&ms),
         }));
