@@ -120,14 +120,24 @@ where
     let Some((config, processor)) = startup::init(load) else { return ExitCode::FAILURE };
     let sdk = startup::sdk_config(config.api_call_timeout).await;
     let sqs = aws_sdk_sqs::Client::new(&sdk);
-    let mut builder = BatchProcessor::builder(processor)
-        .sqs(sqs, &config)
-        .handler_version(startup::handler_version(name, version));
-    // The quarantine queue's MaximumMessageSize is read at the first quarantine
-    // write, not here: a cold start makes no call it does not need.
+    let mut quarantine = config.sqs_quarantine(sqs.clone());
     if let Some(overflow) = config.s3_overflow(aws_sdk_s3::Client::new(&sdk)) {
-        builder = builder.s3_overflow(overflow);
+        quarantine = quarantine.overflow(overflow);
     }
+    // The quarantine queue's MaximumMessageSize is read while the runtime waits for
+    // its first event, so the init does not wait for it; a read that fails (or is
+    // frozen with the environment) is made again before the first record is written.
+    let reading = quarantine.clone();
+    tokio::spawn(async move {
+        if let Err(error) = reading.max_message_bytes().await {
+            warn!(error = %error_chain(&error), "cannot read the quarantine queue yet: read again before the first record");
+        }
+    });
+    let builder = BatchProcessor::builder(processor)
+        .quarantine(quarantine)
+        .visibility(crate::sqs::SqsVisibility::new(sqs))
+        .config(&config)
+        .handler_version(startup::handler_version(name, version));
     // A claim lasts until the invocation's deadline: nothing to renew.
     let built = match &config.idempotency {
         Some(idempotency) => {
