@@ -98,6 +98,15 @@ impl Overflow {
         (output, lines)
     }
 
+    /// Every record replayed to the work queue with the CLI, and its audit file.
+    async fn replay(&self) -> (std::process::Output, std::path::PathBuf) {
+        let audit = temp_path("audit.jsonl");
+        let args = ["replay", "--queue-url", &self.quarantine_url, "--to", &self.work_url];
+        let output =
+            cli(&[&args[..], &["--yes", "--audit", audit.to_str().unwrap()]].concat()).await;
+        (output, audit)
+    }
+
     /// The raw quarantine records (the SQS bodies), without the CLI.
     async fn records(&self, expected: usize) -> Vec<Value> {
         let messages = self.aws.receive_all(&self.quarantine_url, expected).await.unwrap();
@@ -150,18 +159,7 @@ async fn quarantined_through_s3_and_replayed(quarantine_max: u32, body_bytes: us
     assert!(exported.status.success(), "{}", stderr(&exported));
     assert_eq!(lines[0]["body"].as_str(), Some(body.as_str()), "export reads the object");
 
-    let audit = temp_path("audit.jsonl");
-    let replayed = cli(&[
-        "replay",
-        "--queue-url",
-        &o.quarantine_url,
-        "--to",
-        &o.work_url,
-        "--yes",
-        "--audit",
-        audit.to_str().unwrap(),
-    ])
-    .await;
+    let (replayed, audit) = o.replay().await;
     assert!(replayed.status.success(), "{}\n{}", stdout(&replayed), stderr(&replayed));
     let arrived = o.aws.receive_all(&o.work_url, 1).await.unwrap();
     assert_eq!(arrived.len(), 1);
@@ -268,18 +266,7 @@ async fn a_missing_or_altered_object_is_reported_and_nothing_is_replayed() {
     let changed = lines.iter().find(|l| l["originalMessageId"] == "changed-1").unwrap();
     assert!(changed["bodyProblem"].as_str().unwrap().contains("SHA-256"), "{changed}");
 
-    let audit = temp_path("audit.jsonl");
-    let replayed = cli(&[
-        "replay",
-        "--queue-url",
-        &o.quarantine_url,
-        "--to",
-        &o.work_url,
-        "--yes",
-        "--audit",
-        audit.to_str().unwrap(),
-    ])
-    .await;
+    let (replayed, audit) = o.replay().await;
     assert_eq!(replayed.status.code(), Some(1), "{}", stderr(&replayed));
     assert!(stderr(&replayed).contains("failed=2"), "{}", stderr(&replayed));
     assert_eq!(o.aws.counts(&o.work_url).await.unwrap(), (0, 0), "nothing was replayed");
