@@ -59,9 +59,13 @@ pub struct ScenarioArgs {
     /// Built-in traces to run (repeatable); all of them unless --csv is given.
     #[arg(long = "trace", value_enum)]
     pub traces: Vec<BuiltIn>,
-    /// A trace of your own: `timestamp,arrivals` rows (e.g. CloudWatch's NumberOfMessagesSent).
+    /// A trace of your own: `timestamp,arrivals` rows (e.g. CloudWatch's NumberOfMessagesSent;
+    /// docs/capacity-planner.md).
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Seconds each CSV row counts; unset, the shortest gap between two rows.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub period_seconds: Option<u64>,
     /// Tasks running at the start of a CSV trace.
     #[arg(long, default_value_t = 0)]
     pub initial_tasks: u64,
@@ -238,9 +242,20 @@ impl ScenarioArgs {
             let text = std::fs::read_to_string(path).map_err(read)?;
             let name =
                 path.file_stem().map_or("csv".into(), |stem| stem.to_string_lossy().into_owned());
-            let trace = crate::trace::parse_csv(&name, &text)
+            let parsed = crate::trace::parse_csv(&name, &text, self.period_seconds)
                 .map_err(|source| ArgsError::Csv { path: path.clone(), source })?;
-            traces.push((trace, self.initial_tasks));
+            if parsed.missing_periods > 0 {
+                // Said once, here, where the file is read: the tables count what is simulated.
+                eprintln!(
+                    "--csv {}: {} of the trace's {}-second periods had no row and are taken as no \
+                     arrivals (CloudWatch leaves out periods without data; {} rows read)",
+                    path.display(),
+                    parsed.missing_periods,
+                    parsed.period,
+                    parsed.rows
+                );
+            }
+            traces.push((parsed.trace, self.initial_tasks));
         }
         let builtins = if self.traces.is_empty() && self.csv.is_none() {
             BuiltIn::ALL.to_vec()

@@ -7,6 +7,7 @@
 pub mod args;
 pub mod autoscaling;
 pub mod cloudwatch;
+pub mod csv_trace;
 pub mod fleet;
 pub mod plot;
 pub mod policy;

@@ -13,10 +13,16 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) if is_broken_pipe(error.as_ref()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("simulate: {error}");
+            let mut said = error.to_string();
+            eprintln!("simulate: {said}");
             let mut source = error.source();
             while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
+                // A cause the message already quotes (`--csv FILE: line 7: …`) is said once.
+                let text = cause.to_string();
+                if !said.contains(&text) {
+                    eprintln!("  caused by: {text}");
+                }
+                said = text;
                 source = cause.source();
             }
             ExitCode::FAILURE

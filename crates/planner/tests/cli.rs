@@ -99,6 +99,34 @@ fn a_csv_trace_is_simulated_and_a_bad_one_is_refused_with_its_line() {
         simulate(&["compare", "--csv", bad.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr(&output).contains("line 2: arrivals \"five\""), "{}", stderr(&output));
+    assert_eq!(stderr(&output).matches("line 2").count(), 1, "said once: {}", stderr(&output));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_cloudwatch_export_with_missing_periods_is_no_arrivals_said_once() {
+    let dir = scratch("gaps");
+    let gaps = dir.join("gaps.csv");
+    let rows = "\"Timestamp\",\"Sum\"\n2026-11-30 00:00:00,10\n2026-11-30 00:05:00,10\n\
+                2026-11-30 05:00:00,2\n";
+    std::fs::write(&gaps, rows).unwrap();
+    let output =
+        simulate(&["compare", "--csv", gaps.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let note = format!(
+        "--csv {}: 58 of the trace's 300-second periods had no row and are taken as no arrivals",
+        gaps.display()
+    );
+    assert_eq!(stderr(&output).matches(&note).count(), 1, "{}", stderr(&output));
+    assert!(stdout(&output).contains("22 messages over 305 min"), "{}", stdout(&output));
+
+    let columns = dir.join("columns.csv");
+    std::fs::write(&columns, "0,1\n60,1\n120,1\n180,1\n240,1\n300,1\n360,1,2\n").unwrap();
+    let output =
+        simulate(&["compare", "--csv", columns.to_str().unwrap(), "--out", dir.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let said = "line 7: expected 2 columns (timestamp,arrivals), got 3";
+    assert_eq!(stderr(&output).matches(said).count(), 1, "{}", stderr(&output));
     std::fs::remove_dir_all(dir).unwrap();
 }
 
