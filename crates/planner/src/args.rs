@@ -32,6 +32,9 @@ pub enum Command {
         /// Directory for the pictures (one SVG per trace).
         #[arg(long, default_value = "target/simulate")]
         out: PathBuf,
+        /// One JSON object per trace on stdout, one line each, instead of the tables.
+        #[arg(long)]
+        json: bool,
     },
     /// The cheapest TargetBacklogPerTask and MinTasks for our policy that
     /// meet the SLO on each trace.
@@ -39,6 +42,9 @@ pub enum Command {
         /// The settings (the target and min tasks given are ignored: searched).
         #[command(flatten)]
         scenario: ScenarioArgs,
+        /// One JSON object per trace on stdout, one line each, instead of the tables.
+        #[arg(long)]
+        json: bool,
     },
 }
 

@@ -38,22 +38,47 @@ fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
 fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let mut w = io::stdout().lock();
     match cli.command {
-        Command::Compare { scenario, out } => {
+        Command::Compare { scenario, out, json } => {
             let scenarios = scenario.scenarios()?;
             std::fs::create_dir_all(&out).map_err(|e| format!("--out {}: {e}", out.display()))?;
             for scenario in &scenarios {
                 let outcomes: Vec<_> =
                     Policy::ALL.iter().map(|&policy| run(scenario, policy)).collect();
-                write!(w, "{}", report::comparison(scenario, &outcomes))?;
                 let path = out.join(format!("{}.svg", scenario.trace.name));
                 plot::write(&path, &scenario.trace.name, &outcomes)?;
+                if json {
+                    let quantile = scenario.slo.quantile;
+                    let rows = outcomes
+                        .iter()
+                        .map(|o| report::json_row(o, &scenario.scaling, quantile))
+                        .collect();
+                    writeln!(w, "{}", report::json_trace(scenario, rows))?;
+                    continue;
+                }
+                write!(w, "{}", report::comparison(scenario, &outcomes))?;
                 writeln!(w, "picture: {}\n", path.display())?;
             }
         }
-        Command::Recommend { scenario } => {
+        Command::Recommend { scenario, json } => {
             for scenario in scenario.scenarios()? {
                 let found = recommend::search(&scenario);
                 let slo = scenario.slo;
+                if json {
+                    let shown = found.best.as_ref().or(found.closest.as_ref());
+                    let rows = shown
+                        .map(|c| {
+                            let mut scaling = scenario.scaling;
+                            scaling.target = c.target;
+                            scaling.min_tasks = c.min_tasks;
+                            vec![report::json_row(&c.outcome, &scaling, slo.quantile)]
+                        })
+                        .unwrap_or_default();
+                    let mut line = report::json_trace(&scenario, rows);
+                    line["settings_tried"] = found.tried.into();
+                    line["met"] = found.best.is_some().into();
+                    writeln!(w, "{line}")?;
+                    continue;
+                }
                 writeln!(
                     w,
                     "### {}: {} settings tried (TargetBacklogPerTask × MinTasks ≤ {}), SLO {:.0} % ≤ {} s",

@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use crate::autoscaling::ScalingConfig;
 use crate::policy::Policy;
 use crate::sim::Scenario;
 use crate::stats::Outcome;
@@ -152,4 +153,34 @@ pub fn verdict(outcomes: &[Outcome], quantile: f64) -> String {
             cheaper.join(", ")
         )
     }
+}
+
+/// One run as a row of the JSON output: the policy, the setting it ran at,
+/// and what it did.
+pub fn json_row(outcome: &Outcome, scaling: &ScalingConfig, quantile: f64) -> serde_json::Value {
+    serde_json::json!({
+        "policy": outcome.policy.label(),
+        "target": scaling.target.get(),
+        "min_tasks": scaling.min_tasks,
+        "max_tasks": scaling.max_tasks,
+        "slo_met": outcome.meets_slo(quantile),
+        "task_minutes": outcome.task_minutes(),
+        "p50_wait_s": outcome.waits.quantile(0.5),
+        "p99_wait_s": outcome.waits.quantile(0.99),
+        "actions": outcome.actions.len(),
+        "reversals": outcome.direction_changes(),
+        "late": outcome.slo_misses(),
+        "left": outcome.left,
+    })
+}
+
+/// One trace's runs as one JSON object (one line of `--json`).
+pub fn json_trace(scenario: &Scenario, rows: Vec<serde_json::Value>) -> serde_json::Value {
+    serde_json::json!({
+        "trace": scenario.trace.name,
+        "messages": scenario.trace.total(),
+        "slo_seconds": scenario.slo.latency_seconds,
+        "slo_quantile": scenario.slo.quantile,
+        "rows": rows,
+    })
 }

@@ -252,3 +252,47 @@ fn every_model_setting_is_accepted_as_the_docs_spell_it() {
     assert!(text.contains("SLO: 95 % wait ≤ 60 s"), "{text}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn json_is_one_object_per_trace_with_every_run_and_its_setting() {
+    let dir = scratch("json");
+    let out = dir.to_str().unwrap();
+    let traces = ["--trace", "burst-from-idle", "--trace", "steady"];
+    let output = simulate(&[&["compare", "--json", "--out", out][..], &traces[..]].concat());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let lines: Vec<serde_json::Value> =
+        stdout(&output).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "one line per trace");
+    assert_eq!(lines[0]["trace"], "burst-from-idle");
+    assert_eq!(lines[0]["slo_seconds"], 300);
+    assert!(lines[0]["messages"].as_u64().unwrap() > 0);
+    let rows = lines[0]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6, "every policy");
+    for key in [
+        "policy",
+        "target",
+        "min_tasks",
+        "max_tasks",
+        "slo_met",
+        "task_minutes",
+        "p50_wait_s",
+        "p99_wait_s",
+        "actions",
+        "reversals",
+        "late",
+        "left",
+    ] {
+        assert!(rows.iter().all(|r| r.get(key).is_some()), "{key} in every row");
+    }
+    assert_eq!(rows[0]["policy"], "ours (template)");
+    assert_eq!(rows[0]["target"], 100.0);
+
+    let output = simulate(&["recommend", "--json", "--trace", "burst-from-idle"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let line: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(line["trace"], "burst-from-idle");
+    assert_eq!(line["rows"].as_array().unwrap().len(), 1, "the recommendation");
+    assert_eq!(line["met"], line["rows"][0]["slo_met"]);
+    assert!(line["settings_tried"].as_u64().unwrap() > 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
