@@ -7,6 +7,7 @@ use backlog_publisher::backlog::{BacklogIncludes, BacklogPolicy, TaskCountMode};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::autoscaling::ZeroCapacity;
+use crate::defaults;
 use crate::random::ServiceTime;
 use crate::sim::Scenario;
 use crate::trace::{BuiltIn, Trace};
@@ -39,13 +40,35 @@ pub enum Command {
     /// The cheapest TargetBacklogPerTask and MinTasks for our policy that
     /// meet the SLO on each trace.
     Recommend {
-        /// The settings (the target and min tasks given are ignored: searched).
+        /// The settings (--target and --min-tasks are what is searched: give neither).
         #[command(flatten)]
         scenario: ScenarioArgs,
+        /// Seeds each setting runs on; it must meet the SLO on every one.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=50))]
+        seeds: u32,
+        /// The SLO quantile's wait must stay within this fraction of the SLO (0.1–1).
+        #[arg(long, default_value_t = 0.8, value_parser = margin)]
+        margin: f64,
+        /// Print every setting tried, with what it did.
+        #[arg(long)]
+        verbose: bool,
+        /// Directory for the picture of each recommended run.
+        #[arg(long, default_value = "target/simulate")]
+        out: PathBuf,
         /// One JSON object per trace on stdout, one line each, instead of the tables.
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `--margin`: a fraction of the SLO from 0.1 to 1.
+fn margin(text: &str) -> Result<f64, String> {
+    let value: f64 = text.parse().map_err(|_| format!("{text:?} is not a number"))?;
+    if (0.1..=1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!("{value} is not a fraction of the SLO from 0.1 to 1"))
+    }
 }
 
 /// The service-time distribution.
@@ -79,13 +102,13 @@ pub struct ScenarioArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// TargetBacklogPerTask.
-    #[arg(long, default_value_t = 100.0)]
+    #[arg(long, default_value_t = defaults::TARGET)]
     pub target: f64,
     /// MinTasks.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = defaults::MIN_TASKS)]
     pub min_tasks: u64,
     /// MaxTasks.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=5_000))]
+    #[arg(long, default_value_t = defaults::MAX_TASKS, value_parser = clap::value_parser!(u64).range(1..=5_000))]
     pub max_tasks: u64,
     /// Latency SLO: longest acceptable wait, seconds.
     #[arg(long, default_value_t = 300)]
@@ -100,28 +123,28 @@ pub struct ScenarioArgs {
     #[arg(long, value_enum, default_value_t = Distribution::Exponential)]
     pub service_distribution: Distribution,
     /// Messages one task processes at once.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    #[arg(long, default_value_t = defaults::SLOTS, value_parser = clap::value_parser!(u32).range(1..=1_000))]
     pub slots: u32,
     /// Mean task start-up, seconds (Fargate: 57).
     #[arg(long, default_value_t = 57.0)]
     pub startup_seconds: f64,
     /// Seconds a stopping task may drain; 0 stops it at once.
-    #[arg(long, default_value_t = 90)]
+    #[arg(long, default_value_t = defaults::DRAIN_SECONDS)]
     pub drain_seconds: u64,
     /// Scale-in picks busy tasks as readily as idle ones (no scale-in protection).
     #[arg(long)]
     pub no_protection: bool,
     /// The queue's VisibilityTimeout, seconds.
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=43_200))]
+    #[arg(long, default_value_t = defaults::VISIBILITY_TIMEOUT, value_parser = clap::value_parser!(u64).range(0..=43_200))]
     pub visibility_timeout: u64,
     /// The redrive policy's maxReceiveCount.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u16).range(1..=1_000))]
+    #[arg(long, default_value_t = defaults::MAX_RECEIVE_COUNT, value_parser = clap::value_parser!(u16).range(1..=1_000))]
     pub max_receive_count: u16,
     /// Fraction of poison messages (fail until the DLQ takes them).
     #[arg(long, default_value_t = 0.0)]
     pub poison_fraction: f64,
     /// The publisher's schedule, seconds (EventBridge: 60 at least).
-    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(60..=86_400))]
+    #[arg(long, default_value_t = defaults::SCHEDULE_SECONDS, value_parser = clap::value_parser!(u64).range(60..=86_400))]
     pub schedule_seconds: u64,
     /// Seconds from PutMetricData until the alarms read a datapoint.
     #[arg(long, default_value_t = 30)]

@@ -125,7 +125,8 @@ impl Scaler {
         // https://docs.aws.amazon.com/autoscaling/application/userguide/application-auto-scaling-step-scaling-policies.html).
         // ChangeInCapacity +1 adds a task whatever the current capacity.
         let step_ready = self.last_step.is_none_or(|last| now >= last + cfg.step_cooldown);
-        let step_out = (eval.wake_up && step_ready).then_some(self.desired + 1);
+        let step_out =
+            (eval.wake_up && step_ready).then_some(self.desired + crate::defaults::WAKE_UP_STEP);
         let out = tracking_out.max(step_out).map(|capacity| capacity.min(cfg.max_tasks));
         if let Some(to) = out.filter(|&to| to > self.desired) {
             if step_out.is_some_and(|step| step >= tracking_out.unwrap_or(0)) {

@@ -8,6 +8,7 @@ pub mod args;
 pub mod autoscaling;
 pub mod cloudwatch;
 pub mod csv_trace;
+pub mod defaults;
 pub mod fleet;
 pub mod plot;
 pub mod policy;

@@ -6,10 +6,13 @@ use std::process::ExitCode;
 
 use capacity_planner::args::{Cli, Command};
 use capacity_planner::{Policy, plot, recommend, report, run};
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
-    match execute(Cli::parse()) {
+    let matches = Cli::command().get_matches();
+    refuse_searched_flags(&matches);
+    let outcome = Cli::from_arg_matches(&matches).map_err(Into::into).and_then(execute);
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) if is_broken_pipe(error.as_ref()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -26,6 +29,22 @@ fn main() -> ExitCode {
                 source = cause.source();
             }
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// `recommend` searches `--target` and `--min-tasks`: given, they would be
+/// ignored, so they are refused as a usage error (exit 2).
+fn refuse_searched_flags(matches: &clap::ArgMatches) {
+    let Some(recommend) = matches.subcommand_matches("recommend") else { return };
+    for flag in ["target", "min_tasks"] {
+        if recommend.value_source(flag) == Some(clap::parser::ValueSource::CommandLine) {
+            let flag = flag.replace('_', "-");
+            let message = format!(
+                "recommend searches --{flag} itself (--verbose lists the grid): give it to \
+                 `simulate compare` instead"
+            );
+            Cli::command().error(clap::error::ErrorKind::ArgumentConflict, message).exit();
         }
     }
 }
@@ -59,50 +78,43 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 writeln!(w, "picture: {}\n", path.display())?;
             }
         }
-        Command::Recommend { scenario, json } => {
+        Command::Recommend { scenario, seeds, margin, verbose, out, json } => {
+            std::fs::create_dir_all(&out).map_err(|e| format!("--out {}: {e}", out.display()))?;
+            let robustness = recommend::Robustness { seeds, margin };
             for scenario in scenario.scenarios()? {
-                let found = recommend::search(&scenario);
-                let slo = scenario.slo;
+                let found = recommend::search(&scenario, robustness);
+                let shown = found.best.as_ref().or(found.closest.as_ref());
+                if let Some(shown) = shown {
+                    let path = out.join(format!("{}-recommended.svg", scenario.trace.name));
+                    let title = format!(
+                        "{}: TargetBacklogPerTask={} MinTasks={}",
+                        scenario.trace.name,
+                        shown.target.get(),
+                        shown.min_tasks
+                    );
+                    plot::write(&path, &title, std::slice::from_ref(&shown.outcome))?;
+                }
                 if json {
-                    let shown = found.best.as_ref().or(found.closest.as_ref());
                     let rows = shown
                         .map(|c| {
                             let mut scaling = scenario.scaling;
                             scaling.target = c.target;
                             scaling.min_tasks = c.min_tasks;
-                            vec![report::json_row(&c.outcome, &scaling, slo.quantile)]
+                            vec![report::json_row(&c.outcome, &scaling, scenario.slo.quantile)]
                         })
                         .unwrap_or_default();
                     let mut line = report::json_trace(&scenario, rows);
                     line["settings_tried"] = found.tried.into();
+                    line["seeds"] = seeds.into();
                     line["met"] = found.best.is_some().into();
                     writeln!(w, "{line}")?;
                     continue;
                 }
-                writeln!(
-                    w,
-                    "### {}: {} settings tried (TargetBacklogPerTask × MinTasks ≤ {}), SLO {:.0} % ≤ {} s",
-                    scenario.trace.name,
-                    found.tried,
-                    scenario.scaling.max_tasks,
-                    slo.quantile * 100.0,
-                    slo.latency_seconds
-                )?;
-                let (verdict, shown) = match (&found.best, &found.closest) {
-                    (Some(best), _) => ("cheapest meeting the SLO", best),
-                    (None, Some(closest)) => ("no setting meets the SLO; closest", closest),
-                    (None, None) => {
-                        writeln!(w, "nothing was simulated\n")?;
-                        continue;
-                    }
-                };
-                writeln!(
-                    w,
-                    "{verdict}: TargetBacklogPerTask={} MinTasks={}\n",
-                    shown.target.get(),
-                    shown.min_tasks
-                )?;
-                writeln!(w, "{}{}", report::header(), report::row(&shown.outcome, slo.quantile))?;
+                writeln!(w, "{}", report::recommendation(&scenario, &found, verbose))?;
+                if shown.is_some() {
+                    let path = out.join(format!("{}-recommended.svg", scenario.trace.name));
+                    writeln!(w, "picture: {}\n", path.display())?;
+                }
             }
         }
     }

@@ -184,3 +184,75 @@ pub fn json_trace(scenario: &Scenario, rows: Vec<serde_json::Value>) -> serde_js
         "rows": rows,
     })
 }
+
+/// What `recommend` says for one trace: the setting, how it did over the
+/// seeds, the line to paste into a deploy, or what limit bound.
+pub fn recommendation(
+    scenario: &Scenario,
+    found: &crate::recommend::Recommendation,
+    verbose: bool,
+) -> String {
+    use crate::recommend::{Candidate, binding_limit};
+    let (slo, r) = (scenario.slo, found.robustness);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "### {}: {} settings ({} targets from {} to {} × MinTasks 0–2, MaxTasks {}; --verbose \
+         lists them), each on {} seed(s); SLO {:.0} % ≤ {} s, met only with p{:.0} ≤ {:.0} s on \
+         every seed\n",
+        scenario.trace.name,
+        found.tried,
+        crate::recommend::TARGETS.len(),
+        crate::recommend::TARGETS[0],
+        crate::recommend::TARGETS[crate::recommend::TARGETS.len() - 1],
+        scenario.scaling.max_tasks,
+        r.seeds,
+        slo.quantile * 100.0,
+        slo.latency_seconds,
+        slo.quantile * 100.0,
+        r.margin * slo.latency_seconds as f64,
+    );
+    let describe = |c: &Candidate| {
+        format!(
+            "TargetBacklogPerTask={} MinTasks={}: {:.1} task-min (mean), worst p{:.0} {}, met on \
+             {} of {} seeds, {:.1} actions and {:.1} reversals a day",
+            c.target.get(),
+            c.min_tasks,
+            c.task_minutes,
+            slo.quantile * 100.0,
+            c.worst_wait.map_or("-".to_owned(), |w| format!("{w} s")),
+            c.seeds_met,
+            r.seeds,
+            c.actions_per_day,
+            c.reversals_per_day
+        )
+    };
+    if verbose {
+        for candidate in &found.candidates {
+            let _ = writeln!(out, "  tried {}", describe(candidate));
+        }
+        out.push('\n');
+    }
+    match (&found.best, &found.closest) {
+        (Some(best), _) => {
+            let _ = writeln!(out, "recommended: {}\n", describe(best));
+            out.push_str(&header());
+            out.push_str(&row(&best.outcome, slo.quantile));
+            let _ = writeln!(
+                out,
+                "\nsam deploy --parameter-overrides TargetBacklogPerTask={} MinTasks={} MaxTasks={}",
+                best.target.get(),
+                best.min_tasks,
+                scenario.scaling.max_tasks
+            );
+        }
+        (None, Some(closest)) => {
+            let _ = writeln!(out, "no setting meets the SLO; closest: {}", describe(closest));
+            let _ = writeln!(out, "{}\n", binding_limit(scenario, closest, r));
+            out.push_str(&header());
+            out.push_str(&row(&closest.outcome, slo.quantile));
+        }
+        (None, None) => out.push_str("nothing was simulated\n"),
+    }
+    out
+}

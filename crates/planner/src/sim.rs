@@ -8,6 +8,7 @@ use fastrand::Rng;
 
 use crate::autoscaling::{Scaler, ScalingConfig, ZeroCapacity};
 use crate::cloudwatch::PERIOD_SECONDS;
+use crate::defaults;
 use crate::fleet::{Fleet, WorkerModel};
 use crate::policy::Policy;
 use crate::publisher::{Publisher, PublisherModel};
@@ -49,9 +50,9 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// The template's defaults (0 to 20 tasks, cooldowns as deployed,
-    /// `rate(1 minute)`) with `target`, and a worker with 4 slots at 1 s a
-    /// message.
+    /// The template's defaults ([`crate::defaults`]: 0 to 10 tasks, 32
+    /// messages at once per task, cooldowns as deployed, `rate(1 minute)`)
+    /// with `target`, and 1 s a message.
     pub fn new(trace: Trace, target: BacklogTarget) -> Self {
         Self {
             trace,
@@ -59,8 +60,8 @@ impl Scenario {
             seed: 1,
             tail_seconds: 1_800,
             queue: QueueModel {
-                visibility_timeout: 60,
-                max_receive_count: 5,
+                visibility_timeout: defaults::VISIBILITY_TIMEOUT,
+                max_receive_count: defaults::MAX_RECEIVE_COUNT,
                 poison_fraction: 0.0,
                 in_flight_limit: backlog_publisher::backlog::in_flight_limit(
                     backpressure_core::queue::QueueKind::Standard,
@@ -69,13 +70,13 @@ impl Scenario {
             workers: WorkerModel {
                 startup_seconds: 57.0,
                 startup_jitter: 8.0,
-                slots: 4,
+                slots: defaults::SLOTS,
                 service: ServiceTime::Exponential(1.0),
-                drain_seconds: Some(90),
+                drain_seconds: Some(defaults::DRAIN_SECONDS),
                 idle_first: true,
             },
             publisher: PublisherModel {
-                schedule_seconds: 60,
+                schedule_seconds: defaults::SCHEDULE_SECONDS,
                 jitter_seconds: 10,
                 duplicate_probability: 0.01,
                 metric_lag_seconds: 30,
@@ -83,10 +84,10 @@ impl Scenario {
             },
             scaling: ScalingConfig {
                 target,
-                min_tasks: 0,
-                max_tasks: 20,
-                scale_in_cooldown: 300,
-                step_cooldown: 300,
+                min_tasks: defaults::MIN_TASKS,
+                max_tasks: defaults::MAX_TASKS,
+                scale_in_cooldown: defaults::SCALE_IN_COOLDOWN,
+                step_cooldown: defaults::STEP_COOLDOWN,
                 zero_capacity: ZeroCapacity::Stay,
             },
             slo: Slo { latency_seconds: 300, quantile: 0.99 },

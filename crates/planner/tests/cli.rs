@@ -141,7 +141,7 @@ fn settings_out_of_range_are_refused_naming_the_flag_and_value() {
         (&["--csv", "/nonexistent/trace.csv"], "--csv /nonexistent/trace.csv:"),
     ];
     for (args, expected) in cases {
-        let mut all = vec!["recommend", "--trace", "steady"];
+        let mut all = vec!["compare", "--trace", "steady", "--out", "target/simulate-test"];
         all.extend_from_slice(args);
         let output = simulate(&all);
         assert_eq!(output.status.code(), Some(1), "{args:?}");
@@ -170,11 +170,14 @@ fn settings_out_of_range_are_refused_naming_the_flag_and_value() {
 }
 
 #[test]
-fn recommend_names_the_cheapest_setting_that_meets_the_slo() {
-    let output = simulate(&["recommend", "--trace", "burst-from-idle"]);
+fn recommend_names_the_cheapest_robust_setting_and_the_line_to_deploy_it() {
+    let dir = scratch("recommend");
+    let out = dir.to_str().unwrap();
+    let output =
+        simulate(&["recommend", "--trace", "burst-from-idle", "--seeds", "2", "--out", out]);
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
-    let line = text.lines().find(|line| line.starts_with("cheapest meeting the SLO: ")).unwrap();
+    let line = text.lines().find(|line| line.starts_with("recommended: ")).unwrap();
     let target: f64 = line
         .split("TargetBacklogPerTask=")
         .nth(1)
@@ -185,10 +188,33 @@ fn recommend_names_the_cheapest_setting_that_meets_the_slo() {
         .parse()
         .unwrap();
     assert!(capacity_planner::recommend::TARGETS.contains(&target), "{line}");
+    assert!(line.contains("met on 2 of 2 seeds") && line.contains("reversals a day"), "{line}");
+    let deploy = text.lines().find(|l| l.starts_with("sam deploy --parameter-overrides")).unwrap();
+    assert!(deploy.contains(&format!("TargetBacklogPerTask={target} ")), "{deploy}");
+    assert!(deploy.ends_with("MaxTasks=10"), "the template's default: {deploy}");
     assert!(
         text.lines().any(|row| row.starts_with("| ours (template)") && row.ends_with("| met |")),
         "{text}"
     );
+    assert!(dir.join("burst-from-idle-recommended.svg").exists());
+
+    // Nothing meets it: the limit that bound is named, with how far to move it.
+    let tight = ["--trace", "steady", "--slots", "4", "--max-tasks", "2", "--seeds", "1"];
+    let output = simulate(&[&["recommend", "--out", out][..], &tight[..]].concat());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("no setting meets the SLO; closest"), "{text}");
+    assert!(text.contains("peak reached MaxTasks=2 on 1 of 1 seeds: raise MaxTasks"), "{text}");
+    assert!(!text.contains("sam deploy"), "nothing to deploy: {text}");
+
+    for flag in ["--target", "--min-tasks"] {
+        let output = simulate(&["recommend", "--trace", "steady", flag, "1"]);
+        assert_eq!(output.status.code(), Some(2), "{flag}: {}", stderr(&output));
+        assert!(stderr(&output).contains(&format!("recommend searches {flag} itself")));
+    }
+    let output = simulate(&["recommend", "--margin", "1.5"]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -287,7 +313,16 @@ fn json_is_one_object_per_trace_with_every_run_and_its_setting() {
     assert_eq!(rows[0]["policy"], "ours (template)");
     assert_eq!(rows[0]["target"], 100.0);
 
-    let output = simulate(&["recommend", "--json", "--trace", "burst-from-idle"]);
+    let output = simulate(&[
+        "recommend",
+        "--json",
+        "--trace",
+        "burst-from-idle",
+        "--seeds",
+        "1",
+        "--out",
+        out,
+    ]);
     assert!(output.status.success(), "{}", stderr(&output));
     let line: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     assert_eq!(line["trace"], "burst-from-idle");

@@ -16,9 +16,13 @@ fn target(value: f64) -> BacklogTarget {
     BacklogTarget::new(value).unwrap()
 }
 
+/// A built-in trace on a fleet of slow tasks (4 messages at once, up to 20
+/// tasks), where every trace needs many tasks and the policies differ most.
 fn scenario(builtin: BuiltIn) -> Scenario {
     let mut scenario = Scenario::new(builtin.trace(1), target(100.0));
     scenario.initial_tasks = builtin.initial_tasks();
+    scenario.workers.slots = 4;
+    scenario.scaling.max_tasks = 20;
     scenario
 }
 

@@ -1,0 +1,28 @@
+//! The settings `template.yaml` deploys by default, which every run starts
+//! from: a recommendation made at the defaults holds for a default deploy.
+//! `tests/template_defaults.rs` fails when the template and these drift apart.
+
+/// `TargetBacklogPerTask`.
+pub const TARGET: f64 = 100.0;
+/// `MinTasks`.
+pub const MIN_TASKS: u64 = 0;
+/// `MaxTasks`.
+pub const MAX_TASKS: u64 = 10;
+/// `ConsumerConcurrency`: messages one task works on at once (`CONSUMER_CONCURRENCY`).
+pub const SLOTS: u32 = 32;
+/// `WorkerVisibilityTimeout`: the worker's lease on a message, seconds.
+pub const VISIBILITY_TIMEOUT: u64 = 60;
+/// `MaxReceiveCount`: the work queue's redrive policy.
+pub const MAX_RECEIVE_COUNT: u16 = 5;
+/// `DrainSeconds`: what a stopping task may finish, seconds.
+pub const DRAIN_SECONDS: u64 = 90;
+/// `ScheduleRate` (`rate(1 minute)`), seconds.
+pub const SCHEDULE_SECONDS: u64 = 60;
+/// The target tracking policy's `ScaleInCooldown`, seconds.
+pub const SCALE_IN_COOLDOWN: u64 = 300;
+/// The wake-up step policy's `Cooldown`, seconds.
+pub const STEP_COOLDOWN: u64 = 300;
+/// The wake-up step policy's `ScalingAdjustment`: tasks started out of zero.
+pub const WAKE_UP_STEP: u64 = 1;
+/// The wake-up alarm's `Period`, seconds, evaluated over one period.
+pub const WAKE_UP_PERIOD: u64 = 60;

@@ -1,0 +1,76 @@
+//! The planner's defaults are what `template.yaml` deploys: a recommendation
+//! made at the defaults holds for a default deploy. Fails when they drift.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use backlog_publisher::BacklogTarget;
+use capacity_planner::Scenario;
+use capacity_planner::defaults;
+use capacity_planner::trace::Trace;
+use serde_yaml::Value;
+
+fn template() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
+    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn default_of(template: &Value, parameter: &str) -> String {
+    let value = &template["Parameters"][parameter]["Default"];
+    match value {
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        other => panic!("{parameter}: no default ({other:?})"),
+    }
+}
+
+fn resource<'t>(template: &'t Value, name: &str) -> &'t Value {
+    &template["Resources"][name]["Properties"]
+}
+
+#[test]
+fn every_default_the_template_also_sets_is_the_templates() {
+    let template = template();
+    let number = |parameter: &str| default_of(&template, parameter).parse::<f64>().unwrap();
+    assert_eq!(defaults::TARGET, number("TargetBacklogPerTask"));
+    assert_eq!(defaults::MIN_TASKS as f64, number("MinTasks"));
+    assert_eq!(defaults::MAX_TASKS as f64, number("MaxTasks"));
+    assert_eq!(f64::from(defaults::SLOTS), number("ConsumerConcurrency"));
+    assert_eq!(defaults::VISIBILITY_TIMEOUT as f64, number("WorkerVisibilityTimeout"));
+    assert_eq!(f64::from(defaults::MAX_RECEIVE_COUNT), number("MaxReceiveCount"));
+    assert_eq!(defaults::DRAIN_SECONDS as f64, number("DrainSeconds"));
+    assert_eq!(default_of(&template, "ScheduleRate"), "rate(1 minute)");
+    assert_eq!(defaults::SCHEDULE_SECONDS, 60);
+
+    let tracking = &resource(&template, "BacklogPerTaskScalingPolicy")["TargetTrackingScalingPolicyConfiguration"];
+    assert_eq!(tracking["ScaleInCooldown"].as_u64(), Some(defaults::SCALE_IN_COOLDOWN));
+    let step = &resource(&template, "ScaleFromZeroPolicy")["StepScalingPolicyConfiguration"];
+    assert_eq!(step["Cooldown"].as_u64(), Some(defaults::STEP_COOLDOWN));
+    assert_eq!(
+        step["StepAdjustments"][0]["ScalingAdjustment"].as_u64(),
+        Some(defaults::WAKE_UP_STEP)
+    );
+    let alarm = resource(&template, "ScaleFromZeroAlarm");
+    assert_eq!(alarm["EvaluationPeriods"].as_u64(), Some(1));
+    let periods: Vec<u64> = alarm["Metrics"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["MetricStat"]["Period"].as_u64())
+        .collect();
+    assert!(!periods.is_empty() && periods.iter().all(|&p| p == defaults::WAKE_UP_PERIOD));
+}
+
+#[test]
+fn a_scenario_starts_from_the_defaults() {
+    let trace = Trace { name: "t".into(), arrivals: vec![0; 60] };
+    let scenario = Scenario::new(trace, BacklogTarget::new(defaults::TARGET).unwrap());
+    assert_eq!(scenario.scaling.min_tasks, defaults::MIN_TASKS);
+    assert_eq!(scenario.scaling.max_tasks, defaults::MAX_TASKS);
+    assert_eq!(scenario.scaling.scale_in_cooldown, defaults::SCALE_IN_COOLDOWN);
+    assert_eq!(scenario.scaling.step_cooldown, defaults::STEP_COOLDOWN);
+    assert_eq!(scenario.workers.slots, defaults::SLOTS);
+    assert_eq!(scenario.workers.drain_seconds, Some(defaults::DRAIN_SECONDS));
+    assert_eq!(scenario.queue.visibility_timeout, defaults::VISIBILITY_TIMEOUT);
+    assert_eq!(scenario.queue.max_receive_count, defaults::MAX_RECEIVE_COUNT);
+    assert_eq!(scenario.publisher.schedule_seconds, defaults::SCHEDULE_SECONDS);
+}
