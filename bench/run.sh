@@ -176,6 +176,16 @@ large_event() {
   LAMBDA_HOST_QUIET=1 "$release/bench-large-event" --runs 3 --out "$out/large-event.json" -- "$release/batch-consumer"
 }
 
+# simulate on a 31-day CSV (8,928 five-minute rows, 54.8 M messages): wall time and peak RSS.
+planner() {
+  cargo build --release -p capacity-planner --bin simulate
+  python3 bench/planner/month.py "$out/month.csv"
+  log "simulate compare on a 31-day trace: time and peak RSS (targets: 10 s, 128 MB)"
+  /usr/bin/time -v "$release/simulate" compare --csv "$out/month.csv" --out "$out/planner" \
+    >"$out/planner-month.txt" 2>"$out/planner-month.time"
+  grep -E "Elapsed|Maximum resident" "$out/planner-month.time"
+}
+
 # One quarantine record through S3 against one that fits its queue: time per store call and bytes.
 overflow() {
   if [ -z "${AWS_ENDPOINT_URL_SQS:-}" ]; then
@@ -320,6 +330,7 @@ case "${1:-all}" in
     "$0" idempotency
     "$0" large-event
     "$0" overflow
+    planner
     "$0" replay
     "$0" fifo-scan
     size
@@ -333,10 +344,11 @@ case "${1:-all}" in
   idempotency) idempotency ;;
   large-event) large_event ;;
   overflow) overflow ;;
+  planner) planner ;;
   replay) replay ;;
   fifo-scan) fifo_scan ;;
   size) size ;;
   profile) install_tools; profile ;;
   report) report ;;
-  *) echo "usage: $0 [all|consumer|engine|publisher|worker|idempotency|large-event|overflow|replay|fifo-scan|size|profile|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|consumer|engine|publisher|worker|idempotency|large-event|overflow|planner|replay|fifo-scan|size|profile|report]" >&2; exit 2 ;;
 esac

@@ -48,6 +48,11 @@ struct Task {
     launched: u64,
     state: State,
     slots: Vec<Slot>,
+    /// When its first working slot finishes (infinity with none working) and
+    /// how many slots are idle, as of its last second of work: a second in
+    /// which nothing finishes and nothing can be received skips its slots.
+    next_due: f64,
+    idle: usize,
 }
 
 impl Task {
@@ -76,7 +81,8 @@ impl Fleet {
 
     fn task(&self, launched: u64, state: State) -> Task {
         let slot = Slot { busy_until: 0.0, work: None };
-        Task { launched, state, slots: vec![slot; self.model.slots as usize] }
+        let slots = self.model.slots as usize;
+        Task { launched, state, slots: vec![slot; slots], next_due: f64::INFINITY, idle: slots }
     }
 
     /// Tasks in RUNNING and receiving (ECS `runningCount`).
@@ -176,6 +182,9 @@ impl Fleet {
                 State::Running => true,
                 State::Draining { .. } => false,
             };
+            if task.next_due > end && (task.idle == 0 || !receiving || queue.visible() == 0) {
+                continue;
+            }
             for slot in &mut task.slots {
                 loop {
                     if let Some((message, started)) = slot.work {
@@ -200,6 +209,9 @@ impl Fleet {
                     slot.work = Some((message, started));
                 }
             }
+            let working = task.slots.iter().filter(|slot| slot.work.is_some());
+            task.next_due = working.map(|slot| slot.busy_until).fold(f64::INFINITY, f64::min);
+            task.idle = task.slots.iter().filter(|slot| slot.work.is_none()).count();
         }
         let finished: Vec<(usize, Exit)> = self
             .tasks

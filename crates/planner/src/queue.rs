@@ -39,11 +39,22 @@ struct Lease {
     poison: bool,
 }
 
-/// The queue's state.
+/// Messages alike (sent in the same second, received as often, poison or
+/// not), one after the other in the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Run {
+    message: Message,
+    count: u64,
+}
+
+/// The queue's state. Visible messages are kept as runs of alike ones, so a
+/// backlog of millions takes memory by the seconds it was sent in, not by
+/// its messages.
 #[derive(Debug, Clone)]
 pub struct Queue {
     model: QueueModel,
-    visible: VecDeque<Message>,
+    visible: VecDeque<Run>,
+    visible_count: u64,
     leases: BinaryHeap<Reverse<Lease>>,
     lease_sequence: u64,
     /// Messages received and not yet deleted or visible again: in slots and
@@ -58,6 +69,7 @@ impl Queue {
         Self {
             model,
             visible: VecDeque::new(),
+            visible_count: 0,
             leases: BinaryHeap::new(),
             lease_sequence: 0,
             in_flight: 0,
@@ -67,12 +79,28 @@ impl Queue {
 
     /// `SendMessage`.
     pub fn send(&mut self, message: Message) {
-        self.visible.push_back(message);
+        self.visible_count += 1;
+        match self.visible.back_mut() {
+            Some(run) if run.message == message => run.count += 1,
+            _ => self.visible.push_back(Run { message, count: 1 }),
+        }
     }
 
     /// `ApproximateNumberOfMessages`.
     pub fn visible(&self) -> u64 {
-        self.visible.len() as u64
+        self.visible_count
+    }
+
+    /// The first visible message, taken off the queue.
+    fn pop_front(&mut self) -> Option<Message> {
+        let run = self.visible.front_mut()?;
+        let message = run.message;
+        run.count -= 1;
+        if run.count == 0 {
+            self.visible.pop_front();
+        }
+        self.visible_count -= 1;
+        Some(message)
     }
 
     /// `ApproximateNumberOfMessagesNotVisible`.
@@ -94,7 +122,7 @@ impl Queue {
             self.leases.pop();
             self.in_flight -= 1;
             let Lease { sent, receives, poison, .. } = lease;
-            self.visible.push_back(Message { sent, receives, poison });
+            self.send(Message { sent, receives, poison });
         }
     }
 
@@ -109,7 +137,7 @@ impl Queue {
             return None;
         }
         loop {
-            let mut message = self.visible.pop_front()?;
+            let mut message = self.pop_front()?;
             if message.receives >= self.model.max_receive_count {
                 self.dead_lettered += 1;
                 continue;
@@ -128,7 +156,11 @@ impl Queue {
     /// `ChangeMessageVisibility` to 0: visible again at once.
     pub fn release(&mut self, message: Message) {
         self.in_flight -= 1;
-        self.visible.push_front(message);
+        self.visible_count += 1;
+        match self.visible.front_mut() {
+            Some(run) if run.message == message => run.count += 1,
+            _ => self.visible.push_front(Run { message, count: 1 }),
+        }
     }
 
     /// Nobody will delete or extend it: visible again `VisibilityTimeout`
@@ -151,7 +183,11 @@ impl Queue {
             receives: lease.receives,
             poison: lease.poison,
         });
-        self.visible.iter().copied().chain(lapsing)
+        let visible = self
+            .visible
+            .iter()
+            .flat_map(|run| std::iter::repeat_n(run.message, run.count as usize));
+        visible.chain(lapsing)
     }
 }
 
@@ -185,6 +221,30 @@ mod tests {
         }
         assert_eq!(queue.receive(), None);
         assert_eq!((queue.visible(), queue.in_flight(), queue.dead_lettered()), (0, 0, 1));
+    }
+
+    #[test]
+    fn alike_messages_are_one_run_and_keep_their_order() {
+        let mut queue = Queue::new(model(1_000_000));
+        let at = |sent| Message { sent, receives: 0, poison: false };
+        for sent in [1, 1, 1, 2, 2] {
+            queue.send(at(sent));
+        }
+        assert_eq!((queue.visible(), queue.visible.len()), (5, 2), "two runs for five");
+        let first = queue.receive().unwrap();
+        assert_eq!((first.sent, first.receives), (1, 1));
+        queue.release(first);
+        assert_eq!(queue.visible.len(), 3, "received once, it is no longer alike the rest");
+        let order: Vec<(u32, u16)> = queue.remaining().map(|m| (m.sent, m.receives)).collect();
+        assert_eq!(order, [(1, 1), (1, 0), (1, 0), (2, 0), (2, 0)]);
+        for _ in 0..1_000 {
+            queue.send(at(3));
+        }
+        assert_eq!((queue.visible(), queue.visible.len()), (1_005, 4));
+        let sent: Vec<u32> = std::iter::from_fn(|| queue.receive()).map(|m| m.sent).collect();
+        assert_eq!(sent.len(), 1_005);
+        assert!(sent.windows(2).all(|w| w[0] <= w[1]), "first in, first out");
+        assert_eq!(queue.visible(), 0);
     }
 
     #[test]
