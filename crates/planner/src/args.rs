@@ -33,6 +33,10 @@ pub enum Command {
         /// Directory for the pictures (one SVG per trace).
         #[arg(long, default_value = "target/simulate")]
         out: PathBuf,
+        /// Run each policy at its own best setting from `recommend`'s grid (on 5 seeds,
+        /// p99 within 0.8 × the SLO), not all at --target and --min-tasks: a fair comparison.
+        #[arg(long)]
+        best_settings: bool,
         /// One JSON object per trace on stdout, one line each, instead of the tables.
         #[arg(long)]
         json: bool,

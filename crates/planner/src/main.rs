@@ -33,6 +33,48 @@ fn main() -> ExitCode {
     }
 }
 
+/// Each policy at its own best setting, per trace: the fair comparison.
+fn compare_at_best_settings(
+    scenarios: &[capacity_planner::Scenario],
+    out: &std::path::Path,
+    json: bool,
+    w: &mut impl Write,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let robustness = recommend::Robustness::default();
+    for scenario in scenarios {
+        let found: Vec<_> = Policy::ALL
+            .iter()
+            .map(|&policy| (policy, recommend::search_policy(scenario, policy, robustness)))
+            .collect();
+        let chosen: Vec<_> =
+            found.iter().filter_map(|(_, f)| f.best.as_ref().or(f.closest.as_ref())).collect();
+        let outcomes: Vec<_> = chosen.iter().map(|c| c.outcome.clone()).collect();
+        let path = out.join(format!("{}-best-settings.svg", scenario.trace.name));
+        plot::write(&path, &scenario.trace.name, &outcomes)?;
+        if json {
+            let rows = chosen
+                .iter()
+                .map(|c| {
+                    let mut scaling = scenario.scaling;
+                    scaling.target = c.target;
+                    scaling.min_tasks = c.min_tasks;
+                    let mut row = report::json_row(&c.outcome, &scaling, scenario.slo.quantile);
+                    row["seeds_met"] = c.seeds_met.into();
+                    row
+                })
+                .collect();
+            let mut line = report::json_trace(scenario, rows);
+            line["seeds"] = robustness.seeds.into();
+            writeln!(w, "{line}")?;
+            continue;
+        }
+        writeln!(w, "{}", report::best_comparison(scenario, &found))?;
+        writeln!(w, "picture: {}\n", path.display())?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
 /// `recommend` searches `--target` and `--min-tasks`: given, they would be
 /// ignored, so they are refused as a usage error (exit 2).
 fn refuse_searched_flags(matches: &clap::ArgMatches) {
@@ -57,9 +99,12 @@ fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
 fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let mut w = io::stdout().lock();
     match cli.command {
-        Command::Compare { scenario, out, json } => {
+        Command::Compare { scenario, out, best_settings, json } => {
             let scenarios = scenario.scenarios()?;
             std::fs::create_dir_all(&out).map_err(|e| format!("--out {}: {e}", out.display()))?;
+            if best_settings {
+                return compare_at_best_settings(&scenarios, &out, json, &mut w);
+            }
             for scenario in &scenarios {
                 let outcomes: Vec<_> =
                     Policy::ALL.iter().map(|&policy| run(scenario, policy)).collect();

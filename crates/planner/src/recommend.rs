@@ -80,8 +80,8 @@ pub struct Recommendation {
 /// Runs `scenario` at one setting on each seed.
 fn evaluate(
     scenario: &Scenario,
-    target: BacklogTarget,
-    min_tasks: u64,
+    policy: Policy,
+    (target, min_tasks): (BacklogTarget, u64),
     r: Robustness,
 ) -> Candidate {
     let (quantile, slo) = (scenario.slo.quantile, scenario.slo.latency_seconds);
@@ -94,7 +94,7 @@ fn evaluate(
         trial.scaling.target = target;
         trial.scaling.min_tasks = min_tasks;
         trial.seed = scenario.seed.wrapping_add(offset);
-        let outcome = run(&trial, Policy::Ours);
+        let outcome = run(&trial, policy);
         let wait = outcome.waits.quantile(quantile);
         worst_wait = match (worst_wait, wait) {
             (Some(a), Some(b)) => Some(a.max(b)),
@@ -112,7 +112,7 @@ fn evaluate(
     Candidate {
         target,
         min_tasks,
-        outcome: first.unwrap_or_else(|| run(scenario, Policy::Ours)),
+        outcome: first.unwrap_or_else(|| run(scenario, policy)),
         task_minutes: minutes / n,
         worst_wait,
         seeds_met,
@@ -122,8 +122,18 @@ fn evaluate(
     }
 }
 
-/// Tries every target × min tasks (within the scenario's max) on `scenario`.
+/// Tries every target × min tasks (within the scenario's max) on `scenario`
+/// with our policy.
 pub fn search(scenario: &Scenario, robustness: Robustness) -> Recommendation {
+    search_policy(scenario, Policy::Ours, robustness)
+}
+
+/// The same search for any policy: each at its own best setting, for a fair comparison.
+pub fn search_policy(
+    scenario: &Scenario,
+    policy: Policy,
+    robustness: Robustness,
+) -> Recommendation {
     let mut settings = Vec::new();
     for &min_tasks in MIN_TASKS.iter().filter(|&&min| min <= scenario.scaling.max_tasks) {
         for target in TARGETS.iter().filter_map(|&value| BacklogTarget::new(value)) {
@@ -139,7 +149,7 @@ pub fn search(scenario: &Scenario, robustness: Robustness) -> Recommendation {
             .map(|part| {
                 scope.spawn(move || {
                     part.iter()
-                        .map(|&(target, min)| evaluate(scenario, target, min, robustness))
+                        .map(|&setting| evaluate(scenario, policy, setting, robustness))
                         .collect::<Vec<_>>()
                 })
             })

@@ -256,3 +256,80 @@ pub fn recommendation(
     }
     out
 }
+
+/// Each policy at its own best setting (`compare --best-settings`): which
+/// setting, how it did over the seeds, and how ours compares, whatever that shows.
+pub fn best_comparison(
+    scenario: &Scenario,
+    found: &[(Policy, crate::recommend::Recommendation)],
+) -> String {
+    let slo = scenario.slo;
+    let mut out = String::new();
+    let Some(r) = found.first().map(|(_, f)| f.robustness) else { return out };
+    let _ = writeln!(
+        out,
+        "### {} — {} messages over {} min, SLO: {:.0} % wait ≤ {} s\n\neach policy at its own \
+         cheapest setting meeting the SLO on {} seeds with p{:.0} ≤ {:.0} s (recommend's grid, \
+         MaxTasks {}), else its closest\n",
+        scenario.trace.name,
+        scenario.trace.total(),
+        scenario.trace.seconds() / 60,
+        slo.quantile * 100.0,
+        slo.latency_seconds,
+        r.seeds,
+        slo.quantile * 100.0,
+        r.margin * slo.latency_seconds as f64,
+        scenario.scaling.max_tasks,
+    );
+    out.push_str(
+        "| policy                 | target | MinTasks | met on | task-min (mean) | worst p99 | \
+         actions/day | reversals/day |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let mut met: Vec<(Policy, f64)> = Vec::new();
+    for (policy, recommendation) in found {
+        let Some(c) = recommendation.best.as_ref().or(recommendation.closest.as_ref()) else {
+            continue;
+        };
+        if recommendation.best.is_some() {
+            met.push((*policy, c.task_minutes));
+        }
+        let _ = writeln!(
+            out,
+            "| {:<22} | {} | {} | {} of {} | {:.1} | {} | {:.1} | {:.1} |",
+            policy.label(),
+            c.target.get(),
+            c.min_tasks,
+            c.seeds_met,
+            r.seeds,
+            c.task_minutes,
+            c.worst_wait.map_or("-".to_owned(), |w| format!("{w} s")),
+            c.actions_per_day,
+            c.reversals_per_day
+        );
+    }
+    let cheapest = met.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+    let ours = met.iter().find(|(p, _)| *p == Policy::Ours);
+    let verdict = match (cheapest, ours) {
+        (None, _) => "no policy meets the SLO at any setting of the grid".to_owned(),
+        (Some(_), None) => "ours meets the SLO at no setting of the grid; others do".to_owned(),
+        (Some(_), Some((_, our_cost))) if met.iter().all(|(_, c)| our_cost <= c) => {
+            let others: Vec<String> = met
+                .iter()
+                .filter(|(p, _)| *p != Policy::Ours)
+                .map(|(p, c)| format!("{} {c:.1}", p.label()))
+                .collect();
+            format!(
+                "ours is the cheapest meeting the SLO ({our_cost:.1} task-min; the others: {})",
+                if others.is_empty() { "none meets it".to_owned() } else { others.join(", ") }
+            )
+        }
+        (Some((best, cost)), Some((_, our_cost))) => format!(
+            "{} is the cheapest meeting the SLO ({cost:.1} task-min); ours costs {our_cost:.1} \
+             ({:+.1} %)",
+            best.label(),
+            (our_cost / cost - 1.0) * 100.0
+        ),
+    };
+    let _ = writeln!(out, "\n{verdict}");
+    out
+}

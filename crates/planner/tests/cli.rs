@@ -331,3 +331,30 @@ fn json_is_one_object_per_trace_with_every_run_and_its_setting() {
     assert!(line["settings_tried"].as_u64().unwrap() > 1);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn best_settings_runs_each_policy_at_its_own_setting_and_says_which() {
+    let dir = scratch("best");
+    let out = dir.to_str().unwrap();
+    let args = ["compare", "--best-settings", "--trace", "sparse-trickle", "--out", out];
+    let output = simulate(&[&args[..], &["--json"][..]].concat());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let line: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    let rows = line["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6, "every policy");
+    for row in rows {
+        let target = row["target"].as_f64().unwrap();
+        assert!(capacity_planner::recommend::TARGETS.contains(&target), "{row}");
+        assert!(row["min_tasks"].as_u64().unwrap() <= 2, "{row}");
+        assert!(row["seeds_met"].as_u64().unwrap() <= 5, "{row}");
+    }
+    // The anchors that cannot leave zero meet the SLO only with a floor of tasks.
+    let depth = rows.iter().find(|r| r["policy"] == "queue depth").unwrap();
+    assert_eq!(depth["seeds_met"], 5, "{depth}");
+    assert!(depth["min_tasks"].as_u64().unwrap() >= 1, "{depth}");
+    let output = simulate(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("| MinTasks |"), "{}", stdout(&output));
+    assert!(dir.join("sparse-trickle-best-settings.svg").exists());
+    std::fs::remove_dir_all(dir).unwrap();
+}
