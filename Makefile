@@ -56,7 +56,7 @@ unit:
 SIMULATE := $(CARGO) run --quiet --release -p capacity-planner --bin simulate --
 simulate:
 	$(SIMULATE) compare --out target/simulate
-	mkdir -p docs/img && cp target/simulate/burst-from-idle.svg docs/img/burst-from-idle.svg
+	mkdir -p docs/img && cp target/simulate/burst-from-idle.svg target/simulate/burst-from-idle.png docs/img/
 	$(SIMULATE) recommend
 
 ## make demo: the emulators, both functions invoked on the sample events, what they did

@@ -151,7 +151,7 @@ pub fn parse_csv(name: &str, text: &str, period: Option<u64>) -> Result<CsvTrace
         let start = (stamp - first).unsigned_abs() as usize;
         spread(&mut arrivals[start..start + period as usize], count);
     }
-    let trace = Trace { name: name.to_owned(), arrivals };
+    let trace = Trace { name: name.to_owned(), arrivals, start: Some(first) };
     Ok(CsvTrace { trace, period, rows: rows.len(), missing_periods })
 }
 

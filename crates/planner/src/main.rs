@@ -33,6 +33,11 @@ fn main() -> ExitCode {
     }
 }
 
+/// What every panel of a trace's picture shares.
+fn frame(scenario: &capacity_planner::Scenario) -> plot::Frame {
+    plot::Frame { start: scenario.trace.start, slo_seconds: scenario.slo.latency_seconds }
+}
+
 /// Each policy at its own best setting, per trace: the fair comparison.
 fn compare_at_best_settings(
     scenarios: &[capacity_planner::Scenario],
@@ -50,7 +55,7 @@ fn compare_at_best_settings(
             found.iter().filter_map(|(_, f)| f.best.as_ref().or(f.closest.as_ref())).collect();
         let outcomes: Vec<_> = chosen.iter().map(|c| c.outcome.clone()).collect();
         let path = out.join(format!("{}-best-settings.svg", scenario.trace.name));
-        plot::write(&path, &scenario.trace.name, &outcomes)?;
+        plot::write(&path, &scenario.trace.name, &outcomes, frame(scenario))?;
         if json {
             let rows = chosen
                 .iter()
@@ -109,7 +114,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 let outcomes: Vec<_> =
                     Policy::ALL.iter().map(|&policy| run(scenario, policy)).collect();
                 let path = out.join(format!("{}.svg", scenario.trace.name));
-                plot::write(&path, &scenario.trace.name, &outcomes)?;
+                plot::write(&path, &scenario.trace.name, &outcomes, frame(scenario))?;
                 if json {
                     let quantile = scenario.slo.quantile;
                     let rows = outcomes
@@ -137,7 +142,12 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                         shown.target.get(),
                         shown.min_tasks
                     );
-                    plot::write(&path, &title, std::slice::from_ref(&shown.outcome))?;
+                    plot::write(
+                        &path,
+                        &title,
+                        std::slice::from_ref(&shown.outcome),
+                        frame(&scenario),
+                    )?;
                 }
                 if json {
                     let rows = shown

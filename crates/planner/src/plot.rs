@@ -1,12 +1,16 @@
-//! One SVG per trace: a panel per policy with arrivals, backlog and the
-//! published metric (left axis, messages) and tasks (right axis).
+//! One SVG per trace: a legend above the data, then per policy a panel of
+//! arrivals, backlog and the published metric (left axis, messages) and
+//! tasks (right axis), and under it the wait of the message at the head of
+//! the queue against the SLO, late minutes marked. Every panel of a picture
+//! shares its row's scales, and the x axis is the trace's own clock.
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::stats::Outcome;
+use crate::stats::{Minute, Outcome};
 
 /// A picture that could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -17,52 +21,165 @@ pub struct PlotError {
     source: Box<dyn Error + Send + Sync>,
 }
 
+/// What every panel of one picture shares: the clock, the SLO, the scales.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame {
+    /// When minute 0 was, seconds since the epoch; `None`: a midnight.
+    pub start: Option<i64>,
+    /// The latency SLO, seconds.
+    pub slo_seconds: u64,
+}
+
+type Drawn = Result<(), Box<dyn Error + Send + Sync>>;
+
 const PANEL_HEIGHT: u32 = 230;
+const WAIT_HEIGHT: u32 = 110;
+const LEGEND_HEIGHT: u32 = 30;
 const WIDTH: u32 = 1_100;
 const ARRIVALS: RGBColor = RGBColor(150, 150, 150);
 const BACKLOG: RGBColor = RGBColor(31, 119, 180);
 const METRIC: RGBColor = RGBColor(255, 127, 14);
 const RUNNING: RGBColor = RGBColor(44, 160, 44);
 const DESIRED: RGBColor = RGBColor(214, 39, 40);
+const WAIT: RGBColor = RGBColor(148, 103, 189);
+const LATE: RGBColor = RGBColor(214, 39, 40);
 
-/// Writes `path`: one panel per outcome, titled with its cost and misses.
-pub fn write(path: &Path, title: &str, outcomes: &[Outcome]) -> Result<(), PlotError> {
-    draw(path, title, outcomes).map_err(|source| PlotError { path: path.to_owned(), source })
+/// The shared scales of a picture's rows.
+#[derive(Debug, Clone, Copy)]
+struct Scales {
+    minutes: f64,
+    messages: f64,
+    tasks: f64,
+    wait: f64,
 }
 
-fn draw(
+/// Writes `path` (an SVG) and the same picture as a PNG beside it: one panel
+/// and one wait strip per outcome, titled with its cost and misses.
+pub fn write(
     path: &Path,
     title: &str,
     outcomes: &[Outcome],
-) -> Result<(), Box<dyn Error + Send + Sync>> {
-    let height = PANEL_HEIGHT * outcomes.len() as u32 + 40;
-    let root = SVGBackend::new(path, (WIDTH, height)).into_drawing_area();
+    frame: Frame,
+) -> Result<(), PlotError> {
+    let failed = |path: &Path| {
+        let path = path.to_owned();
+        move |source| PlotError { path, source }
+    };
+    fonts().map_err(failed(path))?;
+    let size = (WIDTH, height(outcomes));
+    draw(SVGBackend::new(path, size).into_drawing_area(), title, outcomes, frame)
+        .map_err(failed(path))?;
+    let png = path.with_extension("png");
+    draw(BitMapBackend::new(&png, size).into_drawing_area(), title, outcomes, frame)
+        .map_err(failed(&png))
+}
+
+/// DejaVu Sans for every text, registered once: the pictures need no system font.
+fn fonts() -> Drawn {
+    static REGISTERED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
+    let registered = REGISTERED.get_or_init(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+            .map_err(|_| "the embedded DejaVu Sans could not be read".to_owned())
+    });
+    registered.clone().map_err(Into::into)
+}
+
+fn height(outcomes: &[Outcome]) -> u32 {
+    (PANEL_HEIGHT + WAIT_HEIGHT) * outcomes.len() as u32 + LEGEND_HEIGHT + 40
+}
+
+fn scales(outcomes: &[Outcome], frame: Frame) -> Scales {
+    let all = || outcomes.iter().flat_map(|o| o.minutes.iter());
+    let messages = all()
+        .flat_map(|m| [m.arrivals as f64, m.visible as f64, m.metric.unwrap_or(0.0)])
+        .fold(1.0_f64, f64::max);
+    let tasks = all().map(|m| m.running.max(m.desired)).max().unwrap_or(0) as f64;
+    let wait = all().filter_map(|m| m.head_wait).max().unwrap_or(0).max(frame.slo_seconds) as f64;
+    Scales {
+        minutes: outcomes.iter().map(|o| o.minutes.len()).max().unwrap_or(1).max(1) as f64,
+        messages: (messages * 1.1).ceil(),
+        tasks: tasks.max(1.0) + 1.0,
+        wait: (wait * 1.15).ceil(),
+    }
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    title: &str,
+    outcomes: &[Outcome],
+    frame: Frame,
+) -> Drawn
+where
+    DB::ErrorType: 'static,
+{
     root.fill(&WHITE)?;
     let root = root.titled(title, ("sans-serif", 22))?;
-    let panels = root.split_evenly((outcomes.len(), 1));
-    for (area, outcome) in panels.iter().zip(outcomes) {
-        panel(area, outcome)?;
+    let (legend_area, rest) = root.split_vertically(LEGEND_HEIGHT);
+    legend(&legend_area, frame)?;
+    let scales = scales(outcomes, frame);
+    let rows = rest.split_evenly((outcomes.len().max(1), 1));
+    for (area, outcome) in rows.iter().zip(outcomes) {
+        let (top, bottom) = area.split_vertically(PANEL_HEIGHT);
+        panel(&top, outcome, scales, frame)?;
+        wait_strip(&bottom, outcome, scales, frame)?;
     }
     root.present()?;
     Ok(())
 }
 
-fn panel<DB: DrawingBackend>(
-    area: &DrawingArea<DB, plotters::coord::Shift>,
-    outcome: &Outcome,
-) -> Result<(), Box<dyn Error + Send + Sync>>
+/// The series' names and colours, once, above every panel: never over the data.
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, frame: Frame) -> Drawn
 where
     DB::ErrorType: 'static,
 {
-    let minutes = outcome.minutes.len().max(1) as f64;
-    let messages = outcome
-        .minutes
-        .iter()
-        .flat_map(|m| [m.arrivals as f64, m.visible as f64, m.metric.unwrap_or(0.0)])
-        .fold(1.0_f64, f64::max)
-        * 1.1;
-    let tasks =
-        outcome.minutes.iter().map(|m| m.running.max(m.desired)).max().unwrap_or(0) as f64 + 1.0;
+    let slo = format!("SLO {} s", frame.slo_seconds);
+    let entries: [(&str, RGBColor); 7] = [
+        ("arrivals / min", ARRIVALS),
+        ("visible backlog", BACKLOG),
+        ("published metric", METRIC),
+        ("desired tasks", DESIRED),
+        ("running tasks", RUNNING),
+        ("head-of-queue wait", WAIT),
+        (slo.as_str(), LATE),
+    ];
+    let style = ("sans-serif", 14).into_font();
+    let mut x = 40;
+    for (name, color) in entries {
+        area.draw(&PathElement::new([(x, 15), (x + 18, 15)], color.stroke_width(3)))?;
+        area.draw(&Text::new(name.to_owned(), (x + 24, 8), style.clone()))?;
+        let (width, _) = area.estimate_text_size(name, &TextStyle::from(style.clone()))?;
+        x += 24 + width as i32 + 22;
+    }
+    Ok(())
+}
+
+/// `minute` on the trace's clock: `MM-DD HH:MM` UTC for a CSV, `HH:MM` (after
+/// the first day, `dN HH:MM`) from a built-in trace's midnight.
+fn clock(minute: f64, frame: Frame) -> String {
+    let seconds = (minute.max(0.0) * 60.0) as i64;
+    match frame.start.and_then(|start| jiff::Timestamp::from_second(start + seconds).ok()) {
+        Some(at) => at.strftime("%m-%d %H:%M").to_string(),
+        None => {
+            let (day, rest) = (seconds / 86_400, seconds % 86_400);
+            let time = format!("{:02}:{:02}", rest / 3_600, rest % 3_600 / 60);
+            if day == 0 { time } else { format!("d{day} {time}") }
+        }
+    }
+}
+
+fn whole(value: &f64) -> String {
+    format!("{value:.0}")
+}
+
+fn panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    outcome: &Outcome,
+    scales: Scales,
+    frame: Frame,
+) -> Drawn
+where
+    DB::ErrorType: 'static,
+{
     let caption = format!(
         "{} — {:.0} task-min, {} late, peak {} tasks",
         outcome.policy.label(),
@@ -76,19 +193,27 @@ where
         .x_label_area_size(24)
         .y_label_area_size(64)
         .right_y_label_area_size(44)
-        .build_cartesian_2d(0.0..minutes, 0.0..messages)
+        .build_cartesian_2d(0.0..scales.minutes, 0.0..scales.messages)
         .map_err(boxed)?
-        .set_secondary_coord(0.0..minutes, 0.0..tasks);
+        .set_secondary_coord(0.0..scales.minutes, 0.0..scales.tasks);
     chart
         .configure_mesh()
-        .x_desc("minute")
+        .x_label_formatter(&|m| clock(*m, frame))
+        .y_label_formatter(&whole)
         .y_desc("messages")
         .light_line_style(WHITE)
         .draw()
         .map_err(boxed)?;
-    chart.configure_secondary_axes().y_desc("tasks").draw().map_err(boxed)?;
-
-    let line = |value: fn(&crate::stats::Minute) -> f64| {
+    // Tasks are whole: one tick per task up to ten, else whole steps.
+    let task_ticks = (scales.tasks as usize + 1).min(11);
+    chart
+        .configure_secondary_axes()
+        .y_labels(task_ticks)
+        .y_label_formatter(&whole)
+        .y_desc("tasks")
+        .draw()
+        .map_err(boxed)?;
+    let line = |value: fn(&Minute) -> f64| {
         outcome
             .minutes
             .iter()
@@ -96,39 +221,68 @@ where
             .map(move |(i, m)| (i as f64, value(m)))
             .collect::<Vec<_>>()
     };
-    chart
-        .draw_series(LineSeries::new(line(|m| m.arrivals as f64), ARRIVALS))
-        .map_err(boxed)?
-        .label("arrivals / min")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], ARRIVALS));
+    chart.draw_series(LineSeries::new(line(|m| m.arrivals as f64), ARRIVALS)).map_err(boxed)?;
     chart
         .draw_series(LineSeries::new(line(|m| m.visible as f64), BACKLOG.stroke_width(2)))
-        .map_err(boxed)?
-        .label("visible backlog")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], BACKLOG));
+        .map_err(boxed)?;
     let metric =
         outcome.minutes.iter().enumerate().filter_map(|(i, m)| m.metric.map(|v| (i as f64, v)));
-    chart
-        .draw_series(metric.map(|point| Circle::new(point, 2, METRIC.filled())))
-        .map_err(boxed)?
-        .label("published metric")
-        .legend(|(x, y)| Circle::new((x + 8, y), 3, METRIC.filled()));
+    chart.draw_series(metric.map(|point| Circle::new(point, 2, METRIC.filled()))).map_err(boxed)?;
     chart
         .draw_secondary_series(LineSeries::new(line(|m| m.desired as f64), DESIRED))
-        .map_err(boxed)?
-        .label("desired tasks")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], DESIRED));
+        .map_err(boxed)?;
     chart
         .draw_secondary_series(LineSeries::new(line(|m| m.running as f64), RUNNING.stroke_width(2)))
-        .map_err(boxed)?
-        .label("running tasks")
-        .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], RUNNING));
+        .map_err(boxed)?;
+    Ok(())
+}
+
+/// The head-of-queue wait per minute, the SLO as a line, and a mark on each
+/// minute whose head had waited past it.
+fn wait_strip<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    outcome: &Outcome,
+    scales: Scales,
+    frame: Frame,
+) -> Drawn
+where
+    DB::ErrorType: 'static,
+{
+    let slo = frame.slo_seconds as f64;
+    let mut chart = ChartBuilder::on(area)
+        .margin_left(6)
+        .margin_right(50)
+        .margin_bottom(6)
+        .x_label_area_size(20)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0.0..scales.minutes, 0.0..scales.wait)
+        .map_err(boxed)?;
     chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
+        .configure_mesh()
+        .x_label_formatter(&|m| clock(*m, frame))
+        .y_label_formatter(&whole)
+        .y_labels(4)
+        .y_desc("wait, s")
+        .light_line_style(WHITE)
         .draw()
+        .map_err(boxed)?;
+    let waits: Vec<(f64, f64)> = outcome
+        .minutes
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (i as f64, m.head_wait.unwrap_or(0) as f64))
+        .collect();
+    chart
+        .draw_series(LineSeries::new(waits.iter().copied(), WAIT.stroke_width(2)))
+        .map_err(boxed)?;
+    let dashes = (0..(scales.minutes as usize).div_ceil(4))
+        .map(|k| PathElement::new([(k as f64 * 4.0, slo), (k as f64 * 4.0 + 2.0, slo)], LATE));
+    chart.draw_series(dashes).map_err(boxed)?;
+    let late = waits.iter().filter(|(_, wait)| *wait >= slo);
+    chart
+        .draw_series(
+            late.map(|&(minute, wait)| Cross::new((minute, wait), 3, LATE.stroke_width(2))),
+        )
         .map_err(boxed)?;
     Ok(())
 }

@@ -108,6 +108,11 @@ impl Queue {
         self.in_flight
     }
 
+    /// When the message at the head of the queue, the next to be received, was sent.
+    pub fn head_sent(&self) -> Option<u32> {
+        self.visible.front().map(|run| run.message.sent)
+    }
+
     /// Messages the redrive policy has moved to the DLQ.
     pub fn dead_lettered(&self) -> u64 {
         self.dead_lettered

@@ -184,6 +184,7 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
                 running: fleet.running(),
                 desired: scaler.desired(),
                 metric: publisher.minute(minute),
+                head_wait: queue.head_sent().map(|sent| now.saturating_sub(u64::from(sent))),
             });
             minute_arrivals = 0;
         }

@@ -67,6 +67,8 @@ pub struct Minute {
     /// The policy's metric for the minute, by its statistic; `None` when
     /// nothing was published.
     pub metric: Option<f64>,
+    /// Seconds the message at the head of the queue had waited at its end.
+    pub head_wait: Option<u64>,
 }
 
 /// Everything one policy's run produced.

@@ -13,6 +13,9 @@ pub struct Trace {
     pub name: String,
     /// Arrivals per second, from second 0.
     pub arrivals: Vec<u32>,
+    /// When second 0 was, seconds since the epoch (a CSV's first row); `None`
+    /// for a built-in trace, whose second 0 is a midnight.
+    pub start: Option<i64>,
 }
 
 impl Trace {
@@ -114,7 +117,7 @@ impl BuiltIn {
     pub fn trace(self, seed: u64) -> Trace {
         let mut rng = fastrand::Rng::with_seed(seed ^ 0x7472_6163_6500);
         let arrivals = (0..self.seconds()).map(|t| poisson(&mut rng, self.rate(t))).collect();
-        Trace { name: self.name().to_owned(), arrivals }
+        Trace { name: self.name().to_owned(), arrivals, start: None }
     }
 }
 

@@ -52,6 +52,13 @@ fn compare_prints_a_row_per_policy_and_draws_a_panel_per_policy() {
     for label in ["ours (template) — ", "queue depth — ", "ours with Sum — "] {
         assert_eq!(svg.matches(label).count(), 1, "{label}");
     }
+    let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+    for said in ["SLO 300 s", "head-of-queue wait", "00:20", "02:00"] {
+        assert!(texts.contains(&said), "the legend, the SLO and the clock: {said}");
+    }
+    assert!(!texts.contains(&"20.0"), "minutes are on the clock, not counted from 0");
+    let png = std::fs::read(dir.join("burst-from-idle.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG beside the SVG");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

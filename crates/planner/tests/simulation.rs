@@ -42,7 +42,8 @@ fn the_aws_worked_example_runs_through_the_whole_loop() {
     // (second 180) sets 15 tasks.
     let mut arrivals = vec![0; 600];
     arrivals[0] = 1_510;
-    let mut scenario = Scenario::new(Trace { name: "aws-example".into(), arrivals }, target(100.0));
+    let mut scenario =
+        Scenario::new(Trace { name: "aws-example".into(), arrivals, start: None }, target(100.0));
     scenario.initial_tasks = 10;
     scenario.tail_seconds = 0;
     scenario.workers.slots = 1;

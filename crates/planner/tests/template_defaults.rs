@@ -62,7 +62,7 @@ fn every_default_the_template_also_sets_is_the_templates() {
 
 #[test]
 fn a_scenario_starts_from_the_defaults() {
-    let trace = Trace { name: "t".into(), arrivals: vec![0; 60] };
+    let trace = Trace { name: "t".into(), arrivals: vec![0; 60], start: None };
     let scenario = Scenario::new(trace, BacklogTarget::new(defaults::TARGET).unwrap());
     assert_eq!(scenario.scaling.min_tasks, defaults::MIN_TASKS);
     assert_eq!(scenario.scaling.max_tasks, defaults::MAX_TASKS);
