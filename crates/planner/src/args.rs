@@ -30,7 +30,7 @@ pub enum Command {
         /// The settings.
         #[command(flatten)]
         scenario: ScenarioArgs,
-        /// Directory for the pictures (one SVG per trace).
+        /// Directory for the pictures (an SVG and a PNG per trace).
         #[arg(long, default_value = "target/simulate")]
         out: PathBuf,
         /// Run each policy at its own best setting from `recommend`'s grid (on 5 seeds,
@@ -56,7 +56,7 @@ pub enum Command {
         /// Print every setting tried, with what it did.
         #[arg(long)]
         verbose: bool,
-        /// Directory for the picture of each recommended run.
+        /// Directory for the picture of each recommended run (SVG and PNG).
         #[arg(long, default_value = "target/simulate")]
         out: PathBuf,
         /// One JSON object per trace on stdout, one line each, instead of the tables.

@@ -11,12 +11,17 @@ pub enum CsvError {
     #[error("the trace has no rows (expected `timestamp,arrivals` lines)")]
     Empty,
     /// A row without exactly two fields.
-    #[error("line {line}: expected 2 columns (timestamp,arrivals), got {found}")]
+    #[error(
+        "line {line}: expected 2 columns (timestamp,arrivals), got {found}{}",
+        other.map(|c| format!(" (the separator is a comma; this line has {c:?})")).unwrap_or_default()
+    )]
     Columns {
         /// 1-based line number.
         line: usize,
         /// The fields found.
         found: usize,
+        /// Another separator the line holds (`;`, a tab), as a hint.
+        other: Option<char>,
     },
     /// A timestamp that is neither seconds nor a date and time.
     #[error(
@@ -110,12 +115,15 @@ pub fn parse_csv(name: &str, text: &str, period: Option<u64>) -> Result<CsvTrace
         if row.is_empty() || row.starts_with('#') {
             continue;
         }
-        let fields: Vec<&str> = row.split(',').map(unquoted).collect();
-        let [stamp, count] = fields[..] else {
-            return Err(CsvError::Columns { line, found: fields.len() });
+        let fields = fields(row);
+        let [stamp, count] = &fields[..] else {
+            let other = [';', '\t', '|'].into_iter().find(|&c| row.contains(c));
+            return Err(CsvError::Columns { line, found: fields.len(), other });
         };
-        if rows.is_empty() && index == 0 && parse_timestamp(stamp).is_none() {
-            continue; // the header
+        let (stamp, count) = (stamp.as_str(), count.as_str());
+        // A header names its columns: a first field with a digit is a row, however malformed.
+        if rows.is_empty() && index == 0 && !stamp.chars().any(|c| c.is_ascii_digit()) {
+            continue;
         }
         let seconds = parse_timestamp(stamp)
             .ok_or_else(|| CsvError::Timestamp { line, value: stamp.to_owned() })?;
@@ -155,10 +163,24 @@ pub fn parse_csv(name: &str, text: &str, period: Option<u64>) -> Result<CsvTrace
     Ok(CsvTrace { trace, period, rows: rows.len(), missing_periods })
 }
 
-/// A field without the double quotes a spreadsheet may put around it.
-fn unquoted(field: &str) -> &str {
-    let field = field.trim();
-    field.strip_prefix('"').and_then(|f| f.strip_suffix('"')).unwrap_or(field)
+/// A row's fields: split on commas outside double quotes, each without its
+/// quotes (a doubled quote inside is one), as spreadsheets write them.
+fn fields(row: &str) -> Vec<String> {
+    let (mut fields, mut field, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = row.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => fields.push(std::mem::take(&mut field).trim().to_owned()),
+            c => field.push(c),
+        }
+    }
+    fields.push(field.trim().to_owned());
+    fields
 }
 
 /// Spreads `count` over `slots` as evenly as whole messages allow.
@@ -251,8 +273,14 @@ mod tests {
         let cases: &[(&str, CsvError)] = &[
             ("", CsvError::Empty),
             ("timestamp,arrivals\n", CsvError::Empty),
-            ("0,1\n60\n", CsvError::Columns { line: 2, found: 1 }),
-            ("0,1\n60,1\n120,1,x\n", CsvError::Columns { line: 3, found: 3 }),
+            ("0,1\n60\n", CsvError::Columns { line: 2, found: 1, other: None }),
+            ("0,1\n60,1\n120,1,x\n", CsvError::Columns { line: 3, found: 3, other: None }),
+            ("0;1\n", CsvError::Columns { line: 1, found: 1, other: Some(';') }),
+            (
+                "2026-13-30T09:00:00Z,5\n",
+                CsvError::Timestamp { line: 1, value: "2026-13-30T09:00:00Z".into() },
+            ),
+            ("0,\"1,200\"\n", CsvError::Arrivals { line: 1, value: "1,200".into() }),
             ("0,1\nyesterday,2\n", CsvError::Timestamp { line: 2, value: "yesterday".into() }),
             ("0,1\n60,-3\n", CsvError::Arrivals { line: 2, value: "-3".into() }),
             ("0,1\n60,2.5\n", CsvError::Arrivals { line: 2, value: "2.5".into() }),
@@ -271,7 +299,9 @@ mod tests {
         }
         let closer = parse_csv("t", "0,1\n60,1\n", Some(300));
         assert_eq!(closer, Err(CsvError::Period { line: 2, gap: 60, period: 300 }));
-        let message = CsvError::Columns { line: 7, found: 3 }.to_string();
+        let message = CsvError::Columns { line: 7, found: 3, other: None }.to_string();
         assert_eq!(message, "line 7: expected 2 columns (timestamp,arrivals), got 3");
+        let hinted = CsvError::Columns { line: 1, found: 1, other: Some(';') }.to_string();
+        assert!(hinted.ends_with("(the separator is a comma; this line has ';')"), "{hinted}");
     }
 }

@@ -64,7 +64,7 @@ fn compare_at_best_settings(
                     scaling.target = c.target;
                     scaling.min_tasks = c.min_tasks;
                     let mut row = report::json_row(&c.outcome, &scaling, scenario.slo.quantile);
-                    row["seeds_met"] = c.seeds_met.into();
+                    row["over_seeds"] = report::json_seeds(c);
                     row
                 })
                 .collect();
@@ -74,7 +74,12 @@ fn compare_at_best_settings(
             continue;
         }
         writeln!(w, "{}", report::best_comparison(scenario, &found))?;
-        writeln!(w, "picture: {}\n", path.display())?;
+        writeln!(
+            w,
+            "picture: {} (and {})\n",
+            path.display(),
+            path.with_extension("png").display()
+        )?;
     }
     w.flush()?;
     Ok(())
@@ -125,7 +130,12 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     continue;
                 }
                 write!(w, "{}", report::comparison(scenario, &outcomes))?;
-                writeln!(w, "picture: {}\n", path.display())?;
+                writeln!(
+                    w,
+                    "picture: {} (and {})\n",
+                    path.display(),
+                    path.with_extension("png").display()
+                )?;
             }
         }
         Command::Recommend { scenario, seeds, margin, verbose, out, json } => {
@@ -155,20 +165,32 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                             let mut scaling = scenario.scaling;
                             scaling.target = c.target;
                             scaling.min_tasks = c.min_tasks;
-                            vec![report::json_row(&c.outcome, &scaling, scenario.slo.quantile)]
+                            let mut row =
+                                report::json_row(&c.outcome, &scaling, scenario.slo.quantile);
+                            row["over_seeds"] = report::json_seeds(c);
+                            vec![row]
                         })
                         .unwrap_or_default();
                     let mut line = report::json_trace(&scenario, rows);
                     line["settings_tried"] = found.tried.into();
                     line["seeds"] = seeds.into();
                     line["met"] = found.best.is_some().into();
+                    if let (None, Some(closest)) = (&found.best, &found.closest) {
+                        line["binding_limit"] =
+                            recommend::binding_limit(&scenario, closest, robustness).into();
+                    }
                     writeln!(w, "{line}")?;
                     continue;
                 }
                 writeln!(w, "{}", report::recommendation(&scenario, &found, verbose))?;
                 if shown.is_some() {
                     let path = out.join(format!("{}-recommended.svg", scenario.trace.name));
-                    writeln!(w, "picture: {}\n", path.display())?;
+                    writeln!(
+                        w,
+                        "picture: {} (and {})\n",
+                        path.display(),
+                        path.with_extension("png").display()
+                    )?;
                 }
             }
         }

@@ -8,7 +8,9 @@ use std::error::Error;
 use std::path::{Path, PathBuf};
 
 use plotters::coord::Shift;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::stats::{Minute, Outcome};
 
@@ -42,7 +44,10 @@ const METRIC: RGBColor = RGBColor(255, 127, 14);
 const RUNNING: RGBColor = RGBColor(44, 160, 44);
 const DESIRED: RGBColor = RGBColor(214, 39, 40);
 const WAIT: RGBColor = RGBColor(148, 103, 189);
-const LATE: RGBColor = RGBColor(214, 39, 40);
+const LATE: RGBColor = RGBColor(190, 0, 90);
+const SLO: RGBColor = BLACK;
+/// At most this many late marks in a strip: more merge into a band.
+const MAX_MARKS: usize = 150;
 
 /// The shared scales of a picture's rows.
 #[derive(Debug, Clone, Copy)]
@@ -133,19 +138,24 @@ where
     DB::ErrorType: 'static,
 {
     let slo = format!("SLO {} s", frame.slo_seconds);
-    let entries: [(&str, RGBColor); 7] = [
+    let entries: [(&str, RGBColor); 8] = [
         ("arrivals / min", ARRIVALS),
         ("visible backlog", BACKLOG),
         ("published metric", METRIC),
         ("desired tasks", DESIRED),
         ("running tasks", RUNNING),
         ("head-of-queue wait", WAIT),
-        (slo.as_str(), LATE),
+        (slo.as_str(), SLO),
+        ("late", LATE),
     ];
     let style = ("sans-serif", 14).into_font();
     let mut x = 40;
     for (name, color) in entries {
-        area.draw(&PathElement::new([(x, 15), (x + 18, 15)], color.stroke_width(3)))?;
+        if name == "late" {
+            area.draw(&Cross::new((x + 9, 15), 4, LATE.stroke_width(2)))?;
+        } else {
+            area.draw(&PathElement::new([(x, 15), (x + 18, 15)], color.stroke_width(3)))?;
+        }
         area.draw(&Text::new(name.to_owned(), (x + 24, 8), style.clone()))?;
         let (width, _) = area.estimate_text_size(name, &TextStyle::from(style.clone()))?;
         x += 24 + width as i32 + 22;
@@ -165,6 +175,13 @@ fn clock(minute: f64, frame: Frame) -> String {
             if day == 0 { time } else { format!("d{day} {time}") }
         }
     }
+}
+
+/// Ticks on round times of the clock: every 10 minutes to every week, at most a dozen.
+fn ticks(minutes: f64) -> Vec<f64> {
+    const STEPS: [u32; 12] = [10, 15, 30, 60, 120, 180, 240, 360, 720, 1_440, 2_880, 10_080];
+    let step = STEPS.into_iter().find(|&s| minutes / f64::from(s) <= 12.0).unwrap_or(10_080);
+    (0..).map(|k| f64::from(k * step)).take_while(|&m| m <= minutes).collect()
 }
 
 fn whole(value: &f64) -> String {
@@ -198,12 +215,14 @@ where
         .set_secondary_coord(0.0..scales.minutes, 0.0..scales.tasks);
     chart
         .configure_mesh()
-        .x_label_formatter(&|m| clock(*m, frame))
+        .disable_x_mesh()
+        .x_labels(0)
         .y_label_formatter(&whole)
         .y_desc("messages")
         .light_line_style(WHITE)
         .draw()
         .map_err(boxed)?;
+    clock_axis(&mut chart, scales.messages, frame, scales)?;
     // Tasks are whole: one tick per task up to ten, else whole steps.
     let task_ticks = (scales.tasks as usize + 1).min(11);
     chart
@@ -222,9 +241,7 @@ where
             .collect::<Vec<_>>()
     };
     chart.draw_series(LineSeries::new(line(|m| m.arrivals as f64), ARRIVALS)).map_err(boxed)?;
-    chart
-        .draw_series(LineSeries::new(line(|m| m.visible as f64), BACKLOG.stroke_width(2)))
-        .map_err(boxed)?;
+    chart.draw_series(LineSeries::new(line(|m| m.visible as f64), BACKLOG)).map_err(boxed)?;
     let metric =
         outcome.minutes.iter().enumerate().filter_map(|(i, m)| m.metric.map(|v| (i as f64, v)));
     chart.draw_series(metric.map(|point| Circle::new(point, 2, METRIC.filled()))).map_err(boxed)?;
@@ -232,7 +249,7 @@ where
         .draw_secondary_series(LineSeries::new(line(|m| m.desired as f64), DESIRED))
         .map_err(boxed)?;
     chart
-        .draw_secondary_series(LineSeries::new(line(|m| m.running as f64), RUNNING.stroke_width(2)))
+        .draw_secondary_series(LineSeries::new(line(|m| m.running as f64), RUNNING))
         .map_err(boxed)?;
     Ok(())
 }
@@ -259,31 +276,56 @@ where
         .map_err(boxed)?;
     chart
         .configure_mesh()
-        .x_label_formatter(&|m| clock(*m, frame))
+        .disable_x_mesh()
+        .x_labels(0)
         .y_label_formatter(&whole)
         .y_labels(4)
         .y_desc("wait, s")
         .light_line_style(WHITE)
         .draw()
         .map_err(boxed)?;
+    clock_axis(&mut chart, scales.wait, frame, scales)?;
     let waits: Vec<(f64, f64)> = outcome
         .minutes
         .iter()
         .enumerate()
         .map(|(i, m)| (i as f64, m.head_wait.unwrap_or(0) as f64))
         .collect();
-    chart
-        .draw_series(LineSeries::new(waits.iter().copied(), WAIT.stroke_width(2)))
-        .map_err(boxed)?;
+    chart.draw_series(LineSeries::new(waits.iter().copied(), WAIT)).map_err(boxed)?;
     let dashes = (0..(scales.minutes as usize).div_ceil(4))
-        .map(|k| PathElement::new([(k as f64 * 4.0, slo), (k as f64 * 4.0 + 2.0, slo)], LATE));
+        .map(|k| PathElement::new([(k as f64 * 4.0, slo), (k as f64 * 4.0 + 2.0, slo)], SLO));
     chart.draw_series(dashes).map_err(boxed)?;
-    let late = waits.iter().filter(|(_, wait)| *wait >= slo);
+    let late: Vec<&(f64, f64)> = waits.iter().filter(|(_, wait)| *wait >= slo).collect();
+    let every = late.len().div_ceil(MAX_MARKS).max(1);
+    let late = late.into_iter().step_by(every);
     chart
-        .draw_series(
-            late.map(|&(minute, wait)| Cross::new((minute, wait), 3, LATE.stroke_width(2))),
-        )
+        .draw_series(late.map(|&(minute, wait)| Cross::new((minute, wait), 3, LATE)))
         .map_err(boxed)?;
+    Ok(())
+}
+
+/// The x axis on round times of the clock: a light line and a label at each
+/// tick (plotters' own ticks fall on round numbers of minutes, not of hours).
+fn clock_axis<DB: DrawingBackend>(
+    chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    top: f64,
+    frame: Frame,
+    scales: Scales,
+) -> Drawn
+where
+    DB::ErrorType: 'static,
+{
+    let ticks = ticks(scales.minutes);
+    let grid = RGBColor(225, 225, 225);
+    chart
+        .draw_series(ticks.iter().map(|&t| PathElement::new([(t, 0.0), (t, top)], grid)))
+        .map_err(boxed)?;
+    let style =
+        TextStyle::from(("sans-serif", 12).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    let labels = ticks
+        .iter()
+        .map(|&t| EmptyElement::at((t, 0.0)) + Text::new(clock(t, frame), (0, 6), style.clone()));
+    chart.draw_series(labels).map_err(boxed)?;
     Ok(())
 }
 

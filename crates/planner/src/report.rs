@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use backlog_publisher::backlog::TaskCountMode;
+
 use crate::autoscaling::ScalingConfig;
 use crate::policy::Policy;
 use crate::sim::Scenario;
@@ -164,13 +166,24 @@ pub fn json_row(outcome: &Outcome, scaling: &ScalingConfig, quantile: f64) -> se
         "min_tasks": scaling.min_tasks,
         "max_tasks": scaling.max_tasks,
         "slo_met": outcome.meets_slo(quantile),
-        "task_minutes": outcome.task_minutes(),
+        "task_minutes": (outcome.task_minutes() * 10.0).round() / 10.0,
         "p50_wait_s": outcome.waits.quantile(0.5),
         "p99_wait_s": outcome.waits.quantile(0.99),
         "actions": outcome.actions.len(),
         "reversals": outcome.direction_changes(),
         "late": outcome.slo_misses(),
         "left": outcome.left,
+    })
+}
+
+/// How a setting did over the seeds, for `recommend --json` and `--best-settings --json`.
+pub fn json_seeds(candidate: &crate::recommend::Candidate) -> serde_json::Value {
+    serde_json::json!({
+        "seeds_met": candidate.seeds_met,
+        "task_minutes_mean": (candidate.task_minutes * 10.0).round() / 10.0,
+        "worst_quantile_wait_s": candidate.worst_wait,
+        "actions_per_day": (candidate.actions_per_day * 10.0).round() / 10.0,
+        "reversals_per_day": (candidate.reversals_per_day * 10.0).round() / 10.0,
     })
 }
 
@@ -197,7 +210,7 @@ pub fn recommendation(
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "### {}: {} settings ({} targets from {} to {} × MinTasks 0–2, MaxTasks {}; --verbose \
+        "### {}: {} settings ({} targets from {} to {} × MinTasks 0–{}, MaxTasks {}; --verbose \
          lists them), each on {} seed(s); SLO {:.0} % ≤ {} s, met only with p{:.0} ≤ {:.0} s on \
          every seed\n",
         scenario.trace.name,
@@ -205,6 +218,7 @@ pub fn recommendation(
         crate::recommend::TARGETS.len(),
         crate::recommend::TARGETS[0],
         crate::recommend::TARGETS[crate::recommend::TARGETS.len() - 1],
+        scenario.scaling.max_tasks.min(2),
         scenario.scaling.max_tasks,
         r.seeds,
         slo.quantile * 100.0,
@@ -238,13 +252,7 @@ pub fn recommendation(
             let _ = writeln!(out, "recommended: {}\n", describe(best));
             out.push_str(&header());
             out.push_str(&row(&best.outcome, slo.quantile));
-            let _ = writeln!(
-                out,
-                "\nsam deploy --parameter-overrides TargetBacklogPerTask={} MinTasks={} MaxTasks={}",
-                best.target.get(),
-                best.min_tasks,
-                scenario.scaling.max_tasks
-            );
+            let _ = writeln!(out, "\n{}", deploy_line(scenario, best));
         }
         (None, Some(closest)) => {
             let _ = writeln!(out, "no setting meets the SLO; closest: {}", describe(closest));
@@ -255,6 +263,36 @@ pub fn recommendation(
         (None, None) => out.push_str("nothing was simulated\n"),
     }
     out
+}
+
+/// The `sam deploy` line for `best`: every template parameter the run was
+/// simulated with, so a deploy (whose `--parameter-overrides` replace, not
+/// merge with, a samconfig.toml's) is what was simulated.
+pub fn deploy_line(scenario: &Scenario, best: &crate::recommend::Candidate) -> String {
+    format!(
+        "sam deploy --parameter-overrides ConsumerType=ecs TargetBacklogPerTask={} MinTasks={} \
+         MaxTasks={} ConsumerConcurrency={} WorkerVisibilityTimeout={} MaxReceiveCount={} \
+         DrainSeconds={} TaskCount={} BacklogIncludes={}",
+        best.target.get(),
+        best.min_tasks,
+        scenario.scaling.max_tasks,
+        scenario.workers.slots,
+        scenario.queue.visibility_timeout,
+        scenario.queue.max_receive_count,
+        scenario.workers.drain_seconds.unwrap_or(0),
+        match scenario.publisher.backlog.task_count {
+            TaskCountMode::Running => "running",
+            TaskCountMode::RunningPlusPending => "running+pending",
+            TaskCountMode::Desired => "desired",
+        },
+        {
+            let includes = scenario.publisher.backlog.includes;
+            let mut listed = vec!["visible"];
+            listed.extend(includes.in_flight.then_some("inflight"));
+            listed.extend(includes.delayed.then_some("delayed"));
+            listed.join(",")
+        },
+    )
 }
 
 /// Each policy at its own best setting (`compare --best-settings`): which
