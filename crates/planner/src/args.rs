@@ -43,6 +43,8 @@ pub enum Command {
     },
     /// The cheapest TargetBacklogPerTask and MinTasks for our policy that
     /// meet the SLO on each trace.
+    // What it searches is not a setting it takes: hidden from its help, refused when given.
+    #[command(mut_arg("target", |a| a.hide(true)), mut_arg("min_tasks", |a| a.hide(true)))]
     Recommend {
         /// The settings (--target and --min-tasks are what is searched: give neither).
         #[command(flatten)]
