@@ -36,6 +36,8 @@ pub struct Received {
     pub traceparent: Option<String>,
     pub body: String,
     pub status: u16,
+    /// When the request arrived.
+    pub at: std::time::Instant,
 }
 
 const FIXED_PATH: &str = "/work-fixed";
@@ -114,6 +116,7 @@ async fn answer(
         traceparent: header(&request, "traceparent"),
         body: String::new(),
         status: 0,
+        at: std::time::Instant::now(),
     };
     let body = request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     received.body = String::from_utf8_lossy(&body).into_owned();

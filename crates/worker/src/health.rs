@@ -50,8 +50,19 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    /// A stamp on `file`.
+    /// A stamp on `file`. A stamp already there is another process's (its
+    /// path holds a PID, and PIDs are used again): removed, so a health check
+    /// before this process's first poll fails instead of reading it.
     pub fn new(file: &Path) -> Self {
+        match std::fs::remove_file(file) {
+            Ok(()) => {
+                tracing::info!(file = %file.display(), "an earlier process's health stamp removed")
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => {
+                tracing::warn!(error = %error, file = %file.display(), "cannot remove an earlier health stamp");
+            }
+        }
         Self { file: file.to_owned(), last: Mutex::new(None) }
     }
 
@@ -108,5 +119,22 @@ pub fn check(pid: Option<&str>) -> ExitCode {
     } else {
         println!("healthy: the last successful poll was {} ms ago", age.as_millis());
         ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn a_stamp_left_by_an_earlier_process_is_not_taken_for_this_ones() {
+        let file =
+            std::env::temp_dir().join(format!("stamp-test-{}.last-poll", std::process::id()));
+        std::fs::write(&file, "1").unwrap();
+        let _stamp = Stamp::new(&file);
+        assert!(!file.exists(), "removed before the first poll");
+        let _ = std::fs::remove_file(&file);
     }
 }

@@ -16,6 +16,7 @@ mod operator_cli_faults;
 mod operator_cli_fifo;
 mod operator_cli_fifo_held;
 mod operator_cli_rotate_faults;
+mod planner_vs_worker;
 mod publisher;
 mod quarantine_overflow;
 mod reliability;

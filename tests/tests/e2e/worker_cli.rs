@@ -78,18 +78,24 @@ async fn a_started_worker_says_how_it_runs_names_a_misspelt_variable_and_stamps_
     for process in [&first, &second] {
         let pid = process.id().unwrap().to_string();
         let file = std::env::temp_dir().join(format!("sqs-worker-{pid}.last-poll"));
+        // A PID used again may find an earlier process's stamp: the worker removes it at
+        // start, so the check passes only once this process has polled.
         let give_up = tokio::time::Instant::now() + SETTLED;
-        while !file.exists() {
+        loop {
+            let check = worker(&["healthcheck", &pid], &[]).await;
+            if check.status.code() == Some(0) {
+                break;
+            }
             assert!(
                 tokio::time::Instant::now() < give_up,
-                "{}: {:#?}",
+                "{}: {}\n{:#?}",
                 file.display(),
+                String::from_utf8_lossy(&check.stderr),
                 process.lines()
             );
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let check = worker(&["healthcheck", &pid], &[]).await;
-        assert_eq!(check.status.code(), Some(0), "{}", String::from_utf8_lossy(&check.stderr));
+        assert!(file.exists(), "its own stamp: {}", file.display());
         let _ = std::fs::remove_file(file);
     }
     drop::<[Process; 2]>([first, second]);
