@@ -33,6 +33,11 @@ fn main() -> ExitCode {
     }
 }
 
+/// Names the picture written, SVG and PNG.
+fn picture(w: &mut impl Write, path: &std::path::Path) -> io::Result<()> {
+    writeln!(w, "picture: {} (and {})\n", path.display(), path.with_extension("png").display())
+}
+
 /// What every panel of a trace's picture shares.
 fn frame(scenario: &capacity_planner::Scenario) -> plot::Frame {
     plot::Frame { start: scenario.trace.start, slo_seconds: scenario.slo.latency_seconds }
@@ -57,29 +62,14 @@ fn compare_at_best_settings(
         let path = out.join(format!("{}-best-settings.svg", scenario.trace.name));
         plot::write(&path, &scenario.trace.name, &outcomes, frame(scenario))?;
         if json {
-            let rows = chosen
-                .iter()
-                .map(|c| {
-                    let mut scaling = scenario.scaling;
-                    scaling.target = c.target;
-                    scaling.min_tasks = c.min_tasks;
-                    let mut row = report::json_row(&c.outcome, &scaling, scenario.slo.quantile);
-                    row["over_seeds"] = report::json_seeds(c);
-                    row
-                })
-                .collect();
+            let rows = chosen.iter().map(|c| report::json_candidate(scenario, c)).collect();
             let mut line = report::json_trace(scenario, rows);
             line["seeds"] = robustness.seeds.into();
             writeln!(w, "{line}")?;
             continue;
         }
         writeln!(w, "{}", report::best_comparison(scenario, &found))?;
-        writeln!(
-            w,
-            "picture: {} (and {})\n",
-            path.display(),
-            path.with_extension("png").display()
-        )?;
+        picture(w, &path)?;
     }
     w.flush()?;
     Ok(())
@@ -130,12 +120,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     continue;
                 }
                 write!(w, "{}", report::comparison(scenario, &outcomes))?;
-                writeln!(
-                    w,
-                    "picture: {} (and {})\n",
-                    path.display(),
-                    path.with_extension("png").display()
-                )?;
+                picture(&mut w, &path)?;
             }
         }
         Command::Recommend { scenario, seeds, margin, verbose, out, json } => {
@@ -144,8 +129,8 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             for scenario in scenario.scenarios()? {
                 let found = recommend::search(&scenario, robustness);
                 let shown = found.best.as_ref().or(found.closest.as_ref());
+                let path = out.join(format!("{}-recommended.svg", scenario.trace.name));
                 if let Some(shown) = shown {
-                    let path = out.join(format!("{}-recommended.svg", scenario.trace.name));
                     let title = format!(
                         "{}: TargetBacklogPerTask={} MinTasks={}",
                         scenario.trace.name,
@@ -161,15 +146,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 }
                 if json {
                     let rows = shown
-                        .map(|c| {
-                            let mut scaling = scenario.scaling;
-                            scaling.target = c.target;
-                            scaling.min_tasks = c.min_tasks;
-                            let mut row =
-                                report::json_row(&c.outcome, &scaling, scenario.slo.quantile);
-                            row["over_seeds"] = report::json_seeds(c);
-                            vec![row]
-                        })
+                        .map(|c| vec![report::json_candidate(&scenario, c)])
                         .unwrap_or_default();
                     let mut line = report::json_trace(&scenario, rows);
                     line["settings_tried"] = found.tried.into();
@@ -184,13 +161,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 }
                 writeln!(w, "{}", report::recommendation(&scenario, &found, verbose))?;
                 if shown.is_some() {
-                    let path = out.join(format!("{}-recommended.svg", scenario.trace.name));
-                    writeln!(
-                        w,
-                        "picture: {} (and {})\n",
-                        path.display(),
-                        path.with_extension("png").display()
-                    )?;
+                    picture(&mut w, &path)?;
                 }
             }
         }

@@ -176,8 +176,21 @@ pub fn json_row(outcome: &Outcome, scaling: &ScalingConfig, quantile: f64) -> se
     })
 }
 
+/// A searched setting's run as a JSON row, at its own setting, with how it did over the seeds.
+pub fn json_candidate(
+    scenario: &Scenario,
+    candidate: &crate::recommend::Candidate,
+) -> serde_json::Value {
+    let mut scaling = scenario.scaling;
+    scaling.target = candidate.target;
+    scaling.min_tasks = candidate.min_tasks;
+    let mut row = json_row(&candidate.outcome, &scaling, scenario.slo.quantile);
+    row["over_seeds"] = json_seeds(candidate);
+    row
+}
+
 /// How a setting did over the seeds, for `recommend --json` and `--best-settings --json`.
-pub fn json_seeds(candidate: &crate::recommend::Candidate) -> serde_json::Value {
+fn json_seeds(candidate: &crate::recommend::Candidate) -> serde_json::Value {
     serde_json::json!({
         "seeds_met": candidate.seeds_met,
         "task_minutes_mean": (candidate.task_minutes * 10.0).round() / 10.0,
