@@ -67,12 +67,13 @@ pub struct Fleet {
     model: WorkerModel,
     tasks: Vec<Task>,
     billed_seconds: u64,
+    last_finish: Option<f64>,
 }
 
 impl Fleet {
     /// `initial` tasks already running at second 0.
     pub fn new(model: WorkerModel, initial: u64) -> Self {
-        let mut fleet = Self { model, tasks: Vec::new(), billed_seconds: 0 };
+        let mut fleet = Self { model, tasks: Vec::new(), billed_seconds: 0, last_finish: None };
         for _ in 0..initial {
             fleet.tasks.push(fleet.task(0, State::Running));
         }
@@ -98,6 +99,11 @@ impl Fleet {
     /// Seconds billed so far for tasks that have stopped.
     pub fn billed_seconds(&self) -> u64 {
         self.billed_seconds
+    }
+
+    /// When the last message processed so far finished, seconds.
+    pub fn last_finish(&self) -> Option<f64> {
+        self.last_finish
     }
 
     /// Bills every task still alive up to `now` (the end of a run).
@@ -197,6 +203,7 @@ impl Fleet {
                             queue.lapse(message, started as u64);
                         } else {
                             queue.delete();
+                            self.last_finish = Some(slot.busy_until);
                             waits.record(started - f64::from(message.sent));
                         }
                     }

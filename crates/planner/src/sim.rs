@@ -211,6 +211,7 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
         left_late,
         counted,
         waits,
+        last_finish: fleet.last_finish(),
         slo_seconds: slo,
         task_seconds: fleet.bill_remaining(end),
         actions,

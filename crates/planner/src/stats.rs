@@ -90,6 +90,9 @@ pub struct Outcome {
     pub counted: u64,
     /// Waits of the processed messages.
     pub waits: Waits,
+    /// When the last processed message finished, seconds from the trace's
+    /// start: a burst's drain time.
+    pub last_finish: Option<f64>,
     /// The latency SLO, seconds.
     pub slo_seconds: u64,
     /// Billed task-seconds.
