@@ -8,6 +8,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::autoscaling::ZeroCapacity;
 use crate::defaults;
+use crate::lambda::esm::Mode;
+use crate::lambda::invoke::DownstreamModel;
 use crate::random::ServiceTime;
 use crate::sim::Scenario;
 use crate::trace::{BuiltIn, Trace};
@@ -41,12 +43,20 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The cheapest TargetBacklogPerTask and MinTasks for our policy that
-    /// meet the SLO on each trace.
+    /// The cheapest TargetBacklogPerTask and MinTasks for our policy (or, with
+    /// --consumer lambda, MaximumConcurrency or MinimumPollers × BatchSize)
+    /// that meet the SLO on each trace.
     // What it searches is not a setting it takes: hidden from its help, refused when given.
-    #[command(mut_arg("target", |a| a.hide(true)), mut_arg("min_tasks", |a| a.hide(true)))]
+    #[command(
+        mut_arg("target", |a| a.hide(true)),
+        mut_arg("min_tasks", |a| a.hide(true)),
+        mut_arg("maximum_concurrency", |a| a.hide(true)),
+        mut_arg("batch_size", |a| a.hide(true)),
+        mut_arg("provisioned_min_pollers", |a| a.hide(true))
+    )]
     Recommend {
-        /// The settings (--target and --min-tasks are what is searched: give neither).
+        /// The settings (what is searched is not given: --target and --min-tasks, or with
+        /// --consumer lambda --maximum-concurrency, --batch-size and --provisioned-min-pollers).
         #[command(flatten)]
         scenario: ScenarioArgs,
         /// Seeds each setting runs on; it must meet the SLO on every one.
@@ -88,9 +98,22 @@ pub enum Distribution {
     Lognormal,
 }
 
+/// What consumes the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ConsumerKind {
+    /// sqs-worker tasks on ECS, scaled by the policies compared (`ConsumerType=ecs`).
+    Ecs,
+    /// batch-consumer on Lambda, scaled by its SQS event source mapping (`ConsumerType=lambda`).
+    Lambda,
+}
+
 /// Everything a scenario can be told.
 #[derive(Debug, Args)]
 pub struct ScenarioArgs {
+    /// The consumer simulated. The template deploys lambda by default; ecs is what the scaling
+    /// policies compared here scale.
+    #[arg(long, value_enum, default_value_t = ConsumerKind::Ecs)]
+    pub consumer: ConsumerKind,
     /// Built-in traces to run (repeatable); all of them unless --csv is given.
     #[arg(long = "trace", value_enum)]
     pub traces: Vec<BuiltIn>,
@@ -140,9 +163,10 @@ pub struct ScenarioArgs {
     /// Scale-in picks busy tasks as readily as idle ones (no scale-in protection).
     #[arg(long)]
     pub no_protection: bool,
-    /// The queue's VisibilityTimeout, seconds.
-    #[arg(long, default_value_t = defaults::VISIBILITY_TIMEOUT, value_parser = clap::value_parser!(u64).range(0..=43_200))]
-    pub visibility_timeout: u64,
+    /// The queue's VisibilityTimeout, seconds [default: 60, WorkerVisibilityTimeout, for ecs;
+    /// 6 × --function-timeout for lambda, as the template sets it].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=43_200))]
+    pub visibility_timeout: Option<u64>,
     /// The redrive policy's maxReceiveCount.
     #[arg(long, default_value_t = defaults::MAX_RECEIVE_COUNT, value_parser = clap::value_parser!(u16).range(1..=1_000))]
     pub max_receive_count: u16,
@@ -164,6 +188,9 @@ pub struct ScenarioArgs {
     /// Target tracking at zero running tasks: stay (documented proportional rule) or as-one.
     #[arg(long, value_enum, default_value_t = ZeroCapacity::Stay)]
     pub zero_capacity: ZeroCapacity,
+    /// The Lambda consumer's settings.
+    #[command(flatten)]
+    pub lambda: crate::lambda::args::LambdaArgs,
 }
 
 /// A setting outside what can be simulated.
@@ -213,7 +240,7 @@ pub enum ArgsError {
 /// trace, and is refused before it is read into memory.
 const MAX_CSV_BYTES: u64 = 128 * 1024 * 1024;
 
-fn check(
+pub(crate) fn check(
     ok: bool,
     flag: &'static str,
     value: impl ToString,
@@ -266,6 +293,8 @@ impl ScenarioArgs {
             self.metric_lag_seconds,
             "below 600",
         )?;
+
+        self.lambda.check()?;
 
         let mut traces: Vec<(Trace, u64)> = Vec::new();
         if let Some(path) = &self.csv {
@@ -325,13 +354,42 @@ impl ScenarioArgs {
         scenario.workers.startup_seconds = self.startup_seconds;
         scenario.workers.drain_seconds = (self.drain_seconds > 0).then_some(self.drain_seconds);
         scenario.workers.idle_first = !self.no_protection;
-        scenario.queue.visibility_timeout = self.visibility_timeout;
+        scenario.queue.visibility_timeout = match (self.visibility_timeout, self.consumer) {
+            (Some(given), _) => given,
+            (None, ConsumerKind::Ecs) => defaults::VISIBILITY_TIMEOUT,
+            // The template sets the work queue's visibility timeout to 6 × ConsumerTimeout.
+            (None, ConsumerKind::Lambda) => 6 * self.lambda.function_timeout,
+        };
         scenario.queue.max_receive_count = self.max_receive_count;
         scenario.queue.poison_fraction = self.poison_fraction;
         scenario.publisher.schedule_seconds = self.schedule_seconds;
         scenario.publisher.metric_lag_seconds = self.metric_lag_seconds;
         scenario.publisher.backlog =
             BacklogPolicy { includes: self.backlog_includes, task_count: self.task_count };
+        let lambda = &mut scenario.lambda;
+        let given = &self.lambda;
+        lambda.esm.mode = match (given.provisioned_min_pollers, given.provisioned_max_pollers) {
+            (min, Some(max)) => Mode::Provisioned {
+                minimum_pollers: min.unwrap_or(2).min(max),
+                maximum_pollers: max,
+            },
+            _ => {
+                let cap = given.maximum_concurrency.unwrap_or(defaults::MAXIMUM_CONCURRENCY);
+                Mode::Standard { maximum_concurrency: (cap > 0).then_some(cap) }
+            }
+        };
+        lambda.esm.batch_size = given.batch_size;
+        lambda.esm.batching_window = given.batching_window;
+        lambda.esm.account_concurrency = given.account_concurrency;
+        lambda.invocation.slots = self.slots;
+        lambda.invocation.service = scenario.workers.service;
+        lambda.invocation.timeout = given.function_timeout as f64;
+        lambda.invocation.deadline_margin = given.deadline_margin_ms as f64 / 1_000.0;
+        lambda.invocation.downstream = DownstreamModel {
+            max_rps_per_instance: given.downstream_max_rps,
+            capacity_rps: given.downstream_capacity,
+        };
+        lambda.memory_mb = given.memory_mb;
         scenario
     }
 }

@@ -26,3 +26,16 @@ pub const STEP_COOLDOWN: u64 = 300;
 pub const WAKE_UP_STEP: u64 = 1;
 /// The wake-up alarm's `Period`, seconds, evaluated over one period.
 pub const WAKE_UP_PERIOD: u64 = 60;
+
+/// `BatchSize`: messages the event source mapping hands one invocation.
+pub const BATCH_SIZE: u32 = 10;
+/// `MaximumBatchingWindowInSeconds`.
+pub const BATCHING_WINDOW: u64 = 0;
+/// `MaximumConcurrency` (the template also reserves this much concurrency).
+pub const MAXIMUM_CONCURRENCY: u32 = 5;
+/// `ConsumerTimeout`, seconds; the work queue's visibility timeout is 6 × this.
+pub const FUNCTION_TIMEOUT: u64 = 30;
+/// `ConsumerMemorySize`, MB.
+pub const MEMORY_MB: u32 = 128;
+/// `DeadlineMarginMs`: no message is started closer than this to the function's timeout.
+pub const DEADLINE_MARGIN_MS: u64 = 2_000;

@@ -10,6 +10,7 @@ pub mod cloudwatch;
 pub mod csv_trace;
 pub mod defaults;
 pub mod fleet;
+pub mod lambda;
 pub mod plot;
 pub mod policy;
 pub mod publisher;
@@ -21,5 +22,5 @@ pub mod sim;
 pub mod stats;
 pub mod trace;
 
-pub use policy::Policy;
+pub use policy::{Consumer, Policy};
 pub use sim::{Scenario, run};

@@ -4,13 +4,14 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use capacity_planner::args::{Cli, Command};
+use capacity_planner::args::{Cli, Command, ConsumerKind};
+use capacity_planner::lambda;
 use capacity_planner::{Policy, plot, recommend, report, run};
 use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
     let matches = Cli::command().get_matches();
-    refuse_searched_flags(&matches);
+    refuse_inapplicable_flags(&matches);
     let outcome = Cli::from_arg_matches(&matches).map_err(Into::into).and_then(execute);
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -75,19 +76,86 @@ fn compare_at_best_settings(
     Ok(())
 }
 
-/// `recommend` searches `--target` and `--min-tasks`: given, they would be
-/// ignored, so they are refused as a usage error (exit 2).
-fn refuse_searched_flags(matches: &clap::ArgMatches) {
-    let Some(recommend) = matches.subcommand_matches("recommend") else { return };
-    for flag in ["target", "min_tasks"] {
-        if recommend.value_source(flag) == Some(clap::parser::ValueSource::CommandLine) {
+/// Flags only the ECS worker's model reads.
+const ECS_ONLY: [&str; 13] = [
+    "target",
+    "min_tasks",
+    "max_tasks",
+    "initial_tasks",
+    "startup_seconds",
+    "drain_seconds",
+    "no_protection",
+    "schedule_seconds",
+    "metric_lag_seconds",
+    "backlog_includes",
+    "task_count",
+    "zero_capacity",
+    "best_settings",
+];
+
+/// Flags only the Lambda consumer's model reads.
+const LAMBDA_ONLY: [&str; 11] = [
+    "batch_size",
+    "batching_window",
+    "maximum_concurrency",
+    "provisioned_min_pollers",
+    "provisioned_max_pollers",
+    "account_concurrency",
+    "function_timeout",
+    "deadline_margin_ms",
+    "memory_mb",
+    "downstream_max_rps",
+    "downstream_capacity",
+];
+
+/// A flag the run would not read is refused as a usage error (exit 2): one
+/// for the other consumer, or one `recommend` searches itself.
+fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
+    let Some((name, sub)) = matches.subcommand() else { return };
+    let consumer = sub.get_one::<ConsumerKind>("consumer").copied().unwrap_or(ConsumerKind::Ecs);
+    // `best_settings` is compare's alone: an id a subcommand lacks is not given.
+    let given = |flag: &str| {
+        sub.try_contains_id(flag).unwrap_or(false)
+            && sub.value_source(flag) == Some(clap::parser::ValueSource::CommandLine)
+    };
+    let searched: &[&str] = match (name, consumer) {
+        ("recommend", ConsumerKind::Ecs) => &["target", "min_tasks"],
+        ("recommend", ConsumerKind::Lambda) => {
+            &["maximum_concurrency", "batch_size", "provisioned_min_pollers"]
+        }
+        _ => &[],
+    };
+    let other = match consumer {
+        ConsumerKind::Ecs => &LAMBDA_ONLY[..],
+        ConsumerKind::Lambda => &ECS_ONLY[..],
+    };
+    let refusal = searched
+        .iter()
+        .find(|flag| given(flag))
+        .map(|flag| {
             let flag = flag.replace('_', "-");
-            let message = format!(
+            format!(
                 "recommend searches --{flag} itself (--verbose lists the grid): give it to \
                  `simulate compare` instead"
-            );
-            Cli::command().error(clap::error::ErrorKind::ArgumentConflict, message).exit();
-        }
+            )
+        })
+        .or_else(|| {
+            other.iter().find(|flag| given(flag)).map(|flag| {
+                let flag = flag.replace('_', "-");
+                match consumer {
+                    ConsumerKind::Ecs => format!(
+                        "--{flag} is a setting of the Lambda consumer: add --consumer lambda"
+                    ),
+                    ConsumerKind::Lambda => format!(
+                        "--{flag} is a setting of the ECS worker's scaling, which the Lambda \
+                         consumer does not have (its event source mapping scales it): drop it, \
+                         or use --consumer ecs"
+                    ),
+                }
+            })
+        });
+    if let Some(message) = refusal {
+        Cli::command().error(clap::error::ErrorKind::ArgumentConflict, message).exit();
     }
 }
 
@@ -102,6 +170,11 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         Command::Compare { scenario, out, best_settings, json } => {
             let scenarios = scenario.scenarios()?;
             std::fs::create_dir_all(&out).map_err(|e| format!("--out {}: {e}", out.display()))?;
+            if scenario.consumer == ConsumerKind::Lambda {
+                lambda::commands::compare(&scenarios, &out, json, &mut w)?;
+                w.flush()?;
+                return Ok(());
+            }
             if best_settings {
                 return compare_at_best_settings(&scenarios, &out, json, &mut w);
             }
@@ -126,6 +199,12 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         Command::Recommend { scenario, seeds, margin, verbose, out, json } => {
             std::fs::create_dir_all(&out).map_err(|e| format!("--out {}: {e}", out.display()))?;
             let robustness = recommend::Robustness { seeds, margin };
+            if scenario.consumer == ConsumerKind::Lambda {
+                let scenarios = scenario.scenarios()?;
+                lambda::commands::recommend(&scenarios, robustness, verbose, &out, json, &mut w)?;
+                w.flush()?;
+                return Ok(());
+            }
             for scenario in scenario.scenarios()? {
                 let found = recommend::search(&scenario, robustness);
                 let shown = found.best.as_ref().or(found.closest.as_ref());

@@ -12,7 +12,38 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::policy::Consumer;
 use crate::stats::{Minute, Outcome};
+
+/// What the capacity axis counts: ECS tasks, or the Lambda consumer's
+/// concurrent invocations under the mapping's concurrency limit.
+#[derive(Debug, Clone, Copy)]
+struct Words {
+    desired: &'static str,
+    running: &'static str,
+    axis: &'static str,
+    cost: &'static str,
+}
+
+impl Words {
+    fn of(outcomes: &[Outcome]) -> Self {
+        if outcomes.iter().any(|o| o.consumer == Consumer::Lambda) {
+            Self {
+                desired: "concurrency limit",
+                running: "invocations running",
+                axis: "invocations",
+                cost: "billed invocation-min",
+            }
+        } else {
+            Self {
+                desired: "desired tasks",
+                running: "running tasks",
+                axis: "tasks",
+                cost: "task-min",
+            }
+        }
+    }
+}
 
 /// A picture that could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -120,12 +151,13 @@ where
     root.fill(&WHITE)?;
     let root = root.titled(title, ("sans-serif", 22))?;
     let (legend_area, rest) = root.split_vertically(LEGEND_HEIGHT);
-    legend(&legend_area, frame)?;
+    let words = Words::of(outcomes);
+    legend(&legend_area, frame, words)?;
     let scales = scales(outcomes, frame);
     let rows = rest.split_evenly((outcomes.len().max(1), 1));
     for (area, outcome) in rows.iter().zip(outcomes) {
         let (top, bottom) = area.split_vertically(PANEL_HEIGHT);
-        panel(&top, outcome, scales, frame)?;
+        panel(&top, outcome, scales, frame, words)?;
         wait_strip(&bottom, outcome, scales, frame)?;
     }
     root.present()?;
@@ -133,7 +165,7 @@ where
 }
 
 /// The series' names and colours, once, above every panel: never over the data.
-fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, frame: Frame) -> Drawn
+fn legend<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, frame: Frame, words: Words) -> Drawn
 where
     DB::ErrorType: 'static,
 {
@@ -142,8 +174,8 @@ where
         ("arrivals / min", ARRIVALS),
         ("visible backlog", BACKLOG),
         ("published metric", METRIC),
-        ("desired tasks", DESIRED),
-        ("running tasks", RUNNING),
+        (words.desired, DESIRED),
+        (words.running, RUNNING),
         ("head-of-queue wait", WAIT),
         (slo.as_str(), SLO),
         ("late", LATE),
@@ -193,16 +225,19 @@ fn panel<DB: DrawingBackend>(
     outcome: &Outcome,
     scales: Scales,
     frame: Frame,
+    words: Words,
 ) -> Drawn
 where
     DB::ErrorType: 'static,
 {
     let caption = format!(
-        "{} — {:.0} task-min, {} late, peak {} tasks",
-        outcome.policy.label(),
+        "{} — {:.0} {}, {} late, peak {} {}",
+        outcome.consumer.label(),
         outcome.task_minutes(),
+        words.cost,
         outcome.slo_misses(),
-        outcome.peak_desired()
+        outcome.peak_desired(),
+        words.axis
     );
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", 15))
@@ -229,7 +264,7 @@ where
         .configure_secondary_axes()
         .y_labels(task_ticks)
         .y_label_formatter(&whole)
-        .y_desc("tasks")
+        .y_desc(words.axis)
         .draw()
         .map_err(boxed)?;
     let line = |value: fn(&Minute) -> f64| {

@@ -7,6 +7,26 @@ use backpressure_core::queue::QueueKind;
 
 use crate::cloudwatch::Statistic;
 
+/// What consumed the queue in a run: the ECS worker service under a scaling
+/// policy, or the Lambda consumer under its event source mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Consumer {
+    /// sqs-worker tasks, scaled by Application Auto Scaling on this policy's metric.
+    Ecs(Policy),
+    /// batch-consumer, scaled by the SQS event source mapping.
+    Lambda,
+}
+
+impl Consumer {
+    /// The table's name for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Ecs(policy) => policy.label(),
+            Self::Lambda => "lambda (event source mapping)",
+        }
+    }
+}
+
 /// A way to scale the worker service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Policy {

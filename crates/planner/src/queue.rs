@@ -61,6 +61,7 @@ pub struct Queue {
     /// in lapsing leases.
     in_flight: u64,
     dead_lettered: u64,
+    dead_lettered_healthy: u64,
 }
 
 impl Queue {
@@ -74,6 +75,7 @@ impl Queue {
             lease_sequence: 0,
             in_flight: 0,
             dead_lettered: 0,
+            dead_lettered_healthy: 0,
         }
     }
 
@@ -118,6 +120,11 @@ impl Queue {
         self.dead_lettered
     }
 
+    /// Of those, messages that were not poison: they never got processed.
+    pub fn dead_lettered_healthy(&self) -> u64 {
+        self.dead_lettered_healthy
+    }
+
     /// Makes visible again every message whose lease ended by `now`.
     pub fn expire_leases(&mut self, now: u64) {
         while let Some(Reverse(lease)) = self.leases.peek().copied() {
@@ -145,6 +152,7 @@ impl Queue {
             let mut message = self.pop_front()?;
             if message.receives >= self.model.max_receive_count {
                 self.dead_lettered += 1;
+                self.dead_lettered_healthy += u64::from(!message.poison);
                 continue;
             }
             message.receives = message.receives.saturating_add(1);

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use backlog_publisher::backlog::TaskCountMode;
 
 use crate::autoscaling::ScalingConfig;
-use crate::policy::Policy;
+use crate::policy::{Consumer, Policy};
 use crate::sim::Scenario;
 use crate::stats::Outcome;
 
@@ -64,7 +64,7 @@ pub fn row(outcome: &Outcome, quantile: f64) -> String {
         Some(Some(worst)) => format!("{worst} s"),
     };
     line([
-        outcome.policy.label().to_owned(),
+        outcome.consumer.label().to_owned(),
         format!("{} ({share:.1}%)", outcome.slo_misses()),
         seconds(outcome.waits.quantile(0.5)),
         seconds(outcome.waits.quantile(0.99)),
@@ -115,13 +115,15 @@ pub fn comparison(scenario: &Scenario, outcomes: &[Outcome]) -> String {
 /// Whether ours meets the SLO with fewer task-minutes than every other
 /// policy that also meets it.
 pub fn verdict(outcomes: &[Outcome], quantile: f64) -> String {
-    let Some(ours) = outcomes.iter().find(|o| o.policy == Policy::Ours) else {
+    let Some(ours) = outcomes.iter().find(|o| o.consumer == Consumer::Ecs(Policy::Ours)) else {
         return "ours was not run".to_owned();
     };
-    let others: Vec<&Outcome> =
-        outcomes.iter().filter(|o| o.policy != Policy::Ours && o.meets_slo(quantile)).collect();
+    let others: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|o| o.consumer != Consumer::Ecs(Policy::Ours) && o.meets_slo(quantile))
+        .collect();
     if !ours.meets_slo(quantile) {
-        let meeting: Vec<&str> = others.iter().map(|o| o.policy.label()).collect();
+        let meeting: Vec<&str> = others.iter().map(|o| o.consumer.label()).collect();
         return format!(
             "ours misses the SLO ({} messages late); meeting it: {}",
             ours.slo_misses(),
@@ -131,7 +133,7 @@ pub fn verdict(outcomes: &[Outcome], quantile: f64) -> String {
     let cheaper: Vec<String> = others
         .iter()
         .filter(|o| o.task_seconds <= ours.task_seconds)
-        .map(|o| format!("{} ({:.1} task-min)", o.policy.label(), o.task_minutes()))
+        .map(|o| format!("{} ({:.1} task-min)", o.consumer.label(), o.task_minutes()))
         .collect();
     if others.is_empty() {
         format!(
@@ -141,7 +143,7 @@ pub fn verdict(outcomes: &[Outcome], quantile: f64) -> String {
     } else if cheaper.is_empty() {
         let dearer: Vec<String> = others
             .iter()
-            .map(|o| format!("{} ({:.1})", o.policy.label(), o.task_minutes()))
+            .map(|o| format!("{} ({:.1})", o.consumer.label(), o.task_minutes()))
             .collect();
         format!(
             "ours meets the SLO with {:.1} task-min, fewer than every other policy meeting it: {}",
@@ -161,7 +163,7 @@ pub fn verdict(outcomes: &[Outcome], quantile: f64) -> String {
 /// and what it did.
 pub fn json_row(outcome: &Outcome, scaling: &ScalingConfig, quantile: f64) -> serde_json::Value {
     serde_json::json!({
-        "policy": outcome.policy.label(),
+        "policy": outcome.consumer.label(),
         "target": scaling.target.get(),
         "min_tasks": scaling.min_tasks,
         "max_tasks": scaling.max_tasks,

@@ -10,7 +10,7 @@ use crate::autoscaling::{Scaler, ScalingConfig, ZeroCapacity};
 use crate::cloudwatch::PERIOD_SECONDS;
 use crate::defaults;
 use crate::fleet::{Fleet, WorkerModel};
-use crate::policy::Policy;
+use crate::policy::{Consumer, Policy};
 use crate::publisher::{Publisher, PublisherModel};
 use crate::queue::{Message, Queue, QueueModel};
 use crate::random::ServiceTime;
@@ -47,6 +47,8 @@ pub struct Scenario {
     pub scaling: ScalingConfig,
     /// The objective.
     pub slo: Slo,
+    /// The Lambda consumer, for `--consumer lambda` runs ([`crate::lambda::run::run`]).
+    pub lambda: crate::lambda::LambdaModel,
 }
 
 impl Scenario {
@@ -91,6 +93,7 @@ impl Scenario {
                 zero_capacity: ZeroCapacity::Stay,
             },
             slo: Slo { latency_seconds: 300, quantile: 0.99 },
+            lambda: crate::lambda::LambdaModel::new(ServiceTime::Exponential(1.0)),
         }
     }
 }
@@ -203,10 +206,11 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
         }
     }
     Outcome {
-        policy,
+        consumer: Consumer::Ecs(policy),
         sent: scenario.trace.total(),
         processed: waits.count(),
         dead_lettered: queue.dead_lettered(),
+        dead_lettered_healthy: queue.dead_lettered_healthy(),
         left,
         left_late,
         counted,

@@ -2,7 +2,7 @@
 //! minute for the pictures.
 
 use crate::autoscaling::ScalingAction;
-use crate::policy::Policy;
+use crate::policy::Consumer;
 
 /// Seconds each message waited between being sent and the start of the
 /// processing that completed it, in one-second buckets.
@@ -74,14 +74,16 @@ pub struct Minute {
 /// Everything one policy's run produced.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
-    /// The policy run.
-    pub policy: Policy,
+    /// What consumed the queue (for ECS, under which policy).
+    pub consumer: Consumer,
     /// Messages sent.
     pub sent: u64,
     /// Messages processed and deleted.
     pub processed: u64,
     /// Messages moved to the DLQ.
     pub dead_lettered: u64,
+    /// Of those, messages that were not poison: never processed, so each missed the SLO.
+    pub dead_lettered_healthy: u64,
     /// Messages left visible or in flight at the end.
     pub left: u64,
     /// Non-poison messages left at the end that had already waited past the SLO.
@@ -107,9 +109,10 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    /// Messages whose wait exceeded the SLO, processed or still waiting.
+    /// Messages whose wait exceeded the SLO: processed late, still waiting
+    /// past it, or moved to the DLQ without ever being processed.
     pub fn slo_misses(&self) -> u64 {
-        self.waits.above(self.slo_seconds) + self.left_late
+        self.waits.above(self.slo_seconds) + self.left_late + self.dead_lettered_healthy
     }
 
     /// Whether at most `1 − quantile` of the messages missed the SLO.

@@ -10,7 +10,7 @@ use capacity_planner::autoscaling::ZeroCapacity;
 use capacity_planner::random::ServiceTime;
 use capacity_planner::stats::Outcome;
 use capacity_planner::trace::{BuiltIn, Trace};
-use capacity_planner::{Policy, Scenario, run};
+use capacity_planner::{Consumer, Policy, Scenario, run};
 
 fn target(value: f64) -> BacklogTarget {
     BacklogTarget::new(value).unwrap()
@@ -31,7 +31,7 @@ fn run_all(scenario: &Scenario) -> Vec<Outcome> {
 }
 
 fn outcome(outcomes: &[Outcome], policy: Policy) -> &Outcome {
-    outcomes.iter().find(|o| o.policy == policy).unwrap()
+    outcomes.iter().find(|o| o.consumer == Consumer::Ecs(policy)).unwrap()
 }
 
 #[test]
@@ -82,7 +82,7 @@ fn messages_are_conserved_through_poison_redelivery_and_killed_tasks() {
             outcome.sent,
             outcome.processed + outcome.dead_lettered + outcome.left,
             "{:?}: processed {}, DLQ {}, left {}",
-            outcome.policy,
+            outcome.consumer,
             outcome.processed,
             outcome.dead_lettered,
             outcome.left

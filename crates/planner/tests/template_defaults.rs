@@ -61,6 +61,31 @@ fn every_default_the_template_also_sets_is_the_templates() {
 }
 
 #[test]
+fn the_lambda_consumers_defaults_are_the_templates() {
+    let template = template();
+    let number = |parameter: &str| default_of(&template, parameter).parse::<f64>().unwrap();
+    assert_eq!(f64::from(defaults::BATCH_SIZE), number("BatchSize"));
+    assert_eq!(defaults::BATCHING_WINDOW as f64, number("MaximumBatchingWindowInSeconds"));
+    assert_eq!(f64::from(defaults::MAXIMUM_CONCURRENCY), number("MaximumConcurrency"));
+    assert_eq!(defaults::FUNCTION_TIMEOUT as f64, number("ConsumerTimeout"));
+    assert_eq!(f64::from(defaults::MEMORY_MB), number("ConsumerMemorySize"));
+    assert_eq!(defaults::DEADLINE_MARGIN_MS as f64, number("DeadlineMarginMs"));
+    assert_eq!(number("ProvisionedMinimumPollers"), 0.0, "standard mode by default");
+    // The planner's timeouts are the template's, and its visibility timeout is the mapping's.
+    let allowed: Vec<u64> = template["Parameters"]["ConsumerTimeout"]["AllowedValues"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
+    assert_eq!(allowed, capacity_planner::lambda::args::FUNCTION_TIMEOUTS);
+    for timeout in allowed {
+        let seconds = &template["Mappings"]["VisibilityTimeoutFor"][timeout.to_string()]["Seconds"];
+        assert_eq!(seconds.as_u64(), Some(6 * timeout), "ConsumerTimeout {timeout}");
+    }
+}
+
+#[test]
 fn a_scenario_starts_from_the_defaults() {
     let trace = Trace { name: "t".into(), arrivals: vec![0; 60], start: None };
     let scenario = Scenario::new(trace, BacklogTarget::new(defaults::TARGET).unwrap());

@@ -1,0 +1,159 @@
+//! `simulate --consumer lambda` as a user runs it: the table, the picture,
+//! the recommendation and its deploy line, and flags that do not apply refused.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn simulate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_simulate")).args(args).output().unwrap()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("simulate-lambda-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).unwrap()
+}
+
+/// Every `Key=value` of a deploy line is a template parameter, with a value it allows.
+fn assert_deployable(deploy: &str) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
+    let template: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    for pair in deploy.trim_start_matches("sam deploy --parameter-overrides ").split(' ') {
+        let (key, value) = pair.split_once('=').unwrap();
+        let parameter = &template["Parameters"][key];
+        assert!(parameter.is_mapping(), "{key} is not a template parameter");
+        if let Some(allowed) = parameter["AllowedValues"].as_sequence() {
+            let allowed: Vec<String> = allowed
+                .iter()
+                .map(|v| match v {
+                    serde_yaml::Value::Number(n) => n.to_string(),
+                    other => other.as_str().unwrap().to_owned(),
+                })
+                .collect();
+            assert!(allowed.iter().any(|a| a == value), "{key}={value} not in {allowed:?}");
+        }
+        let number = |bound: &str| parameter[bound].as_f64();
+        if let (Ok(value), Some(min), Some(max)) =
+            (value.parse::<f64>(), number("MinValue"), number("MaxValue"))
+        {
+            assert!((min..=max).contains(&value), "{key}={value} outside {min}–{max}");
+        }
+    }
+}
+
+#[test]
+fn compare_runs_the_mapping_at_the_templates_settings_and_draws_it() {
+    let dir = scratch("compare");
+    let out = dir.to_str().unwrap();
+    let args = ["compare", "--consumer", "lambda", "--trace", "burst-from-idle", "--out", out];
+    let output = simulate(&args);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    let row =
+        stdout.lines().find(|l| l.starts_with("| MaximumConcurrency=5 BatchSize=10")).unwrap();
+    assert!(row.ends_with("| met |") || row.ends_with("|  no |"), "{row}");
+    assert!(stdout.contains("ConsumerConcurrency 32"), "{stdout}");
+    assert!(dir.join("burst-from-idle-lambda.svg").exists());
+    assert!(dir.join("burst-from-idle-lambda.png").exists());
+
+    let json = simulate(&[&args[..], &["--json", "--maximum-concurrency", "0"]].concat());
+    assert!(json.status.success(), "{}", text(&json.stderr));
+    let line: serde_json::Value = serde_json::from_str(text(&json.stdout).trim()).unwrap();
+    let row = &line["rows"][0];
+    assert_eq!(
+        (row["consumer"].as_str(), row["mode"].as_str()),
+        (Some("lambda"), Some("standard"))
+    );
+    assert!(row["maximum_concurrency"].is_null(), "0 is no cap: {row}");
+    assert_eq!(row["batch_size"], 10);
+    assert!(row["gb_seconds"].as_f64().unwrap() > 0.0 && row["invocations"].as_u64().unwrap() > 0);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn recommend_names_a_setting_within_the_downstreams_capacity_and_the_line_to_deploy_it() {
+    let dir = scratch("recommend");
+    let out = dir.to_str().unwrap();
+    let base = ["recommend", "--consumer", "lambda", "--trace", "burst-from-idle", "--seeds", "2"];
+    let args = [&base[..], &["--downstream-capacity", "50", "--out", out]].concat();
+    let output = simulate(&args);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("recommended: ")).unwrap();
+    assert!(line.contains("met on 2 of 2 seeds"), "{line}");
+    let peak: u64 =
+        line.rsplit("downstream peak ").next().unwrap().trim_end_matches(" rps").parse().unwrap();
+    assert!(peak <= 50, "{line}");
+    let deploy =
+        stdout.lines().find(|l| l.starts_with("sam deploy --parameter-overrides")).unwrap();
+    assert!(deploy.contains("ConsumerType=lambda ") && deploy.contains(" BatchSize="), "{deploy}");
+    assert_deployable(deploy);
+    assert!(dir.join("burst-from-idle-lambda-recommended.png").exists());
+
+    // Provisioned mode searches the pollers, and its line turns MaximumConcurrency off.
+    let provisioned = [&base[..], &["--provisioned-max-pollers", "50", "--out", out]].concat();
+    let output = simulate(&provisioned);
+    let stdout = text(&output.stdout);
+    let deploy = stdout.lines().find(|l| l.starts_with("sam deploy")).unwrap();
+    assert!(deploy.contains("MaximumConcurrency=0 ProvisionedMinimumPollers="), "{deploy}");
+    assert!(deploy.contains("ProvisionedMaximumPollers=50 "), "{deploy}");
+    assert_deployable(deploy);
+
+    // Nothing can meet it: the limit that bound is named.
+    let starved = [
+        &base[..],
+        &["--service-seconds", "20", "--slots", "1", "--account-concurrency", "50", "--out", out],
+    ]
+    .concat();
+    let output = simulate(&starved);
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains("no setting meets the SLO; closest"), "{stdout}");
+    assert!(stdout.contains("the account's concurrency (50)"), "{stdout}");
+    assert!(!stdout.contains("sam deploy"), "{stdout}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_flag_the_run_would_not_read_is_refused_and_the_mappings_rules_are_kept() {
+    let refused: &[(&[&str], &str)] = &[
+        (&["compare", "--consumer", "lambda", "--target", "5"], "--target is a setting of the ECS"),
+        (&["compare", "--consumer", "lambda", "--best-settings"], "--best-settings is a setting"),
+        (&["compare", "--batch-size", "5"], "--batch-size is a setting of the Lambda consumer"),
+        (
+            &["recommend", "--consumer", "lambda", "--maximum-concurrency", "10"],
+            "recommend searches --maximum-concurrency itself",
+        ),
+        (&["compare", "--consumer", "lambda", "--maximum-concurrency", "1"], "from 2 to 1000"),
+    ];
+    for (args, expected) in refused {
+        let output = simulate(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(text(&output.stderr).contains(expected), "{args:?}: {}", text(&output.stderr));
+    }
+    let invalid: &[(&[&str], &str)] = &[
+        (&["--batch-size", "20"], "--batch-size 20: at most 10 unless --batching-window"),
+        (&["--provisioned-min-pollers", "5"], "provisioned mode needs both"),
+        (
+            &["--provisioned-max-pollers", "5", "--maximum-concurrency", "10"],
+            "AWS makes the two mutually exclusive",
+        ),
+        (
+            &["--provisioned-min-pollers", "9", "--provisioned-max-pollers", "5"],
+            "at most --provisioned-max-pollers",
+        ),
+    ];
+    for (args, expected) in invalid {
+        let all = [&["compare", "--consumer", "lambda", "--trace", "steady"][..], args].concat();
+        let output = simulate(&all);
+        assert_eq!(output.status.code(), Some(1), "{args:?}");
+        assert!(text(&output.stderr).contains(expected), "{args:?}: {}", text(&output.stderr));
+    }
+}
