@@ -52,12 +52,14 @@ unit:
 
 ## make simulate: the capacity planner on the built-in traces: a comparison table per trace,
 ## one SVG per trace in target/simulate/ (the README's picture is the burst-from-idle one,
-## copied to docs/img/), then the cheapest TargetBacklogPerTask x MinTasks meeting the SLO
+## copied to docs/img/), then the cheapest TargetBacklogPerTask x MinTasks meeting the SLO, and
+## the cheapest MaximumConcurrency x BatchSize for the Lambda consumer
 SIMULATE := $(CARGO) run --quiet --release -p capacity-planner --bin simulate --
 simulate:
 	$(SIMULATE) compare --out target/simulate
 	mkdir -p docs/img && cp target/simulate/burst-from-idle.svg target/simulate/burst-from-idle.png docs/img/
 	$(SIMULATE) recommend
+	$(SIMULATE) recommend --consumer lambda
 
 ## make demo: the emulators, both functions invoked on the sample events, what they did
 demo:

@@ -23,6 +23,8 @@ struct Words {
     running: &'static str,
     axis: &'static str,
     cost: &'static str,
+    /// A scaling policy's published metric is drawn (the Lambda consumer has none).
+    metric: bool,
 }
 
 impl Words {
@@ -33,6 +35,7 @@ impl Words {
                 running: "invocations running",
                 axis: "invocations",
                 cost: "billed invocation-min",
+                metric: false,
             }
         } else {
             Self {
@@ -40,6 +43,7 @@ impl Words {
                 running: "running tasks",
                 axis: "tasks",
                 cost: "task-min",
+                metric: true,
             }
         }
     }
@@ -170,7 +174,7 @@ where
     DB::ErrorType: 'static,
 {
     let slo = format!("SLO {} s", frame.slo_seconds);
-    let entries: [(&str, RGBColor); 8] = [
+    let entries = [
         ("arrivals / min", ARRIVALS),
         ("visible backlog", BACKLOG),
         ("published metric", METRIC),
@@ -179,7 +183,9 @@ where
         ("head-of-queue wait", WAIT),
         (slo.as_str(), SLO),
         ("late", LATE),
-    ];
+    ]
+    .into_iter()
+    .filter(|(name, _)| words.metric || *name != "published metric");
     let style = ("sans-serif", 14).into_font();
     let mut x = 40;
     for (name, color) in entries {

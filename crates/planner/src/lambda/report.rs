@@ -139,6 +139,17 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
     out.push_str(&row(shown.setting, &shown.run, slo.quantile));
     if found.best.is_some() {
         let _ = writeln!(out, "\n{}", deploy_line(scenario, shown.setting));
+        if shown.setting.batch_size > 10 {
+            // Lambda's invocation payload limit: "6 MB" for synchronous invokes
+            // (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
+            let _ = writeln!(
+                out,
+                "note: the mapping also cuts a batch at 6 MB of payload: BatchSize={} arrives \
+                 whole only while messages average under {} KB",
+                shown.setting.batch_size,
+                6_000 / shown.setting.batch_size
+            );
+        }
         let deployed = 6.0 * scenario.lambda.invocation.timeout;
         if scenario.queue.visibility_timeout as f64 != deployed {
             let _ = writeln!(
