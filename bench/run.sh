@@ -184,6 +184,10 @@ planner() {
   /usr/bin/time -v "$release/simulate" compare --csv "$out/month.csv" --out "$out/planner" \
     >"$out/planner-month.txt" 2>"$out/planner-month.time"
   grep -E "Elapsed|Maximum resident" "$out/planner-month.time"
+  log "simulate compare --consumer lambda on the same trace: time and peak RSS"
+  /usr/bin/time -v "$release/simulate" compare --consumer lambda --csv "$out/month.csv" \
+    --out "$out/planner" >"$out/planner-month-lambda.txt" 2>"$out/planner-month-lambda.time"
+  grep -E "Elapsed|Maximum resident" "$out/planner-month-lambda.time"
 }
 
 # One quarantine record through S3 against one that fits its queue: time per store call and bytes.
