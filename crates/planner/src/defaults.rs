@@ -39,3 +39,12 @@ pub const FUNCTION_TIMEOUT: u64 = 30;
 pub const MEMORY_MB: u32 = 128;
 /// `DeadlineMarginMs`: no message is started closer than this to the function's timeout.
 pub const DEADLINE_MARGIN_MS: u64 = 2_000;
+
+/// The ranges the template accepts for what a deploy line carries beyond
+/// the searched settings, where they are narrower than the simulator's
+/// flags: a run outside them can be simulated but not deployed as it ran.
+pub const MAX_RECEIVE_COUNT_RANGE: (u64, u64) = (5, 1_000);
+/// `DrainSeconds`.
+pub const DRAIN_SECONDS_RANGE: (u64, u64) = (1, 110);
+/// `WorkerVisibilityTimeout`.
+pub const WORKER_VISIBILITY_TIMEOUT_RANGE: (u64, u64) = (1, 43_200);

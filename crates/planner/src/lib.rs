@@ -9,6 +9,7 @@ pub mod autoscaling;
 pub mod cloudwatch;
 pub mod csv_trace;
 pub mod defaults;
+pub mod deployable;
 pub mod fleet;
 pub mod lambda;
 pub mod plot;

@@ -146,6 +146,10 @@ fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
                     ConsumerKind::Ecs => format!(
                         "--{flag} is a setting of the Lambda consumer: add --consumer lambda"
                     ),
+                    ConsumerKind::Lambda if flag == "best-settings" => "--best-settings runs \
+                        each ECS scaling policy at its own setting; the Lambda consumer has no \
+                        policies: use `simulate recommend --consumer lambda`"
+                        .to_owned(),
                     ConsumerKind::Lambda => format!(
                         "--{flag} is a setting of the ECS worker's scaling, which the Lambda \
                          consumer does not have (its event source mapping scales it): drop it, \
@@ -231,6 +235,15 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     line["settings_tried"] = found.tried.into();
                     line["seeds"] = seeds.into();
                     line["met"] = found.best.is_some().into();
+                    if let Some(best) = &found.best {
+                        let problems = capacity_planner::deployable::ecs(&scenario);
+                        line["deploy"] = if problems.is_empty() {
+                            report::deploy_line(&scenario, best).into()
+                        } else {
+                            serde_json::Value::Null
+                        };
+                        line["not_deployable"] = problems.into();
+                    }
                     if let (None, Some(closest)) = (&found.best, &found.closest) {
                         line["binding_limit"] =
                             recommend::binding_limit(&scenario, closest, robustness).into();

@@ -175,6 +175,7 @@ pub fn json_row(outcome: &Outcome, scaling: &ScalingConfig, quantile: f64) -> se
         "reversals": outcome.direction_changes(),
         "late": outcome.slo_misses(),
         "left": outcome.left,
+        "dead_lettered": outcome.dead_lettered,
     })
 }
 
@@ -267,7 +268,10 @@ pub fn recommendation(
             let _ = writeln!(out, "recommended: {}\n", describe(best));
             out.push_str(&header());
             out.push_str(&row(&best.outcome, slo.quantile));
-            let _ = writeln!(out, "\n{}", deploy_line(scenario, best));
+            let line = deploy_line(scenario, best);
+            let problems = crate::deployable::ecs(scenario);
+            let own = "DownstreamUrl, EcsClusterName, WorkerImage";
+            let _ = write!(out, "\n{}", crate::deployable::block(line, &problems, own));
         }
         (None, Some(closest)) => {
             let _ = writeln!(out, "no setting meets the SLO; closest: {}", describe(closest));
@@ -284,10 +288,12 @@ pub fn recommendation(
 /// simulated with, so a deploy (whose `--parameter-overrides` replace, not
 /// merge with, a samconfig.toml's) is what was simulated.
 pub fn deploy_line(scenario: &Scenario, best: &crate::recommend::Candidate) -> String {
+    let schedule =
+        crate::deployable::schedule_rate(scenario).map_or(String::new(), |s| format!(" {s}"));
     format!(
         "sam deploy --parameter-overrides ConsumerType=ecs TargetBacklogPerTask={} MinTasks={} \
          MaxTasks={} ConsumerConcurrency={} WorkerVisibilityTimeout={} MaxReceiveCount={} \
-         DrainSeconds={} TaskCount={} BacklogIncludes={}",
+         DrainSeconds={} TaskCount={} BacklogIncludes={}{schedule}",
         best.target.get(),
         best.min_tasks,
         scenario.scaling.max_tasks,

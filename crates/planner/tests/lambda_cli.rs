@@ -89,8 +89,13 @@ fn recommend_names_a_setting_within_the_downstreams_capacity_and_the_line_to_dep
     let stdout = text(&output.stdout);
     let line = stdout.lines().find(|l| l.starts_with("recommended: ")).unwrap();
     assert!(line.contains("met on 2 of 2 seeds"), "{line}");
-    let peak: u64 =
-        line.rsplit("downstream peak ").next().unwrap().trim_end_matches(" rps").parse().unwrap();
+    let peak: u64 = line
+        .rsplit("downstream peak ")
+        .next()
+        .unwrap()
+        .trim_end_matches(" rps (worst seed)")
+        .parse()
+        .unwrap();
     assert!(peak <= 50, "{line}");
     let deploy =
         stdout.lines().find(|l| l.starts_with("sam deploy --parameter-overrides")).unwrap();
@@ -125,7 +130,10 @@ fn recommend_names_a_setting_within_the_downstreams_capacity_and_the_line_to_dep
 fn a_flag_the_run_would_not_read_is_refused_and_the_mappings_rules_are_kept() {
     let refused: &[(&[&str], &str)] = &[
         (&["compare", "--consumer", "lambda", "--target", "5"], "--target is a setting of the ECS"),
-        (&["compare", "--consumer", "lambda", "--best-settings"], "--best-settings is a setting"),
+        (
+            &["compare", "--consumer", "lambda", "--best-settings"],
+            "the Lambda consumer has no policies",
+        ),
         (&["compare", "--batch-size", "5"], "--batch-size is a setting of the Lambda consumer"),
         (
             &["recommend", "--consumer", "lambda", "--maximum-concurrency", "10"],
@@ -139,8 +147,8 @@ fn a_flag_the_run_would_not_read_is_refused_and_the_mappings_rules_are_kept() {
         assert!(text(&output.stderr).contains(expected), "{args:?}: {}", text(&output.stderr));
     }
     let invalid: &[(&[&str], &str)] = &[
-        (&["--batch-size", "20"], "--batch-size 20: at most 10 unless --batching-window"),
-        (&["--provisioned-min-pollers", "5"], "provisioned mode needs both"),
+        (&["--batch-size", "20"], "--batch-size 20: must be at most 10 unless --batching-window"),
+        (&["--provisioned-min-pollers", "5"], "provisioned mode takes both"),
         (
             &["--provisioned-max-pollers", "5", "--maximum-concurrency", "10"],
             "AWS makes the two mutually exclusive",
@@ -156,4 +164,46 @@ fn a_flag_the_run_would_not_read_is_refused_and_the_mappings_rules_are_kept() {
         assert_eq!(output.status.code(), Some(1), "{args:?}");
         assert!(text(&output.stderr).contains(expected), "{args:?}: {}", text(&output.stderr));
     }
+}
+
+#[test]
+fn a_deploy_line_carries_only_what_the_template_can_deploy_and_says_what_to_add() {
+    let dir = scratch("deployable");
+    let out = dir.to_str().unwrap();
+    let ecs = ["recommend", "--trace", "burst-from-idle", "--seeds", "1", "--out", out];
+    let lambda = [&ecs[..], &["--consumer", "lambda"]].concat();
+    for base in [&ecs[..], &lambda[..]] {
+        let output = simulate(base);
+        let stdout = text(&output.stdout);
+        assert!(stdout.contains("sam deploy --parameter-overrides"), "{stdout}");
+        assert!(stdout.contains("add your stack's own (DownstreamUrl, "), "{stdout}");
+
+        let output = simulate(&[base, &["--max-receive-count", "2"]].concat());
+        let stdout = text(&output.stdout);
+        assert!(!stdout.contains("sam deploy"), "{stdout}");
+        assert!(
+            stdout.contains(
+                "no deploy line: the template cannot deploy this run as simulated: \
+                 MaxReceiveCount=2 (the template takes 5–1000)"
+            ),
+            "{stdout}"
+        );
+        let json = simulate(&[base, &["--max-receive-count", "2", "--json"]].concat());
+        let line: serde_json::Value = serde_json::from_str(text(&json.stdout).trim()).unwrap();
+        assert!(line["deploy"].is_null(), "{line}");
+        assert_eq!(line["not_deployable"][0], "MaxReceiveCount=2 (the template takes 5–1000)");
+    }
+    let output = simulate(&[&ecs[..], &["--schedule-seconds", "120"]].concat());
+    let stdout = text(&output.stdout);
+    assert!(stdout.contains(" ScheduleRate='rate(2 minutes)'\n"), "{stdout}");
+    let output = simulate(&[&ecs[..], &["--schedule-seconds", "90"]].concat());
+    assert!(text(&output.stdout).contains("ScheduleRate of 90 s"), "{}", text(&output.stdout));
+
+    let json = simulate(&[&lambda[..], &["--json"]].concat());
+    let line: serde_json::Value = serde_json::from_str(text(&json.stdout).trim()).unwrap();
+    assert!(line["deploy"].as_str().unwrap().starts_with("sam deploy --parameter-overrides"));
+    let notes = line["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap().contains("6 MB of payload")), "{line}");
+    assert!(line["rows"][0]["dead_lettered"].is_u64(), "{line}");
+    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -64,9 +64,18 @@ pub fn recommend(
             line["seeds"] = robustness.seeds.into();
             line["met"] = found.best.is_some().into();
             if let Some(best) = &found.best {
-                line["deploy"] = report::deploy_line(scenario, best.setting).into();
+                let problems = crate::deployable::lambda(scenario);
+                line["deploy"] = if problems.is_empty() {
+                    report::deploy_line(scenario, best.setting).into()
+                } else {
+                    serde_json::Value::Null
+                };
+                line["not_deployable"] = problems.into();
             } else if found.closest.is_some() {
                 line["binding_limit"] = search::binding_limit(scenario, &found).into();
+            }
+            if let Some(shown) = shown {
+                line["notes"] = report::notes(scenario, shown.setting).into();
             }
             writeln!(w, "{line}")?;
             continue;

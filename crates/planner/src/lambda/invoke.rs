@@ -47,11 +47,30 @@ pub struct Work {
     pub finished: bool,
 }
 
+/// One execution environment: it runs one invocation at a time, and its
+/// `DOWNSTREAM_MAX_RPS` limiter lives as long as it does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Environment {
+    /// When its last invocation returned, seconds.
+    pub free_at: f64,
+    /// The earliest its limiter lets the next request go, seconds.
+    pub next_request: f64,
+}
+
+impl Environment {
+    /// A new environment, ready at `now`.
+    pub fn new(now: f64) -> Self {
+        Self { free_at: now, next_request: now }
+    }
+}
+
 /// An invocation as planned when its batch arrives.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Invocation {
-    /// Second the batch was received.
-    pub received: u64,
+    /// When it began, seconds.
+    pub begin: f64,
+    /// Its environment as it leaves it.
+    pub environment: Environment,
     /// When the function returns, seconds.
     pub end: f64,
     /// Messages the deadline guard cut (unstarted or unfinished).
@@ -64,26 +83,28 @@ impl Invocation {
     /// Billed milliseconds: duration rounded up to 1 ms
     /// (<https://aws.amazon.com/lambda/pricing/>).
     pub fn billed_ms(&self) -> u64 {
-        ((self.end - self.received as f64) * 1_000.0).ceil().max(1.0) as u64
+        ((self.end - self.begin) * 1_000.0).ceil().max(1.0) as u64
     }
 }
 
-/// Plans `batch`, received at second `now`; `slowdown` (≥ 1) stretches each
-/// request for a downstream past its capacity. Calls `request` with the
-/// start of every request sent.
+/// Plans `batch`, received at second `now`, on `environment` (it begins
+/// once that is free); `slowdown` (≥ 1) stretches each request for a
+/// downstream past its capacity. Calls `request` with the start of every
+/// request sent.
 pub fn plan(
     model: &InvocationModel,
     now: u64,
+    environment: Environment,
     batch: Vec<Message>,
     slowdown: f64,
     rng: &mut Rng,
     mut request: impl FnMut(f64),
 ) -> Invocation {
-    let begin = now as f64;
+    let begin = environment.free_at.max(now as f64);
     let guard = begin + model.timeout - model.deadline_margin;
     let spacing = model.downstream.max_rps_per_instance.map_or(0.0, |rps| 1.0 / rps);
     let mut free = vec![begin; (model.slots as usize).min(batch.len()).max(1)];
-    let mut next_request = begin;
+    let mut next_request = environment.next_request.max(begin);
     let mut end = begin;
     let work = batch
         .into_iter()
@@ -103,7 +124,9 @@ pub fn plan(
         })
         .collect::<Vec<_>>();
     let cut = work.iter().filter(|w| !w.finished).count() as u64;
-    Invocation { received: now, end: if cut > 0 { guard } else { end }, cut, work }
+    let end = if cut > 0 { guard } else { end };
+    let environment = Environment { free_at: end, next_request };
+    Invocation { begin, environment, end, cut, work }
 }
 
 #[cfg(test)]
@@ -127,7 +150,7 @@ mod tests {
     #[test]
     fn a_batch_is_worked_concurrency_at_a_time() {
         let mut rng = Rng::with_seed(1);
-        let planned = plan(&model(4), 10, batch(10), 1.0, &mut rng, |_| {});
+        let planned = plan(&model(4), 10, Environment::new(10.0), batch(10), 1.0, &mut rng, |_| {});
         let starts: Vec<f64> = planned.work.iter().filter_map(|w| w.started).collect();
         assert_eq!(starts, [10.0, 10.0, 10.0, 10.0, 11.0, 11.0, 11.0, 11.0, 12.0, 12.0]);
         assert_eq!((planned.end, planned.billed_ms(), planned.cut), (13.0, 3_000, 0));
@@ -136,20 +159,26 @@ mod tests {
     #[test]
     fn the_deadline_guard_cuts_late_messages_and_rps_spaces_requests() {
         let mut rng = Rng::with_seed(1);
-        let planned = plan(&model(1), 0, batch(40), 1.0, &mut rng, |_| {});
+        let planned = plan(&model(1), 0, Environment::new(0.0), batch(40), 1.0, &mut rng, |_| {});
         assert_eq!(planned.work.iter().filter(|w| w.finished).count(), 28);
         assert_eq!((planned.cut, planned.end), (12, 28.0));
         let mut spaced = model(10);
         spaced.downstream.max_rps_per_instance = Some(2.0);
         let mut starts = Vec::new();
-        plan(&spaced, 0, batch(4), 1.0, &mut rng, |at| starts.push(at));
+        let first = plan(&spaced, 0, Environment::new(0.0), batch(4), 1.0, &mut rng, |at| {
+            starts.push(at);
+        });
         assert_eq!(starts, [0.0, 0.5, 1.0, 1.5]);
+        // The next invocation on the same environment keeps its limiter's pace.
+        let environment = Environment { free_at: 1.0, ..first.environment };
+        plan(&spaced, 1, environment, batch(1), 1.0, &mut rng, |at| starts.push(at));
+        assert_eq!(starts[4], 2.0);
     }
 
     #[test]
     fn a_request_still_running_at_the_guard_is_cut_and_the_function_returns_in_time() {
         let mut rng = Rng::with_seed(1);
-        let planned = plan(&model(1), 0, batch(2), 20.0, &mut rng, |_| {});
+        let planned = plan(&model(1), 0, Environment::new(0.0), batch(2), 20.0, &mut rng, |_| {});
         assert_eq!(planned.work[1].started, Some(20.0));
         assert!(planned.work[0].finished && !planned.work[1].finished);
         assert_eq!((planned.cut, planned.end), (1, 28.0));

@@ -8,10 +8,10 @@ use super::search::{LambdaCandidate, LambdaRecommendation, Setting, binding_limi
 use crate::recommend::Robustness;
 use crate::sim::Scenario;
 
-const HEADER: &str = "| setting                              | SLO misses       | p50 wait | \
-p99 wait |   GB-s | invocations | peak conc. | downstream peak |      cut |  left |   DLQ | SLO |\n\
-|--------------------------------------|-----------------:|---------:|---------:|-------:|\
-------------:|-----------:|----------------:|---------:|------:|------:|----:|\n";
+const HEADER: &str = "| setting                                          | SLO misses       | \
+p50 wait | p99 wait |   GB-s | invocations | peak conc. | downstream peak |      cut |  left |   DLQ \
+| SLO |\n|--------------------------------------------------|-----------------:|---------:|\
+---------:|-------:|------------:|-----------:|----------------:|---------:|------:|------:|----:|\n";
 
 /// The setting a scenario's Lambda consumer runs at.
 pub fn setting_of(scenario: &Scenario) -> Setting {
@@ -25,7 +25,7 @@ pub fn row(setting: Setting, run: &LambdaOutcome, quantile: f64) -> String {
     let seconds = |value: Option<u64>| value.map_or_else(|| "-".to_owned(), |s| format!("{s} s"));
     let share = if o.counted == 0 { 0.0 } else { o.slo_misses() as f64 / o.counted as f64 * 100.0 };
     format!(
-        "| {:<36} | {:>16} | {:>8} | {:>8} | {:>6.0} | {:>11} | {:>10} | {:>11} rps | {:>8} | \
+        "| {:<48} | {:>16} | {:>8} | {:>8} | {:>6.0} | {:>11} | {:>10} | {:>11} rps | {:>8} | \
          {:>5} | {:>5} | {:>3} |\n",
         describe(setting),
         format!("{} ({share:.1}%)", o.slo_misses()),
@@ -77,7 +77,7 @@ pub fn comparison(scenario: &Scenario, run: &LambdaOutcome) -> String {
 fn summary(c: &LambdaCandidate, r: Robustness, quantile: f64) -> String {
     format!(
         "{}: {:.0} GB-s and {:.0} invocations (mean), worst p{:.0} {}, met on {} of {} seeds, \
-         downstream peak {} rps",
+         downstream peak {} rps (worst seed)",
         describe(c.setting),
         c.gb_seconds,
         c.invocations,
@@ -94,14 +94,21 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
     let (slo, r) = (scenario.slo, found.robustness);
     let mut out = title(scenario);
     let grid = match scenario.lambda.esm.mode {
-        Mode::Standard { .. } => "MaximumConcurrency 2–1000",
-        Mode::Provisioned { .. } => "MinimumPollers 2–200",
+        Mode::Standard { .. } => "MaximumConcurrency 2–1000".to_owned(),
+        Mode::Provisioned { maximum_pollers, .. } => {
+            format!(
+                "MinimumPollers 2–{} (MaximumPollers {maximum_pollers})",
+                maximum_pollers.min(200)
+            )
+        }
     };
+    let window = scenario.lambda.esm.batching_window;
     let _ = writeln!(
         out,
-        "\n{} settings ({grid} × BatchSize 1–200; --verbose lists them), each on {} seed(s); met \
-         only with p{:.0} ≤ {:.0} s on every seed{}; the cheapest in GB-seconds, near-ties to \
-         the lower concurrency\n",
+        "\n{} settings ({grid} × BatchSize 1–200 with a {window} s batching window, at least 1 s \
+         above 10; --verbose lists them), each on {} seed(s); met only with p{:.0} ≤ {:.0} s on \
+         every seed{}; the cheapest in GB-seconds, near-ties to the lower concurrency. The row \
+         is the run on seed {}\n",
         found.candidates.len(),
         r.seeds,
         slo.quantile * 100.0,
@@ -112,6 +119,7 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
             .downstream
             .capacity_rps
             .map_or(String::new(), |c| format!(" and the downstream never above {c} requests/s")),
+        scenario.seed,
     );
     if verbose {
         for candidate in &found.candidates {
@@ -127,7 +135,12 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
         (None, Some(closest)) => {
             let _ = writeln!(
                 out,
-                "no setting meets the SLO; closest: {}\n{}\n",
+                "no setting meets the SLO{}; closest: {}\n{}\n",
+                if scenario.lambda.invocation.downstream.capacity_rps.is_some() {
+                    " within the downstream's capacity"
+                } else {
+                    ""
+                },
                 summary(closest, r, slo.quantile),
                 binding_limit(scenario, found)
             );
@@ -138,35 +151,46 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
     out.push_str(HEADER);
     out.push_str(&row(shown.setting, &shown.run, slo.quantile));
     if found.best.is_some() {
-        let _ = writeln!(out, "\n{}", deploy_line(scenario, shown.setting));
-        if shown.setting.batch_size > 10 {
-            // Lambda's invocation payload limit: "6 MB" for synchronous invokes
-            // (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
-            let _ = writeln!(
-                out,
-                "note: the mapping also cuts a batch at 6 MB of payload: BatchSize={} arrives \
-                 whole only while messages average under {} KB",
-                shown.setting.batch_size,
-                6_000 / shown.setting.batch_size
-            );
-        }
-        let deployed = 6.0 * scenario.lambda.invocation.timeout;
-        if scenario.queue.visibility_timeout as f64 != deployed {
-            let _ = writeln!(
-                out,
-                "note: simulated with a {} s visibility timeout; the template sets the work \
-                 queue's to 6 × ConsumerTimeout = {deployed:.0} s",
-                scenario.queue.visibility_timeout
-            );
-        }
+        let line = deploy_line(scenario, shown.setting);
+        let problems = crate::deployable::lambda(scenario);
+        let own = "DownstreamUrl, ExistingWorkQueueArn";
+        let _ = write!(out, "\n{}", crate::deployable::block(line, &problems, own));
     }
-    if let Mode::Provisioned { .. } = scenario.lambda.esm.mode {
-        out.push_str(
-            "note: provisioned pollers are billed as event poller units for every hour they are \
-             kept, busy or not; the GB-seconds above leave that charge out\n",
-        );
+    for note in notes(scenario, shown.setting) {
+        let _ = writeln!(out, "note: {note}");
     }
     out
+}
+
+/// What a person needs to know beside the figures of `setting`'s run.
+pub fn notes(scenario: &Scenario, setting: Setting) -> Vec<String> {
+    let mut notes = Vec::new();
+    if setting.batch_size > 10 {
+        // Lambda's invocation payload limit: "6 MB" for synchronous invokes
+        // (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
+        notes.push(format!(
+            "the mapping also cuts a batch at 6 MB of payload: BatchSize={} arrives whole only \
+             while messages average under {} KB",
+            setting.batch_size,
+            6_000 / setting.batch_size
+        ));
+    }
+    let deployed = 6.0 * scenario.lambda.invocation.timeout;
+    if scenario.queue.visibility_timeout as f64 != deployed {
+        notes.push(format!(
+            "simulated with a {} s visibility timeout; the template sets the work queue's to 6 × \
+             ConsumerTimeout = {deployed:.0} s",
+            scenario.queue.visibility_timeout
+        ));
+    }
+    if let Mode::Provisioned { .. } = setting.mode {
+        notes.push(
+            "provisioned pollers are billed as event poller units for every hour they are kept, \
+             busy or not; the GB-seconds leave that charge out"
+                .to_owned(),
+        );
+    }
+    notes
 }
 
 /// The `sam deploy` line for `setting`, with every template parameter the
@@ -224,6 +248,7 @@ pub fn json_row(setting: Setting, run: &LambdaOutcome, quantile: f64) -> serde_j
         "p99_wait_s": o.waits.quantile(0.99),
         "late": o.slo_misses(),
         "left": o.left,
+        "dead_lettered": o.dead_lettered,
         "peak_concurrency": run.peak_concurrency,
         "downstream_peak_rps": run.downstream_peak_rps,
         "cut_by_deadline": run.cut,

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, VecDeque};
 use fastrand::Rng;
 
 use super::esm::Scaling;
-use super::invoke::{Invocation, plan};
+use super::invoke::{Environment, Invocation, plan};
 use crate::policy::Consumer;
 use crate::queue::{Message, Queue};
 use crate::sim::Scenario;
@@ -73,6 +73,9 @@ pub fn run(scenario: &Scenario) -> LambdaOutcome {
     let mut queue = Queue::new(scenario.queue);
     let mut scaling = Scaling::new(model.esm);
     let mut running: VecDeque<Invocation> = VecDeque::new();
+    // Environments between invocations: one that returned during this second
+    // takes the next batch from the moment it returned.
+    let mut idle: Vec<Environment> = Vec::new();
     let mut waits = Waits::default();
     let mut requests = Requests::default();
     let capacity = model.invocation.downstream.capacity_rps;
@@ -107,10 +110,13 @@ pub fn run(scenario: &Scenario) -> LambdaOutcome {
                         last_finish = Some(invocation.end);
                     }
                     // Failed or cut: back when its visibility timeout ends.
-                    _ => queue.lapse(work.message, invocation.received),
+                    _ => queue.lapse(work.message, invocation.begin as u64),
                 }
             }
+            idle.push(invocation.environment);
         }
+        // Sorted latest first, so `pop` takes the environment that has been free longest.
+        idle.sort_by(|a, b| b.free_at.total_cmp(&a.free_at));
         running = still;
 
         requests.settle(now.saturating_sub(1), capacity);
@@ -129,9 +135,20 @@ pub fn run(scenario: &Scenario) -> LambdaOutcome {
             if batch.is_empty() {
                 break;
             }
-            let planned = plan(&model.invocation, now, batch, slowdown, &mut service_rng, |at| {
-                *requests.per_second.entry(at as u64).or_default() += 1;
-            });
+            let environment = idle.pop().unwrap_or_else(|| Environment::new(now as f64));
+            let planned = plan(
+                &model.invocation,
+                now,
+                environment,
+                batch,
+                slowdown,
+                &mut service_rng,
+                |at| {
+                    // To the microsecond: a limiter's 20 steps of 0.05 s end at 1 s, not before.
+                    let second = ((at * 1e6).round() / 1e6) as u64;
+                    *requests.per_second.entry(second).or_default() += 1;
+                },
+            );
             invocations += 1;
             billed_ms += planned.billed_ms();
             cut += planned.cut;

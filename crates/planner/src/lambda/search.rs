@@ -201,17 +201,30 @@ pub fn binding_limit(scenario: &Scenario, found: &LambdaRecommendation) -> Strin
         );
     }
     let closest = found.closest.as_ref();
+    let closest_name = closest.map_or("none".to_owned(), |c| describe(c.setting));
+    let closest_wait =
+        closest.and_then(|c| c.worst_wait).map_or("none processed".to_owned(), |w| w.to_string());
+    let quantile = scenario.slo.quantile * 100.0;
+    if let Some(capacity) = capacity {
+        return format!(
+            "no setting's p{quantile:.0} wait stayed within {:.0} % of the {} s SLO on all {} \
+             seeds, with the downstream slowing past its {capacity} requests/s (the closest, \
+             {closest_name}: {closest_wait} s, peaked at {} requests/s): the downstream's \
+             capacity bounds the drain; raise it, or loosen --margin or the SLO",
+            r.margin * 100.0,
+            scenario.slo.latency_seconds,
+            r.seeds.max(1),
+            closest.map_or(0, |c| c.downstream_peak_rps),
+        );
+    }
     format!(
-        "no setting's p{:.0} wait stayed within {:.0} % of the {} s SLO on all {} seeds (the \
-         closest, {}: {} s): the account's concurrency ({}) or the service time bounds the \
-         drain; raise the account's concurrency, shorten the service time, or loosen --margin \
-         or the SLO",
-        scenario.slo.quantile * 100.0,
+        "no setting's p{quantile:.0} wait stayed within {:.0} % of the {} s SLO on all {} seeds \
+         (the closest, {closest_name}: {closest_wait} s): the account's concurrency ({}) or the \
+         service time bounds the drain; raise the account's concurrency, shorten the service \
+         time, or loosen --margin or the SLO",
         r.margin * 100.0,
         scenario.slo.latency_seconds,
         r.seeds.max(1),
-        closest.map_or("none".to_owned(), |c| describe(c.setting)),
-        closest.and_then(|c| c.worst_wait).map_or("none processed".to_owned(), |w| w.to_string()),
         scenario.lambda.esm.account_concurrency
     )
 }

@@ -6,7 +6,15 @@ use backlog_publisher::BacklogTarget;
 use backlog_publisher::backlog::{BacklogIncludes, BacklogPolicy, TaskCountMode};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+mod error;
+
+pub use error::ArgsError;
+pub(crate) use error::{MAX_CSV_BYTES, check};
+
 use crate::autoscaling::ZeroCapacity;
+
+/// The help heading of the flags only the ECS worker's model reads.
+const ECS: &str = "ECS worker (--consumer ecs)";
 use crate::defaults;
 use crate::lambda::esm::Mode;
 use crate::lambda::invoke::DownstreamModel;
@@ -14,8 +22,9 @@ use crate::random::ServiceTime;
 use crate::sim::Scenario;
 use crate::trace::{BuiltIn, Trace};
 
-/// Simulates an SQS queue, ECS workers, backlog-publisher and Application
-/// Auto Scaling on a traffic trace, and compares scaling policies.
+/// Simulates an SQS queue and its consumer on a traffic trace: ECS workers
+/// under backlog-publisher and Application Auto Scaling, comparing scaling
+/// policies, or the Lambda consumer under its event source mapping.
 #[derive(Debug, Parser)]
 #[command(name = "simulate", version)]
 pub struct Cli {
@@ -27,7 +36,8 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Every policy on each trace: a table per trace and a picture per trace.
+    /// Every scaling policy on each trace (or, with --consumer lambda, the event source
+    /// mapping at its settings): a table and a picture per trace.
     Compare {
         /// The settings.
         #[command(flatten)]
@@ -37,7 +47,7 @@ pub enum Command {
         out: PathBuf,
         /// Run each policy at its own best setting from `recommend`'s grid (on 5 seeds,
         /// p99 within 0.8 × the SLO), not all at --target and --min-tasks: a fair comparison.
-        #[arg(long)]
+        #[arg(long, help_heading = ECS)]
         best_settings: bool,
         /// One JSON object per trace on stdout, one line each, instead of the tables.
         #[arg(long)]
@@ -125,19 +135,19 @@ pub struct ScenarioArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub period_seconds: Option<u64>,
     /// Tasks running at the start of a CSV trace.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, help_heading = ECS)]
     pub initial_tasks: u64,
     /// Seeds every random draw: the same seed gives the same tables.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// TargetBacklogPerTask.
-    #[arg(long, default_value_t = defaults::TARGET)]
+    #[arg(long, default_value_t = defaults::TARGET, help_heading = ECS)]
     pub target: f64,
     /// MinTasks.
-    #[arg(long, default_value_t = defaults::MIN_TASKS)]
+    #[arg(long, default_value_t = defaults::MIN_TASKS, help_heading = ECS)]
     pub min_tasks: u64,
     /// MaxTasks.
-    #[arg(long, default_value_t = defaults::MAX_TASKS, value_parser = clap::value_parser!(u64).range(1..=5_000))]
+    #[arg(long, default_value_t = defaults::MAX_TASKS, value_parser = clap::value_parser!(u64).range(1..=5_000), help_heading = ECS)]
     pub max_tasks: u64,
     /// Latency SLO: longest acceptable wait, seconds.
     #[arg(long, default_value_t = 300)]
@@ -151,17 +161,17 @@ pub struct ScenarioArgs {
     /// The service-time distribution.
     #[arg(long, value_enum, default_value_t = Distribution::Exponential)]
     pub service_distribution: Distribution,
-    /// Messages one task processes at once.
+    /// Messages one task, or one Lambda invocation, processes at once (ConsumerConcurrency).
     #[arg(long, default_value_t = defaults::SLOTS, value_parser = clap::value_parser!(u32).range(1..=1_000))]
     pub slots: u32,
     /// Mean task start-up, seconds (Fargate: 57).
-    #[arg(long, default_value_t = 57.0)]
+    #[arg(long, default_value_t = 57.0, help_heading = ECS)]
     pub startup_seconds: f64,
     /// Seconds a stopping task may drain; 0 stops it at once.
-    #[arg(long, default_value_t = defaults::DRAIN_SECONDS)]
+    #[arg(long, default_value_t = defaults::DRAIN_SECONDS, help_heading = ECS)]
     pub drain_seconds: u64,
     /// Scale-in picks busy tasks as readily as idle ones (no scale-in protection).
-    #[arg(long)]
+    #[arg(long, help_heading = ECS)]
     pub no_protection: bool,
     /// The queue's VisibilityTimeout, seconds [default: 60, WorkerVisibilityTimeout, for ecs;
     /// 6 × --function-timeout for lambda, as the template sets it].
@@ -174,79 +184,23 @@ pub struct ScenarioArgs {
     #[arg(long, default_value_t = 0.0)]
     pub poison_fraction: f64,
     /// The publisher's schedule, seconds (EventBridge: 60 at least).
-    #[arg(long, default_value_t = defaults::SCHEDULE_SECONDS, value_parser = clap::value_parser!(u64).range(60..=86_400))]
+    #[arg(long, default_value_t = defaults::SCHEDULE_SECONDS, value_parser = clap::value_parser!(u64).range(60..=86_400), help_heading = ECS)]
     pub schedule_seconds: u64,
     /// Seconds from PutMetricData until the alarms read a datapoint.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, default_value_t = 30, help_heading = ECS)]
     pub metric_lag_seconds: u64,
     /// BACKLOG_INCLUDES, as the publisher reads it (no delayed messages are simulated).
-    #[arg(long, default_value = "visible")]
+    #[arg(long, default_value = "visible", help_heading = ECS)]
     pub backlog_includes: BacklogIncludes,
     /// TASK_COUNT, as the publisher reads it: running, running+pending or desired.
-    #[arg(long, default_value = "running")]
+    #[arg(long, default_value = "running", help_heading = ECS)]
     pub task_count: TaskCountMode,
     /// Target tracking at zero running tasks: stay (documented proportional rule) or as-one.
-    #[arg(long, value_enum, default_value_t = ZeroCapacity::Stay)]
+    #[arg(long, value_enum, default_value_t = ZeroCapacity::Stay, help_heading = ECS)]
     pub zero_capacity: ZeroCapacity,
     /// The Lambda consumer's settings.
     #[command(flatten)]
     pub lambda: crate::lambda::args::LambdaArgs,
-}
-
-/// A setting outside what can be simulated.
-#[derive(Debug, thiserror::Error)]
-pub enum ArgsError {
-    /// A number out of range.
-    #[error("--{flag} {value}: {expected}")]
-    Range {
-        /// The flag.
-        flag: &'static str,
-        /// What was given.
-        value: String,
-        /// What is accepted.
-        expected: &'static str,
-    },
-    /// A CSV larger than any trace that can be simulated.
-    #[error("--csv {path}: {bytes} bytes; a trace file may hold at most {max} bytes")]
-    TooBig {
-        /// The file.
-        path: PathBuf,
-        /// Its size.
-        bytes: u64,
-        /// The limit.
-        max: u64,
-    },
-    /// The CSV could not be read.
-    #[error("--csv {path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The CSV is not a trace.
-    #[error("--csv {path}: {source}")]
-    Csv {
-        /// The file.
-        path: PathBuf,
-        /// What is wrong, and where.
-        #[source]
-        source: crate::trace::CsvError,
-    },
-}
-
-/// A month of one-second rows is about 50 MB; anything far larger is not a
-/// trace, and is refused before it is read into memory.
-const MAX_CSV_BYTES: u64 = 128 * 1024 * 1024;
-
-pub(crate) fn check(
-    ok: bool,
-    flag: &'static str,
-    value: impl ToString,
-    expected: &'static str,
-) -> Result<(), ArgsError> {
-    if ok { Ok(()) } else { Err(ArgsError::Range { flag, value: value.to_string(), expected }) }
 }
 
 impl ScenarioArgs {
@@ -295,6 +249,15 @@ impl ScenarioArgs {
         )?;
 
         self.lambda.check()?;
+        let timeout = self.lambda.function_timeout;
+        check(
+            self.consumer == ConsumerKind::Ecs
+                || self.visibility_timeout.is_none_or(|v| v >= timeout),
+            "visibility-timeout",
+            self.visibility_timeout.unwrap_or_default(),
+            "must be at least --function-timeout: Lambda refuses a mapping whose function timeout \
+             exceeds the queue's visibility timeout",
+        )?;
 
         let mut traces: Vec<(Trace, u64)> = Vec::new();
         if let Some(path) = &self.csv {
