@@ -86,6 +86,18 @@ fn the_lambda_consumers_defaults_are_the_templates() {
 }
 
 #[test]
+fn the_ranges_a_deploy_line_is_checked_against_are_the_templates() {
+    let template = template();
+    let range = |parameter: &str| {
+        let p = &template["Parameters"][parameter];
+        (p["MinValue"].as_u64().unwrap(), p["MaxValue"].as_u64().unwrap())
+    };
+    assert_eq!(range("MaxReceiveCount"), defaults::MAX_RECEIVE_COUNT_RANGE);
+    assert_eq!(range("DrainSeconds"), defaults::DRAIN_SECONDS_RANGE);
+    assert_eq!(range("WorkerVisibilityTimeout"), defaults::WORKER_VISIBILITY_TIMEOUT_RANGE);
+}
+
+#[test]
 fn a_scenario_starts_from_the_defaults() {
     let trace = Trace { name: "t".into(), arrivals: vec![0; 60], start: None };
     let scenario = Scenario::new(trace, BacklogTarget::new(defaults::TARGET).unwrap());
