@@ -12,6 +12,7 @@ pub mod defaults;
 pub mod deployable;
 pub mod fleet;
 pub mod lambda;
+pub mod parallel;
 pub mod plot;
 pub mod policy;
 pub mod publisher;

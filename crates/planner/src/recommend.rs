@@ -140,25 +140,8 @@ pub fn search_policy(
             settings.push((target, min_tasks));
         }
     }
-    // Every setting is its own seeded run: one thread per core, the same results in any order.
-    let threads = std::thread::available_parallelism().map_or(1, usize::from).max(1);
-    let chunk = settings.len().div_ceil(threads).max(1);
-    let candidates: Vec<Candidate> = std::thread::scope(|scope| {
-        let handles: Vec<_> = settings
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|&setting| evaluate(scenario, policy, setting, robustness))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect()
-    });
+    let candidates =
+        crate::parallel::map(&settings, |&setting| evaluate(scenario, policy, setting, robustness));
     let seeds = robustness.seeds.max(1);
     let meeting: Vec<&Candidate> = candidates.iter().filter(|c| c.seeds_met == seeds).collect();
     let cheapest = meeting.iter().map(|c| c.task_minutes).fold(f64::INFINITY, f64::min);

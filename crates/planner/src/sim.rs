@@ -14,7 +14,7 @@ use crate::policy::{Consumer, Policy};
 use crate::publisher::{Publisher, PublisherModel};
 use crate::queue::{Message, Queue, QueueModel};
 use crate::random::ServiceTime;
-use crate::stats::{Minute, Outcome, Waits};
+use crate::stats::{Minute, Outcome, Waits, leftovers};
 use crate::trace::Trace;
 
 /// The latency objective.
@@ -197,14 +197,7 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
     }
 
     let slo = scenario.slo.latency_seconds;
-    let mut left = 0;
-    let mut left_late = 0;
-    for message in queue.remaining().chain(fleet.holding()) {
-        left += 1;
-        if !message.poison && end - u64::from(message.sent) >= slo {
-            left_late += 1;
-        }
-    }
+    let (left, left_late) = leftovers(queue.remaining().chain(fleet.holding()), end, slo);
     Outcome {
         consumer: Consumer::Ecs(policy),
         sent: scenario.trace.total(),

@@ -3,6 +3,7 @@
 
 use crate::autoscaling::ScalingAction;
 use crate::policy::Consumer;
+use crate::queue::Message;
 
 /// Seconds each message waited between being sent and the start of the
 /// processing that completed it, in one-second buckets.
@@ -51,6 +52,16 @@ impl Waits {
         }
         None
     }
+}
+
+/// Messages still in the queue or held at the end of a run (second `end`):
+/// how many, and how many of those not poison had already waited `slo`
+/// seconds or more.
+pub fn leftovers(messages: impl Iterator<Item = Message>, end: u64, slo: u64) -> (u64, u64) {
+    messages.fold((0, 0), |(left, late), message| {
+        let waited = end.saturating_sub(u64::from(message.sent));
+        (left + 1, late + u64::from(!message.poison && waited >= slo))
+    })
 }
 
 /// The state at the end of one minute.

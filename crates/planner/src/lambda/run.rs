@@ -11,7 +11,7 @@ use super::invoke::{Environment, Invocation, plan};
 use crate::policy::Consumer;
 use crate::queue::{Message, Queue};
 use crate::sim::Scenario;
-use crate::stats::{Minute, Outcome, Waits};
+use crate::stats::{Minute, Outcome, Waits, leftovers};
 
 /// A Lambda run: the shared outcome, and what only a Lambda run has.
 #[derive(Debug, Clone, PartialEq)]
@@ -176,11 +176,7 @@ pub fn run(scenario: &Scenario) -> LambdaOutcome {
 
     let slo = scenario.slo.latency_seconds;
     let held = running.iter().flat_map(|i| i.work.iter().map(|w| w.message));
-    let (mut left, mut left_late) = (0, 0);
-    for message in queue.remaining().chain(held) {
-        left += 1;
-        left_late += u64::from(!message.poison && end - u64::from(message.sent) >= slo);
-    }
+    let (left, left_late) = leftovers(queue.remaining().chain(held), end, slo);
     let outcome = Outcome {
         consumer: Consumer::Lambda,
         sent: scenario.trace.total(),

@@ -141,22 +141,7 @@ fn evaluate(scenario: &Scenario, setting: Setting, r: Robustness) -> LambdaCandi
 /// Runs the grid on `scenario`, one thread per core.
 pub fn search(scenario: &Scenario, robustness: Robustness) -> LambdaRecommendation {
     let grid = settings(scenario);
-    let threads = std::thread::available_parallelism().map_or(1, usize::from).max(1);
-    let chunk = grid.len().div_ceil(threads).max(1);
-    let candidates: Vec<LambdaCandidate> = std::thread::scope(|scope| {
-        let handles: Vec<_> = grid
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter().map(|&s| evaluate(scenario, s, robustness)).collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect()
-    });
+    let candidates = crate::parallel::map(&grid, |&s| evaluate(scenario, s, robustness));
     let meeting: Vec<&LambdaCandidate> =
         candidates.iter().filter(|c| c.meets(robustness)).collect();
     let cheapest = meeting.iter().map(|c| c.gb_seconds).fold(f64::INFINITY, f64::min);
