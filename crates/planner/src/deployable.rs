@@ -45,26 +45,40 @@ fn common(scenario: &Scenario, out: &mut Vec<String>) {
     within("MaxReceiveCount", receives, defaults::MAX_RECEIVE_COUNT_RANGE, out);
 }
 
-/// `ScheduleRate` as the template takes it, when it is not the default.
-pub fn schedule_rate(scenario: &Scenario) -> Option<String> {
-    let minutes = scenario.publisher.schedule_seconds / 60;
-    match minutes {
-        1 => None,
-        n => Some(format!("ScheduleRate='rate({n} minutes)'")),
+/// `ScheduleRate` as the template takes it, quoted for the shell.
+pub fn schedule_rate(scenario: &Scenario) -> String {
+    match scenario.publisher.schedule_seconds / 60 {
+        1 => "ScheduleRate='rate(1 minute)'".to_owned(),
+        n => format!("ScheduleRate='rate({n} minutes)'"),
     }
 }
 
-/// The deploy line to print, or why there is none; then what to add to it.
-/// `own` names the stack's parameters no simulation knows.
-pub fn block(line: String, problems: &[String], own: &str) -> String {
+/// The deploy line to print, or why there is none; then what it leaves to
+/// the operator. `first_deploy` names what a new stack needs besides.
+pub fn block(line: String, problems: &[String], first_deploy: &str) -> String {
     if !problems.is_empty() {
         return format!(
             "no deploy line: the template cannot deploy this run as simulated: {}\n",
             problems.join(", ")
         );
     }
+    format!("{line}\nnote: {}\n", leaves(first_deploy))
+}
+
+/// What a deploy line leaves to the operator, for the text and the JSON.
+pub fn leaves(first_deploy: &str) -> String {
     format!(
-        "{line}\nnote: --parameter-overrides replaces what samconfig.toml holds: add your stack's \
-         own ({own}, …) to the line\n"
+        "the line sets every parameter the run was simulated with; a parameter left off keeps \
+         what samconfig.toml or the stack already has, and a first deploy needs {first_deploy}"
     )
 }
+
+/// What a first deploy of the ECS worker needs besides the line.
+pub const ECS_FIRST_DEPLOY: &str = "DownstreamUrl, and EcsClusterName with EcsServiceName for \
+     a service of your own (then set CONSUMER_CONCURRENCY, VISIBILITY_TIMEOUT_SECONDS and \
+     DRAIN_SECONDS on it as simulated) or WorkerImage with WorkerSubnetIds for one the template \
+     creates";
+
+/// What a first deploy of the Lambda consumer needs besides the line.
+pub const LAMBDA_FIRST_DEPLOY: &str = "DownstreamUrl; with ExistingWorkQueueArn, the queue's \
+     maxReceiveCount and visibility timeout are yours to set as simulated";

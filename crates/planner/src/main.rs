@@ -143,6 +143,10 @@ fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
             other.iter().find(|flag| given(flag)).map(|flag| {
                 let flag = flag.replace('_', "-");
                 match consumer {
+                    ConsumerKind::Ecs if flag.starts_with("downstream") => format!(
+                        "--{flag} is modelled only for the Lambda consumer (add --consumer \
+                         lambda): the ECS worker's model does not limit its requests"
+                    ),
                     ConsumerKind::Ecs => format!(
                         "--{flag} is a setting of the Lambda consumer: add --consumer lambda"
                     ),
@@ -151,15 +155,22 @@ fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
                         policies: use `simulate recommend --consumer lambda`"
                         .to_owned(),
                     ConsumerKind::Lambda => format!(
-                        "--{flag} is a setting of the ECS worker's scaling, which the Lambda \
-                         consumer does not have (its event source mapping scales it): drop it, \
+                        "--{flag} is a setting of the ECS worker's model, which the Lambda \
+                         consumer does not use (its event source mapping scales it): drop it, \
                          or use --consumer ecs"
                     ),
                 }
             })
         });
     if let Some(message) = refusal {
-        Cli::command().error(clap::error::ErrorKind::ArgumentConflict, message).exit();
+        // The subcommand's own usage line under the message, not the top level's.
+        let mut command = Cli::command();
+        command.build();
+        let kind = clap::error::ErrorKind::ArgumentConflict;
+        match command.find_subcommand_mut(name) {
+            Some(sub) => sub.error(kind, message).exit(),
+            None => Cli::command().error(kind, message).exit(),
+        }
     }
 }
 
@@ -235,15 +246,16 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     line["settings_tried"] = found.tried.into();
                     line["seeds"] = seeds.into();
                     line["met"] = found.best.is_some().into();
-                    if let Some(best) = &found.best {
-                        let problems = capacity_planner::deployable::ecs(&scenario);
-                        line["deploy"] = if problems.is_empty() {
-                            report::deploy_line(&scenario, best).into()
-                        } else {
-                            serde_json::Value::Null
-                        };
-                        line["not_deployable"] = problems.into();
-                    }
+                    let problems = capacity_planner::deployable::ecs(&scenario);
+                    let deploy = found.best.as_ref().filter(|_| problems.is_empty());
+                    line["deploy"] = deploy.map(|b| report::deploy_line(&scenario, b)).into();
+                    line["not_deployable"] = problems.into();
+                    let first = capacity_planner::deployable::ECS_FIRST_DEPLOY;
+                    let notes: Vec<String> = deploy
+                        .map(|_| capacity_planner::deployable::leaves(first))
+                        .into_iter()
+                        .collect();
+                    line["notes"] = notes.into();
                     if let (None, Some(closest)) = (&found.best, &found.closest) {
                         line["binding_limit"] =
                             recommend::binding_limit(&scenario, closest, robustness).into();

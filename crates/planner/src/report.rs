@@ -163,6 +163,7 @@ pub fn verdict(outcomes: &[Outcome], quantile: f64) -> String {
 /// and what it did.
 pub fn json_row(outcome: &Outcome, scaling: &ScalingConfig, quantile: f64) -> serde_json::Value {
     serde_json::json!({
+        "consumer": "ecs",
         "policy": outcome.consumer.label(),
         "target": scaling.target.get(),
         "min_tasks": scaling.min_tasks,
@@ -176,6 +177,7 @@ pub fn json_row(outcome: &Outcome, scaling: &ScalingConfig, quantile: f64) -> se
         "late": outcome.slo_misses(),
         "left": outcome.left,
         "dead_lettered": outcome.dead_lettered,
+        "peak_desired": outcome.peak_desired(),
     })
 }
 
@@ -270,8 +272,8 @@ pub fn recommendation(
             out.push_str(&row(&best.outcome, slo.quantile));
             let line = deploy_line(scenario, best);
             let problems = crate::deployable::ecs(scenario);
-            let own = "DownstreamUrl, EcsClusterName, WorkerImage";
-            let _ = write!(out, "\n{}", crate::deployable::block(line, &problems, own));
+            let first = crate::deployable::ECS_FIRST_DEPLOY;
+            let _ = write!(out, "\n{}", crate::deployable::block(line, &problems, first));
         }
         (None, Some(closest)) => {
             let _ = writeln!(out, "no setting meets the SLO; closest: {}", describe(closest));
@@ -288,12 +290,11 @@ pub fn recommendation(
 /// simulated with, so a deploy (whose `--parameter-overrides` replace, not
 /// merge with, a samconfig.toml's) is what was simulated.
 pub fn deploy_line(scenario: &Scenario, best: &crate::recommend::Candidate) -> String {
-    let schedule =
-        crate::deployable::schedule_rate(scenario).map_or(String::new(), |s| format!(" {s}"));
+    let schedule = crate::deployable::schedule_rate(scenario);
     format!(
         "sam deploy --parameter-overrides ConsumerType=ecs TargetBacklogPerTask={} MinTasks={} \
          MaxTasks={} ConsumerConcurrency={} WorkerVisibilityTimeout={} MaxReceiveCount={} \
-         DrainSeconds={} TaskCount={} BacklogIncludes={}{schedule}",
+         DrainSeconds={} TaskCount={} BacklogIncludes={} {schedule} SamplesPerInvocation=1",
         best.target.get(),
         best.min_tasks,
         scenario.scaling.max_tasks,

@@ -133,8 +133,13 @@ fn a_deploy_line_carries_only_what_the_template_can_deploy_and_says_what_to_add(
     for base in [&ecs[..], &lambda[..]] {
         let output = simulate(base);
         let stdout = text(&output.stdout);
-        assert!(stdout.contains("sam deploy --parameter-overrides"), "{stdout}");
-        assert!(stdout.contains("add your stack's own (DownstreamUrl, "), "{stdout}");
+        let deploy = stdout.lines().find(|l| l.starts_with("sam deploy")).unwrap();
+        assert_deployable(deploy);
+        assert!(stdout.contains("a first deploy needs DownstreamUrl"), "{stdout}");
+        let json = simulate(&[base, &["--json"]].concat());
+        let line: serde_json::Value = serde_json::from_str(text(&json.stdout).trim()).unwrap();
+        assert_eq!(line["deploy"].as_str(), Some(deploy), "{line}");
+        assert!(line["notes"][0].as_str().unwrap().contains("a first deploy needs"), "{line}");
 
         let output = simulate(&[base, &["--max-receive-count", "2"]].concat());
         let stdout = text(&output.stdout);
@@ -153,13 +158,15 @@ fn a_deploy_line_carries_only_what_the_template_can_deploy_and_says_what_to_add(
     }
     let output = simulate(&[&ecs[..], &["--schedule-seconds", "120"]].concat());
     let stdout = text(&output.stdout);
-    assert!(stdout.contains(" ScheduleRate='rate(2 minutes)'\n"), "{stdout}");
+    assert!(stdout.contains(" ScheduleRate='rate(2 minutes)' "), "{stdout}");
     let output = simulate(&[&ecs[..], &["--schedule-seconds", "90"]].concat());
     assert!(text(&output.stdout).contains("ScheduleRate of 90 s"), "{}", text(&output.stdout));
 
+    // Standard mode turns provisioned pollers off, rather than leave a stack's in place.
     let json = simulate(&[&lambda[..], &["--json"]].concat());
     let line: serde_json::Value = serde_json::from_str(text(&json.stdout).trim()).unwrap();
-    assert!(line["deploy"].as_str().unwrap().starts_with("sam deploy --parameter-overrides"));
+    let deploy = line["deploy"].as_str().unwrap();
+    assert!(deploy.contains(" ProvisionedMinimumPollers=0 ProvisionedMaximumPollers=0 "));
     let notes = line["notes"].as_array().unwrap();
     assert!(notes.iter().any(|n| n.as_str().unwrap().contains("6 MB of payload")), "{line}");
     assert!(line["rows"][0]["dead_lettered"].is_u64(), "{line}");

@@ -51,7 +51,11 @@ pub fn recommend(
     for scenario in scenarios {
         let found = search::search(scenario, robustness);
         let shown = found.best.as_ref().or(found.closest.as_ref());
-        let path = out.join(format!("{}-lambda-recommended.svg", scenario.trace.name));
+        let mode = match scenario.lambda.esm.mode {
+            super::esm::Mode::Standard { .. } => "",
+            super::esm::Mode::Provisioned { .. } => "-provisioned",
+        };
+        let path = out.join(format!("{}-lambda{mode}-recommended.svg", scenario.trace.name));
         if let Some(shown) = shown {
             let title = format!("{}: {}", scenario.trace.name, search::describe(shown.setting));
             plot::write(&path, &title, std::slice::from_ref(&shown.run.outcome), frame(scenario))?;
@@ -63,20 +67,18 @@ pub fn recommend(
             line["settings_tried"] = found.candidates.len().into();
             line["seeds"] = robustness.seeds.into();
             line["met"] = found.best.is_some().into();
-            if let Some(best) = &found.best {
-                let problems = crate::deployable::lambda(scenario);
-                line["deploy"] = if problems.is_empty() {
-                    report::deploy_line(scenario, best.setting).into()
-                } else {
-                    serde_json::Value::Null
-                };
-                line["not_deployable"] = problems.into();
-            } else if found.closest.is_some() {
+            let problems = crate::deployable::lambda(scenario);
+            let deploy = found.best.as_ref().filter(|_| problems.is_empty());
+            line["deploy"] = deploy.map(|b| report::deploy_line(scenario, b.setting)).into();
+            line["not_deployable"] = problems.into();
+            if found.best.is_none() && found.closest.is_some() {
                 line["binding_limit"] = search::binding_limit(scenario, &found).into();
             }
-            if let Some(shown) = shown {
-                line["notes"] = report::notes(scenario, shown.setting).into();
+            let mut notes = shown.map(|s| report::notes(scenario, s.setting)).unwrap_or_default();
+            if deploy.is_some() {
+                notes.insert(0, crate::deployable::leaves(crate::deployable::LAMBDA_FIRST_DEPLOY));
             }
+            line["notes"] = notes.into();
             writeln!(w, "{line}")?;
             continue;
         }

@@ -153,8 +153,8 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
     if found.best.is_some() {
         let line = deploy_line(scenario, shown.setting);
         let problems = crate::deployable::lambda(scenario);
-        let own = "DownstreamUrl, ExistingWorkQueueArn";
-        let _ = write!(out, "\n{}", crate::deployable::block(line, &problems, own));
+        let first = crate::deployable::LAMBDA_FIRST_DEPLOY;
+        let _ = write!(out, "\n{}", crate::deployable::block(line, &problems, first));
     }
     for note in notes(scenario, shown.setting) {
         let _ = writeln!(out, "note: {note}");
@@ -165,6 +165,13 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
 /// What a person needs to know beside the figures of `setting`'s run.
 pub fn notes(scenario: &Scenario, setting: Setting) -> Vec<String> {
     let mut notes = Vec::new();
+    if scenario.lambda.invocation.downstream.max_rps_per_instance.is_none() {
+        notes.push(
+            "DownstreamMaxRps is left off the line (the run assumed none): a stack that sets it \
+             keeps it"
+                .to_owned(),
+        );
+    }
     if setting.batch_size > 10 {
         // Lambda's invocation payload limit: "6 MB" for synchronous invokes
         // (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
@@ -198,9 +205,10 @@ pub fn notes(scenario: &Scenario, setting: Setting) -> Vec<String> {
 pub fn deploy_line(scenario: &Scenario, setting: Setting) -> String {
     let lambda = scenario.lambda;
     let scaling = match setting.mode {
-        Mode::Standard { maximum_concurrency } => {
-            format!("MaximumConcurrency={}", maximum_concurrency.unwrap_or(0))
-        }
+        Mode::Standard { maximum_concurrency } => format!(
+            "MaximumConcurrency={} ProvisionedMinimumPollers=0 ProvisionedMaximumPollers=0",
+            maximum_concurrency.unwrap_or(0)
+        ),
         Mode::Provisioned { minimum_pollers, maximum_pollers } => format!(
             "MaximumConcurrency=0 ProvisionedMinimumPollers={minimum_pollers} \
              ProvisionedMaximumPollers={maximum_pollers}"

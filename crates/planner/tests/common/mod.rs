@@ -27,7 +27,17 @@ pub fn assert_deployable(deploy: &str) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
     let template: serde_yaml::Value =
         serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    for pair in deploy.trim_start_matches("sam deploy --parameter-overrides ").split(' ') {
+    // Split as a shell would: `ScheduleRate='rate(1 minute)'` is one word, without its quotes.
+    let (mut words, mut word, mut quoted) = (Vec::new(), String::new(), false);
+    for c in deploy.trim_start_matches("sam deploy --parameter-overrides ").chars() {
+        match c {
+            '\'' => quoted = !quoted,
+            ' ' if !quoted => words.push(std::mem::take(&mut word)),
+            c => word.push(c),
+        }
+    }
+    words.push(word);
+    for pair in &words {
         let (key, value) = pair.split_once('=').unwrap();
         let parameter = &template["Parameters"][key];
         assert!(parameter.is_mapping(), "{key} is not a template parameter");
