@@ -82,3 +82,22 @@ pub const ECS_FIRST_DEPLOY: &str = "DownstreamUrl, and EcsClusterName with EcsSe
 /// What a first deploy of the Lambda consumer needs besides the line.
 pub const LAMBDA_FIRST_DEPLOY: &str = "DownstreamUrl; with ExistingWorkQueueArn, the queue's \
      maxReceiveCount and visibility timeout are yours to set as simulated";
+
+/// A `recommend --json` line's `deploy` (the line, or null when nothing met
+/// the SLO or the template would refuse the run), `not_deployable` and
+/// `notes` (what the text prints as `note:`, the first-deploy one first).
+pub fn json_fields(
+    line: &mut serde_json::Value,
+    deploy: Option<String>,
+    problems: Vec<String>,
+    first_deploy: &str,
+    mut notes: Vec<String>,
+) {
+    let deploy = deploy.filter(|_| problems.is_empty());
+    if deploy.is_some() {
+        notes.insert(0, leaves(first_deploy));
+    }
+    line["deploy"] = deploy.into();
+    line["not_deployable"] = problems.into();
+    line["notes"] = notes.into();
+}

@@ -34,16 +34,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// Names the picture written, SVG and PNG.
-fn picture(w: &mut impl Write, path: &std::path::Path) -> io::Result<()> {
-    writeln!(w, "picture: {} (and {})\n", path.display(), path.with_extension("png").display())
-}
-
-/// What every panel of a trace's picture shares.
-fn frame(scenario: &capacity_planner::Scenario) -> plot::Frame {
-    plot::Frame { start: scenario.trace.start, slo_seconds: scenario.slo.latency_seconds }
-}
-
 /// Each policy at its own best setting, per trace: the fair comparison.
 fn compare_at_best_settings(
     scenarios: &[capacity_planner::Scenario],
@@ -61,7 +51,7 @@ fn compare_at_best_settings(
             found.iter().filter_map(|(_, f)| f.best.as_ref().or(f.closest.as_ref())).collect();
         let outcomes: Vec<_> = chosen.iter().map(|c| c.outcome.clone()).collect();
         let path = out.join(format!("{}-best-settings.svg", scenario.trace.name));
-        plot::write(&path, &scenario.trace.name, &outcomes, frame(scenario))?;
+        plot::write(&path, &scenario.trace.name, &outcomes, plot::Frame::of(scenario))?;
         if json {
             let rows = chosen.iter().map(|c| report::json_candidate(scenario, c)).collect();
             let mut line = report::json_trace(scenario, rows);
@@ -70,7 +60,7 @@ fn compare_at_best_settings(
             continue;
         }
         writeln!(w, "{}", report::best_comparison(scenario, &found))?;
-        picture(w, &path)?;
+        plot::announce(w, &path)?;
     }
     w.flush()?;
     Ok(())
@@ -197,7 +187,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 let outcomes: Vec<_> =
                     Policy::ALL.iter().map(|&policy| run(scenario, policy)).collect();
                 let path = out.join(format!("{}.svg", scenario.trace.name));
-                plot::write(&path, &scenario.trace.name, &outcomes, frame(scenario))?;
+                plot::write(&path, &scenario.trace.name, &outcomes, plot::Frame::of(scenario))?;
                 if json {
                     let quantile = scenario.slo.quantile;
                     let rows = outcomes
@@ -208,7 +198,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     continue;
                 }
                 write!(w, "{}", report::comparison(scenario, &outcomes))?;
-                picture(&mut w, &path)?;
+                plot::announce(&mut w, &path)?;
             }
         }
         Command::Recommend { scenario, seeds, margin, verbose, out, json } => {
@@ -235,7 +225,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                         &path,
                         &title,
                         std::slice::from_ref(&shown.outcome),
-                        frame(&scenario),
+                        plot::Frame::of(&scenario),
                     )?;
                 }
                 if json {
@@ -246,16 +236,14 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     line["settings_tried"] = found.tried.into();
                     line["seeds"] = seeds.into();
                     line["met"] = found.best.is_some().into();
-                    let problems = capacity_planner::deployable::ecs(&scenario);
-                    let deploy = found.best.as_ref().filter(|_| problems.is_empty());
-                    line["deploy"] = deploy.map(|b| report::deploy_line(&scenario, b)).into();
-                    line["not_deployable"] = problems.into();
-                    let first = capacity_planner::deployable::ECS_FIRST_DEPLOY;
-                    let notes: Vec<String> = deploy
-                        .map(|_| capacity_planner::deployable::leaves(first))
-                        .into_iter()
-                        .collect();
-                    line["notes"] = notes.into();
+                    let deploy = found.best.as_ref().map(|b| report::deploy_line(&scenario, b));
+                    capacity_planner::deployable::json_fields(
+                        &mut line,
+                        deploy,
+                        capacity_planner::deployable::ecs(&scenario),
+                        capacity_planner::deployable::ECS_FIRST_DEPLOY,
+                        Vec::new(),
+                    );
                     if let (None, Some(closest)) = (&found.best, &found.closest) {
                         line["binding_limit"] =
                             recommend::binding_limit(&scenario, closest, robustness).into();
@@ -265,7 +253,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 }
                 writeln!(w, "{}", report::recommendation(&scenario, &found, verbose))?;
                 if shown.is_some() {
-                    picture(&mut w, &path)?;
+                    plot::announce(&mut w, &path)?;
                 }
             }
         }

@@ -67,6 +67,18 @@ pub struct Frame {
     pub slo_seconds: u64,
 }
 
+impl Frame {
+    /// The clock and SLO of `scenario`'s trace.
+    pub fn of(scenario: &crate::sim::Scenario) -> Self {
+        Self { start: scenario.trace.start, slo_seconds: scenario.slo.latency_seconds }
+    }
+}
+
+/// The line that names a picture written, SVG and PNG.
+pub fn announce(w: &mut impl std::io::Write, path: &Path) -> std::io::Result<()> {
+    writeln!(w, "picture: {} (and {})\n", path.display(), path.with_extension("png").display())
+}
+
 type Drawn = Result<(), Box<dyn Error + Send + Sync>>;
 
 const PANEL_HEIGHT: u32 = 230;

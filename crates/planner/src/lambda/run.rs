@@ -2,7 +2,7 @@
 //! leases lapse, invocations that are over settle their batches, the
 //! mapping invokes as many batches as its concurrency allows, and scales.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 use fastrand::Rng;
 
@@ -72,7 +72,7 @@ pub fn run(scenario: &Scenario) -> LambdaOutcome {
     let mut service_rng = Rng::with_seed(scenario.seed ^ 0x02);
     let mut queue = Queue::new(scenario.queue);
     let mut scaling = Scaling::new(model.esm);
-    let mut running: VecDeque<Invocation> = VecDeque::new();
+    let mut running: Vec<Invocation> = Vec::new();
     // Environments between invocations: one that returned during this second
     // takes the next batch from the moment it returned.
     let mut idle: Vec<Environment> = Vec::new();
@@ -95,12 +95,10 @@ pub fn run(scenario: &Scenario) -> LambdaOutcome {
         minute_arrivals += u64::from(arrivals);
         queue.expire_leases(now);
 
-        let due = |i: &Invocation| i.end < (now + 1) as f64;
-        let mut still = VecDeque::with_capacity(running.len());
-        for invocation in running.drain(..) {
-            if !due(&invocation) {
-                still.push_back(invocation);
-                continue;
+        let freed = idle.len();
+        running.retain(|invocation| {
+            if invocation.end >= (now + 1) as f64 {
+                return true;
             }
             for work in &invocation.work {
                 match work.started {
@@ -114,10 +112,12 @@ pub fn run(scenario: &Scenario) -> LambdaOutcome {
                 }
             }
             idle.push(invocation.environment);
+            false
+        });
+        if idle.len() > freed {
+            // Latest first, so `pop` takes the environment that has been free longest.
+            idle.sort_by(|a, b| b.free_at.total_cmp(&a.free_at));
         }
-        // Sorted latest first, so `pop` takes the environment that has been free longest.
-        idle.sort_by(|a, b| b.free_at.total_cmp(&a.free_at));
-        running = still;
 
         requests.settle(now.saturating_sub(1), capacity);
         let last_second = requests.per_second.get(&now.saturating_sub(1)).copied().unwrap_or(0);
@@ -152,7 +152,7 @@ pub fn run(scenario: &Scenario) -> LambdaOutcome {
             invocations += 1;
             billed_ms += planned.billed_ms();
             cut += planned.cut;
-            running.push_back(planned);
+            running.push(planned);
         }
         if queue.visible() == 0 {
             gathering = None;
