@@ -25,6 +25,9 @@ struct Words {
     cost: &'static str,
     /// A scaling policy's published metric is drawn (the Lambda consumer has none).
     metric: bool,
+    /// The caption's name for the highest desired count (for the Lambda, the
+    /// mapping's limit, not invocations that ran).
+    peak: &'static str,
 }
 
 impl Words {
@@ -36,6 +39,7 @@ impl Words {
                 axis: "invocations",
                 cost: "billed invocation-min",
                 metric: false,
+                peak: "concurrency limit",
             }
         } else {
             Self {
@@ -44,6 +48,7 @@ impl Words {
                 axis: "tasks",
                 cost: "task-min",
                 metric: true,
+                peak: "tasks",
             }
         }
     }
@@ -255,7 +260,7 @@ where
         words.cost,
         outcome.slo_misses(),
         outcome.peak_desired(),
-        words.axis
+        words.peak
     );
     let mut chart = ChartBuilder::on(area)
         .caption(caption, ("sans-serif", 15))

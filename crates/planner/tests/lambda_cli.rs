@@ -32,6 +32,7 @@ fn compare_runs_the_mapping_at_the_templates_settings_and_draws_it() {
     );
     assert!(row["maximum_concurrency"].is_null(), "0 is no cap: {row}");
     assert_eq!(row["batch_size"], 10);
+    assert_eq!(line["notes"], serde_json::json!([]), "no deploy line, nothing to note: {line}");
     assert!(row["gb_seconds"].as_f64().unwrap() > 0.0 && row["invocations"].as_u64().unwrap() > 0);
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -16,13 +16,19 @@ pub fn compare(scenarios: &[Scenario], out: &Path, json: bool, w: &mut impl Writ
     for scenario in scenarios {
         let outcome = run::run(scenario);
         let path = out.join(format!("{}-lambda.svg", scenario.trace.name));
-        let title =
-            format!("{}: {}", scenario.trace.name, search::describe(report::setting_of(scenario)));
+        let setting = report::setting_of(scenario);
+        let title = format!(
+            "{}: {} — {:.0} GB-s",
+            scenario.trace.name,
+            search::describe(setting),
+            outcome.gb_seconds()
+        );
         plot::write(&path, &title, std::slice::from_ref(&outcome.outcome), Frame::of(scenario))?;
         if json {
-            let row =
-                report::json_row(report::setting_of(scenario), &outcome, scenario.slo.quantile);
-            writeln!(w, "{}", crate::report::json_trace(scenario, vec![row]))?;
+            let row = report::json_row(setting, &outcome, scenario.slo.quantile);
+            let mut line = crate::report::json_trace(scenario, vec![row]);
+            line["notes"] = report::notes(scenario, setting, false).into();
+            writeln!(w, "{line}")?;
             continue;
         }
         writeln!(w, "{}", report::comparison(scenario, &outcome))?;
@@ -49,7 +55,12 @@ pub fn recommend(
         };
         let path = out.join(format!("{}-lambda{mode}-recommended.svg", scenario.trace.name));
         if let Some(shown) = shown {
-            let title = format!("{}: {}", scenario.trace.name, search::describe(shown.setting));
+            let title = format!(
+                "{}: {} — {:.0} GB-s",
+                scenario.trace.name,
+                search::describe(shown.setting),
+                shown.run.gb_seconds()
+            );
             plot::write(
                 &path,
                 &title,
@@ -68,7 +79,9 @@ pub fn recommend(
                 line["binding_limit"] = search::binding_limit(scenario, &found).into();
             }
             let deploy = found.best.as_ref().map(|b| report::deploy_line(scenario, b.setting));
-            let notes = shown.map(|s| report::notes(scenario, s.setting)).unwrap_or_default();
+            let deploying = found.best.is_some();
+            let notes =
+                shown.map(|s| report::notes(scenario, s.setting, deploying)).unwrap_or_default();
             crate::deployable::json_fields(
                 &mut line,
                 deploy,

@@ -156,16 +156,17 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
         let first = crate::deployable::LAMBDA_FIRST_DEPLOY;
         let _ = write!(out, "\n{}", crate::deployable::block(line, &problems, first));
     }
-    for note in notes(scenario, shown.setting) {
+    for note in notes(scenario, shown.setting, found.best.is_some()) {
         let _ = writeln!(out, "note: {note}");
     }
     out
 }
 
-/// What a person needs to know beside the figures of `setting`'s run.
-pub fn notes(scenario: &Scenario, setting: Setting) -> Vec<String> {
+/// What a person needs to know beside the figures of `setting`'s run, and
+/// beside its deploy line when one is printed (`deploying`).
+pub fn notes(scenario: &Scenario, setting: Setting, deploying: bool) -> Vec<String> {
     let mut notes = Vec::new();
-    if scenario.lambda.invocation.downstream.max_rps_per_instance.is_none() {
+    if deploying && scenario.lambda.invocation.downstream.max_rps_per_instance.is_none() {
         notes.push(
             "DownstreamMaxRps is left off the line (the run assumed none): a stack that sets it \
              keeps it"
