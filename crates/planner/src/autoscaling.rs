@@ -34,6 +34,38 @@ pub struct ScalingConfig {
     pub step_cooldown: u64,
     /// Target tracking at zero running tasks.
     pub zero_capacity: ZeroCapacity,
+    /// With `Some(cooldown)`, target tracking's scale-in is disabled
+    /// (`DisableScaleIn`) and the template's load scale-in step policy
+    /// removes tasks instead ([`SCALE_IN_STEPS`]).
+    pub step_scale_in: Option<u64>,
+}
+
+/// The load scale-in step policy (`LoadScaleInPolicy`): its alarm is the load
+/// below [`SCALE_IN_THRESHOLD`] × the target for 3 of 3 minutes, and each
+/// step, by the alarm's latest value as a fraction of the target (upper
+/// bound), removes a percentage of the tasks. Each step leaves the load at
+/// most 0.9 × the target, rounding included (two tasks at 0.45 become one at
+/// 0.9), so target tracking's scale-out (above the target) never undoes it.
+pub const SCALE_IN_STEPS: [(f64, i64); 3] = [(0.15, -80), (0.3, -60), (SCALE_IN_THRESHOLD, -33)];
+
+/// The load scale-in alarm's threshold, as a fraction of the target: above
+/// the floor of two tasks holding one task's worth (0.375), below that of
+/// one (0.75), so the last task stays while there is work.
+pub const SCALE_IN_THRESHOLD: f64 = 0.45;
+
+/// A `PercentChangeInCapacity` adjustment as Application Auto Scaling rounds
+/// it: above 1 down, between 0 and 1 to 1, between -1 and 0 to -1, below -1
+/// up ("Step scaling policies for Application Auto Scaling", adjustment
+/// types).
+pub fn percent_change(capacity: u64, percent: i64) -> i64 {
+    let exact = capacity as f64 * percent as f64 / 100.0;
+    match exact {
+        e if e >= 1.0 => e.floor() as i64,
+        e if e > 0.0 => 1,
+        e if e <= -1.0 => e.ceil() as i64,
+        e if e < 0.0 => -1,
+        _ => 0,
+    }
 }
 
 /// What one alarm evaluation saw.
@@ -47,6 +79,8 @@ pub struct Evaluation {
     pub metric: Option<f64>,
     /// The wake-up alarm is in ALARM (always `false` without that policy).
     pub wake_up: bool,
+    /// The load scale-in alarm (`Ok` without that policy).
+    pub step_low: AlarmState,
 }
 
 /// A change of the desired count.
@@ -80,13 +114,14 @@ pub struct Scaler {
     desired: u64,
     last_scale_in: Option<u64>,
     last_step: Option<u64>,
+    last_step_in: Option<u64>,
 }
 
 impl Scaler {
     /// Starts at `initial` tasks, held within the min and max.
     pub fn new(config: ScalingConfig, initial: u64) -> Self {
         let desired = initial.clamp(config.min_tasks, config.max_tasks);
-        Self { config, desired, last_scale_in: None, last_step: None }
+        Self { config, desired, last_scale_in: None, last_step: None, last_step_in: None }
     }
 
     /// The service's desired count.
@@ -140,6 +175,9 @@ impl Scaler {
         // activity during the cooldown period … it scales out the target
         // immediately";
         // https://docs.aws.amazon.com/autoscaling/application/APIReference/API_TargetTrackingScalingPolicyConfiguration.html).
+        if let Some(cooldown) = cfg.step_scale_in {
+            return self.step_in(now, eval, cooldown);
+        }
         let cooled = self.last_scale_in.is_none_or(|last| now >= last + cfg.scale_in_cooldown);
         if eval.low == AlarmState::Alarm && cooled {
             let to = computed?.max(cfg.min_tasks);
@@ -149,6 +187,24 @@ impl Scaler {
             }
         }
         None
+    }
+
+    /// The load scale-in step policy: outside its cooldown, while its alarm
+    /// is in ALARM, the step for the latest value.
+    fn step_in(&mut self, now: u64, eval: Evaluation, cooldown: u64) -> Option<ScalingAction> {
+        let cooled = self.last_step_in.is_none_or(|last| now >= last + cooldown);
+        if eval.step_low != AlarmState::Alarm || !cooled {
+            return None;
+        }
+        let ratio = eval.metric? / self.config.target.get();
+        let (_, percent) = SCALE_IN_STEPS.iter().find(|(upper, _)| ratio < *upper)?;
+        let change = percent_change(self.desired, *percent);
+        let to = self.desired.saturating_add_signed(change).max(self.config.min_tasks);
+        if to >= self.desired {
+            return None;
+        }
+        self.last_step_in = Some(now);
+        Some(self.set(now, to))
     }
 
     fn set(&mut self, at: u64, to: u64) -> ScalingAction {
@@ -170,11 +226,12 @@ mod tests {
             scale_in_cooldown: 300,
             step_cooldown: 300,
             zero_capacity: ZeroCapacity::Stay,
+            step_scale_in: None,
         }
     }
 
     fn eval(high: AlarmState, low: AlarmState, metric: f64, wake_up: bool) -> Evaluation {
-        Evaluation { high, low, metric: Some(metric), wake_up }
+        Evaluation { high, low, metric: Some(metric), wake_up, step_low: AlarmState::Ok }
     }
 
     use AlarmState::{Alarm, Ok};
@@ -239,7 +296,38 @@ mod tests {
         assert_eq!(scaler.evaluate(60, 2, eval(Alarm, Ok, 1e6, false)).map(|a| a.to), Some(8));
         assert_eq!(scaler.evaluate(120, 8, eval(Ok, Alarm, 0.0, false)).map(|a| a.to), Some(2));
         assert_eq!(scaler.evaluate(900, 2, eval(Ok, Alarm, 0.0, false)), None);
-        let missing = Evaluation { high: Ok, low: Alarm, metric: None, wake_up: false };
+        let missing =
+            Evaluation { high: Ok, low: Alarm, metric: None, wake_up: false, step_low: Ok };
         assert_eq!(scaler.evaluate(1_800, 2, missing), None);
+    }
+
+    #[test]
+    fn percent_changes_round_as_application_auto_scaling_rounds_them() {
+        let cases = [
+            (10, -33, -3),
+            (3, -33, -1),
+            (1, -80, -1),
+            (10, -80, -8),
+            (2, -60, -1),
+            (4, 25, 1),
+            (0, -80, 0),
+        ];
+        for (capacity, percent, expected) in cases {
+            assert_eq!(percent_change(capacity, percent), expected, "{capacity} × {percent} %");
+        }
+    }
+
+    #[test]
+    fn the_load_scale_in_step_leaves_what_the_load_needs_and_waits_for_its_cooldown() {
+        let config = ScalingConfig { step_scale_in: Some(120), ..config() };
+        let low = |metric: f64| Evaluation { step_low: Alarm, ..eval(Ok, Ok, metric, false) };
+        let mut scaler = Scaler::new(config, 10);
+        // 0.25 of the target: 2.5 tasks' worth of 10; −60 % leaves 4.
+        assert_eq!(scaler.evaluate(60, 10, low(25.0)).map(|a| a.to), Some(4));
+        assert_eq!(scaler.evaluate(120, 4, low(10.0)), None, "inside the step's cooldown");
+        assert_eq!(scaler.evaluate(180, 4, low(10.0)).map(|a| a.to), Some(1));
+        // Target tracking's own low alarm no longer scales in.
+        assert_eq!(scaler.evaluate(900, 1, eval(Ok, Alarm, 0.0, false)), None);
+        assert_eq!(scaler.evaluate(960, 1, low(0.0)).map(|a| a.to), Some(0));
     }
 }

@@ -122,6 +122,18 @@ impl AlarmShape {
         Self { threshold: 0.9 * target, comparison: Comparison::Less, datapoints: 15, periods: 15 }
     }
 
+    /// The template's `LoadScaleInAlarm`: the load below
+    /// [`crate::autoscaling::SCALE_IN_THRESHOLD`] × the target for 3 of 3
+    /// one-minute datapoints.
+    pub fn load_scale_in(target: f64) -> Self {
+        Self {
+            threshold: crate::autoscaling::SCALE_IN_THRESHOLD * target,
+            comparison: Comparison::Less,
+            datapoints: 3,
+            periods: 3,
+        }
+    }
+
     /// The state for these period values, oldest first; `values.len()` must
     /// be `periods`.
     pub fn evaluate(&self, values: &[Option<f64>]) -> AlarmState {

@@ -22,6 +22,8 @@ pub const SCHEDULE_SECONDS: u64 = 60;
 pub const SCALE_IN_COOLDOWN: u64 = 300;
 /// The wake-up step policy's `Cooldown`, seconds.
 pub const STEP_COOLDOWN: u64 = 300;
+/// The load scale-in step policy's `Cooldown`, seconds.
+pub const LOAD_SCALE_IN_COOLDOWN: u64 = 120;
 /// The wake-up step policy's `ScalingAdjustment`: tasks started out of zero.
 pub const WAKE_UP_STEP: u64 = 1;
 /// The wake-up alarm's `Period`, seconds, evaluated over one period.

@@ -67,8 +67,11 @@ fn compare_at_best_settings(
 }
 
 /// Flags only the ECS worker's model reads.
-const ECS_ONLY: [&str; 13] = [
+const ECS_ONLY: [&str; 16] = [
     "target",
+    "target_load",
+    "load_drain_seconds",
+    "load_hold_seconds",
     "min_tasks",
     "max_tasks",
     "initial_tasks",
@@ -109,7 +112,7 @@ fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
             && sub.value_source(flag) == Some(clap::parser::ValueSource::CommandLine)
     };
     let searched: &[&str] = match (name, consumer) {
-        ("recommend", ConsumerKind::Ecs) => &["target", "min_tasks"],
+        ("recommend", ConsumerKind::Ecs) => &["target", "target_load", "min_tasks"],
         ("recommend", ConsumerKind::Lambda) => {
             &["maximum_concurrency", "batch_size", "provisioned_min_pollers"]
         }
@@ -192,7 +195,19 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     let quantile = scenario.slo.quantile;
                     let rows = outcomes
                         .iter()
-                        .map(|o| report::json_row(o, &scenario.scaling, quantile))
+                        .map(|o| {
+                            let target = match o.consumer {
+                                capacity_planner::Consumer::Ecs(policy) => {
+                                    scenario.target_of(policy)
+                                }
+                                capacity_planner::Consumer::Lambda => scenario.scaling.target,
+                            };
+                            let scaling = capacity_planner::autoscaling::ScalingConfig {
+                                target,
+                                ..scenario.scaling
+                            };
+                            report::json_row(o, &scaling, quantile)
+                        })
                         .collect();
                     writeln!(w, "{}", report::json_trace(scenario, rows))?;
                     continue;
@@ -216,7 +231,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 let path = out.join(format!("{}-recommended.svg", scenario.trace.name));
                 if let Some(shown) = shown {
                     let title = format!(
-                        "{}: TargetBacklogPerTask={} MinTasks={}",
+                        "{}: TargetLoadPercent={} MinTasks={}",
                         scenario.trace.name,
                         shown.target.get(),
                         shown.min_tasks

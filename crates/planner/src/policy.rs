@@ -30,7 +30,7 @@ impl Consumer {
 /// A way to scale the worker service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Policy {
-    /// What the template deploys: core's backlog per task (zero guard,
+    /// `ScalingSignal=backlog-per-task`: core's backlog per task (zero guard,
     /// `BACKLOG_INCLUDES`, `TASK_COUNT`), `Average`, plus the step-scaling
     /// wake-up from zero.
     Ours,
@@ -44,11 +44,20 @@ pub enum Policy {
     Copilot,
     /// Ours with `Sum` instead of `Average` and six samples a minute.
     SumStatistic,
+    /// core's `ScalingLoad` (in flight, growth and the visible backlog's
+    /// drain, in slots, over the running capacity; held at one task until
+    /// idle for `LOAD_HOLD_SECONDS`), `Average`, plus the wake-up step.
+    Load,
 }
 
 impl Policy {
+    /// What `template.yaml` deploys by default (`ScalingSignal=load`), and
+    /// what `recommend` searches.
+    pub const TEMPLATE: Self = Self::Load;
+
     /// Every policy, ours first.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
+        Self::Load,
         Self::Ours,
         Self::QueueDepth,
         Self::ZeroWhenNoTasks,
@@ -60,7 +69,8 @@ impl Policy {
     /// The table's name for it.
     pub fn label(self) -> &'static str {
         match self {
-            Self::Ours => "ours (template)",
+            Self::Load => "ours: load (template)",
+            Self::Ours => "ours: backlog per task",
             Self::QueueDepth => "queue depth",
             Self::ZeroWhenNoTasks => "÷ running, 0 at zero",
             Self::MetricMathDropsZero => "metric math ÷ running",
@@ -89,11 +99,27 @@ impl Policy {
     /// Whether the template's wake-up step policy (one task when messages
     /// wait and none runs) is attached.
     pub fn wakes_from_zero(self) -> bool {
-        matches!(self, Self::Ours | Self::SumStatistic)
+        matches!(self, Self::Ours | Self::SumStatistic | Self::Load)
+    }
+
+    /// One of ours: the comparisons measure these against the others.
+    pub fn is_ours(self) -> bool {
+        matches!(self, Self::Ours | Self::SumStatistic | Self::Load)
+    }
+
+    /// The target tracking targets `recommend` tries: percent for the load,
+    /// messages per task (or in the queue) for the rest.
+    pub fn targets(self) -> &'static [f64] {
+        match self {
+            Self::Load => &crate::recommend::LOAD_TARGETS,
+            _ => &crate::recommend::TARGETS,
+        }
     }
 
     /// The value published for these readings; `None` publishes nothing.
-    /// Ours is exactly what backlog-publisher computes, through core.
+    /// Ours is exactly what backlog-publisher computes, through core. The
+    /// load remembers earlier samples, so [`crate::publisher::Publisher`]
+    /// computes it; here it reads as backlog per task.
     pub fn metric(
         self,
         readings: Readings,
@@ -103,7 +129,7 @@ impl Policy {
         let visible = readings.queue.visible as f64;
         let running = readings.service.running;
         match self {
-            Self::Ours | Self::SumStatistic => {
+            Self::Ours | Self::SumStatistic | Self::Load => {
                 Some(backlog.sample(readings, QueueKind::Standard, Some(target)).backlog_per_task)
             }
             Self::QueueDepth => Some(visible),
@@ -143,7 +169,7 @@ mod tests {
         ];
         for &(visible, running, expected) in cases {
             let got: Vec<_> =
-                Policy::ALL[..5].iter().map(|&policy| at(policy, visible, running)).collect();
+                Policy::ALL[1..6].iter().map(|&policy| at(policy, visible, running)).collect();
             assert_eq!(got, expected.to_vec(), "visible {visible}, running {running}");
             assert_eq!(at(Policy::SumStatistic, visible, running), expected[0]);
         }

@@ -6,6 +6,7 @@ use std::collections::BinaryHeap;
 
 use backlog_publisher::BacklogTarget;
 use backlog_publisher::backlog::{BacklogPolicy, Readings};
+use backlog_publisher::load::{LoadMemory, LoadSettings};
 use backpressure_core::queue::QueueKind;
 use fastrand::Rng;
 
@@ -26,6 +27,8 @@ pub struct PublisherModel {
     pub metric_lag_seconds: u64,
     /// `BACKLOG_INCLUDES` and `TASK_COUNT`.
     pub backlog: BacklogPolicy,
+    /// The load's settings (its target is `TARGET_LOAD_PERCENT`).
+    pub load: LoadSettings,
 }
 
 /// The publisher of one policy, and the metrics it has put.
@@ -36,10 +39,12 @@ pub struct Publisher {
     target: BacklogTarget,
     high: AlarmShape,
     low: AlarmShape,
+    step_low: AlarmShape,
     sample_times: BinaryHeap<Reverse<u64>>,
     metric: Series,
     task_count: Series,
     queue_backlog: Series,
+    load: LoadMemory,
 }
 
 impl Publisher {
@@ -51,10 +56,12 @@ impl Publisher {
             target,
             high: AlarmShape::target_tracking_high(target.get()),
             low: AlarmShape::target_tracking_low(target.get()),
+            step_low: AlarmShape::load_scale_in(target.get()),
             sample_times: BinaryHeap::new(),
             metric: Series::default(),
             task_count: Series::default(),
             queue_backlog: Series::default(),
+            load: LoadMemory::default(),
         }
     }
 
@@ -73,11 +80,21 @@ impl Publisher {
         let lag = self.model.metric_lag_seconds;
         while self.sample_times.peek().is_some_and(|Reverse(at)| *at <= now) {
             self.sample_times.pop();
-            if let Some(value) = self.policy.metric(readings, self.model.backlog, self.target) {
-                self.metric.put(now, lag, value);
-            }
             let sample =
                 self.model.backlog.sample(readings, QueueKind::Standard, Some(self.target));
+            let value = match self.policy {
+                Policy::Load => Some(self.load.observe(
+                    now as f64,
+                    readings.queue,
+                    self.model.backlog.includes,
+                    sample.task_count,
+                    LoadSettings { target_percent: self.target.get(), ..self.model.load },
+                )),
+                policy => policy.metric(readings, self.model.backlog, self.target),
+            };
+            if let Some(value) = value {
+                self.metric.put(now, lag, value);
+            }
             self.task_count.put(now, lag, sample.task_count as f64);
             self.queue_backlog.put(now, lag, sample.backlog as f64);
         }
@@ -106,6 +123,10 @@ impl Publisher {
             low: self.low.evaluate_series(&self.metric, statistic, now),
             metric: window(&self.metric, statistic, now, 1)[0],
             wake_up: self.policy.wakes_from_zero() && self.wake_up_alarm(now),
+            step_low: match self.policy {
+                Policy::Load => self.step_low.evaluate_series(&self.metric, statistic, now),
+                _ => crate::cloudwatch::AlarmState::Ok,
+            },
         }
     }
 

@@ -16,6 +16,11 @@ pub const TARGETS: [f64; 21] = [
     1_000.0, 2_000.0, 3_000.0, 5_000.0, 7_500.0, 10_000.0, 20_000.0,
 ];
 
+/// `TARGET_LOAD_PERCENT` values tried for the load: how busy target
+/// tracking keeps the slots the queue needs.
+pub const LOAD_TARGETS: [f64; 12] =
+    [30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0, 120.0, 150.0, 200.0, 300.0];
+
 /// Minimum task counts tried.
 pub const MIN_TASKS: [u64; 3] = [0, 1, 2];
 
@@ -90,8 +95,7 @@ fn evaluate(
     let (mut minutes, mut actions, mut reversals) = (0.0, 0.0, 0.0);
     let (mut worst_wait, mut seeds_met, mut seeds_at_max) = (Some(0), 0, 0);
     for offset in 0..u64::from(r.seeds.max(1)) {
-        let mut trial = scenario.clone();
-        trial.scaling.target = target;
+        let mut trial = scenario.with_target(policy, target);
         trial.scaling.min_tasks = min_tasks;
         trial.seed = scenario.seed.wrapping_add(offset);
         let outcome = run(&trial, policy);
@@ -123,9 +127,9 @@ fn evaluate(
 }
 
 /// Tries every target × min tasks (within the scenario's max) on `scenario`
-/// with our policy.
+/// with the template's policy.
 pub fn search(scenario: &Scenario, robustness: Robustness) -> Recommendation {
-    search_policy(scenario, Policy::Ours, robustness)
+    search_policy(scenario, Policy::TEMPLATE, robustness)
 }
 
 /// The same search for any policy: each at its own best setting, for a fair comparison.
@@ -136,7 +140,7 @@ pub fn search_policy(
 ) -> Recommendation {
     let mut settings = Vec::new();
     for &min_tasks in MIN_TASKS.iter().filter(|&&min| min <= scenario.scaling.max_tasks) {
-        for target in TARGETS.iter().filter_map(|&value| BacklogTarget::new(value)) {
+        for target in policy.targets().iter().filter_map(|&value| BacklogTarget::new(value)) {
             settings.push((target, min_tasks));
         }
     }

@@ -112,16 +112,15 @@ pub fn comparison(scenario: &Scenario, outcomes: &[Outcome]) -> String {
     out
 }
 
-/// Whether ours meets the SLO with fewer task-minutes than every other
-/// policy that also meets it.
+/// Whether the template's policy meets the SLO with fewer task-minutes than
+/// every other policy that also meets it.
 pub fn verdict(outcomes: &[Outcome], quantile: f64) -> String {
-    let Some(ours) = outcomes.iter().find(|o| o.consumer == Consumer::Ecs(Policy::Ours)) else {
+    let template = Consumer::Ecs(Policy::TEMPLATE);
+    let Some(ours) = outcomes.iter().find(|o| o.consumer == template) else {
         return "ours was not run".to_owned();
     };
-    let others: Vec<&Outcome> = outcomes
-        .iter()
-        .filter(|o| o.consumer != Consumer::Ecs(Policy::Ours) && o.meets_slo(quantile))
-        .collect();
+    let others: Vec<&Outcome> =
+        outcomes.iter().filter(|o| o.consumer != template && o.meets_slo(quantile)).collect();
     if !ours.meets_slo(quantile) {
         let meeting: Vec<&str> = others.iter().map(|o| o.consumer.label()).collect();
         return format!(
@@ -188,6 +187,7 @@ pub fn json_candidate(
 ) -> serde_json::Value {
     let mut scaling = scenario.scaling;
     scaling.target = candidate.target;
+    // The row's target is its policy's: percent for the load.
     scaling.min_tasks = candidate.min_tasks;
     let mut row = json_row(&candidate.outcome, &scaling, scenario.slo.quantile);
     row["over_seeds"] = json_seeds(candidate);
@@ -225,17 +225,18 @@ pub fn recommendation(
 ) -> String {
     use crate::recommend::{Candidate, binding_limit};
     let (slo, r) = (scenario.slo, found.robustness);
+    let targets = Policy::TEMPLATE.targets();
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "### {}: {} settings ({} targets from {} to {} × MinTasks 0–{}, MaxTasks {}; --verbose \
-         lists them), each on {} seed(s); SLO {:.0} % ≤ {} s, met only with p{:.0} ≤ {:.0} s on \
-         every seed\n",
+        "### {}: {} settings ({} TargetLoadPercent values from {} to {} × MinTasks 0–{}, \
+         MaxTasks {}; --verbose lists them), each on {} seed(s); SLO {:.0} % ≤ {} s, met only \
+         with p{:.0} ≤ {:.0} s on every seed\n",
         scenario.trace.name,
         found.tried,
-        crate::recommend::TARGETS.len(),
-        crate::recommend::TARGETS[0],
-        crate::recommend::TARGETS[crate::recommend::TARGETS.len() - 1],
+        targets.len(),
+        targets[0],
+        targets[targets.len() - 1],
         scenario.scaling.max_tasks.min(2),
         scenario.scaling.max_tasks,
         r.seeds,
@@ -246,7 +247,7 @@ pub fn recommendation(
     );
     let describe = |c: &Candidate| {
         format!(
-            "TargetBacklogPerTask={} MinTasks={}: {:.1} task-min (mean), worst p{:.0} {}, met on \
+            "TargetLoadPercent={} MinTasks={}: {:.1} task-min (mean), worst p{:.0} {}, met on \
              {} of {} seeds, {:.1} actions and {:.1} reversals a day",
             c.target.get(),
             c.min_tasks,
@@ -292,10 +293,15 @@ pub fn recommendation(
 pub fn deploy_line(scenario: &Scenario, best: &crate::recommend::Candidate) -> String {
     let schedule = crate::deployable::schedule_rate(scenario);
     format!(
-        "sam deploy --parameter-overrides ConsumerType=ecs TargetBacklogPerTask={} MinTasks={} \
-         MaxTasks={} ConsumerConcurrency={} WorkerVisibilityTimeout={} MaxReceiveCount={} \
-         DrainSeconds={} TaskCount={} BacklogIncludes={} {schedule} SamplesPerInvocation=1",
+        "sam deploy --parameter-overrides ConsumerType=ecs ScalingSignal=load \
+         TargetLoadPercent={} AvgProcessingSeconds={} LoadDrainSeconds={} LoadHoldSeconds={} \
+         MinTasks={} MaxTasks={} ConsumerConcurrency={} WorkerVisibilityTimeout={} \
+         MaxReceiveCount={} DrainSeconds={} TaskCount={} BacklogIncludes={} {schedule} \
+         SamplesPerInvocation=1",
         best.target.get(),
+        scenario.publisher.load.processing_seconds,
+        scenario.publisher.load.drain_seconds,
+        scenario.publisher.load.hold_seconds,
         best.min_tasks,
         scenario.scaling.max_tasks,
         scenario.workers.slots,
@@ -367,29 +373,44 @@ pub fn best_comparison(
             c.reversals_per_day
         );
     }
-    let cheapest = met.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-    let ours = met.iter().find(|(p, _)| *p == Policy::Ours);
-    let verdict = match (cheapest, ours) {
-        (None, _) => "no policy meets the SLO at any setting of the grid".to_owned(),
-        (Some(_), None) => "ours meets the SLO at no setting of the grid; others do".to_owned(),
-        (Some(_), Some((_, our_cost))) if met.iter().all(|(_, c)| our_cost <= c) => {
-            let others: Vec<String> = met
-                .iter()
-                .filter(|(p, _)| *p != Policy::Ours)
-                .map(|(p, c)| format!("{} {c:.1}", p.label()))
-                .collect();
+    let _ = writeln!(out, "\n{}", best_verdict(found));
+    out
+}
+
+/// The template's policy against the cheapest alternative (none of ours),
+/// each at its own best setting: the ratio of task-minutes and the reversals.
+fn best_verdict(found: &[(Policy, crate::recommend::Recommendation)]) -> String {
+    let met = |policy: &Policy| {
+        found.iter().find(|(p, _)| p == policy).and_then(|(_, r)| r.best.as_ref())
+    };
+    let alternative = found
+        .iter()
+        .filter(|(p, _)| !p.is_ours())
+        .filter_map(|(p, r)| Some((*p, r.best.as_ref()?)))
+        .min_by(|a, b| a.1.task_minutes.total_cmp(&b.1.task_minutes));
+    match (met(&Policy::TEMPLATE), alternative) {
+        (None, None) => "no policy meets the SLO at any setting of the grid".to_owned(),
+        (None, Some(_)) => {
             format!(
-                "ours is the cheapest meeting the SLO ({our_cost:.1} task-min; the others: {})",
-                if others.is_empty() { "none meets it".to_owned() } else { others.join(", ") }
+                "{} meets the SLO at no setting of the grid; others do",
+                Policy::TEMPLATE.label()
             )
         }
-        (Some((best, cost)), Some((_, our_cost))) => format!(
-            "{} is the cheapest meeting the SLO ({cost:.1} task-min); ours costs {our_cost:.1} \
-             ({:+.1} %)",
-            best.label(),
-            (our_cost / cost - 1.0) * 100.0
+        (Some(ours), None) => format!(
+            "{} meets the SLO with {:.1} task-min; no alternative meets it at any setting",
+            Policy::TEMPLATE.label(),
+            ours.task_minutes
         ),
-    };
-    let _ = writeln!(out, "\n{verdict}");
-    out
+        (Some(ours), Some((policy, other))) => format!(
+            "{}: {:.1} task-min, {:.2} × the cheapest alternative ({}, {:.1} task-min), with \
+             {:.1} reversals a day to its {:.1}",
+            Policy::TEMPLATE.label(),
+            ours.task_minutes,
+            ours.task_minutes / other.task_minutes,
+            policy.label(),
+            other.task_minutes,
+            ours.reversals_per_day,
+            other.reversals_per_day
+        ),
+    }
 }

@@ -3,6 +3,7 @@
 //! alarms evaluate each minute and ECS follows the desired count.
 
 use backlog_publisher::backlog::{BacklogPolicy, Readings};
+use backlog_publisher::load::LoadSettings;
 use backlog_publisher::{BacklogTarget, QueueCounts, ServiceCounts};
 use fastrand::Rng;
 
@@ -83,6 +84,7 @@ impl Scenario {
                 duplicate_probability: 0.01,
                 metric_lag_seconds: 30,
                 backlog: BacklogPolicy::default(),
+                load: LoadSettings::DEFAULT,
             },
             scaling: ScalingConfig {
                 target,
@@ -91,10 +93,33 @@ impl Scenario {
                 scale_in_cooldown: defaults::SCALE_IN_COOLDOWN,
                 step_cooldown: defaults::STEP_COOLDOWN,
                 zero_capacity: ZeroCapacity::Stay,
+                step_scale_in: None,
             },
             slo: Slo { latency_seconds: 300, quantile: 0.99 },
             lambda: crate::lambda::LambdaModel::new(ServiceTime::Exponential(1.0)),
         }
+    }
+}
+
+impl Scenario {
+    /// The target tracking policy's target for `policy`: the load's percent
+    /// or the backlog target.
+    pub fn target_of(&self, policy: Policy) -> BacklogTarget {
+        match policy {
+            Policy::Load => BacklogTarget::new(self.publisher.load.target_percent)
+                .unwrap_or(self.scaling.target),
+            _ => self.scaling.target,
+        }
+    }
+
+    /// This scenario with `policy`'s target set to `target`.
+    pub fn with_target(&self, policy: Policy, target: BacklogTarget) -> Self {
+        let mut trial = self.clone();
+        match policy {
+            Policy::Load => trial.publisher.load.target_percent = target.get(),
+            _ => trial.scaling.target = target,
+        }
+        trial
     }
 }
 
@@ -121,11 +146,18 @@ impl Rngs {
 
 /// Runs `policy` on `scenario`.
 pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
-    let target = scenario.scaling.target;
+    let target = scenario.target_of(policy);
+    let step_scale_in = match policy {
+        Policy::Load => Some(defaults::LOAD_SCALE_IN_COOLDOWN),
+        _ => None,
+    };
     let mut rngs = Rngs::new(scenario.seed);
     let mut queue = Queue::new(scenario.queue);
     let mut fleet = Fleet::new(scenario.workers, scenario.initial_tasks);
-    let mut scaler = Scaler::new(scenario.scaling, scenario.initial_tasks);
+    let mut scaler = Scaler::new(
+        ScalingConfig { target, step_scale_in, ..scenario.scaling },
+        scenario.initial_tasks,
+    );
     fleet.reconcile(0, scaler.desired(), &mut queue, &mut rngs.startup);
     let mut publisher = Publisher::new(scenario.publisher, policy, target);
     let mut waits = Waits::default();

@@ -43,16 +43,27 @@ pub enum BuiltIn {
     SpikeOnWarmFleet,
     /// 8 hours overnight, one message every 20 minutes on average.
     SparseTrickle,
+    /// A quiet Sunday, then Monday's office hours (08:00–18:00) up to 100 a second with a lunch
+    /// dip; one message every 5 seconds outside them.
+    OfficeHours,
+    /// 12 hours of one message every 2 seconds, and every 4 hours a batch job sending 30,000 in 5 minutes.
+    #[value(name = "batch-every-4h")]
+    BatchEvery4h,
+    /// 6 hours rising from 2 to 60 a second, each minute's rate off by up to ±30 % (noise).
+    SlowRamp,
 }
 
 impl BuiltIn {
     /// Every built-in trace, in the order tables show them.
-    pub const ALL: [Self; 5] = [
+    pub const ALL: [Self; 8] = [
         Self::Steady,
         Self::Diurnal,
         Self::BurstFromIdle,
         Self::SpikeOnWarmFleet,
         Self::SparseTrickle,
+        Self::OfficeHours,
+        Self::BatchEvery4h,
+        Self::SlowRamp,
     ];
 
     /// The kebab-case name the command line takes.
@@ -63,6 +74,9 @@ impl BuiltIn {
             Self::BurstFromIdle => "burst-from-idle",
             Self::SpikeOnWarmFleet => "spike-on-warm-fleet",
             Self::SparseTrickle => "sparse-trickle",
+            Self::OfficeHours => "office-hours",
+            Self::BatchEvery4h => "batch-every-4h",
+            Self::SlowRamp => "slow-ramp",
         }
     }
 
@@ -70,6 +84,7 @@ impl BuiltIn {
     pub fn initial_tasks(self) -> u64 {
         match self {
             Self::Steady | Self::Diurnal | Self::SpikeOnWarmFleet => 5,
+            Self::OfficeHours | Self::BatchEvery4h | Self::SlowRamp => 1,
             Self::BurstFromIdle | Self::SparseTrickle => 0,
         }
     }
@@ -100,6 +115,26 @@ impl BuiltIn {
                 }
             }
             Self::SparseTrickle => 1.0 / 1_200.0,
+            Self::OfficeHours => {
+                // Day 0 is a Sunday, day 1 a Monday.
+                let (day, hour) = (t / 86_400, (t % 86_400) as f64 / 3_600.0);
+                let office = day == 1 && (8.0..18.0).contains(&hour);
+                if !office {
+                    return 0.2;
+                }
+                // Up by 10:00, a dip over lunch, down from 16:00.
+                let ramp = ((hour - 8.0) / 2.0).min((18.0 - hour) / 2.0).min(1.0);
+                let lunch = if (12.0..13.5).contains(&hour) { 0.6 } else { 1.0 };
+                0.2 + 99.8 * ramp * lunch
+            }
+            Self::BatchEvery4h => {
+                if minute % 240 < 5 && minute >= 30 {
+                    100.0
+                } else {
+                    0.5
+                }
+            }
+            Self::SlowRamp => 2.0 + 58.0 * t as f64 / self.seconds() as f64,
         }
     }
 
@@ -110,13 +145,25 @@ impl BuiltIn {
             Self::BurstFromIdle => 90 * 60,
             Self::SpikeOnWarmFleet => 2 * 3_600,
             Self::SparseTrickle => 8 * 3_600,
+            Self::OfficeHours => 2 * 86_400,
+            Self::BatchEvery4h => 12 * 3_600,
+            Self::SlowRamp => 6 * 3_600,
         }
     }
 
     /// The trace, with Poisson arrivals drawn from `seed`.
     pub fn trace(self, seed: u64) -> Trace {
         let mut rng = fastrand::Rng::with_seed(seed ^ 0x7472_6163_6500);
-        let arrivals = (0..self.seconds()).map(|t| poisson(&mut rng, self.rate(t))).collect();
+        let mut noise = 1.0;
+        let arrivals = (0..self.seconds())
+            .map(|t| {
+                if self == Self::SlowRamp && t % 60 == 0 {
+                    noise = 0.7 + 0.6 * rng.f64();
+                }
+                let factor = if self == Self::SlowRamp { noise } else { 1.0 };
+                poisson(&mut rng, self.rate(t) * factor)
+            })
+            .collect();
         Trace { name: self.name().to_owned(), arrivals, start: None }
     }
 }

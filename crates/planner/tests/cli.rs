@@ -25,7 +25,8 @@ fn compare_prints_a_row_per_policy_and_draws_a_panel_per_policy() {
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
     for label in [
-        "ours (template)",
+        "ours: load (template)",
+        "ours: backlog per task",
         "queue depth",
         "÷ running, 0 at zero",
         "metric math ÷ running",
@@ -41,7 +42,7 @@ fn compare_prints_a_row_per_policy_and_draws_a_panel_per_policy() {
     assert!(text.contains("### burst-from-idle — "), "{text}");
     let svg = std::fs::read_to_string(dir.join("burst-from-idle.svg")).unwrap();
     assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
-    for label in ["ours (template) — ", "queue depth — ", "ours with Sum — "] {
+    for label in ["ours: load (template) — ", "queue depth — ", "ours with Sum — "] {
         assert_eq!(svg.matches(label).count(), 1, "{label}");
     }
     let texts: Vec<&str> = svg.lines().map(str::trim).collect();
@@ -178,7 +179,7 @@ fn recommend_names_the_cheapest_robust_setting_and_the_line_to_deploy_it() {
     let text = stdout(&output);
     let line = text.lines().find(|line| line.starts_with("recommended: ")).unwrap();
     let target: f64 = line
-        .split("TargetBacklogPerTask=")
+        .split("TargetLoadPercent=")
         .nth(1)
         .unwrap()
         .split(' ')
@@ -186,15 +187,20 @@ fn recommend_names_the_cheapest_robust_setting_and_the_line_to_deploy_it() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(capacity_planner::recommend::TARGETS.contains(&target), "{line}");
+    assert!(capacity_planner::recommend::LOAD_TARGETS.contains(&target), "{line}");
     assert!(line.contains("met on 2 of 2 seeds") && line.contains("reversals a day"), "{line}");
     let deploy = text.lines().find(|l| l.starts_with("sam deploy --parameter-overrides")).unwrap();
-    assert!(deploy.contains(&format!("TargetBacklogPerTask={target} ")), "{deploy}");
+    assert!(
+        deploy.contains(&format!("ScalingSignal=load TargetLoadPercent={target} ")),
+        "{deploy}"
+    );
+    assert!(deploy.contains(" AvgProcessingSeconds=1 LoadDrainSeconds=240 "), "{deploy}");
     assert!(deploy.contains(" MaxTasks=10 "), "the template's default: {deploy}");
     assert!(deploy.contains("ConsumerType=ecs") && deploy.contains("ConsumerConcurrency=32"));
     assert_deployable(deploy);
     assert!(
-        text.lines().any(|row| row.starts_with("| ours (template)") && row.ends_with("| met |")),
+        text.lines()
+            .any(|row| row.starts_with("| ours: load (template)") && row.ends_with("| met |")),
         "{text}"
     );
     assert!(dir.join("burst-from-idle-recommended.svg").exists());
@@ -294,7 +300,7 @@ fn json_is_one_object_per_trace_with_every_run_and_its_setting() {
     assert_eq!(lines[0]["slo_seconds"], 300);
     assert!(lines[0]["messages"].as_u64().unwrap() > 0);
     let rows = lines[0]["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 6, "every policy");
+    assert_eq!(rows.len(), 7, "every policy");
     for key in [
         "policy",
         "target",
@@ -311,8 +317,10 @@ fn json_is_one_object_per_trace_with_every_run_and_its_setting() {
     ] {
         assert!(rows.iter().all(|r| r.get(key).is_some()), "{key} in every row");
     }
-    assert_eq!(rows[0]["policy"], "ours (template)");
-    assert_eq!(rows[0]["target"], 100.0);
+    assert_eq!(rows[0]["policy"], "ours: load (template)");
+    assert_eq!(rows[0]["target"], 100.0, "TargetLoadPercent's default");
+    assert_eq!(rows[1]["policy"], "ours: backlog per task");
+    assert_eq!(rows[1]["target"], 100.0, "TargetBacklogPerTask's default");
 
     let output = simulate(&[
         "recommend",
@@ -342,10 +350,14 @@ fn best_settings_runs_each_policy_at_its_own_setting_and_says_which() {
     assert!(output.status.success(), "{}", stderr(&output));
     let line: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     let rows = line["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 6, "every policy");
+    assert_eq!(rows.len(), 7, "every policy");
     for row in rows {
         let target = row["target"].as_f64().unwrap();
-        assert!(capacity_planner::recommend::TARGETS.contains(&target), "{row}");
+        let grid = match row["policy"].as_str() {
+            Some("ours: load (template)") => &capacity_planner::recommend::LOAD_TARGETS[..],
+            _ => &capacity_planner::recommend::TARGETS[..],
+        };
+        assert!(grid.contains(&target), "{row}");
         assert!(row["min_tasks"].as_u64().unwrap() <= 2, "{row}");
         assert!(row["over_seeds"]["seeds_met"].as_u64().unwrap() <= 5, "{row}");
     }
@@ -355,7 +367,9 @@ fn best_settings_runs_each_policy_at_its_own_setting_and_says_which() {
     assert!(depth["min_tasks"].as_u64().unwrap() >= 1, "{depth}");
     let output = simulate(&args);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("| MinTasks |"), "{}", stdout(&output));
+    let table = stdout(&output);
+    assert!(table.contains("| MinTasks |"), "{table}");
+    assert!(table.contains("× the cheapest alternative (queue depth"), "{table}");
     assert!(dir.join("sparse-trickle-best-settings.svg").exists());
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -111,3 +111,43 @@ fn a_scenario_starts_from_the_defaults() {
     assert_eq!(scenario.queue.max_receive_count, defaults::MAX_RECEIVE_COUNT);
     assert_eq!(scenario.publisher.schedule_seconds, defaults::SCHEDULE_SECONDS);
 }
+
+#[test]
+fn the_load_policy_and_its_scale_in_steps_are_the_templates() {
+    use backlog_publisher::load::{HOLD_FRACTION, LoadSettings};
+    use capacity_planner::autoscaling::{SCALE_IN_STEPS, SCALE_IN_THRESHOLD};
+    let template = template();
+    let number = |parameter: &str| default_of(&template, parameter).parse::<f64>().unwrap();
+    let load = LoadSettings::DEFAULT;
+    assert_eq!(default_of(&template, "ScalingSignal"), "load");
+    assert_eq!(load.target_percent, number("TargetLoadPercent"));
+    assert_eq!(load.processing_seconds, number("AvgProcessingSeconds"));
+    assert_eq!(load.drain_seconds, number("LoadDrainSeconds"));
+    assert_eq!(load.hold_seconds, number("LoadHoldSeconds"));
+    assert_eq!(f64::from(load.slots), number("ConsumerConcurrency"));
+
+    let alarm = resource(&template, "LoadScaleInAlarm");
+    assert_eq!(alarm["Threshold"].as_f64(), Some(SCALE_IN_THRESHOLD));
+    assert_eq!(
+        (alarm["EvaluationPeriods"].as_u64(), alarm["DatapointsToAlarm"].as_u64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(alarm["ComparisonOperator"].as_str(), Some("LessThanThreshold"));
+    let policy = &resource(&template, "LoadScaleInPolicy")["StepScalingPolicyConfiguration"];
+    assert_eq!(policy["AdjustmentType"].as_str(), Some("PercentChangeInCapacity"));
+    assert_eq!(policy["Cooldown"].as_u64(), Some(defaults::LOAD_SCALE_IN_COOLDOWN));
+    // Each step's upper bound is relative to the threshold.
+    let steps: Vec<(f64, i64)> = policy["StepAdjustments"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|step| {
+            let upper = step["MetricIntervalUpperBound"].as_f64().unwrap();
+            let bound = ((SCALE_IN_THRESHOLD + upper) * 1e9).round() / 1e9;
+            (bound, step["ScalingAdjustment"].as_i64().unwrap())
+        })
+        .collect();
+    assert_eq!(steps, SCALE_IN_STEPS.to_vec());
+    // One held task stays above the threshold, two come down below it.
+    assert!(HOLD_FRACTION > SCALE_IN_THRESHOLD && HOLD_FRACTION / 2.0 < SCALE_IN_THRESHOLD);
+}

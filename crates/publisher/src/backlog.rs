@@ -200,6 +200,8 @@ pub struct BacklogSample {
     pub in_flight_cap_utilization: f64,
     /// Visible messages in the dead-letter queue, when the queue has one.
     pub dlq_backlog: Option<u64>,
+    /// `ScalingLoad`, when the publisher is configured for it ([`crate::load`]).
+    pub scaling_load: Option<f64>,
 }
 
 /// The reads a sample is computed from.
@@ -240,6 +242,7 @@ impl BacklogPolicy {
             desired_tasks: target.map(|target| desired_tasks(backlog, target)),
             in_flight_cap_utilization: in_flight_cap_utilization(readings.queue.in_flight, kind),
             dlq_backlog: readings.dlq_visible,
+            scaling_load: None,
         }
     }
 }

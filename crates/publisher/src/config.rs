@@ -4,6 +4,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::backlog::{BacklogIncludes, BacklogPolicy, SettingError, TaskCountMode};
+use crate::load::LoadSettings;
 use crate::target::{BacklogTarget, Target};
 use backpressure_core::config::{ConfigError, Vars, api_call_timeout, namespace};
 use backpressure_core::queue::QueueRef;
@@ -24,6 +25,10 @@ pub const PUBLISHER_VARIABLES: &[&str] = &[
     "SAMPLES_PER_INVOCATION",
     "SAMPLE_INTERVAL_SECONDS",
     "API_CALL_TIMEOUT_MS",
+    "TARGET_LOAD_PERCENT",
+    "CONSUMER_CONCURRENCY",
+    "LOAD_DRAIN_SECONDS",
+    "LOAD_HOLD_SECONDS",
 ];
 
 /// Upper bound for `SAMPLES_PER_INVOCATION` and `SAMPLE_INTERVAL_SECONDS`:
@@ -81,12 +86,15 @@ pub struct PublisherConfig {
     pub sampling: Sampling,
     /// Each AWS call's own budget (`API_CALL_TIMEOUT_MS`).
     pub api_call_timeout: Duration,
+    /// `ScalingLoad`'s settings, when `TARGET_LOAD_PERCENT` is set.
+    pub load: Option<LoadSettings>,
 }
 
 impl PublisherConfig {
     /// Reads the variables; the error names the variable and the value.
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
-        let default_target = backlog_target(vars)?;
+        let load = crate::config_load::load_settings(vars)?;
+        let default_target = backlog_target(vars, load.is_some())?;
         Ok(Self {
             targets: targets(vars, default_target)?,
             namespace: namespace(vars)?,
@@ -97,6 +105,7 @@ impl PublisherConfig {
             },
             sampling: sampling(vars)?,
             api_call_timeout: api_call_timeout(vars)?,
+            load,
         })
     }
 }
@@ -209,7 +218,7 @@ fn check_ecs_name(name: &'static str, value: &str) -> Result<(), ConfigError> {
     }
 }
 
-fn positive<F: Fn(&str) -> Option<String>>(
+pub(crate) fn positive<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
     name: &'static str,
 ) -> Result<Option<f64>, ConfigError> {
@@ -224,8 +233,11 @@ fn positive<F: Fn(&str) -> Option<String>>(
 
 const TARGET_RANGE: &str = "the backlog per task target must be from 0.001 to 1000000000";
 
+/// The backlog target. With the load configured, `AVG_PROCESSING_SECONDS`
+/// is the load's and needs no `ACCEPTABLE_LATENCY_SECONDS`.
 fn backlog_target<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
+    load: bool,
 ) -> Result<Option<BacklogTarget>, ConfigError> {
     let direct = match vars.get("TARGET_BACKLOG_PER_TASK") {
         None => None,
@@ -236,7 +248,8 @@ fn backlog_target<F: Fn(&str) -> Option<String>>(
         }
     };
     let latency = positive(vars, "ACCEPTABLE_LATENCY_SECONDS")?;
-    let processing = positive(vars, "AVG_PROCESSING_SECONDS")?;
+    let processing =
+        positive(vars, "AVG_PROCESSING_SECONDS")?.filter(|_| !load || latency.is_some());
     match (direct, latency, processing) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => Err(ConfigError::Conflict(
             "set either TARGET_BACKLOG_PER_TASK or ACCEPTABLE_LATENCY_SECONDS with \

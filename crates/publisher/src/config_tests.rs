@@ -171,6 +171,28 @@ fn errors_name_the_variable_and_the_value() {
             single(&[("SAMPLES_PER_INVOCATION", "4"), ("SAMPLE_INTERVAL_SECONDS", "2.5")]),
             &["SAMPLE_INTERVAL_SECONDS=\"2.5\""],
         ),
+        (single(&[("TARGET_LOAD_PERCENT", "80")]), &["CONSUMER_CONCURRENCY is required"]),
+        (
+            single(&[("TARGET_LOAD_PERCENT", "80"), ("CONSUMER_CONCURRENCY", "32")]),
+            &["AVG_PROCESSING_SECONDS is required", "mean seconds"],
+        ),
+        (
+            single(&[("TARGET_LOAD_PERCENT", "5000"), ("CONSUMER_CONCURRENCY", "32")]),
+            &["TARGET_LOAD_PERCENT=\"5000\"", "from 1 to 1000"],
+        ),
+        (
+            single(&[("TARGET_LOAD_PERCENT", "80"), ("CONSUMER_CONCURRENCY", "0")]),
+            &["CONSUMER_CONCURRENCY=\"0\""],
+        ),
+        (
+            single(&[
+                ("TARGET_LOAD_PERCENT", "80"),
+                ("CONSUMER_CONCURRENCY", "32"),
+                ("AVG_PROCESSING_SECONDS", "1"),
+                ("LOAD_HOLD_SECONDS", "soon"),
+            ]),
+            &["LOAD_HOLD_SECONDS=\"soon\""],
+        ),
     ];
     for (pairs, expected) in cases {
         let text = message(&pairs);
@@ -219,6 +241,10 @@ fn the_variable_list_is_exactly_what_the_code_reads() {
         ("QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/1/q"),
         ("ECS_CLUSTER_NAME", "c"),
         ("ECS_SERVICE_NAME", "s"),
+        // The load's variables are read only when it is on.
+        ("TARGET_LOAD_PERCENT", "100"),
+        ("CONSUMER_CONCURRENCY", "32"),
+        ("AVG_PROCESSING_SECONDS", "1"),
     ];
     let lookup = |name: &str| {
         asked.lock().unwrap().insert(name.to_owned());
@@ -228,4 +254,24 @@ fn the_variable_list_is_exactly_what_the_code_reads() {
     let expected: std::collections::BTreeSet<String> =
         PUBLISHER_VARIABLES.iter().map(|s| (*s).to_owned()).collect();
     assert_eq!(asked.into_inner().unwrap(), expected);
+}
+
+#[test]
+fn the_load_needs_its_variables_and_keeps_the_backlog_target() {
+    let config = config(&single(&[
+        ("TARGET_BACKLOG_PER_TASK", "100"),
+        ("TARGET_LOAD_PERCENT", "90"),
+        ("CONSUMER_CONCURRENCY", "16"),
+        ("AVG_PROCESSING_SECONDS", "0.5"),
+        ("LOAD_DRAIN_SECONDS", "200"),
+    ]))
+    .unwrap();
+    let load = config.load.unwrap();
+    assert_eq!((load.target_percent, load.slots, load.processing_seconds), (90.0, 16, 0.5));
+    assert_eq!(
+        (load.drain_seconds, load.hold_seconds),
+        (200.0, LoadSettings::DEFAULT.hold_seconds)
+    );
+    assert_eq!(config.targets[0].backlog_target.map(BacklogTarget::get), Some(100.0));
+    assert_eq!(self::config(&single(&[])).unwrap().load, None);
 }

@@ -15,8 +15,10 @@ pub mod backlog;
 pub mod collect;
 /// `PUBLISHER_VARIABLES` and their parsing.
 pub mod config;
+mod config_load;
 #[cfg(feature = "lambda")]
 pub mod handler;
+pub mod load;
 pub mod metrics;
 #[cfg(feature = "lambda")]
 pub mod publisher;

@@ -28,9 +28,11 @@ pub const DESIRED_TASKS: &str = "DesiredTasks";
 pub const IN_FLIGHT_CAP_UTILIZATION: &str = "InFlightCapUtilization";
 /// Visible messages in the dead-letter queue.
 pub const DLQ_BACKLOG: &str = "DlqBacklog";
+/// The capacity needed over the capacity running, percent ([`crate::load`]).
+pub const SCALING_LOAD: &str = "ScalingLoad";
 
 /// Every metric the publisher can write, in the order it writes them.
-pub const METRIC_NAMES: [&str; 8] = [
+pub const METRIC_NAMES: [&str; 9] = [
     BACKLOG_PER_TASK,
     QUEUE_BACKLOG,
     IN_FLIGHT,
@@ -39,6 +41,7 @@ pub const METRIC_NAMES: [&str; 8] = [
     DESIRED_TASKS,
     IN_FLIGHT_CAP_UTILIZATION,
     DLQ_BACKLOG,
+    SCALING_LOAD,
 ];
 
 /// CloudWatch's rule for a datum's value: 0, or a magnitude from 2^-260 to
@@ -91,6 +94,7 @@ pub fn datums(target: &Target, sample: &BacklogSample, timestamp: SystemTime) ->
         sample.desired_tasks.and_then(|tasks| count(DESIRED_TASKS, tasks)),
         Some((IN_FLIGHT_CAP_UTILIZATION, sample.in_flight_cap_utilization, Unit::Percent)),
         sample.dlq_backlog.and_then(|visible| count(DLQ_BACKLOG, visible)),
+        sample.scaling_load.map(|load| (SCALING_LOAD, load, Unit::Percent)),
     ]
     .into_iter()
     .flatten()
@@ -125,6 +129,7 @@ mod tests {
     }
 
     fn sample(desired: Option<u64>, dlq: Option<u64>) -> BacklogSample {
+        let scaling_load = desired.map(|_| 62.5);
         BacklogSample {
             queue: QueueCounts { visible: 150, in_flight: 7, delayed: 2 },
             backlog: 150,
@@ -133,6 +138,7 @@ mod tests {
             desired_tasks: desired,
             in_flight_cap_utilization: 0.5,
             dlq_backlog: dlq,
+            scaling_load,
         }
     }
 
@@ -146,12 +152,13 @@ mod tests {
             assert_eq!(datum.dimensions, ["c", "s", "work"]);
             assert_eq!(datum.timestamp, now);
             assert!(datum.value.is_finite());
-            let expected_unit =
-                if datum.name == IN_FLIGHT_CAP_UTILIZATION { Unit::Percent } else { Unit::Count };
+            let percent = [IN_FLIGHT_CAP_UTILIZATION, SCALING_LOAD].contains(&datum.name);
+            let expected_unit = if percent { Unit::Percent } else { Unit::Count };
             assert_eq!(datum.unit, expected_unit, "{}", datum.name);
         }
         assert_eq!(all[0].value, 50.0);
         assert_eq!(all[7].value, 4.0);
+        assert_eq!(all[8].value, 62.5);
     }
 
     #[test]
@@ -172,6 +179,7 @@ mod tests {
             .collect();
         assert!(!names.contains(&DESIRED_TASKS));
         assert!(!names.contains(&DLQ_BACKLOG));
+        assert!(!names.contains(&SCALING_LOAD));
         assert_eq!(names.len(), 6);
     }
 
@@ -179,7 +187,7 @@ mod tests {
     fn requests_split_at_one_thousand_datums() {
         let one = datums(&target(), &sample(Some(2), Some(4)), SystemTime::UNIX_EPOCH);
         for (targets, expected) in
-            [(0, vec![]), (125, vec![1000]), (126, vec![1000, 8]), (300, vec![1000, 1000, 400])]
+            [(0, vec![]), (100, vec![900]), (112, vec![1000, 8]), (300, vec![1000, 1000, 700])]
         {
             let all: Vec<Datum> = one.iter().cycle().take(targets * one.len()).cloned().collect();
             let sizes: Vec<usize> = requests(&all).map(<[Datum]>::len).collect();

@@ -2,9 +2,11 @@
 //! is taken, and fail honestly when a target could not be read or a sample
 //! could not be published.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
+use crate::load::LoadMemory;
 use crate::services::MetricSink;
 use crate::{BacklogSample, PublisherConfig, Sampling, Target, metrics};
 use backpressure_core::error::{ApiError, error_chain};
@@ -25,6 +27,10 @@ pub struct Publisher<M> {
     queues: SqsQueues,
     services: EcsServices,
     metrics: M,
+    /// Each target's [`LoadMemory`], kept across the invocations this
+    /// execution environment serves, on a clock that starts with it.
+    load: Mutex<Vec<LoadMemory>>,
+    clock: Instant,
 }
 
 /// The successful output: the last published figures of every target.
@@ -49,6 +55,7 @@ pub struct TargetSummary {
     pub delayed: u64,
     pub in_flight_cap_utilization: f64,
     pub dlq_backlog: Option<u64>,
+    pub scaling_load: Option<f64>,
 }
 
 impl TargetSummary {
@@ -65,6 +72,7 @@ impl TargetSummary {
             delayed: sample.queue.delayed,
             in_flight_cap_utilization: sample.in_flight_cap_utilization,
             dlq_backlog: sample.dlq_backlog,
+            scaling_load: sample.scaling_load,
         }
     }
 }
@@ -126,7 +134,8 @@ impl<M: MetricSink> Publisher<M> {
         services: EcsServices,
         metrics: M,
     ) -> Self {
-        Self { config, queues, services, metrics }
+        let load = Mutex::new(vec![LoadMemory::default(); config.targets.len()]);
+        Self { config, queues, services, metrics, load, clock: Instant::now() }
     }
 
     pub fn config(&self) -> &PublisherConfig {
@@ -213,20 +222,35 @@ impl<M: MetricSink> Publisher<M> {
         let timestamp = SystemTime::now();
         let targets = &self.config.targets;
         let readings = read_targets(&self.queues, &self.services, targets).await;
+        let at = self.clock.elapsed().as_secs_f64();
+        // A poisoned lock only means another sample panicked; the memories stay valid.
+        let mut memories = self.load.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let results: Vec<SampleResult> = targets
             .iter()
             .zip(readings)
-            .map(|(target, reading)| {
+            .zip(memories.iter_mut())
+            .map(|((target, reading), memory)| {
                 reading.map(|TargetReading { readings, dead_letter_error }| {
-                    let sample = self.config.policy.sample(
+                    let mut sample = self.config.policy.sample(
                         readings,
                         target.queue.kind(),
                         target.backlog_target,
                     );
+                    // Only a target whose reads all succeeded is remembered.
+                    sample.scaling_load = self.config.load.map(|settings| {
+                        memory.observe(
+                            at,
+                            readings.queue,
+                            self.config.policy.includes,
+                            sample.task_count,
+                            settings,
+                        )
+                    });
                     (sample, dead_letter_error)
                 })
             })
             .collect();
+        drop(memories);
 
         let mut datums = Vec::new();
         for (target, result) in targets.iter().zip(&results) {
@@ -250,6 +274,7 @@ impl<M: MetricSink> Publisher<M> {
                         backlog = sample.backlog,
                         task_count = sample.task_count,
                         backlog_per_task = sample.backlog_per_task,
+                        scaling_load = sample.scaling_load,
                         "target read"
                     );
                     datums.extend(metrics::datums(target, sample, timestamp));

@@ -44,6 +44,7 @@ fn config(targets: Vec<Target>) -> PublisherConfig {
         policy: Default::default(),
         sampling: Sampling::default(),
         api_call_timeout: Duration::from_secs(5),
+        load: None,
     }
 }
 

@@ -129,10 +129,11 @@ async fn published(aws: &Aws, target: &PublisherTarget) -> &'static str {
     let has = |metric: &'static str| async move {
         !target.metric(aws, NAMESPACE, metric).await.unwrap().is_empty()
     };
-    match (has("BacklogPerTask").await, has("DlqBacklog").await) {
-        (false, _) => "nothing published",
-        (true, true) => "published with DlqBacklog",
-        (true, false) => "published without DlqBacklog",
+    match (has("BacklogPerTask").await, has("ScalingLoad").await, has("DlqBacklog").await) {
+        (false, false, false) => "nothing published",
+        (true, true, true) => "published with DlqBacklog",
+        (true, true, false) => "published without DlqBacklog",
+        _ => "partly published: BacklogPerTask and ScalingLoad not together",
     }
 }
 
@@ -165,6 +166,10 @@ async fn publisher_cell(aws: &Aws, op: PublisherOp, fault: Option<Fault>) -> Row
         ("TARGETS", targets.as_str()),
         ("METRIC_NAMESPACE", NAMESPACE),
         ("API_CALL_TIMEOUT_MS", CALL_TIMEOUT_MS),
+        // The load on, so that a failed read is seen to publish none of it either.
+        ("TARGET_LOAD_PERCENT", "80"),
+        ("CONSUMER_CONCURRENCY", "32"),
+        ("AVG_PROCESSING_SECONDS", "1"),
     ];
     env.extend(proxies.iter().map(|(name, proxy)| (*name, proxy.url())));
     let host = LambdaHost::start(&binary("backlog-publisher").unwrap(), &env).await.unwrap();

@@ -18,6 +18,7 @@ mod operator_cli_fifo_held;
 mod operator_cli_rotate_faults;
 mod planner_vs_worker;
 mod publisher;
+mod publisher_load;
 mod quarantine_overflow;
 mod reliability;
 mod template;

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use backlog_publisher::config::PUBLISHER_VARIABLES;
-use backlog_publisher::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES};
+use backlog_publisher::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES, SCALING_LOAD};
 use backpressure_batch::delivery::CONSUMER_VARIABLES;
 use backpressure_core::config::Vars;
 use serde_yaml::Value;
@@ -27,6 +27,17 @@ fn reference(value: &Value) -> String {
     match value {
         Value::Tagged(tagged) if tagged.tag == "Ref" => tagged.value.as_str().unwrap().to_owned(),
         other => panic!("expected a !Ref, got {other:?}"),
+    }
+}
+
+/// An `!If [condition, then, else]`'s three parts.
+fn if_branches(value: &Value) -> (&str, &Value, &Value) {
+    match value {
+        Value::Tagged(tagged) if tagged.tag == "If" => {
+            let parts = tagged.value.as_sequence().unwrap();
+            (parts[0].as_str().unwrap(), &parts[1], &parts[2])
+        }
+        other => panic!("expected an !If, got {other:?}"),
     }
 }
 
@@ -80,7 +91,16 @@ fn scaling_policy_reads_the_metric_the_publisher_writes() {
     let template = template();
     let policy = &resource(&template, "BacklogPerTaskScalingPolicy")["TargetTrackingScalingPolicyConfiguration"];
     let metric = &policy["CustomizedMetricSpecification"];
-    assert_eq!(metric["MetricName"].as_str(), Some(BACKLOG_PER_TASK));
+    let (condition, on_load, otherwise) = if_branches(&metric["MetricName"]);
+    assert_eq!(condition, "ScalesOnLoad");
+    assert_eq!(
+        (on_load.as_str(), otherwise.as_str()),
+        (Some(SCALING_LOAD), Some(BACKLOG_PER_TASK))
+    );
+    let (_, on_load, otherwise) = if_branches(&metric["Unit"]);
+    assert_eq!((on_load.as_str(), otherwise.as_str()), (Some("Percent"), Some("Count")));
+    let (_, on_load, otherwise) = if_branches(&policy["DisableScaleIn"]);
+    assert_eq!((on_load.as_bool(), otherwise.as_bool()), (Some(true), Some(false)));
     assert_eq!(
         metric["Statistic"].as_str(),
         Some("Average"),
@@ -90,10 +110,14 @@ fn scaling_policy_reads_the_metric_the_publisher_writes() {
 
     let publisher_env = &resource(&template, "PublisherFunction")["Environment"]["Variables"];
     assert_eq!(reference(&metric["Namespace"]), reference(&publisher_env["METRIC_NAMESPACE"]));
-    assert_eq!(
-        reference(&policy["TargetValue"]),
-        reference(&publisher_env["TARGET_BACKLOG_PER_TASK"])
-    );
+    let (_, load_target, backlog_target) = if_branches(&policy["TargetValue"]);
+    assert_eq!(reference(load_target), reference(&publisher_env["TARGET_LOAD_PERCENT"]));
+    assert_eq!(reference(backlog_target), reference(&publisher_env["TARGET_BACKLOG_PER_TASK"]));
+    let load_alarm = resource(&template, "LoadScaleInAlarm");
+    let load_metric = &load_alarm["Metrics"][1]["MetricStat"]["Metric"];
+    assert_eq!(load_metric["MetricName"].as_str(), Some(SCALING_LOAD));
+    assert_eq!(dimension_names(&load_metric["Dimensions"]), DIMENSION_NAMES);
+    assert_eq!(reference(&load_metric["Namespace"]), reference(&publisher_env["METRIC_NAMESPACE"]));
     assert_eq!(
         reference(&metric["Dimensions"][0]["Value"]),
         reference(&publisher_env["ECS_CLUSTER_NAME"])

@@ -130,6 +130,8 @@ const SCALING: &[&str] = &[
     "BacklogPerTaskScalingPolicy",
     "ScaleFromZeroPolicy",
     "ScaleFromZeroAlarm",
+    "LoadScaleInPolicy",
+    "LoadScaleInAlarm",
     "BacklogPerTaskMissingAlarm",
 ];
 const WORKER: &[&str] =

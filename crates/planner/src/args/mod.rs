@@ -1,5 +1,6 @@
 //! The command line.
 
+use backlog_publisher::load::LoadSettings;
 use std::path::PathBuf;
 
 use backlog_publisher::BacklogTarget;
@@ -143,6 +144,15 @@ pub struct ScenarioArgs {
     /// TargetBacklogPerTask.
     #[arg(long, default_value_t = defaults::TARGET, help_heading = ECS)]
     pub target: f64,
+    /// TargetLoadPercent: the load policy's target (percent of the running tasks' slots).
+    #[arg(long, default_value_t = LoadSettings::DEFAULT.target_percent, help_heading = ECS)]
+    pub target_load: f64,
+    /// LoadDrainSeconds: the load counts the slots that drain the visible backlog in this time.
+    #[arg(long, default_value_t = LoadSettings::DEFAULT.drain_seconds, help_heading = ECS)]
+    pub load_drain_seconds: f64,
+    /// LoadHoldSeconds: the load keeps one task until no work was seen for this long.
+    #[arg(long, default_value_t = LoadSettings::DEFAULT.hold_seconds, help_heading = ECS)]
+    pub load_hold_seconds: f64,
     /// MinTasks.
     #[arg(long, default_value_t = defaults::MIN_TASKS, help_heading = ECS)]
     pub min_tasks: u64,
@@ -241,6 +251,16 @@ impl ScenarioArgs {
             self.poison_fraction,
             "in [0, 1]",
         )?;
+        // The ranges the publisher accepts (TARGET_LOAD_PERCENT, LOAD_*_SECONDS).
+        let load = [
+            ("target-load", self.target_load, 1.0, "from 1 to 1000"),
+            ("load-drain-seconds", self.load_drain_seconds, 1.0, "from 1 to 43200"),
+            ("load-hold-seconds", self.load_hold_seconds, 0.0, "from 0 to 43200"),
+        ];
+        for (flag, value, low, expected) in load {
+            let high = if flag == "target-load" { 1_000.0 } else { 43_200.0 };
+            check((low..=high).contains(&value), flag, value, expected)?;
+        }
         check(
             self.metric_lag_seconds < 600,
             "metric-lag-seconds",
@@ -329,6 +349,14 @@ impl ScenarioArgs {
         scenario.publisher.metric_lag_seconds = self.metric_lag_seconds;
         scenario.publisher.backlog =
             BacklogPolicy { includes: self.backlog_includes, task_count: self.task_count };
+        // The publisher's AVG_PROCESSING_SECONDS and CONSUMER_CONCURRENCY are the service's own.
+        scenario.publisher.load = LoadSettings {
+            slots: self.slots,
+            processing_seconds: mean,
+            drain_seconds: self.load_drain_seconds,
+            hold_seconds: self.load_hold_seconds,
+            target_percent: self.target_load,
+        };
         let lambda = &mut scenario.lambda;
         let given = &self.lambda;
         lambda.esm.mode = match (given.provisioned_min_pollers, given.provisioned_max_pollers) {

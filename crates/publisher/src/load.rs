@@ -1,0 +1,138 @@
+//! `ScalingLoad`: the capacity the queue needs, as a percentage of the
+//! capacity running.
+//!
+//! Backlog per task sees only how many messages wait, so its right target
+//! depends on the traffic: the same service needs 100 on one queue and 7,500
+//! on another. The load is measured in the consumer's own units — message
+//! slots busy for a second — and so one target fits every trace:
+//!
+//! - **keeping up**: the messages in flight are what the arrival rate keeps
+//!   busy (Little's law), so a fleet that keeps up is sized to them;
+//! - **growing**: when the backlog grew since the previous sample, the
+//!   arrivals outrun the fleet by that rate, and each extra message a second
+//!   needs `AVG_PROCESSING_SECONDS` of a slot;
+//! - **draining**: the visible backlog needs the slots that clear it within
+//!   `LOAD_DRAIN_SECONDS`.
+//!
+//! Target tracking's capacity is ⌈running × load ÷ target⌉, so one scaling
+//! action reaches the capacity needed. Two guards keep zero right: with no
+//! task and work waiting the load is never below twice the target (the zero
+//! guard of [`crate::backlog::backlog_per_task`]), and with tasks but no work
+//! the load holds one task until nothing has been seen for
+//! `LOAD_HOLD_SECONDS` (a trough's momentary empty queue does not stop the
+//! last task and pay a start-up for the next message).
+
+use crate::backlog::{BacklogIncludes, QueueCounts};
+
+/// A sample older than this, seconds, gives no growth rate: the publisher
+/// missed a run, and a rate over a long gap is not today's.
+pub const MAX_GROWTH_GAP_SECONDS: f64 = 150.0;
+
+/// How the load is computed (`CONSUMER_CONCURRENCY`, `AVG_PROCESSING_SECONDS`,
+/// `LOAD_DRAIN_SECONDS`, `LOAD_HOLD_SECONDS`, `TARGET_LOAD_PERCENT`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadSettings {
+    /// Messages one task processes at once.
+    pub slots: u32,
+    /// Mean seconds to process one message.
+    pub processing_seconds: f64,
+    /// Seconds in which the visible backlog should be drained.
+    pub drain_seconds: f64,
+    /// Seconds without work before the load lets the last task go.
+    pub hold_seconds: f64,
+    /// The target tracking policy's target, percent.
+    pub target_percent: f64,
+}
+
+impl LoadSettings {
+    /// What the template deploys by default.
+    pub const DEFAULT: Self = Self {
+        slots: 32,
+        processing_seconds: 1.0,
+        drain_seconds: 240.0,
+        hold_seconds: 900.0,
+        target_percent: 100.0,
+    };
+}
+
+/// Slots needed now: in flight, plus the growth since the previous sample
+/// (messages a second × seconds each), plus what drains the waiting
+/// messages in time. `waiting` counts visible messages and, when
+/// `BACKLOG_INCLUDES` has them, delayed ones.
+pub fn slots_needed(
+    counts: QueueCounts,
+    includes: BacklogIncludes,
+    growth_per_second: f64,
+    settings: LoadSettings,
+) -> f64 {
+    let waiting = BacklogIncludes { in_flight: false, ..includes }.backlog(counts) as f64;
+    let growing = growth_per_second.max(0.0) * settings.processing_seconds;
+    counts.in_flight as f64
+        + growing
+        + waiting * settings.processing_seconds / settings.drain_seconds
+}
+
+/// What one target's earlier samples left behind, for the growth rate and
+/// the hold. The publisher keeps one per target in its execution
+/// environment; a new environment starts empty, which only delays the
+/// growth term by one sample and shortens a hold already under way.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LoadMemory {
+    previous: Option<(f64, u64)>,
+    last_work: Option<f64>,
+}
+
+impl LoadMemory {
+    /// The load for a sample taken at `at` (seconds on any steady clock)
+    /// with `tasks` running; remembers it for the next.
+    pub fn observe(
+        &mut self,
+        at: f64,
+        counts: QueueCounts,
+        includes: BacklogIncludes,
+        tasks: u64,
+        settings: LoadSettings,
+    ) -> f64 {
+        let total = counts.visible.saturating_add(counts.in_flight);
+        let growth = match self.previous {
+            Some((then, before)) if at > then && at - then <= MAX_GROWTH_GAP_SECONDS => {
+                (total as f64 - before as f64) / (at - then)
+            }
+            _ => 0.0,
+        };
+        self.previous = Some((at, total));
+        let needed = slots_needed(counts, includes, growth, settings);
+        if needed > 0.0 {
+            self.last_work = Some(at);
+        }
+        let held = self.last_work.is_some_and(|seen| at - seen < settings.hold_seconds);
+        scaling_load(needed, tasks, settings, held)
+    }
+}
+
+/// One task's load while it is held, as a fraction of the target: below the
+/// target (no scale-out) and above the template's scale-in threshold (0.45),
+/// so one task stays, and two held tasks (0.375 each) come down to one.
+pub const HOLD_FRACTION: f64 = 0.75;
+
+/// The published load, percent: 100 × needed ÷ (tasks × slots), with the
+/// guards at zero. While there is work, or `held` without it, the load is
+/// never below one held task's worth ([`HOLD_FRACTION`] × target ÷ tasks,
+/// which target tracking turns into one task): the last task stays while
+/// messages trickle in.
+pub fn scaling_load(needed_slots: f64, tasks: u64, settings: LoadSettings, held: bool) -> f64 {
+    let target = settings.target_percent;
+    let floor = HOLD_FRACTION * target;
+    let one_task = 100.0 * needed_slots / f64::from(settings.slots.max(1));
+    match (needed_slots > 0.0, tasks) {
+        (false, 0) => 0.0,
+        (false, tasks) if held => floor / tasks as f64,
+        (false, _) => 0.0,
+        (true, 0) => one_task.max(target * crate::backlog::ZERO_TASK_TARGET_MULTIPLIER),
+        (true, tasks) => one_task.max(floor) / tasks as f64,
+    }
+}
+
+#[cfg(test)]
+#[path = "load_tests.rs"]
+mod tests;

@@ -1,0 +1,114 @@
+use super::*;
+
+/// Fixed here, so that tuning the defaults does not move these figures.
+const SETTINGS: LoadSettings = LoadSettings {
+    slots: 32,
+    processing_seconds: 1.0,
+    drain_seconds: 120.0,
+    hold_seconds: 300.0,
+    target_percent: 80.0,
+};
+
+fn counts(visible: u64, in_flight: u64) -> QueueCounts {
+    QueueCounts { visible, in_flight, delayed: 0 }
+}
+
+/// Target tracking's capacity for a load, as Application Auto Scaling computes it.
+fn capacity(tasks: u64, load: f64) -> u64 {
+    (tasks as f64 * load / SETTINGS.target_percent - 1e-9).ceil().max(0.0) as u64
+}
+
+#[test]
+fn a_fleet_that_keeps_up_is_sized_to_what_it_has_in_flight() {
+    // 40 messages a second at 1 s each keep 40 slots busy: 2 tasks at 80 %.
+    let load = scaling_load(
+        slots_needed(counts(0, 40), BacklogIncludes::default(), 0.0, SETTINGS),
+        1,
+        SETTINGS,
+        false,
+    );
+    assert_eq!(load, 125.0);
+    assert_eq!(capacity(1, load), 2);
+}
+
+#[test]
+fn growth_and_the_waiting_backlog_add_the_slots_they_need() {
+    let includes = BacklogIncludes::default();
+    // 1,200 waiting drain in 120 s with 10 slots; growing 8 a second needs 8 more.
+    assert_eq!(slots_needed(counts(1_200, 32), includes, 8.0, SETTINGS), 50.0);
+    assert_eq!(
+        slots_needed(counts(1_200, 32), includes, -50.0, SETTINGS),
+        42.0,
+        "shrinking adds nothing"
+    );
+    let delayed = QueueCounts { delayed: 120, ..counts(0, 0) };
+    assert_eq!(slots_needed(delayed, includes, 0.0, SETTINGS), 0.0);
+    let with_delayed = BacklogIncludes { delayed: true, in_flight: true };
+    assert_eq!(slots_needed(delayed, with_delayed, 0.0, SETTINGS), 1.0);
+}
+
+#[test]
+fn the_zero_cases() {
+    // Empty and no task: 0. Work and no task: at least twice the target.
+    assert_eq!(scaling_load(0.0, 0, SETTINGS, true), 0.0);
+    assert_eq!(scaling_load(0.5, 0, SETTINGS, false), 160.0);
+    assert_eq!(scaling_load(320.0, 0, SETTINGS, false), 1_000.0);
+    // Idle tasks: held, one task's worth; released, 0.
+    for tasks in [1, 3, 10] {
+        assert_eq!(capacity(tasks, scaling_load(0.0, tasks, SETTINGS, true)), 1, "{tasks} tasks");
+        assert_eq!(scaling_load(0.0, tasks, SETTINGS, false), 0.0);
+    }
+}
+
+#[test]
+fn the_memory_measures_growth_over_a_recent_gap_only() {
+    let includes = BacklogIncludes::default();
+    let mut memory = LoadMemory::default();
+    // First sample: no growth known; 3,200 waiting need 26.7 slots.
+    let first = memory.observe(0.0, counts(3_200, 32), includes, 2, SETTINGS);
+    assert!((first - 100.0 * (32.0 + 3_200.0 / 120.0) / 64.0).abs() < 1e-9, "{first}");
+    // 60 s later 600 more: 10 a second of growth adds 10 slots.
+    let grown = memory.observe(60.0, counts(3_800, 32), includes, 2, SETTINGS);
+    assert!((grown - 100.0 * (32.0 + 10.0 + 3_800.0 / 120.0) / 64.0).abs() < 1e-9, "{grown}");
+    // After a missed run the gap is too long for a rate.
+    let late = memory.observe(
+        60.0 + MAX_GROWTH_GAP_SECONDS + 1.0,
+        counts(9_800, 32),
+        includes,
+        2,
+        SETTINGS,
+    );
+    assert!((late - 100.0 * (32.0 + 9_800.0 / 120.0) / 64.0).abs() < 1e-9, "{late}");
+}
+
+#[test]
+fn the_last_task_is_held_until_nothing_was_seen_for_the_hold() {
+    let includes = BacklogIncludes::default();
+    let mut memory = LoadMemory::default();
+    memory.observe(0.0, counts(0, 3), includes, 1, SETTINGS);
+    let held = memory.observe(SETTINGS.hold_seconds - 1.0, counts(0, 0), includes, 1, SETTINGS);
+    assert_eq!(capacity(1, held), 1);
+    let released = memory.observe(SETTINGS.hold_seconds, counts(0, 0), includes, 1, SETTINGS);
+    assert_eq!(released, 0.0);
+    // A new environment holds nothing: it never saw work.
+    assert_eq!(LoadMemory::default().observe(0.0, counts(0, 0), includes, 1, SETTINGS), 0.0);
+}
+
+proptest::proptest! {
+    #[test]
+    fn the_load_is_finite_and_never_zero_with_work(
+        visible in 0u64..u64::MAX, in_flight in 0u64..u64::MAX, tasks in 0u64..u64::MAX,
+        growth in -1e12f64..1e12, held: bool,
+    ) {
+        let needed = slots_needed(counts(visible, in_flight), BacklogIncludes::default(), growth, SETTINGS);
+        let load = scaling_load(needed, tasks, SETTINGS, held);
+        proptest::prop_assert!(load.is_finite() && load >= 0.0);
+        proptest::prop_assert!(crate::metrics::cloudwatch_accepts(load));
+        if needed > 0.0 && tasks == 0 {
+            proptest::prop_assert!(load > SETTINGS.target_percent);
+        }
+        if needed > 0.0 {
+            proptest::prop_assert!(load > 0.0);
+        }
+    }
+}
