@@ -52,8 +52,9 @@ unit:
 
 ## make simulate: the capacity planner on the built-in traces: a comparison table per trace,
 ## one SVG per trace in target/simulate/ (the README's picture is the burst-from-idle one,
-## copied to docs/img/), then the cheapest TargetBacklogPerTask x MinTasks meeting the SLO, and
-## the cheapest MaximumConcurrency x BatchSize for the Lambda consumer
+## copied to docs/img/), then the cheapest setting meeting the SLO, and
+## the cheapest MaximumConcurrency x BatchSize for the Lambda consumer (recommend searches
+## TargetLoadPercent x MinTasks for the template's ScalingLoad)
 SIMULATE := $(CARGO) run --quiet --release -p capacity-planner --bin simulate --
 simulate:
 	$(SIMULATE) compare --out target/simulate

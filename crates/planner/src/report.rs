@@ -95,7 +95,9 @@ pub fn comparison(scenario: &Scenario, outcomes: &[Outcome]) -> String {
     );
     let _ = writeln!(
         out,
-        "target {} per task, {}–{} tasks, {} slots × {:.2} s mean service, start-up {:.0} s, seed {}\n",
+        "targets: load {} %, the others {} per task; {}–{} tasks, {} slots × {:.2} s mean \
+         service, start-up {:.0} s, seed {}\n",
+        scenario.publisher.load.target_percent,
         scenario.scaling.target.get(),
         scenario.scaling.min_tasks,
         scenario.scaling.max_tasks,

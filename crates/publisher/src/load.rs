@@ -50,8 +50,8 @@ impl LoadSettings {
         slots: 32,
         processing_seconds: 1.0,
         drain_seconds: 240.0,
-        hold_seconds: 900.0,
-        target_percent: 100.0,
+        hold_seconds: 1800.0,
+        target_percent: 150.0,
     };
 }
 
