@@ -143,7 +143,7 @@ fn lambda_mode_deploys_the_function_alone() {
     assert_eq!(deployment.refused_by(), Vec::<String>::new());
     let resources = deployment.resources();
     assert_eq!(has(&resources, LAMBDA), [true; 3]);
-    assert_eq!(has(&resources, SCALING), [false; 6], "nothing scales a service that is not there");
+    assert_eq!(has(&resources, SCALING), [false; 8], "nothing scales a service that is not there");
     assert_eq!(has(&resources, WORKER), [false; 4]);
 }
 
@@ -153,9 +153,19 @@ fn ecs_mode_with_an_image_deploys_the_worker_service_and_scales_it() {
     assert_eq!(deployment.refused_by(), Vec::<String>::new());
     let resources = deployment.resources();
     assert_eq!(has(&resources, WORKER), [true; 4]);
-    assert_eq!(has(&resources, SCALING), [true; 6]);
+    assert_eq!(has(&resources, SCALING), [true; 8]);
     assert_eq!(has(&resources, LAMBDA), [false; 3], "one consumer: no Lambda beside the service");
     assert!(resources.contains("WorkQueue") && resources.contains("DeadLetterQueue"));
+}
+
+#[test]
+fn backlog_per_task_scaling_leaves_out_the_load_scale_in() {
+    let mut given = parameter_set("ecs-existing-service");
+    given.insert("ScalingSignal".to_owned(), "backlog-per-task".to_owned());
+    let deployment = deploy(&given);
+    assert_eq!(deployment.refused_by(), Vec::<String>::new());
+    let resources = deployment.resources();
+    assert_eq!(has(&resources, SCALING), [true, true, true, true, true, false, false, true]);
 }
 
 #[test]
@@ -163,7 +173,7 @@ fn ecs_mode_without_an_image_scales_the_existing_service() {
     let deployment = deploy(&parameter_set("ecs-existing-service"));
     assert_eq!(deployment.refused_by(), Vec::<String>::new());
     let resources = deployment.resources();
-    assert_eq!(has(&resources, SCALING), [true; 6]);
+    assert_eq!(has(&resources, SCALING), [true; 8]);
     assert_eq!(has(&resources, WORKER), [false; 4]);
     assert_eq!(has(&resources, LAMBDA), [false; 3]);
     assert!(!resources.contains("WorkQueue"), "the existing queue is used");
