@@ -53,6 +53,12 @@ pub const SCALE_IN_STEPS: [(f64, i64); 3] = [(0.15, -80), (0.3, -60), (SCALE_IN_
 /// one (0.75), so the last task stays while there is work.
 pub const SCALE_IN_THRESHOLD: f64 = 0.45;
 
+// One held task stays above the threshold, two held tasks come down below it.
+const _: () = {
+    let hold = backlog_publisher::load::HOLD_FRACTION;
+    assert!(hold > SCALE_IN_THRESHOLD && hold / 2.0 < SCALE_IN_THRESHOLD);
+};
+
 /// A `PercentChangeInCapacity` adjustment as Application Auto Scaling rounds
 /// it: above 1 down, between 0 and 1 to 1, between -1 and 0 to -1, below -1
 /// up ("Step scaling policies for Application Auto Scaling", adjustment

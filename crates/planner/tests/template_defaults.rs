@@ -114,7 +114,7 @@ fn a_scenario_starts_from_the_defaults() {
 
 #[test]
 fn the_load_policy_and_its_scale_in_steps_are_the_templates() {
-    use backlog_publisher::load::{HOLD_FRACTION, LoadSettings};
+    use backlog_publisher::load::LoadSettings;
     use capacity_planner::autoscaling::{SCALE_IN_STEPS, SCALE_IN_THRESHOLD};
     let template = template();
     let number = |parameter: &str| default_of(&template, parameter).parse::<f64>().unwrap();
@@ -148,6 +148,4 @@ fn the_load_policy_and_its_scale_in_steps_are_the_templates() {
         })
         .collect();
     assert_eq!(steps, SCALE_IN_STEPS.to_vec());
-    // One held task stays above the threshold, two come down below it.
-    assert!(HOLD_FRACTION > SCALE_IN_THRESHOLD && HOLD_FRACTION / 2.0 < SCALE_IN_THRESHOLD);
 }

@@ -17,10 +17,11 @@
 //! Target tracking's capacity is ⌈running × load ÷ target⌉, so one scaling
 //! action reaches the capacity needed. Two guards keep zero right: with no
 //! task and work waiting the load is never below twice the target (the zero
-//! guard of [`crate::backlog::backlog_per_task`]), and with tasks but no work
-//! the load holds one task until nothing has been seen for
-//! `LOAD_HOLD_SECONDS` (a trough's momentary empty queue does not stop the
-//! last task and pay a start-up for the next message).
+//! guard of [`crate::backlog::backlog_per_task`]), and while there is work,
+//! or until nothing has been seen for `LOAD_HOLD_SECONDS`, it never drops
+//! below one held task's worth ([`HOLD_FRACTION`]): a trough's momentary
+//! empty queue does not stop the last task and pay a start-up for the next
+//! message. docs/deploy.md says what it means and how the template scales on it.
 
 use crate::backlog::{BacklogIncludes, QueueCounts};
 

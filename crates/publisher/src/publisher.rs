@@ -211,21 +211,16 @@ impl<M: MetricSink> Publisher<M> {
         Ok(Summary { samples: taken, targets: last.into_iter().flatten().collect() })
     }
 
-    /// Reads every target, publishes the readable ones in one `PutMetricData`
-    /// call (more only past 1,000 datums), and returns each target's result.
-    /// `published` counts the requests accepted so far, for a deadline report.
-    async fn sample(
+    /// Each target's sample from its reads, the load from its memory.
+    fn compute(
         &self,
-        index: u32,
-        published: &AtomicUsize,
-    ) -> Result<Vec<SampleResult>, InvocationError> {
-        let timestamp = SystemTime::now();
+        readings: Vec<Result<TargetReading, TargetError>>,
+        at: f64,
+    ) -> Vec<SampleResult> {
         let targets = &self.config.targets;
-        let readings = read_targets(&self.queues, &self.services, targets).await;
-        let at = self.clock.elapsed().as_secs_f64();
         // A poisoned lock only means another sample panicked; the memories stay valid.
         let mut memories = self.load.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let results: Vec<SampleResult> = targets
+        targets
             .iter()
             .zip(readings)
             .zip(memories.iter_mut())
@@ -249,8 +244,22 @@ impl<M: MetricSink> Publisher<M> {
                     (sample, dead_letter_error)
                 })
             })
-            .collect();
-        drop(memories);
+            .collect()
+    }
+
+    /// Reads every target, publishes the readable ones in one `PutMetricData`
+    /// call (more only past 1,000 datums), and returns each target's result.
+    /// `published` counts the requests accepted so far, for a deadline report.
+    async fn sample(
+        &self,
+        index: u32,
+        published: &AtomicUsize,
+    ) -> Result<Vec<SampleResult>, InvocationError> {
+        let timestamp = SystemTime::now();
+        let targets = &self.config.targets;
+        let readings = read_targets(&self.queues, &self.services, targets).await;
+        let at = self.clock.elapsed().as_secs_f64();
+        let results = self.compute(readings, at);
 
         let mut datums = Vec::new();
         for (target, result) in targets.iter().zip(&results) {
