@@ -270,6 +270,12 @@ fn every_model_setting_is_accepted_as_the_docs_spell_it() {
         "running+pending",
         "--zero-capacity",
         "as-one",
+        "--target-load",
+        "90",
+        "--load-drain-seconds",
+        "30",
+        "--load-hold-seconds",
+        "0",
         "--out",
         dir.to_str().unwrap(),
     ];
@@ -278,7 +284,8 @@ fn every_model_setting_is_accepted_as_the_docs_spell_it() {
     let text = stdout(&output);
     assert!(
         text.contains(
-            "target 0.5 per task, 1–3 tasks, 2 slots × 0.20 s mean service, start-up 30 s, seed 7"
+            "targets: load 90 %, the others 0.5 per task; 1–3 tasks, 2 slots × 0.20 s mean \
+             service, start-up 30 s, seed 7"
         ),
         "{text}"
     );
@@ -318,7 +325,7 @@ fn json_is_one_object_per_trace_with_every_run_and_its_setting() {
         assert!(rows.iter().all(|r| r.get(key).is_some()), "{key} in every row");
     }
     assert_eq!(rows[0]["policy"], "ours: load (template)");
-    assert_eq!(rows[0]["target"], 100.0, "TargetLoadPercent's default");
+    assert_eq!(rows[0]["target"], 150.0, "TargetLoadPercent's default");
     assert_eq!(rows[1]["policy"], "ours: backlog per task");
     assert_eq!(rows[1]["target"], 100.0, "TargetBacklogPerTask's default");
 
