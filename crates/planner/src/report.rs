@@ -363,9 +363,10 @@ pub fn best_comparison(
         }
         let _ = writeln!(
             out,
-            "| {:<22} | {} | {} | {} of {} | {:.1} | {} | {:.1} | {:.1} |",
+            "| {:<22} | {}{} | {} | {} of {} | {:.1} | {} | {:.1} | {:.1} |",
             policy.label(),
             c.target.get(),
+            if *policy == Policy::Load { " %" } else { "" },
             c.min_tasks,
             c.seeds_met,
             r.seeds,
