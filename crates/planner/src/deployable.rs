@@ -48,8 +48,8 @@ fn common(scenario: &Scenario, out: &mut Vec<String>) {
 /// `ScheduleRate` as the template takes it, quoted for the shell.
 pub fn schedule_rate(scenario: &Scenario) -> String {
     match scenario.publisher.schedule_seconds / 60 {
-        1 => "ScheduleRate='rate(1 minute)'".to_owned(),
-        n => format!("ScheduleRate='rate({n} minutes)'"),
+        1 => "\"ScheduleRate='rate(1 minute)'\"".to_owned(),
+        n => format!("\"ScheduleRate='rate({n} minutes)'\""),
     }
 }
 

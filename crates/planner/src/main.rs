@@ -125,12 +125,18 @@ fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
     let refusal = searched
         .iter()
         .find(|flag| given(flag))
-        .map(|flag| {
-            let flag = flag.replace('_', "-");
-            format!(
-                "recommend searches --{flag} itself (--verbose lists the grid): give it to \
-                 `simulate compare` instead"
-            )
+        .map(|flag| match *flag {
+            "target" => "recommend searches the template's signal, the load (TargetLoadPercent \
+                × MinTasks); --target is backlog per task's: `simulate compare --best-settings` \
+                finds that policy's best target"
+                .to_owned(),
+            flag => {
+                let flag = flag.replace('_', "-");
+                format!(
+                    "recommend searches --{flag} itself (--verbose lists the grid): give it to \
+                     `simulate compare` instead"
+                )
+            }
         })
         .or_else(|| {
             other.iter().find(|flag| given(flag)).map(|flag| {

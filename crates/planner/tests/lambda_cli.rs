@@ -159,7 +159,7 @@ fn a_deploy_line_carries_only_what_the_template_can_deploy_and_says_what_to_add(
     }
     let output = simulate(&[&ecs[..], &["--schedule-seconds", "120"]].concat());
     let stdout = text(&output.stdout);
-    assert!(stdout.contains(" ScheduleRate='rate(2 minutes)' "), "{stdout}");
+    assert!(stdout.contains(" \"ScheduleRate='rate(2 minutes)'\" "), "{stdout}");
     let output = simulate(&[&ecs[..], &["--schedule-seconds", "90"]].concat());
     assert!(text(&output.stdout).contains("ScheduleRate of 90 s"), "{}", text(&output.stdout));
 

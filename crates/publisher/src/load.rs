@@ -56,21 +56,27 @@ impl LoadSettings {
     };
 }
 
-/// Slots needed now: in flight, plus the growth since the previous sample
-/// (messages a second × seconds each), plus what drains the waiting
-/// messages in time. `waiting` counts visible messages and, when
-/// `BACKLOG_INCLUDES` has them, delayed ones.
+/// Slots needed now: the messages in flight that the running slots can be
+/// working on, plus the growth since the previous sample (messages a second ×
+/// seconds each), plus what drains the waiting messages in time. Waiting are
+/// the visible messages, delayed ones when `BACKLOG_INCLUDES` has them, and
+/// the in-flight messages beyond `tasks` × slots: a worker receives more than
+/// it has slots (sqs-worker holds up to `WORKER_MAX_IN_FLIGHT`), and a
+/// message held is waiting, not worked on.
 pub fn slots_needed(
     counts: QueueCounts,
     includes: BacklogIncludes,
     growth_per_second: f64,
+    tasks: u64,
     settings: LoadSettings,
 ) -> f64 {
-    let waiting = BacklogIncludes { in_flight: false, ..includes }.backlog(counts) as f64;
+    let running_slots = tasks.saturating_mul(u64::from(settings.slots));
+    let working = counts.in_flight.min(running_slots);
+    let held = counts.in_flight - working;
+    let waiting =
+        BacklogIncludes { in_flight: false, ..includes }.backlog(counts) as f64 + held as f64;
     let growing = growth_per_second.max(0.0) * settings.processing_seconds;
-    counts.in_flight as f64
-        + growing
-        + waiting * settings.processing_seconds / settings.drain_seconds
+    working as f64 + growing + waiting * settings.processing_seconds / settings.drain_seconds
 }
 
 /// What one target's earlier samples left behind, for the growth rate and
@@ -102,7 +108,7 @@ impl LoadMemory {
             _ => 0.0,
         };
         self.previous = Some((at, total));
-        let needed = slots_needed(counts, includes, growth, settings);
+        let needed = slots_needed(counts, includes, growth, tasks, settings);
         if needed > 0.0 {
             self.last_work = Some(at);
         }

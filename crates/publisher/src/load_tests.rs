@@ -20,31 +20,28 @@ fn capacity(tasks: u64, load: f64) -> u64 {
 
 #[test]
 fn a_fleet_that_keeps_up_is_sized_to_what_it_has_in_flight() {
-    // 40 messages a second at 1 s each keep 40 slots busy: 2 tasks at 80 %.
-    let load = scaling_load(
-        slots_needed(counts(0, 40), BacklogIncludes::default(), 0.0, SETTINGS),
-        1,
-        SETTINGS,
-        false,
-    );
-    assert_eq!(load, 125.0);
-    assert_eq!(capacity(1, load), 2);
+    // 40 messages a second at 1 s each keep 40 of 2 tasks' 64 slots busy: 62.5 %, and at 80 %
+    // target tracking keeps the 2 tasks.
+    let needed = slots_needed(counts(0, 40), BacklogIncludes::default(), 0.0, 2, SETTINGS);
+    let load = scaling_load(needed, 2, SETTINGS, false);
+    assert_eq!(load, 62.5);
+    assert_eq!(capacity(2, load), 2);
 }
 
 #[test]
 fn growth_and_the_waiting_backlog_add_the_slots_they_need() {
     let includes = BacklogIncludes::default();
     // 1,200 waiting drain in 120 s with 10 slots; growing 8 a second needs 8 more.
-    assert_eq!(slots_needed(counts(1_200, 32), includes, 8.0, SETTINGS), 50.0);
+    assert_eq!(slots_needed(counts(1_200, 32), includes, 8.0, 1, SETTINGS), 50.0);
     assert_eq!(
-        slots_needed(counts(1_200, 32), includes, -50.0, SETTINGS),
+        slots_needed(counts(1_200, 32), includes, -50.0, 1, SETTINGS),
         42.0,
         "shrinking adds nothing"
     );
     let delayed = QueueCounts { delayed: 120, ..counts(0, 0) };
-    assert_eq!(slots_needed(delayed, includes, 0.0, SETTINGS), 0.0);
+    assert_eq!(slots_needed(delayed, includes, 0.0, 1, SETTINGS), 0.0);
     let with_delayed = BacklogIncludes { delayed: true, in_flight: true };
-    assert_eq!(slots_needed(delayed, with_delayed, 0.0, SETTINGS), 1.0);
+    assert_eq!(slots_needed(delayed, with_delayed, 0.0, 1, SETTINGS), 1.0);
 }
 
 #[test]
@@ -100,7 +97,7 @@ proptest::proptest! {
         visible in 0u64..u64::MAX, in_flight in 0u64..u64::MAX, tasks in 0u64..u64::MAX,
         growth in -1e12f64..1e12, held: bool,
     ) {
-        let needed = slots_needed(counts(visible, in_flight), BacklogIncludes::default(), growth, SETTINGS);
+        let needed = slots_needed(counts(visible, in_flight), BacklogIncludes::default(), growth, tasks, SETTINGS);
         let load = scaling_load(needed, tasks, SETTINGS, held);
         proptest::prop_assert!(load.is_finite() && load >= 0.0);
         proptest::prop_assert!(crate::metrics::cloudwatch_accepts(load));
@@ -111,4 +108,15 @@ proptest::proptest! {
             proptest::prop_assert!(load > 0.0);
         }
     }
+}
+
+#[test]
+fn messages_a_worker_holds_beyond_its_slots_are_waiting_not_worked_on() {
+    let includes = BacklogIncludes::default();
+    // 2 tasks of 32 slots hold 200 (sqs-worker's WORKER_MAX_IN_FLIGHT is 100 a task): 64 are
+    // worked on, 136 wait and drain in 120 s.
+    let needed = slots_needed(counts(0, 200), includes, 0.0, 2, SETTINGS);
+    assert!((needed - (64.0 + 136.0 / 120.0)).abs() < 1e-9, "{needed}");
+    // With no task running, everything in flight waits.
+    assert_eq!(slots_needed(counts(0, 120), includes, 0.0, 0, SETTINGS), 1.0);
 }

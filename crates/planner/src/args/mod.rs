@@ -54,7 +54,7 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The cheapest TargetBacklogPerTask and MinTasks for our policy (or, with
+    /// The cheapest TargetLoadPercent and MinTasks for the template's ScalingLoad (or, with
     /// --consumer lambda, MaximumConcurrency or MinimumPollers × BatchSize)
     /// that meet the SLO on each trace.
     // What it searches is not a setting it takes: hidden from its help, refused when given.

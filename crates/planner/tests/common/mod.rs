@@ -27,18 +27,29 @@ pub fn assert_deployable(deploy: &str) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
     let template: serde_yaml::Value =
         serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    // Split as a shell would: `ScheduleRate='rate(1 minute)'` is one word, without its quotes.
-    let (mut words, mut word, mut quoted) = (Vec::new(), String::new(), false);
+    // Split as a shell would: `"ScheduleRate='rate(1 minute)'"` is one word, without the
+    // double quotes.
+    let (mut words, mut word, mut quote) = (Vec::new(), String::new(), None);
     for c in deploy.trim_start_matches("sam deploy --parameter-overrides ").chars() {
-        match c {
-            '\'' => quoted = !quoted,
-            ' ' if !quoted => words.push(std::mem::take(&mut word)),
-            c => word.push(c),
+        match (c, quote) {
+            ('\'' | '"', None) => quote = Some(c),
+            (c, Some(open)) if c == open => quote = None,
+            (' ', None) => words.push(std::mem::take(&mut word)),
+            (c, _) => word.push(c),
         }
     }
     words.push(word);
     for pair in &words {
         let (key, value) = pair.split_once('=').unwrap();
+        // Then as SAM CLI reads each word: a value ends at a space unless it is quoted itself
+        // (samcli/cli/types.py, CfnParameterOverridesType), and the quotes are dropped.
+        let value = match value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')) {
+            Some(inner) => inner,
+            None => {
+                assert!(!value.contains(' '), "SAM would read {key}={value} only up to the space");
+                value
+            }
+        };
         let parameter = &template["Parameters"][key];
         assert!(parameter.is_mapping(), "{key} is not a template parameter");
         if let Some(allowed) = parameter["AllowedValues"].as_sequence() {
