@@ -214,10 +214,14 @@ fn recommend_names_the_cheapest_robust_setting_and_the_line_to_deploy_it() {
     assert!(text.contains("peak reached MaxTasks=2 on 1 of 1 seeds: raise MaxTasks"), "{text}");
     assert!(!text.contains("sam deploy"), "nothing to deploy: {text}");
 
-    for flag in ["--target", "--min-tasks"] {
+    for (flag, said) in [
+        ("--target-load", "recommend searches --target-load itself"),
+        ("--min-tasks", "recommend searches --min-tasks itself"),
+        ("--target", "--target is backlog per task's: `simulate compare --best-settings`"),
+    ] {
         let output = simulate(&["recommend", "--trace", "steady", flag, "1"]);
         assert_eq!(output.status.code(), Some(2), "{flag}: {}", stderr(&output));
-        assert!(stderr(&output).contains(&format!("recommend searches {flag} itself")));
+        assert!(stderr(&output).contains(said), "{flag}: {}", stderr(&output));
     }
     let output = simulate(&["recommend", "--margin", "1.5"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
