@@ -8,3 +8,4 @@ pub mod fixtures;
 pub mod idempotency_table;
 pub mod process;
 pub mod runtime_host;
+pub mod tls_front;

@@ -55,7 +55,10 @@ pub struct IdempotencyConfig {
 #[cfg(feature = "dynamodb")]
 impl IdempotencyConfig {
     /// The claim settings on a [`DynamoDbStore`] called with `client`.
-    pub fn store(&self, client: aws_sdk_dynamodb::Client) -> Idempotency<DynamoDbStore> {
+    pub fn store(
+        &self,
+        client: impl Into<backpressure_startup::LazyClient<aws_sdk_dynamodb::Client>>,
+    ) -> Idempotency<DynamoDbStore> {
         Idempotency::new(DynamoDbStore::new(client, &self.table))
             .ttl(self.ttl)
             .missing_key(self.missing_key)
@@ -66,7 +69,10 @@ impl IdempotencyConfig {
 impl ConsumerConfig {
     /// The quarantine queue: `QUARANTINE_MAX_MESSAGE_BYTES` as its limit, or
     /// unset, its `MaximumMessageSize` read before the first write.
-    pub fn sqs_quarantine(&self, sqs: aws_sdk_sqs::Client) -> crate::sqs::SqsQuarantine {
+    pub fn sqs_quarantine(
+        &self,
+        sqs: impl Into<backpressure_startup::LazyClient<aws_sdk_sqs::Client>>,
+    ) -> crate::sqs::SqsQuarantine {
         use crate::sqs::SqsQuarantine;
         let queue = self.quarantine_queue.clone();
         match self.quarantine_max_message_bytes {
@@ -77,7 +83,10 @@ impl ConsumerConfig {
 
     /// `QUARANTINE_OVERFLOW_BUCKET`, written with `s3`; `None` when unset.
     #[cfg(feature = "s3-overflow")]
-    pub fn s3_overflow(&self, s3: aws_sdk_s3::Client) -> Option<crate::sqs::S3Overflow> {
+    pub fn s3_overflow(
+        &self,
+        s3: impl Into<backpressure_startup::LazyClient<aws_sdk_s3::Client>>,
+    ) -> Option<crate::sqs::S3Overflow> {
         let bucket = self.quarantine_overflow_bucket.as_deref()?;
         Some(crate::sqs::S3Overflow::new(s3, bucket, ""))
     }

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use tracing::{error, info, warn};
 
 use crate::processor::BatchProcessor;
-use backpressure_startup as startup;
+use backpressure_startup::{self as startup, LazyClient};
 
 /// Why an invocation failed as a whole (Lambda then retries the whole batch).
 #[derive(Debug, thiserror::Error)]
@@ -119,20 +119,17 @@ where
     };
     let Some((config, processor)) = startup::init(load) else { return ExitCode::FAILURE };
     let sdk = startup::sdk_config(config.api_call_timeout).await;
-    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    // Each client is built by the first call that needs it: an environment
+    // that quarantines nothing never builds the S3 client, nor, with nothing
+    // to retry either, the SQS one.
+    let sqs = LazyClient::new(&sdk, aws_sdk_sqs::Client::new);
     let mut quarantine = config.sqs_quarantine(sqs.clone());
-    if let Some(overflow) = config.s3_overflow(aws_sdk_s3::Client::new(&sdk)) {
+    if let Some(overflow) = config.s3_overflow(LazyClient::new(&sdk, aws_sdk_s3::Client::new)) {
         quarantine = quarantine.overflow(overflow);
     }
-    // The quarantine queue's MaximumMessageSize is read while the runtime waits for
-    // its first event, so the init does not wait for it; a read that fails (or is
-    // frozen with the environment) is made again before the first record is written.
-    let reading = quarantine.clone();
-    tokio::spawn(async move {
-        if let Err(error) = reading.max_message_bytes().await {
-            warn!(error = %error_chain(&error), "cannot read the quarantine queue yet: read again before the first record");
-        }
-    });
+    // The quarantine queue's MaximumMessageSize is read before the first record
+    // is written, not here: an environment that quarantines nothing never
+    // reads it, and the init opens no connection of its own.
     let builder = BatchProcessor::builder(processor)
         .quarantine(quarantine)
         .visibility(crate::sqs::SqsVisibility::new(sqs))
@@ -140,9 +137,9 @@ where
         .handler_version(startup::handler_version(name, version));
     // A claim lasts until the invocation's deadline: nothing to renew.
     let built = match &config.idempotency {
-        Some(idempotency) => {
-            builder.idempotency(idempotency.store(aws_sdk_dynamodb::Client::new(&sdk))).build()
-        }
+        Some(idempotency) => builder
+            .idempotency(idempotency.store(LazyClient::new(&sdk, aws_sdk_dynamodb::Client::new)))
+            .build(),
         None => builder.build(),
     };
     match built {

@@ -1,6 +1,7 @@
 //! The start-up every sqs-backpressure binary shares, so none of them can
 //! drift: the AWS SDK configured once ([`sdk`]: per-call timeouts, one HTTPS
-//! client for every service client; the `sdk` feature), the log subscriber
+//! client for every service client; the `sdk` feature), the system's trust
+//! store read once, when a TLS connection first needs it ([`tls`]), the log subscriber
 //! ([`logging`], the `subscriber` feature), CloudWatch Embedded Metric Format documents
 //! ([`emf`]), one rate limiter ([`rate`]), and the configuration read once
 //! with its errors logged ([`init`]) or the process's exit ([`exit()`]).
@@ -13,6 +14,8 @@ pub mod logging;
 pub mod rate;
 #[cfg(feature = "sdk")]
 pub mod sdk;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 use std::error::Error;
 
@@ -21,7 +24,7 @@ use backpressure_core::error::error_chain;
 
 pub use exit::{exit, in_lambda};
 #[cfg(feature = "sdk")]
-pub use sdk::{SdkSettings, sdk_config};
+pub use sdk::{LazyClient, SdkSettings, sdk_config};
 
 /// The environment lookups a configuration is read from.
 pub type Env = Vars<fn(&str) -> Option<String>>;

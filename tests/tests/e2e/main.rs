@@ -24,6 +24,7 @@ mod reliability;
 mod template;
 mod template_overflow;
 mod template_topology;
+mod trust_store;
 mod worker;
 mod worker_cli;
 mod worker_drain;

@@ -49,20 +49,24 @@ pub enum DeliveryError {
     /// `DOWNSTREAM_URL` does not parse as a URI.
     #[error("DOWNSTREAM_URL {0:?} is not a valid URI")]
     Url(String, #[source] hyper::http::uri::InvalidUri),
-    /// No TLS roots to check the downstream's certificate with.
-    #[error("the system's TLS root certificates could not be loaded")]
-    Roots(#[source] std::io::Error),
+    /// The TLS client could not be set up.
+    #[error("the HTTPS client could not be set up")]
+    Tls(#[source] std::io::Error),
 }
 
 /// An HTTP/1 client for `http` and `https` URLs; clones share one connection pool.
 pub type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
-/// An [`HttpClient`] with the system's root certificates, keeping idle
+/// An [`HttpClient`] trusting the system's root certificates, keeping idle
 /// connections 60 s: the delivery's, shared through [`HttpDelivery::http_client`]
-/// (sqs-worker's calls to the ECS agent use it too).
+/// (sqs-worker's calls to the ECS agent use it too). The roots are the
+/// process's one read of the trust store, made by the first `https`
+/// handshake of any client, the AWS SDK's included: a plain `http`
+/// downstream never reads them.
 pub fn https_client() -> std::io::Result<HttpClient> {
+    let tls = backpressure_startup::tls::client_config().map_err(std::io::Error::other)?;
     let connector = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_native_roots()?
+        .with_tls_config(tls)
         .https_or_http()
         .enable_http1()
         .build();
@@ -92,7 +96,7 @@ impl HttpDelivery {
     pub fn new(downstream: &Downstream) -> Result<Self, DeliveryError> {
         let url: Uri =
             downstream.url.parse().map_err(|e| DeliveryError::Url(downstream.url.clone(), e))?;
-        let client = https_client().map_err(DeliveryError::Roots)?;
+        let client = https_client().map_err(DeliveryError::Tls)?;
         Ok(Self {
             client,
             url,

@@ -16,6 +16,7 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, KeysAndAttributes, ReturnValuesOnConditionCheckFailure,
 };
 use backpressure_core::error::ApiError;
+use backpressure_startup::LazyClient;
 
 use super::record::{ClaimOutcome, ClaimRequest, Status, StoredRecord, epoch_ms, epoch_s_ceil};
 use super::{IdempotencyStore, StoreError};
@@ -31,7 +32,7 @@ const HELD: &str = "#status = :in_progress AND holder = :holder";
 /// Claims in the DynamoDB table `table` (`IDEMPOTENCY_TABLE`).
 #[derive(Debug, Clone)]
 pub struct DynamoDbStore {
-    client: Client,
+    client: LazyClient<Client>,
     table: String,
 }
 
@@ -84,8 +85,8 @@ fn parse(id: &str, item: &HashMap<String, AttributeValue>) -> Result<StoredRecor
 
 impl DynamoDbStore {
     /// A store on `table`, called with `client`.
-    pub fn new(client: Client, table: impl Into<String>) -> Self {
-        Self { client, table: table.into() }
+    pub fn new(client: impl Into<LazyClient<Client>>, table: impl Into<String>) -> Self {
+        Self { client: client.into(), table: table.into() }
     }
 
     /// The table's name.
@@ -145,6 +146,7 @@ impl DynamoDbStore {
         for round in 0..=UNPROCESSED_ROUNDS {
             let output = self
                 .client
+                .get()
                 .batch_get_item()
                 .request_items(&self.table, request)
                 .send()
@@ -173,6 +175,7 @@ impl DynamoDbStore {
     async fn get(&self, id: &str) -> Result<Option<StoredRecord>, StoreError> {
         let output = self
             .client
+            .get()
             .get_item()
             .table_name(&self.table)
             .set_key(Some(key(id)))
@@ -204,6 +207,7 @@ impl DynamoDbStore {
         ]);
         let sent = self
             .client
+            .get()
             .put_item()
             .table_name(&self.table)
             .set_item(Some(item))
@@ -248,6 +252,7 @@ impl DynamoDbStore {
         }
         let sent = self
             .client
+            .get()
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(id)))
@@ -328,6 +333,7 @@ impl IdempotencyStore for DynamoDbStore {
         let values = held_values(holder);
         let sent = self
             .client
+            .get()
             .delete_item()
             .table_name(&self.table)
             .set_key(Some(key(id)))

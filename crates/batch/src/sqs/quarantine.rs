@@ -8,6 +8,7 @@ use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageBatchRequestEntry};
 use backpressure_core::error::ApiError;
 use backpressure_core::queue::{QueueKind, QueueRef};
+use backpressure_startup::LazyClient;
 use futures::future::join_all;
 
 /// The quarantine queue, written with `SendMessageBatch`: ten entries and
@@ -16,7 +17,7 @@ use futures::future::join_all;
 /// retried, unless an [`S3Overflow`] takes its body.
 #[derive(Debug, Clone)]
 pub struct SqsQuarantine {
-    client: Client,
+    client: LazyClient<Client>,
     queue: QueueRef,
     /// The queue's `MaximumMessageSize`: given, or read once when first needed.
     max_message_bytes: Arc<OnceLock<usize>>,
@@ -26,7 +27,11 @@ pub struct SqsQuarantine {
 
 impl SqsQuarantine {
     /// Writes to `queue`, whose `MaximumMessageSize` is `max_message_bytes`.
-    pub fn new(client: Client, queue: QueueRef, max_message_bytes: usize) -> Self {
+    pub fn new(
+        client: impl Into<LazyClient<Client>>,
+        queue: QueueRef,
+        max_message_bytes: usize,
+    ) -> Self {
         let mut quarantine = Self::reading_limit(client, queue);
         quarantine.max_message_bytes = Arc::new(OnceLock::from(max_message_bytes));
         quarantine
@@ -36,9 +41,9 @@ impl SqsQuarantine {
     /// `GetQueueAttributes` before the first write (or
     /// [`SqsQuarantine::max_message_bytes`]); a read that fails fails that
     /// write, whose messages are retried, and is tried again on the next.
-    pub fn reading_limit(client: Client, queue: QueueRef) -> Self {
+    pub fn reading_limit(client: impl Into<LazyClient<Client>>, queue: QueueRef) -> Self {
         Self {
-            client,
+            client: client.into(),
             queue,
             max_message_bytes: Arc::new(OnceLock::new()),
             #[cfg(feature = "s3-overflow")]
@@ -64,6 +69,7 @@ impl SqsQuarantine {
         // recursion limit cannot lay out the engine's future otherwise.
         let read = self
             .client
+            .get()
             .get_queue_attributes()
             .queue_url(self.queue.url())
             .attribute_names(QueueAttributeName::MaximumMessageSize)
@@ -118,6 +124,7 @@ impl SqsQuarantine {
         let indexes: Vec<usize> = entries.iter().map(|(i, _)| *i).collect();
         let output = self
             .client
+            .get()
             .send_message_batch()
             .queue_url(self.queue.url())
             .set_entries(Some(entries.into_iter().map(|(_, e)| e).collect()))

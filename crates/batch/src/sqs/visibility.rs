@@ -2,6 +2,7 @@ use crate::backoff::VisibilityChange;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::ChangeMessageVisibilityBatchRequestEntry;
 use backpressure_core::error::{ApiError, error_chain};
+use backpressure_startup::LazyClient;
 use futures::future::join_all;
 use tracing::warn;
 
@@ -11,13 +12,13 @@ const MAX_ENTRIES: usize = 10;
 /// `ChangeMessageVisibilityBatch` on the source queue.
 #[derive(Debug, Clone)]
 pub struct SqsVisibility {
-    client: Client,
+    client: LazyClient<Client>,
 }
 
 impl SqsVisibility {
     /// Changes visibility with this client.
-    pub fn new(client: Client) -> Self {
-        Self { client }
+    pub fn new(client: impl Into<LazyClient<Client>>) -> Self {
+        Self { client: client.into() }
     }
 
     /// Applies the changes, ten a call; returns how many SQS reported as failed.
@@ -82,6 +83,7 @@ impl SqsVisibility {
                 .collect::<Vec<_>>();
             let output = self
                 .client
+                .get()
                 .change_message_visibility_batch()
                 .queue_url(queue_url)
                 .set_entries(Some(entries))

@@ -5,17 +5,22 @@ use aws_sdk_cloudwatch::Client;
 use aws_sdk_cloudwatch::primitives::DateTime;
 use aws_sdk_cloudwatch::types::{Dimension, MetricDatum, StandardUnit};
 use backpressure_core::error::ApiError;
+use backpressure_startup::LazyClient;
 
 #[derive(Debug, Clone)]
 pub struct CloudWatchSink {
-    client: Client,
+    client: LazyClient<Client>,
     namespace: String,
     resolution: StorageResolution,
 }
 
 impl CloudWatchSink {
-    pub fn new(client: Client, namespace: String, resolution: StorageResolution) -> Self {
-        Self { client, namespace, resolution }
+    pub fn new(
+        client: impl Into<LazyClient<Client>>,
+        namespace: String,
+        resolution: StorageResolution,
+    ) -> Self {
+        Self { client: client.into(), namespace, resolution }
     }
 
     fn metric_datum(&self, datum: &Datum) -> MetricDatum {
@@ -41,6 +46,7 @@ impl CloudWatchSink {
 impl MetricSink for CloudWatchSink {
     async fn put_metric_data(&self, datums: &[Datum]) -> Result<(), ApiError> {
         self.client
+            .get()
             .put_metric_data()
             .namespace(&self.namespace)
             .set_metric_data(Some(datums.iter().map(|d| self.metric_datum(d)).collect()))

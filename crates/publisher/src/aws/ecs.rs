@@ -2,15 +2,16 @@ use crate::ServiceCounts;
 use crate::services::{DescribedService, DescribedServices, ServiceFailure};
 use aws_sdk_ecs::Client;
 use backpressure_core::error::ApiError;
+use backpressure_startup::LazyClient;
 
 #[derive(Debug, Clone)]
 pub struct EcsServices {
-    client: Client,
+    client: LazyClient<Client>,
 }
 
 impl EcsServices {
-    pub fn new(client: Client) -> Self {
-        Self { client }
+    pub fn new(client: impl Into<LazyClient<Client>>) -> Self {
+        Self { client: client.into() }
     }
 }
 
@@ -29,6 +30,7 @@ impl EcsServices {
     ) -> Result<DescribedServices, ApiError> {
         let output = self
             .client
+            .get()
             .describe_services()
             .cluster(cluster)
             .set_services(Some(services.to_vec()))

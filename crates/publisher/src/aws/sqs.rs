@@ -4,15 +4,16 @@ use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::QueueAttributeName;
 use backpressure_core::error::ApiError;
 use backpressure_core::queue::QueueRef;
+use backpressure_startup::LazyClient;
 
 #[derive(Debug, Clone)]
 pub struct SqsQueues {
-    client: Client,
+    client: LazyClient<Client>,
 }
 
 impl SqsQueues {
-    pub fn new(client: Client) -> Self {
-        Self { client }
+    pub fn new(client: impl Into<LazyClient<Client>>) -> Self {
+        Self { client: client.into() }
     }
 }
 
@@ -23,6 +24,7 @@ impl SqsQueues {
     pub async fn queue_attributes(&self, queue: &QueueRef) -> Result<QueueAttributes, ApiError> {
         let output = self
             .client
+            .get()
             .get_queue_attributes()
             .queue_url(queue.url())
             .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
