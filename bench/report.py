@@ -84,6 +84,30 @@ if cold_consumer and cold_powertools:
           f"{fmt(cold_powertools['init_ms']['median'], 1)} ms / {fmt(cold_consumer['init_ms']['median'], 2)} ms = {ratio:.1f}×",
           ratio >= 10)
 
+# Init against the floor
+# Lambda's arm64 price per GB-second (us-east-1, first tier), and the smallest memory size.
+ARM64_GB_SECOND_USD = 0.0000133334
+MEMORY_GB = 128 / 1024
+init_run = load("init.json")
+if init_run:
+    functions = init_run["functions"]
+    floor = functions["floor"]["init_ms"]["median"]
+    p(f"\n### Init against the floor ({init_run['rounds']} interleaved rounds: process start → first `GET /next`)\n")
+    p("The floor is a bare `lambda_runtime` hello world (`bench/floor`, same release profile). Cost: each "
+      "million cold starts' init at Lambda's arm64 price for 128 MB, and what we add to the floor's.\n")
+    p("| Binary | Init, ms | × the floor | $ per million cold starts | above the floor |")
+    p("|---|---:|---:|---:|---:|")
+    for label, r in functions.items():
+        median = r["init_ms"]["median"]
+        cost = median / 1e3 * MEMORY_GB * ARM64_GB_SECOND_USD * 1e6
+        extra = (median - floor) / 1e3 * MEMORY_GB * ARM64_GB_SECOND_USD * 1e6
+        p(f"| {label} | {span(r['init_ms'], 2)} | {r['ratio_to_floor']:.2f} | {cost:.4f} | {extra:+.4f} |")
+    for label, r in functions.items():
+        if r.get("function") in ("publisher", "consumer"):
+            ratio = r["ratio_to_floor"]
+            check(f"{label} init ≤ 2× a bare lambda_runtime function",
+                  f"{fmt(r['init_ms']['median'], 2)} ms / {fmt(floor, 2)} ms = {ratio:.2f}×", ratio <= 2)
+
 # Throughput
 ceiling = load("ceiling.json")
 ours = {}

@@ -4,9 +4,10 @@
 # bench/results/latest.md (bench/report.py). Not part of `make test`.
 #
 #   bench/run.sh            everything (the publisher part inside scripts/emulators.sh run)
-#   bench/run.sh consumer | engine | publisher | worker | replay | fifo-scan | size | profile | report   one part
+#   bench/run.sh init | consumer | engine | publisher | worker | replay | fifo-scan | size | profile | report   one part
 #
 # BENCH_RUNS (3): throughput runs per variant; BENCH_STARTS (10): cold starts per function;
+# BENCH_INIT_ROUNDS (15): interleaved starts of each function and the floor;
 # BENCH_ARM64 (1): also build arm64 with cargo-lambda when the aarch64 target is installed.
 set -euo pipefail
 
@@ -49,7 +50,7 @@ install_tools() {
 
 build() {
   log "building the functions (release) and the harness"
-  cargo build --release -p backlog-publisher -p batch-consumer -p sqs-worker
+  cargo build --release -p backlog-publisher -p batch-consumer -p sqs-worker -p lambda-floor
   cargo build -p sqs-backpressure-bench --bins
   cargo build --release -p sqs-backpressure-bench --bin bench-sdk-call
 }
@@ -74,6 +75,16 @@ stop_downstream() {
     kill "$(cat "$nginx_dir/nginx.pid" 2>/dev/null)" 2>/dev/null || true
   fi
   nginx_dir=""
+}
+
+# Init against the floor: a bare lambda_runtime hello world (bench/floor, same release profile),
+# backlog-publisher and batch-consumer started in turn, BENCH_INIT_ROUNDS rounds; ratios of medians.
+init() {
+  cargo build --release -p backlog-publisher -p batch-consumer -p lambda-floor
+  cargo build -p sqs-backpressure-bench --bin bench-init
+  log "init against a bare lambda_runtime function (${BENCH_INIT_ROUNDS:-15} interleaved rounds)"
+  "$harness/bench-init" --rounds "${BENCH_INIT_ROUNDS:-15}" --out "$out/init.json" \
+    --floor "$release/lambda-floor" --publisher "$release/backlog-publisher" --consumer "$release/batch-consumer"
 }
 
 ceiling() {
@@ -327,6 +338,7 @@ case "${1:-all}" in
     install_tools
     build
     rm -f "$out"/*.json
+    init
     consumer
     engine
     "$0" publisher
@@ -341,6 +353,7 @@ case "${1:-all}" in
     profile
     report
     ;;
+  init) init ;;
   consumer) install_tools; consumer ;;
   engine) engine ;;
   publisher) install_tools; publisher ;;
@@ -354,5 +367,5 @@ case "${1:-all}" in
   size) size ;;
   profile) install_tools; profile ;;
   report) report ;;
-  *) echo "usage: $0 [all|consumer|engine|publisher|worker|idempotency|large-event|overflow|planner|replay|fifo-scan|size|profile|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|init|consumer|engine|publisher|worker|idempotency|large-event|overflow|planner|replay|fifo-scan|size|profile|report]" >&2; exit 2 ;;
 esac

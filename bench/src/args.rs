@@ -15,7 +15,7 @@ use e2e_tests::runtime_host::{LambdaHost, Outcome};
 
 #[derive(Debug, Default)]
 pub struct BenchArgs {
-    options: HashMap<String, String>,
+    options: HashMap<String, Vec<String>>,
     pub env: Vec<(String, String)>,
     pub program: PathBuf,
     pub args: Vec<String>,
@@ -44,14 +44,22 @@ impl BenchArgs {
                     value.split_once('=').ok_or_else(|| format!("--env {value:?}: NAME=VALUE"))?;
                 parsed.env.push((key.to_owned(), value.to_owned()));
             } else {
-                parsed.options.insert(name.to_owned(), value);
+                parsed.options.entry(name.to_owned()).or_default().push(value);
             }
         }
         Ok(parsed)
     }
 
+    /// The option's value (its last, if given more than once).
     pub fn option(&self, name: &str) -> Option<&str> {
-        self.options.get(name).map(String::as_str)
+        self.options.get(name).and_then(|values| values.last()).map(String::as_str)
+    }
+
+    /// Every value of an option that may be given more than once.
+    pub fn options(&self, name: &str) -> Vec<&str> {
+        self.options
+            .get(name)
+            .map_or_else(Vec::new, |values| values.iter().map(String::as_str).collect())
     }
 
     pub fn number(&self, name: &str, default: usize) -> Result<usize, BoxError> {
@@ -183,6 +191,9 @@ mod tests {
         assert_eq!(args.env_pairs(), vec![("A", "1"), ("B", "x=y")]);
         assert_eq!(args.program, PathBuf::from("python"));
         assert_eq!(args.arg_refs(), vec!["-m", "mod.fn"]);
+        let repeated = BenchArgs::parse(words("--p a --p b --q c"), "u").unwrap();
+        assert_eq!((repeated.options("p"), repeated.option("p")), (vec!["a", "b"], Some("b")));
+        assert!(repeated.options("r").is_empty());
     }
 
     #[test]

@@ -10,10 +10,15 @@
 //! loopback that accepts connections and never answers, so anything a
 //! function sends during its init costs what it costs and fails no start.
 //!
-//! usage: bench-init --floor PATH --publisher PATH --consumer PATH
+//! `--publisher` and `--consumer` may be given more than once, as
+//! `LABEL=PATH` (two builds side by side, say); the label is the binary's
+//! name otherwise.
+//!
+//! usage: bench-init --floor PATH --publisher [LABEL=]PATH --consumer [LABEL=]PATH
 //!        [--downstream URL] [--rounds 15] [--out FILE]
 
 use std::path::PathBuf;
+
 use std::time::Duration;
 
 use e2e_tests::fixtures::BoxError;
@@ -21,8 +26,39 @@ use serde_json::{Map, Value, json};
 use sqs_backpressure_bench::args::{BenchArgs, median, start_ready, summary};
 use tokio::net::TcpListener;
 
-const USAGE: &str = "bench-init --floor PATH --publisher PATH --consumer PATH \
+const USAGE: &str = "bench-init --floor PATH --publisher [LABEL=]PATH --consumer [LABEL=]PATH \
                      [--downstream URL] [--rounds 15] [--out FILE]";
+
+/// One binary to start: its label, which function's settings it gets, its path.
+struct Program {
+    label: String,
+    function: &'static str,
+    path: PathBuf,
+}
+
+fn programs(args: &BenchArgs) -> Result<Vec<Program>, BoxError> {
+    let floor = args.option("floor").ok_or_else(|| format!("--floor; usage: {USAGE}"))?;
+    let mut programs =
+        vec![Program { label: "floor".into(), function: "floor", path: floor.into() }];
+    for function in ["publisher", "consumer"] {
+        let given = args.options(function);
+        if given.is_empty() {
+            return Err(format!("--{function}; usage: {USAGE}").into());
+        }
+        for value in given {
+            let (label, path) = match value.split_once('=') {
+                Some((label, path)) => (label.to_owned(), PathBuf::from(path)),
+                None => {
+                    let path = PathBuf::from(value);
+                    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                    (name.unwrap_or_else(|| function.to_owned()), path)
+                }
+            };
+            programs.push(Program { label, function, path });
+        }
+    }
+    Ok(programs)
+}
 
 /// A Lambda function's settings as `template.yaml` sets them by default.
 fn template_env(function: &str, endpoint: &str, downstream: &str) -> Vec<(String, String)> {
@@ -75,18 +111,11 @@ async fn silent_endpoint() -> Result<String, BoxError> {
 async fn main() -> Result<(), BoxError> {
     let args = BenchArgs::from_env(USAGE)?;
     let rounds = args.number("rounds", 15)?;
-    let path = |name: &str| {
-        args.option(name).map(PathBuf::from).ok_or_else(|| format!("--{name}; usage: {USAGE}"))
-    };
-    let programs = [
-        ("floor", path("floor")?),
-        ("publisher", path("publisher")?),
-        ("consumer", path("consumer")?),
-    ];
+    let programs = programs(&args)?;
     let endpoint = silent_endpoint().await?;
     let downstream = args.option("downstream").unwrap_or("http://127.0.0.1:9/work").to_owned();
     let envs: Vec<Vec<(String, String)>> =
-        programs.iter().map(|(name, _)| template_env(name, &endpoint, &downstream)).collect();
+        programs.iter().map(|p| template_env(p.function, &endpoint, &downstream)).collect();
 
     let mut samples = vec![Vec::with_capacity(rounds); programs.len()];
     for round in 0..=rounds {
@@ -94,7 +123,7 @@ async fn main() -> Result<(), BoxError> {
             let i = (round + k) % programs.len();
             let env: Vec<(&str, &str)> =
                 envs[i].iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-            let (host, ready) = start_ready(&programs[i].1, &[], &env).await?;
+            let (host, ready) = start_ready(&programs[i].path, &[], &env).await?;
             drop(host);
             if round > 0 {
                 samples[i].push(ready.as_secs_f64() * 1e3);
@@ -106,11 +135,12 @@ async fn main() -> Result<(), BoxError> {
 
     let floor = median(&samples[0]).ok_or("no samples")?;
     let mut functions = Map::new();
-    for ((name, program), init) in programs.iter().zip(&samples) {
+    for (program, init) in programs.iter().zip(&samples) {
         let ratio = median(init).map(|m| m / floor);
         functions.insert(
-            (*name).to_owned(),
-            json!({"program": program.display().to_string(), "init_ms": summary(init), "ratio_to_floor": ratio}),
+            program.label.clone(),
+            json!({"function": program.function, "program": program.path.display().to_string(),
+                   "init_ms": summary(init), "ratio_to_floor": ratio}),
         );
     }
     let result = json!({"label": "init against the floor", "rounds": rounds, "functions": Value::Object(functions)});
