@@ -6,12 +6,12 @@ EMULATORS := scripts/emulators.sh
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test demo simulate lint template-lint doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
+.PHONY: test demo simulate lint template-lint supply-chain doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
-## make test: formatting, lints, template checks, docs, unit and adapter tests, end-to-end
-## tests (the functions and the library's example as binaries), doctests, packaging; the test
-## runner's summary comes last, for CI to count
-test: lint template-lint doc
+## make test: formatting, lints, template checks, the supply chain, docs, unit and adapter tests,
+## end-to-end tests (the functions and the library's example as binaries), doctests, packaging;
+## the test runner's summary comes last, for CI to count
+test: lint template-lint supply-chain doc
 	$(CARGO) build --workspace --bins --examples
 	$(MAKE) --no-print-directory cli-docs
 	$(CARGO) test --quiet --doc --workspace
@@ -41,6 +41,11 @@ doc:
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## make supply-chain: cargo deny check licenses bans sources (deny.toml), offline; the pinned
+## cargo-deny is installed into the cargo home on first use
+supply-chain:
+	scripts/supply-chain.sh
 
 ## cfn-lint and `sam validate --lint` (pinned, in .venv-sam/)
 template-lint:

@@ -108,3 +108,19 @@ async fn a_server_whose_ca_the_image_does_not_trust_is_refused_and_nothing_is_lo
     assert!(setup.aws.drain_quarantined(&setup.quarantine_url).await.unwrap().is_empty());
     assert!(logs.contains("UnknownIssuer"), "the refusal names its reason: {logs}");
 }
+
+#[tokio::test]
+async fn with_neither_ca_trusted_every_message_goes_back_to_its_queue() {
+    let setup = fronted().await;
+    let event = standard_event();
+    // A file of the tests' own that trusts neither front: the system's roots do not either.
+    let other = TlsFront::start(&setup.downstream.url()).await.unwrap();
+    let (mut failures, logs) = setup.invoke(&event, other.ca_file().to_str()).await;
+
+    let mut expected = ids(&event);
+    expected.sort();
+    failures.sort();
+    assert_eq!(failures, expected, "logs: {logs}");
+    assert!(setup.downstream.received().is_empty(), "nothing reached the untrusted downstream");
+    assert!(setup.aws.drain_quarantined(&setup.quarantine_url).await.unwrap().is_empty());
+}

@@ -8,6 +8,7 @@ mod quarantine;
 mod visibility;
 
 pub use backpressure_core::queue::QueueRef;
+pub use backpressure_startup::LazyClient;
 pub use message::record_from_message;
 #[cfg(feature = "s3-overflow")]
 pub use overflow::S3Overflow;
