@@ -97,7 +97,7 @@ if init_run:
       "million cold starts' init at Lambda's arm64 price for 128 MB, and what we add to the floor's.\n")
     p("| Binary | Init, ms | × the floor | $ per million cold starts | above the floor |")
     p("|---|---:|---:|---:|---:|")
-    for label, r in functions.items():
+    for label, r in sorted(functions.items(), key=lambda item: item[1].get("function") != "floor"):
         median = r["init_ms"]["median"]
         cost = median / 1e3 * MEMORY_GB * ARM64_GB_SECOND_USD * 1e6
         extra = (median - floor) / 1e3 * MEMORY_GB * ARM64_GB_SECOND_USD * 1e6
