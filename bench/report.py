@@ -93,9 +93,10 @@ if init_run:
     functions = init_run["functions"]
     floor = functions["floor"]["init_ms"]["median"]
     p(f"\n### Init against the floor ({init_run['rounds']} interleaved rounds: process start → first `GET /next`)\n")
-    p("The floor is a bare `lambda_runtime` hello world (`bench/floor`, same release profile). Cost: each "
-      "million cold starts' init at Lambda's arm64 price for 128 MB, and what we add to the floor's.\n")
-    p("| Binary | Init, ms | × the floor | $ per million cold starts | above the floor |")
+    p("The floor is a bare `lambda_runtime` hello world (`bench/floor`, same release profile). Cost: a "
+      "million inits (the init alone, not the first invocation) at Lambda's arm64 price for 128 MB, "
+      "and what we add to the floor's.\n")
+    p("| Binary | Init, ms | × the floor | $ per million inits | above the floor |")
     p("|---|---:|---:|---:|---:|")
     for label, r in sorted(functions.items(), key=lambda item: item[1].get("function") != "floor"):
         median = r["init_ms"]["median"]
