@@ -56,9 +56,12 @@ impl SystemRoots {
             );
         }
         if store.is_empty() {
+            let variable = |name| std::env::var(name).unwrap_or_else(|_| "unset".to_owned());
             tracing::warn!(
-                "the system's trust store has no root certificates: no TLS connection can be \
-                 verified; set SSL_CERT_FILE or SSL_CERT_DIR"
+                ssl_cert_file = variable("SSL_CERT_FILE"),
+                ssl_cert_dir = variable("SSL_CERT_DIR"),
+                "the trust store has no root certificates: no TLS connection can be verified; \
+                 point SSL_CERT_FILE at a PEM bundle of the roots to trust"
             );
         }
         Self { certificates, store: Arc::new(store) }
@@ -130,8 +133,8 @@ impl SystemVerifier {
                 .build()
                 .map_err(|error| {
                     format!(
-                        "the system's trust store has no usable root certificates ({error}); \
-                             set SSL_CERT_FILE or SSL_CERT_DIR"
+                        "the trust store has no usable root certificates ({error}); point \
+                         SSL_CERT_FILE at a PEM bundle of the roots to trust"
                     )
                 })
             })

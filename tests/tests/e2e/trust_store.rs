@@ -124,3 +124,22 @@ async fn with_neither_ca_trusted_every_message_goes_back_to_its_queue() {
     assert!(setup.downstream.received().is_empty(), "nothing reached the untrusted downstream");
     assert!(setup.aws.drain_quarantined(&setup.quarantine_url).await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn an_ssl_cert_file_with_no_certificate_is_said_once_and_nothing_is_lost() {
+    let setup = fronted().await;
+    let event = standard_event();
+    let junk = std::env::temp_dir().join(format!("{}.pem", unique("not-a-bundle")));
+    std::fs::write(&junk, "this is not a certificate\n").unwrap();
+    let (mut failures, logs) = setup.invoke(&event, junk.to_str()).await;
+    let _ = std::fs::remove_file(&junk);
+
+    let mut expected = ids(&event);
+    expected.sort();
+    failures.sort();
+    assert_eq!(failures, expected, "logs: {logs}");
+    assert!(setup.downstream.received().is_empty());
+    let said = logs.matches("the trust store has no root certificates").count();
+    assert_eq!(said, 1, "said once, with the file it read: {logs}");
+    assert!(logs.contains(junk.to_str().unwrap()), "names the file: {logs}");
+}
