@@ -77,13 +77,25 @@ struct Batch<'e, 's, B> {
 
 impl<B> Batch<'_, '_, B> {
     /// Puts `slot` in place, and tells `settled` when it acknowledges its record.
+    /// A record already acknowledged (done before its completion was
+    /// written) is not announced twice.
     fn settle(&self, index: usize, slot: Slot) {
-        let acknowledged = matches!(
-            &slot,
-            Slot::Final(Outcome::Done | Outcome::Duplicate { .. } | Outcome::Quarantined { .. })
-        );
-        *lock(&self.slots[index]) = slot;
-        if acknowledged {
+        let acknowledges = |slot: &Slot| {
+            matches!(
+                slot,
+                Slot::Final(
+                    Outcome::Done | Outcome::Duplicate { .. } | Outcome::Quarantined { .. }
+                )
+            )
+        };
+        let newly = {
+            let mut held = lock(&self.slots[index]);
+            let was = acknowledges(&held);
+            let now = acknowledges(&slot);
+            *held = slot;
+            now && !was
+        };
+        if newly {
             (self.settled)(index);
         }
     }
@@ -278,15 +290,18 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             AssertUnwindSafe(async { self.processor.process(&message).await }).catch_unwind();
         let verdict = match claim {
             None => work.await,
-            Some((guard, claims, claim)) => match guard.run(claims, claim, work).await {
-                Some(verdict) => verdict,
-                None => {
-                    return Slot::Final(Outcome::retry(
-                        RetryCause::Deadline,
-                        "its idempotency claim's lease lapsed unrenewed before the work finished",
-                    ));
+            Some((guard, claims, claim)) => {
+                let done = || batch.settle(index, Slot::Final(Outcome::Done));
+                match guard.run(claims, claim, work, done).await {
+                    Some(verdict) => verdict,
+                    None => {
+                        return Slot::Final(Outcome::retry(
+                            RetryCause::Deadline,
+                            "its idempotency claim's lease lapsed unrenewed before the work finished",
+                        ));
+                    }
                 }
-            },
+            }
         };
         match verdict {
             Ok(Verdict::Done | Verdict::DoneWith { .. }) => Slot::Final(Outcome::Done),

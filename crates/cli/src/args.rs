@@ -14,6 +14,10 @@ use crate::finish::EXIT_CODES;
 pub struct Cli {
     #[command(flatten)]
     pub aws: AwsArgs,
+    /// More on stderr: -v adds each message's audit line and progress notes,
+    /// -vv everything this tool logs (RUST_LOG, when set, decides instead).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
     #[command(subcommand)]
     pub command: Command,
 }

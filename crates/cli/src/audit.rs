@@ -33,6 +33,9 @@ pub enum Outcome {
     ObjectDeleted,
     /// S3 refused that delete: the object stays until the bucket's lifecycle rule expires it.
     ObjectDeleteFailed,
+    /// A second record of a source message already replayed (see `sourceKey`),
+    /// deleted without sending; its S3 object, shared with the first, is kept.
+    DuplicateDeleted,
 }
 
 /// One line of the audit file.
@@ -60,6 +63,10 @@ pub struct Line {
     /// `s3://bucket/key`: the object that held the message's body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<String>,
+    /// Replays: the source message this is a record of (source queue ARN,
+    /// original message id, body SHA-256), so a rerun knows it was replayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_key: Option<String>,
 }
 
 /// The open audit file.
@@ -69,6 +76,8 @@ pub struct Audit {
     file: Mutex<File>,
     /// Messages of this queue whose send SQS confirmed, in this run or an earlier one.
     sent: Mutex<HashSet<String>>,
+    /// Their source messages ([`Line::source_key`]).
+    sent_sources: Mutex<HashSet<String>>,
 }
 
 impl Outcome {
@@ -82,6 +91,7 @@ impl Outcome {
             Self::DiscardFailed => "discard_failed",
             Self::ObjectDeleted => "object_deleted",
             Self::ObjectDeleteFailed => "object_delete_failed",
+            Self::DuplicateDeleted => "duplicate_deleted",
         }
     }
 }
@@ -91,6 +101,7 @@ impl Audit {
     /// `queue_url` were already sent.
     pub fn open(path: &Path, queue_url: &str) -> Result<Self, CliError> {
         let mut sent = HashSet::new();
+        let mut sent_sources = HashSet::new();
         match File::open(path) {
             Ok(file) => {
                 for (index, line) in BufReader::new(file).lines().enumerate() {
@@ -103,6 +114,7 @@ impl Audit {
                     })?;
                     if entry.result == Outcome::Replayed && entry.queue_url == queue_url {
                         sent.insert(entry.queue_message_id);
+                        sent_sources.extend(entry.source_key);
                     }
                 }
             }
@@ -114,7 +126,12 @@ impl Audit {
             .append(true)
             .open(path)
             .map_err(|e| CliError::file(path, e))?;
-        Ok(Self { path: path.to_owned(), file: Mutex::new(file), sent: Mutex::new(sent) })
+        Ok(Self {
+            path: path.to_owned(),
+            file: Mutex::new(file),
+            sent: Mutex::new(sent),
+            sent_sources: Mutex::new(sent_sources),
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -124,6 +141,11 @@ impl Audit {
     /// Whether this queue message's send was confirmed before.
     pub fn was_sent(&self, queue_message_id: &str) -> bool {
         self.sent.lock().is_ok_and(|sent| sent.contains(queue_message_id))
+    }
+
+    /// Whether a record of this source message was replayed from this queue before.
+    pub fn source_replayed(&self, source_key: &str) -> bool {
+        self.sent_sources.lock().is_ok_and(|sent| sent.contains(source_key))
     }
 
     /// Appends `lines` and syncs them to disk, then logs each; returns only
@@ -145,33 +167,54 @@ impl Audit {
                 .and_then(|()| file.sync_data())
                 .map_err(|e| CliError::file(&self.path, e))?;
         }
+        let replayed = || lines.iter().filter(|l| l.result == Outcome::Replayed);
         if let Ok(mut sent) = self.sent.lock() {
-            sent.extend(
-                lines
-                    .iter()
-                    .filter(|l| l.result == Outcome::Replayed)
-                    .map(|l| l.queue_message_id.clone()),
-            );
+            sent.extend(replayed().map(|l| l.queue_message_id.clone()));
+        }
+        if let Ok(mut sources) = self.sent_sources.lock() {
+            sources.extend(replayed().filter_map(|l| l.source_key.clone()));
         }
         for line in lines {
-            tracing::info!(
-                target: "audit",
-                operator = %line.operator,
-                action = %line.action,
-                result = line.result.as_str(),
-                queue_message_id = %line.queue_message_id,
-                original_message_id = %line.original_message_id,
-                new_message_id = line.new_message_id.as_deref().unwrap_or(""),
-                destination = line.destination.as_deref().unwrap_or(""),
-                error_code = line.error_code.as_deref().unwrap_or(""),
-                object = line.object.as_deref().unwrap_or(""),
-                reason = line.reason.as_deref().unwrap_or(""),
-                "{} {}",
-                line.action,
-                line.result.as_str()
-            );
+            log(line);
         }
         Ok(())
+    }
+}
+
+/// One audit line to the log: what went wrong as a warning, the rest at
+/// debug (`-v`): the file holds every line, and one per message would push
+/// the progress bar off a terminal. Empty fields are left out.
+fn log(line: &Line) {
+    let failed = matches!(
+        line.result,
+        Outcome::SendFailed
+            | Outcome::DeleteFailed
+            | Outcome::DiscardFailed
+            | Outcome::ObjectDeleteFailed
+    );
+    if !failed && !tracing::enabled!(target: "audit", tracing::Level::DEBUG) {
+        return;
+    }
+    let mut fields = format!(
+        "queue_message_id={} original_message_id={}",
+        line.queue_message_id, line.original_message_id
+    );
+    for (name, value) in [
+        ("new_message_id", &line.new_message_id),
+        ("destination", &line.destination),
+        ("error_code", &line.error_code),
+        ("object", &line.object),
+        ("reason", &line.reason),
+    ] {
+        if let Some(value) = value.as_deref().filter(|v| !v.is_empty()) {
+            fields.push_str(&format!(" {name}={value:?}"));
+        }
+    }
+    let result = line.result.as_str();
+    if failed {
+        tracing::warn!(target: "audit", action = %line.action, result, "{} {result}: {fields}", line.action);
+    } else {
+        tracing::debug!(target: "audit", action = %line.action, result, "{} {result}: {fields}", line.action);
     }
 }
 
@@ -211,6 +254,7 @@ mod tests {
             started: now(),
             reason: None,
             object: None,
+            source_key: None,
         }
     }
 

@@ -22,6 +22,8 @@ pub struct QueueTrail {
     pub moved: u64,
     /// Found again after a confirmed send by a resumed run, and deleted (`deleted_on_resume`).
     pub deleted_on_resume: u64,
+    /// Second records of a source message replayed, deleted unsent (`duplicate_deleted`).
+    pub duplicates: u64,
     pub discarded: u64,
     /// Lines of `send_failed`, `delete_failed` or `discard_failed`.
     pub failed: u64,
@@ -53,6 +55,7 @@ pub fn summarize(path: &Path) -> Result<BTreeMap<String, QueueTrail>, CliError> 
         match line.result {
             Outcome::Replayed => trail.moved += 1,
             Outcome::DeletedOnResume => trail.deleted_on_resume += 1,
+            Outcome::DuplicateDeleted => trail.duplicates += 1,
             Outcome::Discarded => trail.discarded += 1,
             Outcome::SendFailed | Outcome::DeleteFailed | Outcome::DiscardFailed => {
                 trail.failed += 1;
@@ -92,8 +95,17 @@ pub fn render(path: &Path, trails: &BTreeMap<String, QueueTrail>) -> String {
         let _ = writeln!(out, "\n{}", printable(queue, 200));
         let _ = writeln!(
             out,
-            "  {} message(s): moved {}, deleted on resume {}, discarded {}, failed {} (lines)",
-            t.messages, t.moved, t.deleted_on_resume, t.discarded, t.failed
+            "  {} message(s): moved {}, deleted on resume {}, {}discarded {}, failed {} (lines)",
+            t.messages,
+            t.moved,
+            t.deleted_on_resume,
+            if t.duplicates > 0 {
+                format!("duplicates deleted {}, ", t.duplicates)
+            } else {
+                String::new()
+            },
+            t.discarded,
+            t.failed
         );
         let objects = |result: &str| t.by_result.get(result).copied().unwrap_or(0);
         let (deleted, kept) = (objects("object_deleted"), objects("object_delete_failed"));

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use crate::args::{ChangeArgs, ReplayArgs};
 use crate::audit::Audit;
-use crate::consent::{Matching, bar, confirm, count_matching, require_consent, wants_count};
+use crate::consent::{
+    Matching, bar, confirm, count_matching, paced_bar, require_consent, wants_count,
+};
 use crate::destination::Destinations;
 use crate::error::CliError;
 use crate::filter::Filter;
@@ -40,7 +42,7 @@ pub async fn replay(
         require_consent(change.yes)?;
     }
     let pacer = Pacer::new(args.rate)?;
-    let (visible, _) = source.counts().await?;
+    let (visible, in_flight) = source.counts().await?;
     let destinations = Destinations::new(source, args.to.clone()).await;
     let target = args.to.as_deref().unwrap_or("each message's source queue");
     if args.dry_run {
@@ -60,13 +62,14 @@ pub async fn replay(
         progress.finish_and_clear();
         outcome?;
         eprintln!(
-            "dry run: {} message(s) would be sent to {target}; {} not matching; nothing was changed",
-            tally.would_send, tally.not_matching
+            "dry run: {} message(s) would be sent to {target}; {} duplicate record(s) would be \
+             deleted unsent; {} not matching; nothing was changed",
+            tally.would_send, tally.duplicates, tally.not_matching
         );
         if source.moves_groups() {
             eprintln!("{DRY_RUN_MOVES_NOTHING}");
         }
-        return finish(source, visible, &tally).await;
+        return finish(source, (visible, in_flight), &tally, true).await;
     }
     let mover = mover_for(source).await?;
     let operator = operator(sts).await?;
@@ -92,7 +95,8 @@ pub async fn replay(
     let mut removed_by_canary = 0;
     let mut total = Tally::default();
     let to_replay = matching.map_or(visible, |m| m.count);
-    let progress = bar(args.limit.map_or(to_replay, |l| to_replay.min(l as u64)), "replayed");
+    let progress =
+        paced_bar(args.limit.map_or(to_replay, |l| to_replay.min(l as u64)), "replayed", args.rate);
     let setup = Setup {
         source,
         filter,
@@ -159,7 +163,7 @@ pub async fn replay(
     }
     progress.finish_and_clear();
     summary(&total, &audit, true);
-    finish(source, visible.saturating_sub(removed_by_canary), &total).await
+    finish(source, (visible.saturating_sub(removed_by_canary), in_flight), &total, false).await
 }
 
 pub async fn discard(
@@ -171,7 +175,7 @@ pub async fn discard(
     sts: &aws_sdk_sts::Client,
 ) -> Result<Finish, CliError> {
     require_consent(change.yes)?;
-    let (visible, _) = source.counts().await?;
+    let (visible, in_flight) = source.counts().await?;
     let operator = operator(sts).await?;
     let matching = if wants_count(change.yes) {
         Some(count_matching(&headers(source), filter).await?)
@@ -208,7 +212,7 @@ pub async fn discard(
     progress.finish_and_clear();
     summary(&tally, &audit, false);
     outcome?;
-    finish(source, visible, &tally).await
+    finish(source, (visible, in_flight), &tally, false).await
 }
 
 /// `queue` read without the bodies kept in S3: for a count or a canary check.
@@ -296,12 +300,27 @@ async fn came_back(
     Ok((back, scanned.shortfall(&queue.url)))
 }
 
-/// How a sweep of `source` that started with `counted` visible messages ends:
-/// failures first, then messages in flight, then messages it could not reach.
-async fn finish(source: &Queue, counted: u64, tally: &Tally) -> Result<Finish, CliError> {
+/// How a sweep of `source` ends that started with `at_start` (visible, in
+/// flight) messages: failures first, then messages in flight, then messages
+/// it could not reach. Exit 0 means every message the queue counted, in
+/// flight at the start included, was read.
+async fn finish(
+    source: &Queue,
+    at_start: (u64, u64),
+    tally: &Tally,
+    dry_run: bool,
+) -> Result<Finish, CliError> {
+    let (counted, in_flight_at_start) = at_start;
     // Every shortfall is said, whichever decides the exit code: a run with
     // failures may also have left messages it never reached.
     let (_, in_flight, timeout) = source.counts_and_timeout().await?;
+    let read: u64 = tally.seen.values().map(|&n| n as u64).sum();
+    let unseen_from_start = if tally.limited {
+        0
+    } else {
+        (counted + in_flight_at_start).saturating_sub(read).min(in_flight_at_start)
+    };
+    let mut incomplete = None;
     let shortfall = if in_flight > 0 {
         eprintln!(
             "{in_flight} message(s) of {} are in flight (held by a consumer, or by an interrupted \
@@ -309,15 +328,28 @@ async fn finish(source: &Queue, counted: u64, tally: &Tally) -> Result<Finish, C
             source.url,
             source.when_visible(timeout)
         );
+        incomplete = Some(in_flight);
+        None
+    } else if unseen_from_start > 0 {
+        eprintln!(
+            "{unseen_from_start} of the {in_flight_at_start} message(s) of {} that were in flight \
+             when this run started (held by a consumer, or by an interrupted run) were not seen: \
+             they may be visible now; run the same command again (they are visible again {})",
+            source.url,
+            source.when_visible(timeout)
+        );
+        incomplete = Some(unseen_from_start);
         None
     } else {
         let scanned = Scanned {
-            read: tally.seen.values().sum(),
+            read: read as usize,
             counted,
             groups: tally.seen.clone(),
             moved: tally.moved as usize,
             stuck: tally.stuck.clone(),
             stopped_early: tally.limited,
+            lapsed: tally.lapsed,
+            lease: source.lease,
             ..Scanned::default()
         };
         scanned.shortfall(&source.url)
@@ -326,9 +358,9 @@ async fn finish(source: &Queue, counted: u64, tally: &Tally) -> Result<Finish, C
         eprintln!("incomplete: {}.", shortfall.explanation);
     }
     Ok(if tally.failed > 0 {
-        Finish::Failures(tally.failed)
-    } else if in_flight > 0 {
-        Finish::Incomplete(in_flight)
+        Finish::Failures { count: tally.failed, dry_run }
+    } else if let Some(unseen) = incomplete {
+        Finish::Incomplete(unseen)
     } else {
         Finish::from_shortfall(shortfall.as_ref())
     })
@@ -338,6 +370,8 @@ fn add(total: &mut Tally, tally: &Tally) {
     total.replayed += tally.replayed;
     total.discarded += tally.discarded;
     total.deleted_on_resume += tally.deleted_on_resume;
+    total.duplicates += tally.duplicates;
+    total.lapsed += tally.lapsed;
     total.would_send += tally.would_send;
     total.failed += tally.failed;
     total.not_matching = total.not_matching.max(tally.not_matching);
@@ -352,7 +386,10 @@ fn add(total: &mut Tally, tally: &Tally) {
 
 fn summary(tally: &Tally, audit: &Audit, replay: bool) {
     let done = if replay {
-        format!("replayed={} deleted_on_resume={}", tally.replayed, tally.deleted_on_resume)
+        format!(
+            "replayed={} deleted_on_resume={} duplicates={}",
+            tally.replayed, tally.deleted_on_resume, tally.duplicates
+        )
     } else {
         format!("discarded={}", tally.discarded)
     };

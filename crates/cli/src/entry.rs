@@ -196,6 +196,22 @@ impl Entry {
         Some(entry)
     }
 
+    /// Which source message this is a record of: its source queue, its id
+    /// and its body's SHA-256. A quarantine write whose answer was lost and
+    /// which the SDK retried leaves two records with one key; a standard
+    /// queue cannot deduplicate them, so a replay does.
+    pub fn source_key(&self) -> String {
+        let sha256 = match &self.body_object {
+            Some(object) => object.sha256.clone(),
+            None => backpressure_batch::idempotency::body_hash(self.body.as_deref().unwrap_or("")),
+        };
+        format!(
+            "{} {} {sha256}",
+            self.source_queue_arn.as_deref().unwrap_or("-"),
+            self.original_message_id
+        )
+    }
+
     /// The message group this queue holds the message in (FIFO, or a fair queue's tenant).
     pub fn queue_group(&self) -> Option<&str> {
         self.queue_attributes

@@ -53,6 +53,21 @@ pub enum CliError {
          (nothing was changed)"
     )]
     NoTerminal,
+    #[error(
+        "interrupted: {released} message(s) this command held are visible again{}",
+        not_released_note(.not_released, .lease)
+    )]
+    Interrupted { released: usize, not_released: usize, lease: i32 },
+}
+
+fn not_released_note(not_released: &usize, lease: &i32) -> String {
+    if *not_released == 0 {
+        return String::new();
+    }
+    format!(
+        "; {not_released} that SQS would not release are visible again within {lease} s \
+         (--visibility-timeout)"
+    )
 }
 
 impl CliError {
@@ -61,6 +76,11 @@ impl CliError {
         matches!(self, Self::File { path, source }
             if source.kind() == std::io::ErrorKind::BrokenPipe
                 && (path.as_os_str() == "<stdout>" || path.as_os_str() == "-"))
+    }
+
+    /// Whether a signal stopped the command (exit 130).
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, Self::Interrupted { .. })
     }
 
     /// Whether this is the operator's input, not the queue's or AWS's doing (exit 2).

@@ -24,8 +24,12 @@ Exit codes:
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finish {
     Done,
-    /// Some messages were not replayed or discarded; they are still on the queue.
-    Failures(u64),
+    /// Some messages were not replayed or discarded; they are still on the
+    /// queue. Said by a dry run: what it found that could not be sent.
+    Failures {
+        count: u64,
+        dry_run: bool,
+    },
     /// A canary message came back, or the check could not read the whole queue.
     CanaryStopped,
     /// Messages in flight (held by someone else or an interrupted run) were not seen.
@@ -50,7 +54,7 @@ impl Finish {
     pub fn exit_code(&self) -> u8 {
         match self {
             Self::Done => exit::SUCCESS,
-            Self::Failures(_) | Self::Unreadable(_) => exit::FAILURE,
+            Self::Failures { .. } | Self::Unreadable(_) => exit::FAILURE,
             Self::CanaryStopped => 3,
             Self::Incomplete(_) => 4,
             Self::Unread(_) => 5,

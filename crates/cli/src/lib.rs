@@ -15,6 +15,8 @@ pub mod explain;
 pub mod filter;
 pub mod finish;
 pub mod inspect;
+pub mod interrupt;
+pub mod lease;
 pub mod logging;
 pub mod objects;
 pub mod origin;

@@ -1,7 +1,8 @@
 //! Logs to stderr, structured (`key=value`, or JSON lines with
 //! `SQS_BACKPRESSURE_LOG_FORMAT=json`), drawn around the progress bar.
-//! The audit trail logs at INFO under the `audit` target; other targets at
-//! WARN, the SDK's none, unless `RUST_LOG` says otherwise.
+//! Warnings by default (a failed send, delete or release among them); `-v`
+//! adds each audit line (target `audit`, DEBUG) and this tool's notes, `-vv`
+//! all of its DEBUG; the SDK's logs never, unless `RUST_LOG` says otherwise.
 
 use std::io::Write;
 use std::sync::Mutex;
@@ -10,13 +11,19 @@ use indicatif::ProgressBar;
 
 static PROGRESS: Mutex<Option<ProgressBar>> = Mutex::new(None);
 
-pub fn init() {
+pub fn init(verbose: u8) {
     // The SDK's own warnings carry Debug dumps of its errors; what matters of
     // them reaches the operator as the command's one-line error. RUST_LOG
     // brings them back for a bug report.
-    let quiet = "warn,audit=info,aws_config=off,aws_runtime=off,aws_smithy_runtime=off,\
-                 aws_smithy_http_client=off,aws_sdk_sqs=off,aws_sdk_sts=off";
-    backpressure_startup::logging::init_for_tool(|| Stderr, quiet, "SQS_BACKPRESSURE_LOG_FORMAT");
+    let ours = match verbose {
+        0 => "warn",
+        1 => "warn,audit=debug,sqs_backpressure=info",
+        _ => "warn,audit=debug,sqs_backpressure=debug,backpressure_batch=debug",
+    };
+    let sdk = "aws_config=off,aws_runtime=off,aws_smithy_runtime=off,aws_smithy_http_client=off,\
+               aws_sdk_sqs=off,aws_sdk_sts=off,aws_sdk_s3=off";
+    let filter = format!("{ours},{sdk}");
+    backpressure_startup::logging::init_for_tool(|| Stderr, &filter, "SQS_BACKPRESSURE_LOG_FORMAT");
 }
 
 /// Draws log lines above `bar` instead of through it.

@@ -7,12 +7,16 @@ use clap::Parser;
 use sqs_backpressure::args::Cli;
 use sqs_backpressure::connect::connect;
 use sqs_backpressure::finish::Finish;
-use sqs_backpressure::{logging, run, run_local};
+use sqs_backpressure::{interrupt, logging, run, run_local};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
-    logging::init();
+    logging::init(cli.verbose);
+    if let Err(error) = interrupt::listen() {
+        eprintln!("error: cannot listen for SIGINT and SIGTERM: {error}");
+        return ExitCode::FAILURE;
+    }
     let outcome = if cli.command.queue().is_none() {
         run_local(cli.command)
     } else {
@@ -22,15 +26,23 @@ async fn main() -> ExitCode {
         }
     };
     match outcome {
-        Ok(Finish::Failures(count)) => {
+        Ok(Finish::Failures { count, dry_run: false }) => {
             eprintln!(
                 "{count} message(s) could not be handled and are still on the queue (the audit \
-                 file says why; a dry run, which writes none, said why above)"
+                 file says why)"
             );
+            ExitCode::FAILURE
+        }
+        Ok(Finish::Failures { count, dry_run: true }) => {
+            eprintln!("{count} message(s) could not be sent (the warnings above say why)");
             ExitCode::FAILURE
         }
         Ok(finish) => ExitCode::from(finish.exit_code()),
         Err(error) if error.is_closed_stdout() => ExitCode::SUCCESS,
+        Err(error) if error.is_interrupted() => {
+            eprintln!("{error}");
+            ExitCode::from(interrupt::EXIT_INTERRUPTED)
+        }
         Err(error) if error.is_usage() => {
             eprintln!("error: {error}\n\nFor more information, try '--help'.");
             ExitCode::from(backpressure_startup::exit::USAGE)

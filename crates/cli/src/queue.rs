@@ -76,32 +76,42 @@ impl Queue {
 
     /// Makes messages visible again at once; returns how many SQS did not release
     /// (they come back when their lease ends).
-    pub async fn release(&self, handles: &[&str]) -> Result<usize, CliError> {
+    pub async fn release<S: AsRef<str>>(&self, handles: &[S]) -> Result<usize, CliError> {
         let mut refused = 0;
         for chunk in handles.chunks(10) {
-            let entries = chunk
-                .iter()
-                .enumerate()
-                .map(|(i, handle)| {
-                    ChangeMessageVisibilityBatchRequestEntry::builder()
-                        .id(i.to_string())
-                        .receipt_handle(*handle)
-                        .visibility_timeout(0)
-                        .build()
-                })
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| CliError::sqs("ChangeMessageVisibilityBatch", &self.url, e))?;
-            let output = self
-                .client
-                .change_message_visibility_batch()
-                .queue_url(&self.url)
-                .set_entries(Some(entries))
-                .send()
-                .await
-                .map_err(|e| CliError::sqs("ChangeMessageVisibilityBatch", &self.url, e))?;
-            refused += output.failed().len();
+            refused += self.change_visibility(chunk, 0).await?.len();
         }
         Ok(refused)
+    }
+
+    /// Sets up to 10 messages' visibility to `seconds` from now; returns the
+    /// positions SQS refused.
+    pub async fn change_visibility<S: AsRef<str>>(
+        &self,
+        handles: &[S],
+        seconds: i32,
+    ) -> Result<Vec<usize>, CliError> {
+        let entries = handles
+            .iter()
+            .enumerate()
+            .map(|(i, handle)| {
+                ChangeMessageVisibilityBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .receipt_handle(handle.as_ref())
+                    .visibility_timeout(seconds)
+                    .build()
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| CliError::sqs("ChangeMessageVisibilityBatch", &self.url, e))?;
+        let output = self
+            .client
+            .change_message_visibility_batch()
+            .queue_url(&self.url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+            .map_err(|e| CliError::sqs("ChangeMessageVisibilityBatch", &self.url, e))?;
+        Ok(output.failed().iter().filter_map(|f| f.id().parse().ok()).collect())
     }
 
     /// Deletes up to 10 messages; one result per handle, by index.

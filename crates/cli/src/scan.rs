@@ -13,9 +13,13 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use tokio::time::Instant;
 
 use crate::entry::Entry;
 use crate::error::CliError;
+use crate::lease::{self, Holding, lease_of};
 use crate::queue::Queue;
 use crate::rotate::{Mover, Stuck};
 
@@ -42,6 +46,10 @@ pub struct Scanned {
     pub stuck: Vec<Stuck>,
     /// A `visit` stopped the scan early (a limit, a message found).
     pub stopped_early: bool,
+    /// Messages received again while held: their lease ran out mid-scan.
+    pub lapsed: usize,
+    /// The lease, in seconds (`--visibility-timeout`).
+    pub lease: i32,
 }
 
 /// Why a scan's result is not the whole queue.
@@ -118,6 +126,14 @@ impl Scanned {
                 "read {} of the {} message(s) {url} counted; {unread} not read: {why}",
                 self.read, self.counted
             )
+        } else if self.lapsed > 0 {
+            format!(
+                "read {} of the {} message(s) {url} counted; {unread} not read: the lease of {} \
+                 message(s) this read held ran out before the read ended (--visibility-timeout \
+                 {} s, extended as it went, and not enough), so SQS handed them out again \
+                 instead of new ones: run again with a longer --visibility-timeout",
+                self.read, self.counted, self.lapsed, self.lease
+            )
         } else {
             format!(
                 "read {} of the {} message(s) {url} counted; {unread} not read (received by \
@@ -147,15 +163,21 @@ pub async fn scan(
 ) -> Result<Scanned, CliError> {
     let (counted, in_flight, timeout) = queue.counts_and_timeout().await?;
     let visible_again = queue.when_visible(timeout);
-    let mut scanned = Scanned { counted, in_flight, visible_again, ..Scanned::default() };
+    let mut scanned =
+        Scanned { counted, in_flight, visible_again, lease: queue.lease, ..Scanned::default() };
     let progress = crate::consent::bar(counted, "read");
-    // The newest receipt handle of each copy held, by the id SQS gave it: an
-    // older handle stops working when a message is received again.
-    let mut held: HashMap<String, String> = HashMap::new();
+    let holding = Mutex::new(Holding::default());
+    let held = || lock(&holding);
     // First identities read, with the copy that was read.
     let mut read: HashMap<String, String> = HashMap::new();
-    let outcome = async {
+    let mut interrupted = false;
+    let reading = async {
         loop {
+            if crate::interrupt::requested() {
+                interrupted = true;
+                return Ok(());
+            }
+            let expires = Instant::now() + lease_of(queue);
             let batch = queue.receive(10).await?;
             if batch.is_empty() {
                 return Ok(());
@@ -166,15 +188,19 @@ pub async fn scan(
             let mut copies = 0;
             for entry in batch {
                 if mover.is_some_and(|m| m.wrote(&entry)) {
-                    let previous =
-                        held.insert(entry.received_id.clone(), entry.receipt_handle.clone());
-                    copies += usize::from(previous.is_none());
+                    let mut held = held();
+                    if held.holds(&entry.received_id) {
+                        held.received_again(&entry.received_id, &entry.receipt_handle, expires);
+                    } else {
+                        held.hold(&entry.received_id, &entry.receipt_handle, expires);
+                        copies += 1;
+                    }
                     continue;
                 }
                 match read.get(&entry.queue_message_id) {
                     Some(copy) if *copy == entry.received_id => {
                         // Back after its lease ran out during a long scan.
-                        held.insert(entry.received_id.clone(), entry.receipt_handle.clone());
+                        held().received_again(&entry.received_id, &entry.receipt_handle, expires);
                     }
                     Some(_) => duplicates.push(entry),
                     None => {
@@ -190,13 +216,17 @@ pub async fn scan(
                 let group = entry.queue_group().unwrap_or("(none)");
                 *scanned.groups.entry(group.to_owned()).or_default() += 1;
             }
+            let hold = |entries: &mut dyn Iterator<Item = &Entry>| {
+                let mut held = held();
+                for entry in entries {
+                    held.hold(&entry.received_id, &entry.receipt_handle, expires);
+                }
+            };
             match mover {
                 None => {
                     // Every message of the batch is held before any is visited, so
                     // one `visit` stopping the scan still releases the rest.
-                    for entry in fresh.iter().chain(&duplicates) {
-                        held.insert(entry.received_id.clone(), entry.receipt_handle.clone());
-                    }
+                    hold(&mut fresh.iter().chain(&duplicates));
                     for entry in fresh {
                         if visit(entry).is_break() {
                             scanned.stopped_early = true;
@@ -209,12 +239,7 @@ pub async fn scan(
                     let moved = match mover.move_to_end(queue, &to_move).await {
                         Ok(moved) => moved,
                         Err(error) => {
-                            for entry in fresh.iter().chain(&duplicates) {
-                                held.insert(
-                                    entry.received_id.clone(),
-                                    entry.receipt_handle.clone(),
-                                );
-                            }
+                            hold(&mut fresh.iter().chain(&duplicates));
                             return Err(error);
                         }
                     };
@@ -222,15 +247,12 @@ pub async fn scan(
                         match result {
                             Ok(()) => scanned.moved += 1,
                             Err(stuck) => {
-                                held.insert(
-                                    entry.received_id.clone(),
-                                    entry.receipt_handle.clone(),
-                                );
+                                hold(&mut std::iter::once(entry));
                                 scanned.stuck.push(stuck);
                             }
                         }
                     }
-                    remove_duplicates(queue, &duplicates, &mut held).await?;
+                    remove_duplicates(queue, &duplicates, &holding, expires).await?;
                     for entry in fresh {
                         if !scanned.stopped_early && visit(entry).is_break() {
                             scanned.stopped_early = true;
@@ -243,15 +265,31 @@ pub async fn scan(
                 return Ok(());
             }
         }
-    }
-    .await;
+    };
+    let outcome = tokio::select! {
+        outcome = reading => outcome,
+        never = lease::keep(queue, |f| f(&mut held())) => match never {},
+    };
     progress.finish_and_clear();
-    let handles: Vec<&str> = held.values().map(String::as_str).collect();
+    let (handles, lapsed) = {
+        let mut held = held();
+        (held.take_handles(), held.lapsed)
+    };
     let released = queue.release(&handles).await;
+    if interrupted {
+        let refused = released.as_ref().map_or(handles.len(), |refused| *refused);
+        let released = handles.len() - refused;
+        return Err(CliError::Interrupted { released, not_released: refused, lease: queue.lease });
+    }
     outcome?;
     scanned.read = read.len();
+    scanned.lapsed = lapsed;
     scanned.not_released = released?;
     Ok(scanned)
+}
+
+fn lock(holding: &Mutex<Holding>) -> MutexGuard<'_, Holding> {
+    holding.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Deletes second copies of messages already read and moved (left by a run
@@ -260,7 +298,8 @@ pub async fn scan(
 async fn remove_duplicates(
     queue: &Queue,
     duplicates: &[Entry],
-    held: &mut HashMap<String, String>,
+    holding: &Mutex<Holding>,
+    expires: Instant,
 ) -> Result<(), CliError> {
     if duplicates.is_empty() {
         return Ok(());
@@ -269,17 +308,22 @@ async fn remove_duplicates(
     let results = match queue.delete(&handles).await {
         Ok(results) => results,
         Err(error) => {
+            let mut held = lock(holding);
             for entry in duplicates {
-                held.insert(entry.received_id.clone(), entry.receipt_handle.clone());
+                held.hold(&entry.received_id, &entry.receipt_handle, expires);
             }
             return Err(error);
         }
     };
+    let mut held = lock(holding);
     for (index, entry) in duplicates.iter().enumerate() {
-        if !results.iter().any(|(i, r)| *i == index && r.is_ok()) {
-            held.insert(entry.received_id.clone(), entry.receipt_handle.clone());
+        if results.iter().any(|(i, r)| *i == index && r.is_ok()) {
+            held.forget(&entry.received_id);
+        } else {
+            held.hold(&entry.received_id, &entry.receipt_handle, expires);
         }
     }
+    drop(held);
     tracing::info!(
         removed = duplicates.len(),
         "second copies left by an interrupted --rotate-groups run removed"

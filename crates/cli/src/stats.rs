@@ -1,6 +1,6 @@
 //! Counts by error code, tenant, source queue, operation and age.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 
 use jiff::{SignedDuration, Timestamp};
@@ -33,6 +33,13 @@ pub struct Stats {
     pub by_operation: BTreeMap<String, u64>,
     #[serde(serialize_with = "age_keys")]
     pub by_age: BTreeMap<String, u64>,
+    /// Records of a source message counted already ([`Entry::source_key`]):
+    /// a quarantine write retried after its answer was lost. Replay sends
+    /// each source message once.
+    pub duplicates: u64,
+    /// The source messages counted, by the first 16 bytes of their key's SHA-256.
+    #[serde(skip)]
+    sources: HashSet<u128>,
 }
 
 fn age_keys<S: serde::Serializer>(ages: &BTreeMap<String, u64>, out: S) -> Result<S::Ok, S::Error> {
@@ -53,6 +60,11 @@ impl Stats {
     pub fn add(&mut self, entry: &Entry, now: Timestamp) {
         let key = |value: &Option<String>| value.clone().unwrap_or_else(|| NONE.to_owned());
         self.total += 1;
+        let digest = backpressure_batch::idempotency::body_hash(&entry.source_key());
+        let first = digest.get(..32).and_then(|hex| u128::from_str_radix(hex, 16).ok());
+        if !self.sources.insert(first.unwrap_or_default()) {
+            self.duplicates += 1;
+        }
         *self.by_error_code.entry(key(&entry.error_code)).or_default() += 1;
         *self.by_tenant.entry(key(&entry.tenant_id)).or_default() += 1;
         *self.by_source_queue.entry(key(&entry.source_queue_arn)).or_default() += 1;
@@ -63,6 +75,14 @@ impl Stats {
     /// One table per dimension, largest count first.
     pub fn render(&self) -> String {
         let mut out = format!("{} message(s)\n", self.total);
+        if self.duplicates > 0 {
+            let _ = writeln!(
+                out,
+                "{} of them second records of a source message already counted (a quarantine \
+                 write retried after its answer was lost); replay sends each source message once",
+                self.duplicates
+            );
+        }
         let tables = [
             ("ERROR CODE", &self.by_error_code),
             ("TENANT", &self.by_tenant),

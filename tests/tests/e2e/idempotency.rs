@@ -275,3 +275,58 @@ async fn a_worker_given_a_missing_table_exits_naming_it() {
     assert!(said.contains("ResourceNotFoundException"), "{said}");
     assert!(setup.downstream.received().is_empty());
 }
+
+/// The deadline guard fires while a done message's completion write hangs
+/// (a 6 s invocation, the default 5 s call timeout and 2 s margin): the
+/// message was delivered, so it is acknowledged, and the unrecorded completion
+/// is counted and said. Redelivering it could only POST a second time.
+#[tokio::test]
+async fn a_completion_cut_by_the_deadline_guard_leaves_the_done_message_acknowledged() {
+    let lambda = lambda().await;
+    let upstream = std::env::var("AWS_ENDPOINT_URL_DYNAMODB").unwrap();
+    let proxy = FaultProxy::start(&upstream).await.unwrap();
+    proxy.inject(Rule::new("UpdateItem", Fault::Hang));
+    let event =
+        json!({"Records": [sqs_record("m-1", json!(request("ledger.post", "k-1")), &lambda.arn)]});
+    let env = [
+        ("DOWNSTREAM_URL", lambda.downstream.url()),
+        ("QUARANTINE_QUEUE_URL", lambda.quarantine_url.clone()),
+        ("IDEMPOTENCY_TABLE", lambda.table.name.clone()),
+        ("AWS_ENDPOINT_URL_DYNAMODB", proxy.url().to_owned()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap();
+    let outcome = host.invoke(&event, Duration::from_secs(6)).await;
+    assert_eq!(failures(&outcome), Vec::<String>::new(), "{:#?}", host.logs());
+    assert_eq!(lambda.posts("k-1"), 1);
+    assert!(proxy.counts().get("UpdateItem").copied().unwrap_or(0) > 0, "the completion was tried");
+    let logs = host.logs().join("\n");
+    assert!(logs.contains("the completion was not recorded"), "{logs}");
+    assert!(logs.contains("\"IdempotencyStoreErrors\":1"), "{logs}");
+}
+
+/// The same race in sqs-worker at MESSAGE_TIMEOUT_SECONDS: the message whose
+/// completion hangs is deleted once delivered, never delivered again.
+#[tokio::test]
+async fn a_worker_completion_cut_at_the_message_timeout_leaves_the_done_message_deleted() {
+    let setup = setup().await;
+    let table = Table::create().await.unwrap();
+    let upstream = std::env::var("AWS_ENDPOINT_URL_DYNAMODB").unwrap();
+    let proxy = FaultProxy::start(&upstream).await.unwrap();
+    proxy.inject(Rule::new("UpdateItem", Fault::Hang));
+    setup.send(&[request("ledger.post", "k-1")]).await;
+    let env = [
+        ("IDEMPOTENCY_TABLE", table.name.as_str()),
+        ("AWS_ENDPOINT_URL_DYNAMODB", proxy.url()),
+        ("MESSAGE_TIMEOUT_SECONDS", "6"),
+        ("VISIBILITY_TIMEOUT_SECONDS", "10"),
+    ];
+    let mut worker = setup.start(&env);
+    setup.wait_until_empty().await;
+    worker.signal("TERM").await.unwrap();
+    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0), "{:#?}", worker.lines());
+    assert_eq!(setup.delivered().get("k-1"), Some(&1), "{:#?}", worker.lines());
+    let said = worker.lines().join("\n");
+    assert!(said.contains("the completion was not recorded"), "{said}");
+    assert!(!said.contains("retry_causes=deadline"), "{said}");
+}

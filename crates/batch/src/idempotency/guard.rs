@@ -23,6 +23,41 @@ pub(crate) const MAX_KEY_BYTES: usize = 1024;
 /// Results longer than this are not stored: a DynamoDB item holds at most 400 KB.
 pub(crate) const MAX_STORED_RESULT_BYTES: usize = 300_000;
 
+/// A completion or release under way: one that fails, or is dropped
+/// unfinished (the deadline guard cut its batch), is counted and logged.
+struct UnfinishedWrite<'c> {
+    claims: &'c BatchClaims,
+    id: &'c str,
+    completion: bool,
+    /// Not yet answered, nor said to have failed.
+    open: bool,
+}
+
+impl UnfinishedWrite<'_> {
+    fn finished(&mut self) {
+        self.open = false;
+    }
+
+    fn failed(&mut self, why: &str) {
+        self.claims.store_errors.fetch_add(1, Ordering::Relaxed);
+        if self.completion {
+            error!(id = %self.id, error = %why,
+                   "processed, but the completion was not recorded: the claim expires with its lease, and a redelivery then would be processed again");
+        } else {
+            warn!(id = %self.id, error = %why, "the claim was not released; it expires with its lease");
+        }
+        self.open = false;
+    }
+}
+
+impl Drop for UnfinishedWrite<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            self.failed("cut by the deadline guard before the store answered");
+        }
+    }
+}
+
 /// A claim this process holds, for renewals.
 struct Holding {
     id: String,
@@ -265,12 +300,16 @@ impl Guard {
 
     /// Runs `work` under the claim: completes the claim when it is done,
     /// releases it otherwise; `None` when the claim's lease lapsed unrenewed
-    /// first (the work is dropped, the claim released).
+    /// first (the work is dropped, the claim released). `done` is called as
+    /// soon as the work returned done, before the completion is written: the
+    /// side effect happened, so the message is acknowledged whatever the
+    /// write does, and a deadline that cuts the write cannot send it round again.
     pub async fn run<F>(
         &self,
         claims: &BatchClaims,
         claim: Claimed,
         work: F,
+        done: impl FnOnce(),
     ) -> Option<Result<Verdict, Box<dyn Any + Send>>>
     where
         F: Future<Output = Result<Verdict, Box<dyn Any + Send>>>,
@@ -285,7 +324,7 @@ impl Guard {
             }
         };
         lock(&self.holding).remove(&claim.holder);
-        let done = match &verdict {
+        let completed = match &verdict {
             Some(Ok(Verdict::Done)) => Some(None),
             Some(Ok(Verdict::DoneWith { result })) if result.len() > MAX_STORED_RESULT_BYTES => {
                 warn!(id = %claim.id, bytes = result.len(),
@@ -295,8 +334,11 @@ impl Guard {
             Some(Ok(Verdict::DoneWith { result })) => Some(Some(result.as_str())),
             _ => None,
         };
-        let written = match done {
+        let mut write =
+            UnfinishedWrite { claims, id: &claim.id, completion: completed.is_some(), open: true };
+        let written = match completed {
             Some(data) => {
+                done();
                 let expiration = SystemTime::now() + self.ttl;
                 let call = self.store.complete_boxed(&claim.id, &claim.holder, expiration, data);
                 timeout_at(claims.deadline, call).await
@@ -311,14 +353,9 @@ impl Guard {
             Ok(Err(e)) => Some(error_chain(&e)),
             Err(_) => Some("the call ran out of time".to_owned()),
         };
-        if let Some(why) = failed {
-            claims.store_errors.fetch_add(1, Ordering::Relaxed);
-            if done.is_some() {
-                error!(id = %claim.id, error = %why,
-                       "processed, but the completion was not recorded: the claim expires with its lease, and a redelivery then would be processed again");
-            } else {
-                warn!(id = %claim.id, error = %why, "the claim was not released; it expires with its lease");
-            }
+        match failed {
+            None => write.finished(),
+            Some(why) => write.failed(&why),
         }
         verdict
     }

@@ -224,11 +224,17 @@ impl Sweep<'_> {
             s.tally.failed += failed;
             match done {
                 Outcome::Discarded => s.tally.discarded += ok,
+                Outcome::DuplicateDeleted => s.tally.duplicates += ok,
                 _ => s.tally.deleted_on_resume += ok,
             }
         });
         self.progress.inc(ok);
         self.audit.map_or(Ok(()), |a| a.write(&lines))?;
+        if done == Outcome::DuplicateDeleted {
+            // Both records name one object (its key is the source message's):
+            // the first record's replay deletes it, or keeps it if that failed.
+            return Ok(());
+        }
         let gone: Vec<&Entry> = entries
             .iter()
             .zip(&lines)

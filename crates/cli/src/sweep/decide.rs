@@ -3,20 +3,25 @@
 //! a second copy alone — decided apart from any I/O, so it is tested without
 //! an emulator.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use tokio::time::Instant;
 
 use super::Tally;
 use crate::entry::Entry;
+use crate::lease::Holding;
 
 #[derive(Debug)]
 pub(super) struct State {
     /// Messages to release at the end, by the id SQS gave the copy held: the
-    /// newest receipt handle.
-    pub(super) held: HashMap<String, String>,
+    /// newest receipt handle; their leases are extended while the sweep runs.
+    pub(super) held: Holding,
     /// First identities received: one received again (a lease that ran out
     /// mid-send, two receives handed the same message, a second copy left by an
     /// interrupted move) is left alone.
     pub(super) seen: HashSet<String>,
+    /// The source messages ([`Entry::source_key`]) this run took to replay.
+    pub(super) sources: HashSet<String>,
     pub(super) remaining: usize,
     /// A loop failed: the others stop before their next receive or send.
     pub(super) stopped: bool,
@@ -33,19 +38,26 @@ pub(super) struct Rules<'r> {
     pub moved_by_this_run: &'r dyn Fn(&Entry) -> bool,
     /// `--rotate-groups`: what does not match is moved rather than held.
     pub rotating: bool,
+    /// Replaying: a second record of a source message already replayed (by this
+    /// run, or an earlier one the audit file knows) is a duplicate.
+    pub dedupe: bool,
+    /// The audit file says an earlier run replayed this source message.
+    pub source_replayed: &'r dyn Fn(&str) -> bool,
+    /// When the lease of what this batch holds ends: the receive's start plus the lease.
+    pub expires: Instant,
 }
 
 /// Sorts one received batch, updating what is held, seen and left to do.
 pub(super) fn sort(state: &mut State, batch: Vec<Entry>, rules: &Rules<'_>) -> Sorted {
     let mut sorted = Sorted { all_seen: true, ..Sorted::default() };
     for entry in batch {
-        if let Some(handle) = state.held.get_mut(&entry.received_id) {
-            *handle = entry.receipt_handle;
+        if state.held.holds(&entry.received_id) {
+            state.held.received_again(&entry.received_id, &entry.receipt_handle, rules.expires);
             continue;
         }
         if (rules.moved_by_this_run)(&entry) {
             // A copy moved by this run ends its group; other groups may go on.
-            state.held.insert(entry.received_id, entry.receipt_handle);
+            state.held.hold(&entry.received_id, &entry.receipt_handle, rules.expires);
             sorted.all_seen = false;
             continue;
         }
@@ -54,6 +66,10 @@ pub(super) fn sort(state: &mut State, batch: Vec<Entry>, rules: &Rules<'_>) -> S
         }
         let matches = (rules.matches)(&entry);
         let resumed = matches && (rules.was_sent)(&entry.queue_message_id);
+        let source = (rules.dedupe && matches && !resumed).then(|| entry.source_key());
+        let duplicate = source.as_ref().is_some_and(|key| {
+            state.sources.contains(key.as_str()) || (rules.source_replayed)(key.as_str())
+        });
         if matches && !resumed && state.remaining == 0 {
             // Beyond the limit: released at once, not read.
             sorted.extra.push(entry);
@@ -68,12 +84,15 @@ pub(super) fn sort(state: &mut State, batch: Vec<Entry>, rules: &Rules<'_>) -> S
             if rules.rotating {
                 sorted.to_move.push(entry);
             } else {
-                state.held.insert(entry.received_id, entry.receipt_handle);
+                state.held.hold(&entry.received_id, &entry.receipt_handle, rules.expires);
             }
         } else if resumed {
             sorted.resumed.push(entry);
+        } else if duplicate {
+            sorted.duplicates.push(entry);
         } else {
             state.remaining -= 1;
+            state.sources.extend(source);
             sorted.todo.push(entry);
         }
     }
@@ -85,6 +104,8 @@ pub(super) struct Sorted {
     pub(super) todo: Vec<Entry>,
     pub(super) to_move: Vec<Entry>,
     pub(super) resumed: Vec<Entry>,
+    /// Second records of a source message already replayed: deleted, not sent.
+    pub(super) duplicates: Vec<Entry>,
     pub(super) extra: Vec<Entry>,
     pub(super) all_seen: bool,
 }

@@ -6,7 +6,7 @@
 //! sweep returns, also when it stops on an error. A message is deleted only
 //! after SQS confirmed its replay and the audit line of that is on disk.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
 
 use indicatif::ProgressBar;
@@ -17,6 +17,7 @@ use crate::destination::Destinations;
 use crate::entry::Entry;
 use crate::error::CliError;
 use crate::filter::Filter;
+use crate::lease::{self, Holding, lease_of};
 use crate::objects::Objects;
 use crate::pace::Pacer;
 use crate::queue::Queue;
@@ -46,6 +47,9 @@ pub struct Tally {
     pub discarded: u64,
     /// Sent by an earlier, interrupted run; deleted now without sending.
     pub deleted_on_resume: u64,
+    /// Second records of a source message replayed (by this run or an earlier
+    /// one): deleted without sending (a dry run counts them and deletes nothing).
+    pub duplicates: u64,
     /// Printed by `--dry-run`.
     pub would_send: u64,
     /// Left on the queue because SQS refused them or they cannot be sent.
@@ -66,6 +70,12 @@ pub struct Tally {
     /// The ids SQS gave the replayed messages.
     #[serde(skip)]
     pub new_message_ids: Vec<String>,
+    /// A signal stopped the sweep.
+    #[serde(skip)]
+    pub interrupted: bool,
+    /// Messages held that were received again: their lease ran out.
+    #[serde(skip)]
+    pub lapsed: usize,
 }
 
 /// What a sweep works on and with.
@@ -103,8 +113,9 @@ impl<'a> Sweep<'a> {
     pub fn new(setup: Setup<'a>, limit: usize, progress: ProgressBar) -> Self {
         let Setup { source, filter, action, audit, operator, pacer, mover, objects } = setup;
         let state = State {
-            held: HashMap::new(),
+            held: Holding::default(),
             seen: HashSet::new(),
+            sources: HashSet::new(),
             remaining: limit,
             stopped: false,
             tally: Tally::default(),
@@ -133,12 +144,34 @@ impl<'a> Sweep<'a> {
             }
             outcome
         };
-        let results = futures::future::join_all((0..loops.max(1)).map(|_| lane())).await;
+        let lanes = futures::future::join_all((0..loops.max(1)).map(|_| lane()));
+        let stop_on_signal = async {
+            crate::interrupt::wait().await;
+            // Each loop stops before its next receive or send; calls under way finish.
+            self.with_state(|s| s.stopped = true);
+            std::future::pending::<()>().await;
+        };
+        let results = tokio::select! {
+            results = lanes => results,
+            never = lease::keep(self.source, |f| self.with_state(|s| f(&mut s.held))) => match never {},
+            () = stop_on_signal => unreachable!("pending never ends"),
+        };
         let outcome = results.into_iter().collect::<Result<Vec<()>, _>>().map(drop);
         let mut state = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
         state.tally.limited = state.remaining == 0;
-        let handles: Vec<&str> = state.held.values().map(String::as_str).collect();
+        state.tally.lapsed = state.held.lapsed;
+        let handles = state.held.take_handles();
         let released = self.source.release(&handles).await;
+        if crate::interrupt::requested() {
+            state.tally.interrupted = true;
+            let refused = released.as_ref().map_or(handles.len(), |refused| *refused);
+            let interrupted = CliError::Interrupted {
+                released: handles.len() - refused,
+                not_released: refused,
+                lease: self.source.lease,
+            };
+            return (state.tally, outcome.and(Err(interrupted)));
+        }
         let outcome = outcome.and(released.map(|refused| {
             if refused > 0 {
                 tracing::warn!(
@@ -155,11 +188,12 @@ impl<'a> Sweep<'a> {
             if self.with_state(|s| s.remaining == 0 || s.stopped) {
                 return Ok(());
             }
+            let expires = tokio::time::Instant::now() + lease_of(self.source);
             let batch = self.source.receive(self.pacer.batch_size() as i32).await?;
             if batch.is_empty() {
                 return Ok(());
             }
-            let sorted = self.sort(batch);
+            let sorted = self.sort(batch, expires);
             if !sorted.extra.is_empty() {
                 let handles: Vec<&str> =
                     sorted.extra.iter().map(|e| e.receipt_handle.as_str()).collect();
@@ -170,6 +204,15 @@ impl<'a> Sweep<'a> {
             }
             if !sorted.resumed.is_empty() {
                 self.delete(sorted.resumed, Outcome::DeletedOnResume).await?;
+            }
+            if !sorted.duplicates.is_empty() {
+                if matches!(self.action, Action::Replay { dry_run: true, .. }) {
+                    let entries: Vec<&Entry> = sorted.duplicates.iter().collect();
+                    self.hold(&entries);
+                    self.with_state(|s| s.tally.duplicates += entries.len() as u64);
+                } else {
+                    self.delete(sorted.duplicates, Outcome::DuplicateDeleted).await?;
+                }
             }
             if !sorted.todo.is_empty() {
                 match self.action {
@@ -185,12 +228,15 @@ impl<'a> Sweep<'a> {
         }
     }
 
-    fn sort(&self, batch: Vec<Entry>) -> decide::Sorted {
+    fn sort(&self, batch: Vec<Entry>, expires: tokio::time::Instant) -> decide::Sorted {
         let rules = Rules {
             matches: &|entry| self.filter.matches(entry),
             was_sent: &|id| self.audit.is_some_and(|a| a.was_sent(id)),
             moved_by_this_run: &|entry| self.mover.is_some_and(|m| m.wrote(entry)),
             rotating: self.mover.is_some(),
+            dedupe: matches!(self.action, Action::Replay { .. }),
+            source_replayed: &|key| self.audit.is_some_and(|a| a.source_replayed(key)),
+            expires,
         };
         self.with_state(|state| decide::sort(state, batch, &rules))
     }
@@ -219,10 +265,14 @@ impl<'a> Sweep<'a> {
         Ok(())
     }
 
+    /// Holds what was taken to act on and stays here, until the sweep ends.
+    /// Its lease is counted from now: an underestimate by the time since its
+    /// receive, which only makes the heartbeat extend it sooner.
     fn hold(&self, entries: &[&Entry]) {
+        let expires = tokio::time::Instant::now() + lease_of(self.source);
         self.with_state(|s| {
             for entry in entries {
-                s.held.insert(entry.received_id.clone(), entry.receipt_handle.clone());
+                s.held.hold(&entry.received_id, &entry.receipt_handle, expires);
             }
         });
     }
@@ -243,6 +293,7 @@ impl<'a> Sweep<'a> {
             started: started.to_owned(),
             reason: None,
             object: entry.body_object.as_ref().map(BodyObject::uri),
+            source_key: replay.then(|| entry.source_key()),
         }
     }
 
