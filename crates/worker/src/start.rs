@@ -213,7 +213,8 @@ fn warn_of_unknown_variables() {
     }
 }
 
-/// The first SIGTERM or SIGINT starts the drain, the second cuts it short.
+/// The first SIGTERM or SIGINT starts the drain, the second cuts it short
+/// (after the receive under way), a third ends the process at once.
 fn listen(stop: watch::Sender<bool>, hurry: watch::Sender<bool>) -> std::io::Result<()> {
     let mut term = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
@@ -225,6 +226,12 @@ fn listen(stop: watch::Sender<bool>, hurry: watch::Sender<bool>) -> std::io::Res
             }
             let _ = sender.send(true);
         }
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = interrupt.recv() => {}
+        }
+        error!("third signal: exiting now; messages still held return at their visibility timeout");
+        std::process::exit(1);
     });
     Ok(())
 }

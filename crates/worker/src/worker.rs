@@ -87,28 +87,35 @@ where
         if let Some(protection) = self.protection.clone() {
             tokio::spawn(protection.follow(self.leases.busy()));
         }
-        let pollers: Vec<_> = (0..self.config.pollers)
-            .map(|_| tokio::spawn(self.clone().poll(stop.clone(), hurry.clone())))
-            .collect();
+        let mut pollers = futures::future::join_all(
+            (0..self.config.pollers).map(|_| tokio::spawn(self.clone().poll(stop.clone()))),
+        );
         let mut stopped = stop.clone();
         let _ = stopped.wait_for(|stop| *stop).await;
         let started = Instant::now();
         let deadline = started + self.config.drain;
         info!(drain_seconds = self.config.drain.as_secs(), "SIGTERM: receiving stopped, draining");
         // Pollers finish the receive they are in and release what it returns;
-        // then the work in hand finishes. A second signal ends either wait.
+        // then the work in hand finishes. A second signal ends the wait for the work.
         let all = u32::try_from(self.config.max_in_flight).unwrap_or(u32::MAX);
+        let mut polls_over = false;
         let drained = async {
-            for poller in pollers {
-                let _ = poller.await;
-            }
+            (&mut pollers).await;
+            polls_over = true;
             let _ = self.in_flight.acquire_many(all).await;
         };
         tokio::select! {
             _ = timeout_at(deadline, drained) => {}
             _ = hurry.wait_for(|hurry| *hurry) => {
-                warn!("second signal: the drain is cut short; unfinished messages are released now");
+                warn!("second signal: the drain is cut short; unfinished messages are released once the receive under way has returned");
             }
+        }
+        if !polls_over {
+            // A receive abandoned mid long poll would go on at SQS and take
+            // the messages released next to a connection that is gone, for a
+            // whole visibility timeout; so it is waited out (at most
+            // RECEIVE_WAIT_SECONDS), and what it returns is released too.
+            (&mut pollers).await;
         }
         heartbeat.abort();
         metrics.abort();
@@ -153,11 +160,7 @@ where
         self.counts.emit(&self.namespace, self.config.queue.name(), self.leases.len(), drain);
     }
 
-    async fn poll(
-        self: Arc<Self>,
-        mut stop: watch::Receiver<bool>,
-        mut hurry: watch::Receiver<bool>,
-    ) {
+    async fn poll(self: Arc<Self>, mut stop: watch::Receiver<bool>) {
         while !*stop.borrow() {
             // No receive while the pipeline is full; a stop ends the wait.
             let permits = tokio::select! {
@@ -167,13 +170,9 @@ where
                 }
                 _ = stop.wait_for(|stop| *stop) => return,
             };
-            let received = tokio::select! {
-                received = self.queue.receive(MAX_BATCH) => received,
-                // A second signal: the long poll is abandoned. SQS keeps what it
-                // handed to an abandoned request invisible for its visibility
-                // timeout, then hands it out again: delayed, never lost.
-                _ = hurry.wait_for(|hurry| *hurry) => return,
-            };
+            // Never abandoned, not even by a second signal: SQS would hand
+            // what it returns to a connection that is gone.
+            let received = self.queue.receive(MAX_BATCH).await;
             let records = match received {
                 Ok(records) => {
                     self.health.poll_succeeded();

@@ -73,10 +73,10 @@ async fn a_fifo_drain_deletes_what_finished_and_releases_only_the_rest_on_locals
 async fn second_signal_mid_poll(sqs: Sqs) {
     let setup = setup_on(sqs, false).await;
     setup.send(&[request("ledger.hold", "held")]).await;
-    // The default 20 s long poll, and a drain budget shorter than it.
+    // A 5 s long poll, and a drain budget far longer than it.
     let mut worker = setup.start(&[
-        ("RECEIVE_WAIT_SECONDS", "20"),
-        ("DRAIN_SECONDS", "10"),
+        ("RECEIVE_WAIT_SECONDS", "5"),
+        ("DRAIN_SECONDS", "60"),
         ("DOWNSTREAM_TIMEOUT_MS", "120000"),
     ]);
     setup.wait_in_flight(1).await;
@@ -84,19 +84,20 @@ async fn second_signal_mid_poll(sqs: Sqs) {
     tokio::time::sleep(Duration::from_millis(500)).await;
     worker.signal("TERM").await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;
-    worker.signal("TERM").await.unwrap();
     worker.signal("INT").await.unwrap();
     let status = worker.exit(STARTED).await.unwrap();
+    let counts = setup.counts().await;
     setup.downstream.release_held();
     assert_eq!(status.code(), Some(0), "{sqs:?}: {:#?}", worker.lines());
     let lines = worker.lines();
     assert!(lines.iter().any(|l| l.contains("second signal")), "{sqs:?}: {lines:#?}");
     let summary = lines.iter().find(|l| l.contains("worker stopped")).unwrap();
     assert_eq!(field(summary, "released"), Some(1), "{sqs:?}: {summary}");
-    // Cut short: neither the long poll it was in nor the 10 s budget was waited out.
+    // Cut short: the held message's work and the 60 s budget were not waited
+    // out, only the receive under way (which would otherwise take the released message).
     let drain_ms = field(summary, "drain_ms").unwrap();
-    assert!(drain_ms < 10_000, "{sqs:?}: the drain took its whole budget: {summary}");
-    setup.wait_counts((1, 0)).await;
+    assert!(drain_ms < 60_000, "{sqs:?}: the drain took its whole budget: {summary}");
+    assert_eq!(counts, (1, 0), "{sqs:?}: visible as soon as the worker is gone");
 }
 
 #[tokio::test]
@@ -107,6 +108,44 @@ async fn a_second_signal_cuts_the_drain_short_mid_long_poll_on_moto() {
 #[tokio::test]
 async fn a_second_signal_cuts_the_drain_short_mid_long_poll_on_localstack() {
     second_signal_mid_poll(Sqs::LocalStack).await;
+}
+
+/// Six slow messages in work, and a second SIGTERM 200 ms after the first:
+/// the release the worker reports is one SQS confirmed, so all six are
+/// visible a second after it exits, not at their visibility timeout.
+async fn second_signal_releases_what_is_in_work(sqs: Sqs) {
+    let setup = setup_on(sqs, false).await;
+    let bodies: Vec<String> = (0..6).map(|i| request("ledger.hold", &format!("slow-{i}"))).collect();
+    setup.send(&bodies).await;
+    let mut worker = setup.start(&[
+        ("VISIBILITY_TIMEOUT_SECONDS", "60"),
+        ("DRAIN_SECONDS", "30"),
+        ("DOWNSTREAM_TIMEOUT_MS", "120000"),
+    ]);
+    setup.wait_in_flight(6).await;
+    // Received, leased and at the downstream.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    worker.signal("TERM").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    worker.signal("TERM").await.unwrap();
+    let status = worker.exit(STARTED).await.unwrap();
+    assert_eq!(status.code(), Some(0), "{sqs:?}: {:#?}", worker.lines());
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let counts = setup.counts().await;
+    setup.downstream.release_held();
+    let summary = worker.lines().into_iter().find(|l| l.contains("worker stopped")).unwrap();
+    assert_eq!(field(&summary, "released"), Some(6), "{sqs:?}: {summary}");
+    assert_eq!(counts, (6, 0), "{sqs:?}: released means visible: {:#?}", worker.lines());
+}
+
+#[tokio::test]
+async fn a_second_signal_releases_the_messages_in_work_for_real_on_moto() {
+    second_signal_releases_what_is_in_work(Sqs::Moto).await;
+}
+
+#[tokio::test]
+async fn a_second_signal_releases_the_messages_in_work_for_real_on_localstack() {
+    second_signal_releases_what_is_in_work(Sqs::LocalStack).await;
 }
 
 /// A standard queue whose messages carry one group id (a fair queue's tenant):
