@@ -44,6 +44,9 @@ pub enum Fault {
     FailEntries(Vec<usize>),
     /// DynamoDB `BatchGetItem`: answered with every requested key unprocessed.
     UnprocessedKeys,
+    /// The write lands: forwarded, then its answer is thrown away and the
+    /// caller told 500 InternalFailure (S3: InternalError), which the SDK retries.
+    LoseAnswer,
 }
 
 impl Fault {
@@ -56,6 +59,7 @@ impl Fault {
             Self::Hang => "hang",
             Self::FailEntries(_) => "partial batch failure",
             Self::UnprocessedKeys => "unprocessed keys",
+            Self::LoseAnswer => "lost answer",
         }
     }
 }
@@ -67,11 +71,19 @@ pub struct Rule {
     pub operation: String,
     pub body_contains: Option<String>,
     pub fault: Fault,
+    /// How many more requests the rule applies to; `None`: every one.
+    pub times: Option<u64>,
 }
 
 impl Rule {
     pub fn new(operation: &str, fault: Fault) -> Self {
-        Self { operation: operation.to_owned(), body_contains: None, fault }
+        Self { operation: operation.to_owned(), body_contains: None, fault, times: None }
+    }
+
+    /// Only the first `n` matching requests (a retry after them goes through).
+    pub fn times(mut self, n: u64) -> Self {
+        self.times = Some(n);
+        self
     }
 
     pub fn when_body_contains(mut self, text: &str) -> Self {
@@ -80,7 +92,8 @@ impl Rule {
     }
 
     fn matches(&self, operation: &str, body: &[u8]) -> bool {
-        self.operation == operation
+        self.times != Some(0)
+            && self.operation == operation
             && self
                 .body_contains
                 .as_deref()
@@ -336,7 +349,12 @@ async fn handle(
     let fault = {
         let mut shared = lock(&state);
         *shared.counts.entry(name.clone()).or_default() += 1;
-        shared.rules.iter().find(|rule| rule.matches(&name, &body)).map(|rule| rule.fault.clone())
+        shared.rules.iter_mut().find(|rule| rule.matches(&name, &body)).map(|rule| {
+            if let Some(times) = &mut rule.times {
+                *times -= 1;
+            }
+            rule.fault.clone()
+        })
     };
     let message = format!("injected by the fault proxy for {name}");
     let response = match fault {
@@ -376,6 +394,13 @@ async fn handle(
                 hyper::header::HeaderValue::from_static("application/x-amz-json-1.0"),
             );
             response
+        }
+        Some(Fault::LoseAnswer) => {
+            let _landed =
+                forward_sqs_checked(parts, body, &name, &[], &client, &upstream, &state).await;
+            let code =
+                if protocol == Protocol::RestXml { "InternalError" } else { "InternalFailure" };
+            error_response(protocol, StatusCode::INTERNAL_SERVER_ERROR, code, &message)
         }
         Some(Fault::FailEntries(positions)) => {
             forward_sqs_checked(parts, body, &name, &positions, &client, &upstream, &state).await

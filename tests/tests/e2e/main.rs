@@ -11,6 +11,7 @@ mod hostile_input;
 mod idempotency;
 mod library;
 mod operator_cli;
+mod operator_cli_boundaries;
 mod operator_cli_errors;
 mod operator_cli_faults;
 mod operator_cli_fifo;

@@ -115,7 +115,8 @@ async fn a_second_signal_cuts_the_drain_short_mid_long_poll_on_localstack() {
 /// visible a second after it exits, not at their visibility timeout.
 async fn second_signal_releases_what_is_in_work(sqs: Sqs) {
     let setup = setup_on(sqs, false).await;
-    let bodies: Vec<String> = (0..6).map(|i| request("ledger.hold", &format!("slow-{i}"))).collect();
+    let bodies: Vec<String> =
+        (0..6).map(|i| request("ledger.hold", &format!("slow-{i}"))).collect();
     setup.send(&bodies).await;
     let mut worker = setup.start(&[
         ("VISIBILITY_TIMEOUT_SECONDS", "60"),
