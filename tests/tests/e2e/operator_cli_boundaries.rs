@@ -312,3 +312,54 @@ async fn a_replay_of_50_keeps_its_per_message_lines_in_the_audit_file() {
     let output = cli_via(&endpoint, &verbose).await;
     assert!(stderr(&output).matches("replay replayed").count() == 10, "{}", show(&output));
 }
+
+/// Every write `replay` makes, its answer lost once after it landed: what
+/// arrives and what stays, as docs/failure-behaviour.md says.
+#[tokio::test]
+async fn replay_writes_whose_answers_are_lost() {
+    let sqs = Sqs::Moto;
+    let endpoint = sqs.endpoint().unwrap();
+    for operation in ["SendMessageBatch", "DeleteMessageBatch", "ChangeMessageVisibilityBatch"] {
+        let aws = aws_on(sqs).await;
+        let dlq = queue(&aws, "dlq", false).await;
+        let mut bodies: Vec<String> =
+            (0..5).map(|n| format!("{{\"operation\":\"replay.me\",\"n\":{n}}}")).collect();
+        // Held (not matching) and released at the end: a visibility change.
+        bodies.push("{\"operation\":\"keep\"}".to_owned());
+        aws.send_batch(&dlq, &bodies).await.unwrap();
+        let destination = queue(&aws, "destination", false).await;
+        let proxy = FaultProxy::start(&endpoint).await.unwrap();
+        proxy.inject(Rule::new(operation, Fault::LoseAnswer).times(1));
+        let audit = temp_path("audit.jsonl");
+        let args = [
+            "replay",
+            "--queue-url",
+            &dlq,
+            "--to",
+            &destination,
+            "--operation",
+            "replay.me",
+            "--yes",
+            "--wait-seconds",
+            "1",
+            "--audit",
+            audit.to_str().unwrap(),
+        ];
+        let output = cli_via(proxy.url(), &args).await;
+        let arrived = aws.receive_all(&destination, 10).await.unwrap();
+        let left = aws.counts(&dlq).await.unwrap();
+        let (code, arrived) = (output.status.code(), arrived.len());
+        match operation {
+            // The SDK's retry landed too: a standard queue keeps both.
+            "SendMessageBatch" => {
+                assert_eq!((code, arrived, left), (Some(0), 10, (1, 0)), "{}", show(&output))
+            }
+            _ => assert_eq!(
+                (code, arrived, left),
+                (Some(0), 5, (1, 0)),
+                "{operation}: {}",
+                show(&output)
+            ),
+        }
+    }
+}

@@ -372,3 +372,36 @@ async fn the_clis_s3_reads_and_deletes_that_fail_lose_nothing_and_say_why() {
     let summary = cli(&["audit", audit.to_str().unwrap()]).await;
     assert!(stdout(&summary).contains("1 not deleted"), "{}", stdout(&summary));
 }
+
+/// S3's writes with their answers lost once after they landed: the
+/// consumer's `PutObject` retried writes the same bytes to the same key (one
+/// record, the object the body); the CLI's `DeleteObject` retried finds the
+/// object gone, which S3 answers as done (`object_deleted`).
+#[tokio::test]
+async fn s3_writes_whose_answers_are_lost_are_repeated_harmlessly() {
+    let o = Overflow::new(262_144).await;
+    let upstream = std::env::var("AWS_ENDPOINT_URL_S3").unwrap();
+    let proxy = FaultProxy::start(&upstream).await.unwrap();
+    let body = poison_body(300_000);
+    proxy.inject(Rule::new("PutObject", Fault::LoseAnswer).times(1));
+    let host = o.consumer(&[("AWS_ENDPOINT_URL_S3", proxy.url())]).await;
+    let outcome = host.invoke(&o.event(&[("big-1", &body)]), TIMEOUT).await;
+    assert_eq!(outcome.batch_item_failures(), Some(vec![]), "quarantined");
+    assert_eq!(proxy.counts()["PutObject"], 2, "landed, then retried");
+    let records = o.records(1).await;
+    assert_eq!(records.len(), 1);
+    assert_eq!(o.object(&records[0]).await.as_deref(), Some(body.as_bytes()));
+
+    proxy.clear();
+    proxy.inject(Rule::new("DeleteObject", Fault::LoseAnswer).times(1));
+    let audit = temp_path("audit.jsonl");
+    let args =
+        ["replay", "--queue-url", &o.quarantine_url, "--to", &o.work_url, "--yes", "--audit"];
+    let output = cli_through(&proxy, &[&args[..], &[audit.to_str().unwrap()]].concat()).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let results: Vec<String> =
+        audit_lines(&audit).iter().map(|l| l["result"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(results, ["replayed", "object_deleted"]);
+    assert_eq!(o.object(&records[0]).await, None);
+    assert_eq!(o.aws.receive_all(&o.work_url, 1).await.unwrap().len(), 1, "sent once");
+}

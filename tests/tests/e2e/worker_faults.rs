@@ -188,3 +188,57 @@ async fn a_hanging_ecs_agent_does_not_hold_up_the_work() {
     assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0));
     assert_eq!(setup.counts().await, (0, 0));
 }
+
+/// Every write the worker makes, its answer lost once after it landed (the
+/// SDK's retry lands again): each message still ends delivered once and
+/// deleted, or quarantined once per landed write, and nothing stays behind.
+#[tokio::test]
+async fn writes_whose_answers_are_lost_repeat_nothing_and_lose_nothing() {
+    for operation in ["DeleteMessageBatch", "ChangeMessageVisibilityBatch", "SendMessageBatch"] {
+        let setup = setup().await;
+        let proxy = proxy().await;
+        let quarantine_name = setup.quarantine_url.rsplit('/').next().unwrap().to_owned();
+        let rule = Rule::new(operation, Fault::LoseAnswer).times(1);
+        proxy.inject(match operation {
+            // The quarantine write, not the test's own sends.
+            "SendMessageBatch" => rule.when_body_contains(&quarantine_name),
+            _ => rule,
+        });
+        let mut bodies: Vec<String> =
+            (0..4).map(|i| request("ledger.post", &format!("l-{i}"))).collect();
+        bodies.push("not json".to_owned());
+        bodies.push(request("ledger.fail", "l-fail"));
+        // 10 s of work on a 4 s lease: the heartbeat extends it.
+        bodies.push(request("ledger.slow", "l-slow"));
+        setup.send(&bodies).await;
+        let mut worker = setup.start(&[
+            ("AWS_ENDPOINT_URL_SQS", proxy.url()),
+            ("VISIBILITY_TIMEOUT_SECONDS", "4"),
+            ("DOWNSTREAM_TIMEOUT_MS", "20000"),
+        ]);
+        let give_up = tokio::time::Instant::now() + SETTLED;
+        while setup.delivered().len() < 6 {
+            let lines = worker.lines();
+            let delivered = setup.delivered();
+            assert!(tokio::time::Instant::now() < give_up, "{operation}: {delivered:?} {lines:#?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let calls = || proxy.counts().get(operation).copied().unwrap_or(0);
+        let give_up = tokio::time::Instant::now() + SETTLED;
+        while calls() < 2 {
+            assert!(tokio::time::Instant::now() < give_up, "{operation}: never called twice");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        worker.signal("TERM").await.unwrap();
+        assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0), "{operation}");
+        let delivered = setup.delivered();
+        for key in ["l-0", "l-1", "l-2", "l-3", "l-slow"] {
+            assert_eq!(delivered.get(key), Some(&1), "{operation}: {delivered:?}");
+        }
+        let quarantined = setup.aws.quarantined(&setup.quarantine_url, 1).await.unwrap();
+        assert!(!quarantined.is_empty(), "{operation}: the poison message quarantined");
+        // Only l-fail is left: in flight under its backoff or visible again.
+        let (visible, in_flight) = setup.counts().await;
+        assert_eq!(visible + in_flight, 1, "{operation}: {:#?}", worker.lines());
+    }
+}

@@ -287,6 +287,10 @@ impl IdempotencyStore for DynamoDbStore {
             let Some(old) = self.put_claim(request).await? else {
                 return Ok(ClaimOutcome::Claimed);
             };
+            // The SDK retried a claim whose answer was lost: the record is ours.
+            if old.held_by(request.holder) {
+                return Ok(ClaimOutcome::Claimed);
+            }
             if let Some(found) = old.found(SystemTime::now()) {
                 return Ok(found);
             }
@@ -312,7 +316,17 @@ impl IdempotencyStore for DynamoDbStore {
             }
             None => "SET #status = :completed, expiration = :expiration",
         };
-        self.update_held("UpdateItem", id, holder, update, values).await
+        match self.update_held("UpdateItem", id, holder, update, values).await {
+            // The SDK retried a completion whose answer was lost: the first
+            // landed, so the retry's condition failed on our own record.
+            Err(StoreError::NotHeld) => match self.get(id).await? {
+                Some(record) if record.status == Status::Completed && record.holder == holder => {
+                    Ok(())
+                }
+                _ => Err(StoreError::NotHeld),
+            },
+            answer => answer,
+        }
     }
 
     async fn renew(
@@ -343,6 +357,10 @@ impl IdempotencyStore for DynamoDbStore {
             .send()
             .await;
         let refused = |e: &DeleteItemError| e.is_conditional_check_failed_exception();
-        self.held_answer("DeleteItem", sent, refused)
+        match self.held_answer("DeleteItem", sent, refused) {
+            // Gone: released by this call's first attempt, whose answer was lost.
+            Err(StoreError::NotHeld) if self.get(id).await?.is_none() => Ok(()),
+            answer => answer,
+        }
     }
 }
