@@ -111,7 +111,7 @@ pub async fn replay(
         let canary = usize::try_from(canary).unwrap_or(usize::MAX);
         let sweep = Sweep::new(setup, canary.min(remaining), progress.clone());
         let (tally, outcome) = sweep.run(1).await;
-        add(&mut total, &tally);
+        total.add(&tally);
         outcome?;
         remaining = remaining.saturating_sub(tally.replayed as usize);
         removed_by_canary = tally.replayed + tally.deleted_on_resume;
@@ -154,7 +154,7 @@ pub async fn replay(
     if remaining > 0 {
         let sweep = Sweep::new(setup, remaining, progress.clone());
         let (tally, outcome) = sweep.run(usize::from(args.concurrency)).await;
-        add(&mut total, &tally);
+        total.add(&tally);
         if let Err(error) = outcome {
             progress.finish_and_clear();
             summary(&total, &audit, true);
@@ -364,24 +364,6 @@ async fn finish(
     } else {
         Finish::from_shortfall(shortfall.as_ref())
     })
-}
-
-fn add(total: &mut Tally, tally: &Tally) {
-    total.replayed += tally.replayed;
-    total.discarded += tally.discarded;
-    total.deleted_on_resume += tally.deleted_on_resume;
-    total.duplicates += tally.duplicates;
-    total.lapsed += tally.lapsed;
-    total.would_send += tally.would_send;
-    total.failed += tally.failed;
-    total.not_matching = total.not_matching.max(tally.not_matching);
-    total.moved += tally.moved;
-    // What the queue holds is what the last sweep read: an earlier one released
-    // what it did not remove, and the last read it again.
-    total.seen = tally.seen.clone();
-    total.stuck = tally.stuck.clone();
-    total.limited = tally.limited;
-    total.new_message_ids.extend(tally.new_message_ids.iter().cloned());
 }
 
 fn summary(tally: &Tally, audit: &Audit, replay: bool) {

@@ -11,10 +11,11 @@ use std::time::{Duration, SystemTime};
 use backpressure_core::error::error_chain;
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout_at};
-use tracing::{error, info, warn};
+use tracing::{info, warn};
 
 use super::erased::ErasedStore;
 use super::record::{ClaimOutcome, ClaimRequest};
+use super::write::UnfinishedWrite;
 use super::{CLOCK_SKEW_MARGIN, ClaimLease, Idempotency, IdempotencyStore, MissingKey, body_hash};
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 
@@ -22,41 +23,6 @@ use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 pub(crate) const MAX_KEY_BYTES: usize = 1024;
 /// Results longer than this are not stored: a DynamoDB item holds at most 400 KB.
 pub(crate) const MAX_STORED_RESULT_BYTES: usize = 300_000;
-
-/// A completion or release under way: one that fails, or is dropped
-/// unfinished (the deadline guard cut its batch), is counted and logged.
-struct UnfinishedWrite<'c> {
-    claims: &'c BatchClaims,
-    id: &'c str,
-    completion: bool,
-    /// Not yet answered, nor said to have failed.
-    open: bool,
-}
-
-impl UnfinishedWrite<'_> {
-    fn finished(&mut self) {
-        self.open = false;
-    }
-
-    fn failed(&mut self, why: &str) {
-        self.claims.store_errors.fetch_add(1, Ordering::Relaxed);
-        if self.completion {
-            error!(id = %self.id, error = %why,
-                   "processed, but the completion was not recorded: the claim expires with its lease, and a redelivery then would be processed again");
-        } else {
-            warn!(id = %self.id, error = %why, "the claim was not released; it expires with its lease");
-        }
-        self.open = false;
-    }
-}
-
-impl Drop for UnfinishedWrite<'_> {
-    fn drop(&mut self) {
-        if self.open {
-            self.failed("cut by the deadline guard before the store answered");
-        }
-    }
-}
 
 /// A claim this process holds, for renewals.
 struct Holding {
@@ -334,8 +300,7 @@ impl Guard {
             Some(Ok(Verdict::DoneWith { result })) => Some(Some(result.as_str())),
             _ => None,
         };
-        let mut write =
-            UnfinishedWrite { claims, id: &claim.id, completion: completed.is_some(), open: true };
+        let mut write = UnfinishedWrite::new(&claims.store_errors, &claim.id, completed.is_some());
         let written = match completed {
             Some(data) => {
                 done();

@@ -32,6 +32,7 @@ mod erased;
 pub(crate) mod guard;
 mod memory;
 pub mod record;
+mod write;
 
 #[cfg(feature = "dynamodb")]
 pub use dynamodb::DynamoDbStore;

@@ -78,6 +78,28 @@ pub struct Tally {
     pub lapsed: usize,
 }
 
+impl Tally {
+    /// Adds what a later sweep of the same run did.
+    pub fn add(&mut self, tally: &Tally) {
+        let total = self;
+        total.replayed += tally.replayed;
+        total.discarded += tally.discarded;
+        total.deleted_on_resume += tally.deleted_on_resume;
+        total.duplicates += tally.duplicates;
+        total.lapsed += tally.lapsed;
+        total.would_send += tally.would_send;
+        total.failed += tally.failed;
+        total.not_matching = total.not_matching.max(tally.not_matching);
+        total.moved += tally.moved;
+        // What the queue holds is what the last sweep read: an earlier one released
+        // what it did not remove, and the last read it again.
+        total.seen = tally.seen.clone();
+        total.stuck = tally.stuck.clone();
+        total.limited = tally.limited;
+        total.new_message_ids.extend(tally.new_message_ids.iter().cloned());
+    }
+}
+
 /// What a sweep works on and with.
 #[derive(Debug, Clone, Copy)]
 pub struct Setup<'a> {
