@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
-use e2e_tests::fixtures::{Sqs, binary, sqs_record};
+use e2e_tests::fixtures::{Aws, Sqs, binary, sqs_record};
 use e2e_tests::runtime_host::LambdaHost;
 use serde_json::{Value, json};
 
@@ -171,18 +171,24 @@ async fn a_replay_that_did_not_see_what_was_in_flight_at_its_start_exits_4_on_lo
     resumed_with_one_in_flight(Sqs::LocalStack).await;
 }
 
-/// 60 messages, a 5 s lease, each receive slowed by 1 s: reading takes
-/// longer than the lease, and the heartbeat keeps what the read holds.
-async fn read_longer_than_its_lease(sqs: Sqs) {
+/// A queue of 60 messages on `sqs`, and a proxy in front of it that answers
+/// each receive `slowly`.
+async fn sixty_slowly_received(sqs: Sqs, slowly: Duration) -> (Aws, String, FaultProxy) {
     let aws = aws_on(sqs).await;
-    let endpoint = sqs.endpoint().unwrap();
     let dlq = queue(&aws, "dlq", false).await;
     let bodies: Vec<String> = (0..60).map(|n| format!("{{\"n\":{n}}}")).collect();
     for chunk in bodies.chunks(10) {
         aws.send_batch(&dlq, chunk).await.unwrap();
     }
-    let proxy = FaultProxy::start(&endpoint).await.unwrap();
-    proxy.inject(Rule::new("ReceiveMessage", Fault::Delay(Duration::from_secs(1))));
+    let proxy = FaultProxy::start(&sqs.endpoint().unwrap()).await.unwrap();
+    proxy.inject(Rule::new("ReceiveMessage", Fault::Delay(slowly)));
+    (aws, dlq, proxy)
+}
+
+/// 60 messages, a 5 s lease, each receive slowed by 1 s: reading takes
+/// longer than the lease, and the heartbeat keeps what the read holds.
+async fn read_longer_than_its_lease(sqs: Sqs) {
+    let (aws, dlq, proxy) = sixty_slowly_received(sqs, Duration::from_secs(1)).await;
     let started = std::time::Instant::now();
     let args = [
         "stats",
@@ -223,15 +229,7 @@ async fn a_scan_longer_than_its_lease_reads_every_message_once_on_localstack() {
 /// Ctrl-C mid-scan: what the scan held is visible again within 3 s, it says
 /// what it released, and exits 130.
 async fn interrupted_scan(sqs: Sqs) {
-    let aws = aws_on(sqs).await;
-    let endpoint = sqs.endpoint().unwrap();
-    let dlq = queue(&aws, "dlq", false).await;
-    let bodies: Vec<String> = (0..60).map(|n| format!("{{\"n\":{n}}}")).collect();
-    for chunk in bodies.chunks(10) {
-        aws.send_batch(&dlq, chunk).await.unwrap();
-    }
-    let proxy = FaultProxy::start(&endpoint).await.unwrap();
-    proxy.inject(Rule::new("ReceiveMessage", Fault::Delay(Duration::from_millis(700))));
+    let (aws, dlq, proxy) = sixty_slowly_received(sqs, Duration::from_millis(700)).await;
     let child = tokio::process::Command::new(binary("sqs-backpressure").unwrap())
         .args(["stats", "--queue-url", &dlq, "--wait-seconds", "1"])
         .env("AWS_ENDPOINT_URL_SQS", proxy.url())
