@@ -18,8 +18,9 @@ Exit codes:
      run again after their visibility timeout
   5  messages the queue counts were not read: on a FIFO queue, past the first
      messages of a group (run again with --rotate-groups), or past a message that
-     could not be moved; or leases that lapsed mid-read (a longer --visibility-timeout)
-  130  stopped by SIGINT (Ctrl-C) or SIGTERM: what it held is visible again";
+     could not be moved, or leases that lapsed mid-read (give a longer
+     --visibility-timeout)
+ 130 stopped by SIGINT (Ctrl-C) or SIGTERM: what it held is visible again";
 
 /// How a command ended, beyond an error.
 #[derive(Debug, Clone, PartialEq, Eq)]
