@@ -112,10 +112,15 @@ pub async fn keep(queue: &Queue, with: impl Fn(&mut dyn FnMut(&mut Holding))) ->
         sleep(beat).await;
         let mut due = Vec::new();
         with(&mut |holding| due = holding.due(Instant::now() + lease / 2));
-        for chunk in due.chunks(10) {
+        // All at once: one call after another would let the last leases of
+        // a large holding lapse while the first are renewed.
+        let renewals = due.chunks(10).map(|chunk| async move {
             let sent = Instant::now();
             let handles: Vec<&str> = chunk.iter().map(|(_, handle)| handle.as_str()).collect();
-            match queue.change_visibility(&handles, queue.lease).await {
+            (chunk, sent, queue.change_visibility(&handles, queue.lease).await)
+        });
+        for (chunk, sent, answer) in futures::future::join_all(renewals).await {
+            match answer {
                 Ok(refused) => with(&mut |holding| holding.renewed(chunk, &refused, sent + lease)),
                 // A renewal that fails is tried again on the next beat; a lease
                 // that lapses meanwhile shows when its message comes back.
