@@ -40,6 +40,7 @@ pub async fn stats(
         value["queueCounted"] = scanned.counted.into();
         value["inFlight"] = scanned.in_flight.into();
         value["moved"] = scanned.moved.into();
+        value["lapsed"] = scanned.lapsed.into();
         value["complete"] = shortfall.is_none().into();
         value["unread"] = shortfall.as_ref().map_or(0, |s| s.unread).into();
         value["readAs"] = identity.into();
