@@ -195,27 +195,33 @@ fn log(line: &Line) {
     if !failed && !tracing::enabled!(target: "audit", tracing::Level::DEBUG) {
         return;
     }
-    let mut fields = format!(
-        "queue_message_id={} original_message_id={}",
-        line.queue_message_id, line.original_message_id
-    );
-    for (name, value) in [
-        ("new_message_id", &line.new_message_id),
-        ("destination", &line.destination),
-        ("error_code", &line.error_code),
-        ("object", &line.object),
-        ("reason", &line.reason),
-    ] {
-        if let Some(value) = value.as_deref().filter(|v| !v.is_empty()) {
-            fields.push_str(&format!(" {name}={value:?}"));
-        }
-    }
     let result = line.result.as_str();
-    if failed {
-        tracing::warn!(target: "audit", action = %line.action, result, "{} {result}: {fields}", line.action);
-    } else {
-        tracing::debug!(target: "audit", action = %line.action, result, "{} {result}: {fields}", line.action);
+    macro_rules! audit_line {
+        ($level:ident) => {
+            tracing::$level!(
+                target: "audit",
+                queue_message_id = %line.queue_message_id,
+                original_message_id = %line.original_message_id,
+                new_message_id = present(&line.new_message_id),
+                destination = present(&line.destination),
+                error_code = present(&line.error_code),
+                object = present(&line.object),
+                reason = present(&line.reason),
+                "{} {result}",
+                line.action
+            )
+        };
     }
+    if failed {
+        audit_line!(warn);
+    } else {
+        audit_line!(debug);
+    }
+}
+
+/// A field for the log: an absent or empty one is left out of the line.
+fn present(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|v| !v.is_empty())
 }
 
 fn poisoned(path: &Path) -> CliError {

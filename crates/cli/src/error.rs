@@ -78,6 +78,13 @@ impl CliError {
                 && (path.as_os_str() == "<stdout>" || path.as_os_str() == "-"))
     }
 
+    /// A signal stopped the command after it released `held` messages, SQS
+    /// refusing `refused` of them (all, when the release call itself failed).
+    pub fn interrupted(held: usize, refused: &Result<usize, CliError>, lease: i32) -> Self {
+        let not_released = refused.as_ref().map_or(held, |refused| *refused);
+        Self::Interrupted { released: held - not_released, not_released, lease }
+    }
+
     /// Whether a signal stopped the command (exit 130).
     pub fn is_interrupted(&self) -> bool {
         matches!(self, Self::Interrupted { .. })

@@ -64,10 +64,6 @@ impl Holding {
         self.leases.is_empty()
     }
 
-    pub fn len(&self) -> usize {
-        self.leases.len()
-    }
-
     /// Every handle held, and nothing held afterwards.
     pub fn take_handles(&mut self) -> Vec<String> {
         self.leases.drain().map(|(_, lease)| lease.receipt_handle).collect()

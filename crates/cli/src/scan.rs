@@ -277,9 +277,7 @@ pub async fn scan(
     };
     let released = queue.release(&handles).await;
     if interrupted {
-        let refused = released.as_ref().map_or(handles.len(), |refused| *refused);
-        let released = handles.len() - refused;
-        return Err(CliError::Interrupted { released, not_released: refused, lease: queue.lease });
+        return Err(CliError::interrupted(handles.len(), &released, queue.lease));
     }
     outcome?;
     scanned.read = read.len();

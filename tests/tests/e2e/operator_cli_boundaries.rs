@@ -28,6 +28,16 @@ async fn cli_via(endpoint: &str, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// `replay --queue-url from --to to --yes --wait-seconds 1 --audit audit`, then `extra`.
+fn replay_args(from: &str, to: &str, audit: &std::path::Path, extra: &[&str]) -> Vec<String> {
+    let mut args = ["replay", "--queue-url", from, "--to", to, "--yes", "--wait-seconds", "1"]
+        .map(str::to_owned)
+        .to_vec();
+    args.extend(["--audit".to_owned(), audit.to_string_lossy().into_owned()]);
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    args
+}
+
 fn show(output: &Output) -> String {
     format!("{:?}\nstdout: {}\nstderr: {}", output.status, stdout(output), stderr(output))
 }
@@ -69,27 +79,9 @@ async fn record_written_twice(sqs: Sqs) {
 
     let destination = queue(&aws, "destination", false).await;
     let audit = temp_path("audit.jsonl");
-    let replay = |audit: &std::path::Path| {
-        let args = [
-            "replay",
-            "--queue-url",
-            &quarantine,
-            "--to",
-            &destination,
-            "--yes",
-            "--wait-seconds",
-            "1",
-            "--audit",
-            audit.to_str().unwrap(),
-        ]
-        .map(str::to_owned);
-        let endpoint = endpoint.clone();
-        async move {
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            cli_via(&endpoint, &args).await
-        }
-    };
-    let output = replay(&audit).await;
+    let args = replay_args(&quarantine, &destination, &audit, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = cli_via(&endpoint, &args).await;
     assert_eq!(output.status.code(), Some(0), "{sqs:?}: {}", show(&output));
     assert!(
         stderr(&output).contains("replayed=1 deleted_on_resume=0 duplicates=1"),
@@ -139,18 +131,8 @@ async fn resumed_with_one_in_flight(sqs: Sqs) {
     proxy.inject(Rule::new("GetQueueAttributes", delay).when_body_contains(&quarantine));
     let destination = queue(&aws, "destination", false).await;
     let audit = temp_path("audit.jsonl");
-    let args = [
-        "replay",
-        "--queue-url",
-        &quarantine,
-        "--to",
-        &destination,
-        "--yes",
-        "--wait-seconds",
-        "1",
-        "--audit",
-        audit.to_str().unwrap(),
-    ];
+    let args = replay_args(&quarantine, &destination, &audit, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let output = cli_via(proxy.url(), &args).await;
     assert!(stderr(&output).contains("replayed=8"), "{sqs:?}: {}", show(&output));
     assert_eq!(output.status.code(), Some(4), "{sqs:?}: {}", show(&output));
@@ -286,18 +268,8 @@ async fn a_replay_of_50_keeps_its_per_message_lines_in_the_audit_file() {
     }
     let destination = queue(&aws, "destination", false).await;
     let audit = temp_path("audit.jsonl");
-    let args = [
-        "replay",
-        "--queue-url",
-        &dlq,
-        "--to",
-        &destination,
-        "--yes",
-        "--wait-seconds",
-        "1",
-        "--audit",
-        audit.to_str().unwrap(),
-    ];
+    let args = replay_args(&dlq, &destination, &audit, &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let output = cli_via(&endpoint, &args).await;
     assert_eq!(output.status.code(), Some(0), "{}", show(&output));
     let said = stderr(&output);
@@ -329,20 +301,8 @@ async fn replay_writes_whose_answers_are_lost() {
         let proxy = FaultProxy::start(&endpoint).await.unwrap();
         proxy.inject(Rule::new(operation, Fault::LoseAnswer).times(1));
         let audit = temp_path("audit.jsonl");
-        let args = [
-            "replay",
-            "--queue-url",
-            &dlq,
-            "--to",
-            &destination,
-            "--operation",
-            "replay.me",
-            "--yes",
-            "--wait-seconds",
-            "1",
-            "--audit",
-            audit.to_str().unwrap(),
-        ];
+        let args = replay_args(&dlq, &destination, &audit, &["--operation", "replay.me"]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let output = cli_via(proxy.url(), &args).await;
         let arrived = aws.receive_all(&destination, 10).await.unwrap();
         let left = aws.counts(&dlq).await.unwrap();

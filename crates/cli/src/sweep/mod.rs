@@ -70,9 +70,6 @@ pub struct Tally {
     /// The ids SQS gave the replayed messages.
     #[serde(skip)]
     pub new_message_ids: Vec<String>,
-    /// A signal stopped the sweep.
-    #[serde(skip)]
-    pub interrupted: bool,
     /// Messages held that were received again: their lease ran out.
     #[serde(skip)]
     pub lapsed: usize,
@@ -185,13 +182,7 @@ impl<'a> Sweep<'a> {
         let handles = state.held.take_handles();
         let released = self.source.release(&handles).await;
         if crate::interrupt::requested() {
-            state.tally.interrupted = true;
-            let refused = released.as_ref().map_or(handles.len(), |refused| *refused);
-            let interrupted = CliError::Interrupted {
-                released: handles.len() - refused,
-                not_released: refused,
-                lease: self.source.lease,
-            };
+            let interrupted = CliError::interrupted(handles.len(), &released, self.source.lease);
             return (state.tally, outcome.and(Err(interrupted)));
         }
         let outcome = outcome.and(released.map(|refused| {
