@@ -12,9 +12,13 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::time::Duration;
 
+use futures::StreamExt;
 use tokio::time::{Instant, sleep};
 
 use crate::queue::Queue;
+
+/// Lease extensions in flight at once (ten messages each).
+const RENEWALS_AT_ONCE: usize = 32;
 
 /// One message held.
 #[derive(Debug, Clone)]
@@ -108,14 +112,17 @@ pub async fn keep(queue: &Queue, with: impl Fn(&mut dyn FnMut(&mut Holding))) ->
         sleep(beat).await;
         let mut due = Vec::new();
         with(&mut |holding| due = holding.due(Instant::now() + lease / 2));
-        // All at once: one call after another would let the last leases of
-        // a large holding lapse while the first are renewed.
+        // Many at once: one call after another would let the last leases of
+        // a large holding lapse while the first are renewed; a bound keeps a
+        // holding of 100,000 from opening 10,000 calls at a time.
         let renewals = due.chunks(10).map(|chunk| async move {
             let sent = Instant::now();
             let handles: Vec<&str> = chunk.iter().map(|(_, handle)| handle.as_str()).collect();
             (chunk, sent, queue.change_visibility(&handles, queue.lease).await)
         });
-        for (chunk, sent, answer) in futures::future::join_all(renewals).await {
+        let answers: Vec<_> =
+            futures::stream::iter(renewals).buffer_unordered(RENEWALS_AT_ONCE).collect().await;
+        for (chunk, sent, answer) in answers {
             match answer {
                 Ok(refused) => with(&mut |holding| holding.renewed(chunk, &refused, sent + lease)),
                 // A renewal that fails is tried again on the next beat; a lease
