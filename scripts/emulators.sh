@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # Local AWS emulation for tests and the demo, on loopback only.
 #   scripts/emulators.sh install        pinned emulators into .venv/
-#   scripts/emulators.sh start | stop   moto_server (SQS, ECS, STS, DynamoDB, S3) and LocalStack (CloudWatch, SQS)
+#   scripts/emulators.sh start | stop   moto_server (SQS, ECS, STS, DynamoDB, S3), LocalStack (CloudWatch, SQS)
+#                                       and fauxqs (SQS)
 #   scripts/emulators.sh run -- CMD...  start, run CMD with the SDK routed to them, stop (always)
 # The SDK is routed with the standard AWS_ENDPOINT_URL_<SERVICE> variables, written to
 # .emulators/env for anything that wants to source them. SQS and STS are routed to moto;
 # LocalStack's SQS, a second implementation, is at E2E_LOCALSTACK_SQS for the tests that run
 # a scenario on both (and for make bench's replay of 10,000 records, a backlog moto's SQS
-# cannot hold at speed). LOCALSTACK_SERVICES (cloudwatch,sqs) sets what LocalStack serves.
+# cannot hold at speed). fauxqs, a third SQS and the fast one (thousands of messages a second
+# where moto takes tens), is at E2E_FAUXQS_SQS: for the same tests, and for make bench's scale
+# runs. LOCALSTACK_SERVICES (cloudwatch,sqs) sets what LocalStack serves.
+# FAUXQS_RECEIPT_HANDLE_CHARS (380) sets fauxqs's receipt handles' length (SQS's: ~320-430).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv="$root/.venv"
+fauxqs_home="$root/.venv-fauxqs"
+# fauxqs 2.4.1 wants Node >= 22.5; an older machine's node gets this one, from the npm registry.
+node_pinned=22.23.3
 state="$root/.emulators"
 requirements="$root/scripts/requirements-emulators.txt"
 constraints="$root/scripts/constraints-emulators.txt"
@@ -30,6 +37,41 @@ install() {
     "$venv/bin/pip" install --quiet -r "$requirements" -c "$constraints"
     cat "$requirements" "$constraints" >"$stamp"
   fi
+  install_fauxqs
+}
+
+# The node that runs fauxqs: the machine's when new enough, else the pinned one.
+node_for_fauxqs() {
+  if [ -x "$fauxqs_home/node/node_modules/.bin/node" ]; then
+    echo "$fauxqs_home/node/node_modules/.bin/node"
+  else
+    command -v node
+  fi
+}
+
+node_new_enough() { # node
+  "$1" -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 22 || (a === 22 && b >= 5) ? 0 : 1)'
+}
+
+install_fauxqs() {
+  local spec="$root/scripts/fauxqs"
+  local stamp="$fauxqs_home/.installed"
+  if cat "$spec/package.json" "$spec/package-lock.json" "$spec/serve.mjs" | cmp -s - "$stamp" \
+    && node_new_enough "$(node_for_fauxqs)"; then
+    return 0
+  fi
+  command -v npm >/dev/null || { log "fauxqs needs Node.js and npm (the npm registry gives Node 22)"; return 1; }
+  log "installing pinned fauxqs into $fauxqs_home (first run only)"
+  mkdir -p "$fauxqs_home"
+  cp "$spec/package.json" "$spec/package-lock.json" "$spec/serve.mjs" "$fauxqs_home/"
+  (cd "$fauxqs_home" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  if ! node_new_enough "$(command -v node)"; then
+    log "the machine's node is $(node --version); installing Node $node_pinned from the npm registry"
+    mkdir -p "$fauxqs_home/node"
+    (cd "$fauxqs_home/node" && echo '{"private":true}' >package.json \
+      && npm install --no-audit --no-fund --loglevel=error --save-exact "node@$node_pinned" >/dev/null)
+  fi
+  cat "$spec/package.json" "$spec/package-lock.json" "$spec/serve.mjs" >"$stamp"
 }
 
 free_port() {
@@ -52,9 +94,10 @@ start() {
   install
   stop quietly
   mkdir -p "$state/localstack-volume" "$state/localstack-tmp"
-  local moto_port localstack_port
+  local moto_port localstack_port fauxqs_port
   moto_port=$(free_port)
   localstack_port=$(free_port)
+  fauxqs_port=$(free_port)
 
   log "starting moto_server (SQS, ECS, STS, DynamoDB, S3) on 127.0.0.1:$moto_port"
   setsid "$venv/bin/moto_server" -H 127.0.0.1 -p "$moto_port" >"$state/moto.log" 2>&1 &
@@ -70,6 +113,11 @@ start() {
     setsid "$venv/bin/python" "$root/scripts/run_localstack.py" >"$state/localstack.log" 2>&1 &
   echo $! >"$state/localstack.pid"
 
+  log "starting fauxqs (SQS) on 127.0.0.1:$fauxqs_port"
+  FAUXQS_RECEIPT_HANDLE_CHARS=${FAUXQS_RECEIPT_HANDLE_CHARS:-380} \
+    setsid "$(node_for_fauxqs)" "$fauxqs_home/serve.mjs" "$fauxqs_port" >"$state/fauxqs.log" 2>&1 &
+  echo $! >"$state/fauxqs.pid"
+
   cat >"$state/env" <<ENV
 export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$moto_port
@@ -78,6 +126,7 @@ export AWS_ENDPOINT_URL_ECS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_STS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_CLOUDWATCH=http://127.0.0.1:$localstack_port
 export E2E_LOCALSTACK_SQS=http://127.0.0.1:$localstack_port
+export E2E_FAUXQS_SQS=http://127.0.0.1:$fauxqs_port
 export AWS_ACCESS_KEY_ID=testing
 export AWS_SECRET_ACCESS_KEY=testing
 export AWS_REGION=us-east-1
@@ -86,6 +135,7 @@ export AWS_EC2_METADATA_DISABLED=true
 ENV
 
   wait_for moto "http://127.0.0.1:$moto_port/moto-api/data.json" '{' "$(cat "$state/moto.pid")"
+  wait_for fauxqs "http://127.0.0.1:$fauxqs_port/health" 'ok' "$(cat "$state/fauxqs.pid")"
   wait_for localstack "http://127.0.0.1:$localstack_port/_localstack/health" '"cloudwatch": "\(available\|running\)"' \
     "$(cat "$state/localstack.pid")"
   # LocalStack loads a service on its first request, which can take seconds: pay that
@@ -102,7 +152,7 @@ if "sqs" in sys.argv[2].split(","):
 
 stop() {
   local quiet=${1:-}
-  for name in localstack moto; do
+  for name in localstack fauxqs moto; do
     local pidfile="$state/$name.pid"
     [ -f "$pidfile" ] || continue
     local pid

@@ -78,6 +78,9 @@ async fn sqs_worker_lets_the_quiet_tenants_finish_first_across_its_batches_on_lo
     worker_fair_shares(Sqs::LocalStack).await;
 }
 
+// Not on fauxqs: fauxqs drops a standard queue's MessageGroupId (it has no fair queues)
+// (docs/testing.md).
+
 async fn worker_fair_shares(sqs: Sqs) {
     let setup = setup_on(sqs, false).await;
     let entries: Vec<SendMessageBatchRequestEntry> = tenants()

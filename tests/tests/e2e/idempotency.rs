@@ -183,6 +183,11 @@ async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice_on_l
     redelivered_mid_work(Sqs::LocalStack).await;
 }
 
+#[tokio::test]
+async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice_on_fauxqs() {
+    redelivered_mid_work(Sqs::Fauxqs).await;
+}
+
 async fn redelivered_mid_work(sqs: Sqs) {
     let setup = setup_on(sqs, false).await;
     let table = Table::create().await.unwrap();
@@ -228,6 +233,11 @@ async fn a_claim_of_a_killed_worker_lapses_with_its_lease_and_the_redelivery_run
 async fn a_claim_of_a_killed_worker_lapses_with_its_lease_and_the_redelivery_runs_once_on_localstack()
  {
     killed_mid_work(Sqs::LocalStack).await;
+}
+
+#[tokio::test]
+async fn a_claim_of_a_killed_worker_lapses_with_its_lease_and_the_redelivery_runs_once_on_fauxqs() {
+    killed_mid_work(Sqs::Fauxqs).await;
 }
 
 async fn killed_mid_work(sqs: Sqs) {

@@ -179,6 +179,11 @@ async fn fifo_reads_say_what_they_missed_and_read_every_group_when_moving_on_loc
     fifo_reads(Sqs::LocalStack).await;
 }
 
+#[tokio::test]
+async fn fifo_reads_say_what_they_missed_and_read_every_group_when_moving_on_fauxqs() {
+    fifo_reads(Sqs::Fauxqs).await;
+}
+
 /// A quarantine record, as the consumer writes it, of a message of `group`
 /// from `source_arn`.
 pub(crate) fn record(id: &str, code: &str, group: &str, source_arn: &str, body: &str) -> String {
@@ -257,6 +262,11 @@ async fn a_filtered_replay_of_a_fifo_queue_reaches_every_group_on_localstack() {
     filtered_fifo_replay(Sqs::LocalStack).await;
 }
 
+#[tokio::test]
+async fn a_filtered_replay_of_a_fifo_queue_reaches_every_group_on_fauxqs() {
+    filtered_fifo_replay(Sqs::Fauxqs).await;
+}
+
 async fn fair_queue_replay(sqs: Sqs) {
     let aws = aws_on(sqs).await;
     let work = queue(&aws, "work", false).await;
@@ -288,6 +298,9 @@ async fn a_replay_to_a_fair_queue_keeps_each_tenants_group_on_moto() {
 async fn a_replay_to_a_fair_queue_keeps_each_tenants_group_on_localstack() {
     fair_queue_replay(Sqs::LocalStack).await;
 }
+
+// Not on fauxqs: fauxqs drops a standard queue's MessageGroupId (it has no fair queues)
+// (docs/testing.md).
 
 async fn interrupted_move(sqs: Sqs) {
     let aws = aws_on(sqs).await;
@@ -331,3 +344,6 @@ async fn a_copy_left_by_an_interrupted_move_is_read_once_and_removed_by_the_next
 async fn a_copy_left_by_an_interrupted_move_is_read_once_and_removed_by_the_next_on_localstack() {
     interrupted_move(Sqs::LocalStack).await;
 }
+
+// Not on fauxqs: fauxqs hands out one message of a FIFO group at a time, where SQS hands out up to
+// 10, so the copy and its original are never in one receive (docs/testing.md).

@@ -95,6 +95,11 @@ async fn a_canary_on_a_fifo_quarantine_queue_never_passes_without_reading_it_all
     fifo_canary(Sqs::LocalStack).await;
 }
 
+#[tokio::test]
+async fn a_canary_on_a_fifo_quarantine_queue_never_passes_without_reading_it_all_on_fauxqs() {
+    fifo_canary(Sqs::Fauxqs).await;
+}
+
 async fn failures_and_a_shortfall(sqs: Sqs) {
     let aws = aws_on(sqs).await;
     let work = queue(&aws, "work", false).await;
@@ -144,4 +149,9 @@ async fn a_replay_with_failures_still_says_what_it_could_not_reach_on_moto() {
 #[tokio::test]
 async fn a_replay_with_failures_still_says_what_it_could_not_reach_on_localstack() {
     failures_and_a_shortfall(Sqs::LocalStack).await;
+}
+
+#[tokio::test]
+async fn a_replay_with_failures_still_says_what_it_could_not_reach_on_fauxqs() {
+    failures_and_a_shortfall(Sqs::Fauxqs).await;
 }

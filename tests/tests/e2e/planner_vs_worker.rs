@@ -133,3 +133,8 @@ async fn the_model_predicts_the_real_workers_drain_and_waits_within_15_percent_o
 async fn the_model_predicts_the_real_workers_drain_and_waits_within_15_percent_on_localstack() {
     model_against_worker(Sqs::LocalStack).await;
 }
+
+#[tokio::test]
+async fn the_model_predicts_the_real_workers_drain_and_waits_within_15_percent_on_fauxqs() {
+    model_against_worker(Sqs::Fauxqs).await;
+}

@@ -82,6 +82,11 @@ async fn in_flight_and_waiting_make_the_load_on_localstack() {
     in_flight_and_waiting_make_the_load(Sqs::LocalStack).await;
 }
 
+#[tokio::test]
+async fn in_flight_and_waiting_make_the_load_on_fauxqs() {
+    in_flight_and_waiting_make_the_load(Sqs::Fauxqs).await;
+}
+
 /// The zero cases: work and no task is above the target; nothing and no
 /// task, or tasks that never saw work, is 0.
 async fn zero_cases(sqs: Sqs) {
@@ -105,6 +110,11 @@ async fn zero_cases_on_moto() {
 #[tokio::test]
 async fn zero_cases_on_localstack() {
     zero_cases(Sqs::LocalStack).await;
+}
+
+#[tokio::test]
+async fn zero_cases_on_fauxqs() {
+    zero_cases(Sqs::Fauxqs).await;
 }
 
 /// One execution environment remembers the previous sample: a backlog that

@@ -70,6 +70,11 @@ async fn a_record_too_large_for_the_queue_keeps_its_body_in_s3_on_localstack() {
 }
 
 #[tokio::test]
+async fn a_record_too_large_for_the_queue_keeps_its_body_in_s3_on_fauxqs() {
+    a_record_too_large_for_the_queue_keeps_its_body_in_s3(Sqs::Fauxqs).await;
+}
+
+#[tokio::test]
 async fn a_quarantine_queue_whose_size_cannot_be_read_stops_the_start() {
     let setup = setup_on(Sqs::Moto, false).await;
     let proxy = FaultProxy::start(&Sqs::Moto.endpoint().unwrap()).await.unwrap();
