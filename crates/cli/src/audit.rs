@@ -2,7 +2,6 @@
 //! to disk before the message is deleted from its queue, and the record a
 //! rerun reads to resume without sending anything twice.
 
-use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -13,6 +12,7 @@ use backpressure_batch::quarantine::rfc3339;
 use serde::{Deserialize, Serialize};
 
 use crate::error::CliError;
+use crate::spill::{Keys, SpillError};
 
 /// What happened to one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,10 +74,11 @@ pub struct Line {
 pub struct Audit {
     path: PathBuf,
     file: Mutex<File>,
-    /// Messages of this queue whose send SQS confirmed, in this run or an earlier one.
-    sent: Mutex<HashSet<String>>,
+    /// Messages of this queue whose send SQS confirmed, in this run or an
+    /// earlier one (on disk past a bound: an audit file grows with every replay).
+    sent: Mutex<Keys>,
     /// Their source messages ([`Line::source_key`]).
-    sent_sources: Mutex<HashSet<String>>,
+    sent_sources: Mutex<Keys>,
 }
 
 impl Outcome {
@@ -100,8 +101,8 @@ impl Audit {
     /// Opens (or creates) the file for appending and reads which messages of
     /// `queue_url` were already sent.
     pub fn open(path: &Path, queue_url: &str) -> Result<Self, CliError> {
-        let mut sent = HashSet::new();
-        let mut sent_sources = HashSet::new();
+        let mut sent = Keys::new()?;
+        let mut sent_sources = Keys::new()?;
         match File::open(path) {
             Ok(file) => {
                 for (index, line) in BufReader::new(file).lines().enumerate() {
@@ -113,8 +114,10 @@ impl Audit {
                         CliError::Audit { path: path.to_owned(), line: index + 1, source }
                     })?;
                     if entry.result == Outcome::Replayed && entry.queue_url == queue_url {
-                        sent.insert(entry.queue_message_id);
-                        sent_sources.extend(entry.source_key);
+                        sent.insert(&entry.queue_message_id, None);
+                        if let Some(key) = &entry.source_key {
+                            sent_sources.insert(key, None);
+                        }
                     }
                 }
             }
@@ -126,6 +129,9 @@ impl Audit {
             .append(true)
             .open(path)
             .map_err(|e| CliError::file(path, e))?;
+        if let Some(failure) = sent.failure().or_else(|| sent_sources.failure()) {
+            return Err(failure.into());
+        }
         Ok(Self {
             path: path.to_owned(),
             file: Mutex::new(file),
@@ -140,12 +146,19 @@ impl Audit {
 
     /// Whether this queue message's send was confirmed before.
     pub fn was_sent(&self, queue_message_id: &str) -> bool {
-        self.sent.lock().is_ok_and(|sent| sent.contains(queue_message_id))
+        self.sent.lock().is_ok_and(|mut sent| sent.contains(queue_message_id))
     }
 
     /// Whether a record of this source message was replayed from this queue before.
     pub fn source_replayed(&self, source_key: &str) -> bool {
-        self.sent_sources.lock().is_ok_and(|sent| sent.contains(source_key))
+        self.sent_sources.lock().is_ok_and(|mut sent| sent.contains(source_key))
+    }
+
+    /// The first error of its stores: what `was_sent` and `source_replayed`
+    /// answered since may be wrong.
+    pub fn failure(&self) -> Option<SpillError> {
+        let first = self.sent.lock().ok().and_then(|mut keys| keys.failure());
+        first.or_else(|| self.sent_sources.lock().ok().and_then(|mut keys| keys.failure()))
     }
 
     /// Appends `lines` and syncs them to disk, then logs each; returns only
@@ -169,10 +182,14 @@ impl Audit {
         }
         let replayed = || lines.iter().filter(|l| l.result == Outcome::Replayed);
         if let Ok(mut sent) = self.sent.lock() {
-            sent.extend(replayed().map(|l| l.queue_message_id.clone()));
+            for line in replayed() {
+                sent.insert(&line.queue_message_id, None);
+            }
         }
         if let Ok(mut sources) = self.sent_sources.lock() {
-            sources.extend(replayed().filter_map(|l| l.source_key.clone()));
+            for key in replayed().filter_map(|l| l.source_key.as_deref()) {
+                sources.insert(key, None);
+            }
         }
         for line in lines {
             log(line);

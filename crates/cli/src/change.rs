@@ -57,7 +57,7 @@ pub async fn replay(
             mover: None,
             objects: None,
         };
-        let sweep = Sweep::new(setup, args.limit.unwrap_or(usize::MAX), progress.clone());
+        let sweep = Sweep::new(setup, args.limit.unwrap_or(usize::MAX), progress.clone())?;
         let (tally, outcome) = sweep.run(1).await;
         progress.finish_and_clear();
         outcome?;
@@ -109,7 +109,7 @@ pub async fn replay(
     };
     if let Some(canary) = args.canary {
         let canary = usize::try_from(canary).unwrap_or(usize::MAX);
-        let sweep = Sweep::new(setup, canary.min(remaining), progress.clone());
+        let sweep = Sweep::new(setup, canary.min(remaining), progress.clone())?.keeping_new_ids();
         let (tally, outcome) = sweep.run(1).await;
         total.add(&tally);
         outcome?;
@@ -152,7 +152,7 @@ pub async fn replay(
         }
     }
     if remaining > 0 {
-        let sweep = Sweep::new(setup, remaining, progress.clone());
+        let sweep = Sweep::new(setup, remaining, progress.clone())?;
         let (tally, outcome) = sweep.run(usize::from(args.concurrency)).await;
         total.add(&tally);
         if let Err(error) = outcome {
@@ -207,7 +207,7 @@ pub async fn discard(
         mover: mover.as_ref(),
         objects: Some(objects),
     };
-    let sweep = Sweep::new(setup, limit.unwrap_or(usize::MAX), progress.clone());
+    let sweep = Sweep::new(setup, limit.unwrap_or(usize::MAX), progress.clone())?;
     let (tally, outcome) = sweep.run(4).await;
     progress.finish_and_clear();
     summary(&tally, &audit, false);

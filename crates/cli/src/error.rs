@@ -58,6 +58,12 @@ pub enum CliError {
         not_released_note(.not_released, .lease)
     )]
     Interrupted { released: usize, not_released: usize, lease: i32 },
+    #[error(
+        "the temporary store of what this read holds failed ({0}): free space in TMPDIR or point \
+         TMPDIR at a larger disk; what it held is visible again when its lease ends \
+         (--visibility-timeout)"
+    )]
+    Spill(#[from] crate::spill::SpillError),
 }
 
 fn not_released_note(not_released: &usize, lease: &i32) -> String {

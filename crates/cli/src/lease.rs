@@ -8,49 +8,82 @@
 //! that lapses anyway shows when its message is received again: counted, and
 //! said with the flag that gives more time.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::time::Duration;
 
 use futures::StreamExt;
+use rusqlite::{Connection, OptionalExtension, params};
 use tokio::time::{Instant, sleep};
 
+use crate::error::CliError;
 use crate::queue::Queue;
+use crate::spill::{self, SpillError};
 
 /// Lease extensions in flight at once (ten messages each).
 const RENEWALS_AT_ONCE: usize = 32;
 
-/// One message held.
-#[derive(Debug, Clone)]
-struct Lease {
-    receipt_handle: String,
-    expires: Instant,
-}
+/// Handles released per page read from the store.
+const RELEASED_AT_ONCE: usize = 1000;
+
+/// A lease due for renewal: its row, the received id, the handle.
+type Due = (i64, String, String);
 
 /// Every message held, by the id SQS gave the copy received: the newest
-/// receipt handle (an older one stops working once a message is received again).
-#[derive(Debug, Default)]
+/// receipt handle (an older one stops working once a message is received
+/// again). Kept in a [`spill`] store: a holding of 100,000 SQS-sized handles
+/// (~40 MB) costs the store's cache in memory, the rest on disk.
+#[derive(Debug)]
 pub struct Holding {
-    leases: HashMap<String, Lease>,
+    connection: Connection,
+    /// Leases are kept as milliseconds after this.
+    origin: Instant,
     /// Messages received again while held: their lease ran out.
     pub lapsed: usize,
+    failure: Option<SpillError>,
 }
 
 impl Holding {
-    /// Holds a copy received before `expires` (the receive's start plus the lease).
-    pub fn hold(&mut self, received_id: &str, receipt_handle: &str, expires: Instant) {
-        let lease = Lease { receipt_handle: receipt_handle.to_owned(), expires };
-        self.leases.insert(received_id.to_owned(), lease);
+    pub fn new() -> Result<Self, SpillError> {
+        let connection = spill::open(
+            "CREATE TABLE leases (id TEXT NOT NULL UNIQUE, handle TEXT NOT NULL, \
+             expires INTEGER NOT NULL); CREATE INDEX leases_by_expiry ON leases (expires);",
+        )?;
+        Ok(Self { connection, origin: Instant::now(), lapsed: 0, failure: None })
     }
 
-    /// Whether this copy is held.
-    pub fn holds(&self, received_id: &str) -> bool {
-        self.leases.contains_key(received_id)
+    fn millis(&self, at: Instant) -> i64 {
+        i64::try_from(at.saturating_duration_since(self.origin).as_millis()).unwrap_or(i64::MAX)
+    }
+
+    fn note<T>(&mut self, result: rusqlite::Result<T>) -> Option<T> {
+        result.map_err(|error| self.failure.get_or_insert(error.into())).ok()
+    }
+
+    /// Holds a copy received before `expires` (the receive's start plus the lease).
+    pub fn hold(&mut self, received_id: &str, receipt_handle: &str, expires: Instant) {
+        let expires = self.millis(expires);
+        let held = self
+            .connection
+            .prepare_cached(
+                "INSERT INTO leases (id, handle, expires) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (id) DO UPDATE SET handle = excluded.handle, expires = excluded.expires",
+            )
+            .and_then(|mut statement| statement.execute(params![received_id, receipt_handle, expires]));
+        self.note(held);
+    }
+
+    /// Whether this copy is held (`true` once the store has failed).
+    pub fn holds(&mut self, received_id: &str) -> bool {
+        self.failure.is_some() || self.handle(received_id).is_some()
     }
 
     /// The newest handle of a held copy.
-    pub fn handle(&self, received_id: &str) -> Option<&str> {
-        self.leases.get(received_id).map(|lease| lease.receipt_handle.as_str())
+    pub fn handle(&mut self, received_id: &str) -> Option<String> {
+        let found =
+            self.connection.prepare_cached("SELECT handle FROM leases WHERE id = ?1").and_then(
+                |mut statement| statement.query_row([received_id], |row| row.get(0)).optional(),
+            );
+        self.note(found).flatten()
     }
 
     /// A held copy received again: its lease had run out. Keeps the new handle.
@@ -61,38 +94,96 @@ impl Holding {
 
     /// No longer held (deleted, moved or released).
     pub fn forget(&mut self, received_id: &str) {
-        self.leases.remove(received_id);
+        let forgotten = self
+            .connection
+            .prepare_cached("DELETE FROM leases WHERE id = ?1")
+            .and_then(|mut statement| statement.execute([received_id]));
+        self.note(forgotten);
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.leases.is_empty()
+    /// Messages held.
+    pub fn len(&mut self) -> usize {
+        let counted = self
+            .connection
+            .query_row("SELECT count(*) FROM leases", [], |row| row.get::<_, i64>(0));
+        self.note(counted).map_or(0, |n| usize::try_from(n).unwrap_or(0))
     }
 
-    /// Every handle held, and nothing held afterwards.
-    pub fn take_handles(&mut self) -> Vec<String> {
-        self.leases.drain().map(|(_, lease)| lease.receipt_handle).collect()
+    pub fn is_empty(&mut self) -> bool {
+        self.len() == 0
     }
 
-    /// The copies whose lease ends before `horizon`: (received id, handle).
-    fn due(&self, horizon: Instant) -> Vec<(String, String)> {
-        self.leases
-            .iter()
-            .filter(|(_, lease)| lease.expires <= horizon)
-            .map(|(id, lease)| (id.clone(), lease.receipt_handle.clone()))
-            .collect()
+    /// The first error the store met, once: what it held since may be incomplete.
+    pub fn failure(&mut self) -> Option<SpillError> {
+        self.failure.take()
+    }
+
+    /// Releases (visibility 0) every message held, a page at a time, and holds
+    /// nothing afterwards: how many were held, and how many SQS refused.
+    pub async fn release_all(&mut self, queue: &Queue) -> (usize, Result<usize, CliError>) {
+        let held = self.len();
+        let mut refused = 0;
+        loop {
+            let page = self
+                .connection
+                .prepare_cached("SELECT rowid, handle FROM leases ORDER BY rowid LIMIT ?1")
+                .and_then(|mut statement| {
+                    statement
+                        .query_map([RELEASED_AT_ONCE as i64], |row| {
+                            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
+                        })?
+                        .collect::<rusqlite::Result<Vec<_>>>()
+                });
+            let page = match page {
+                Ok(page) => page,
+                Err(error) => return (held, Err(CliError::Spill(error.into()))),
+            };
+            let Some(&(last, _)) = page.last() else { break };
+            let handles: Vec<&str> = page.iter().map(|(_, handle)| handle.as_str()).collect();
+            match queue.release(&handles).await {
+                Ok(n) => refused += n,
+                Err(error) => return (held, Err(error)),
+            }
+            if let Err(error) =
+                self.connection.execute("DELETE FROM leases WHERE rowid <= ?1", [last])
+            {
+                return (held, Err(CliError::Spill(error.into())));
+            }
+        }
+        (held, Ok(refused))
+    }
+
+    /// Up to `limit` copies whose lease ends before `horizon`, after row `after`.
+    fn due(&mut self, horizon: Instant, after: i64, limit: usize) -> Vec<Due> {
+        let horizon = self.millis(horizon);
+        let found = self
+            .connection
+            .prepare_cached(
+                "SELECT rowid, id, handle FROM leases WHERE expires <= ?1 AND rowid > ?2 \
+                 ORDER BY rowid LIMIT ?3",
+            )
+            .and_then(|mut statement| {
+                statement
+                    .query_map(params![horizon, after, limit as i64], |row| {
+                        Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+                    })?
+                    .collect::<rusqlite::Result<Vec<Due>>>()
+            });
+        self.note(found).unwrap_or_default()
     }
 
     /// Renewed until `expires`, unless refused or received again meanwhile.
-    fn renewed(&mut self, renewed: &[(String, String)], refused: &[usize], expires: Instant) {
-        for (index, (id, handle)) in renewed.iter().enumerate() {
+    fn renewed(&mut self, renewed: &[Due], refused: &[usize], expires: Instant) {
+        let expires = self.millis(expires);
+        for (index, (_, id, handle)) in renewed.iter().enumerate() {
             if refused.contains(&index) {
                 continue;
             }
-            if let Some(lease) = self.leases.get_mut(id)
-                && lease.receipt_handle == *handle
-            {
-                lease.expires = expires;
-            }
+            let updated = self
+                .connection
+                .prepare_cached("UPDATE leases SET expires = ?1 WHERE id = ?2 AND handle = ?3")
+                .and_then(|mut statement| statement.execute(params![expires, id, handle]));
+            self.note(updated);
         }
     }
 }
@@ -110,24 +201,34 @@ pub async fn keep(queue: &Queue, with: impl Fn(&mut dyn FnMut(&mut Holding))) ->
     let beat = (lease / 4).max(Duration::from_millis(250));
     loop {
         sleep(beat).await;
-        let mut due = Vec::new();
-        with(&mut |holding| due = holding.due(Instant::now() + lease / 2));
+        let horizon = Instant::now() + lease / 2;
         // Many at once: one call after another would let the last leases of
         // a large holding lapse while the first are renewed; a bound keeps a
-        // holding of 100,000 from opening 10,000 calls at a time.
-        let renewals = due.chunks(10).map(|chunk| async move {
-            let sent = Instant::now();
-            let handles: Vec<&str> = chunk.iter().map(|(_, handle)| handle.as_str()).collect();
-            (chunk, sent, queue.change_visibility(&handles, queue.lease).await)
-        });
-        let answers: Vec<_> =
-            futures::stream::iter(renewals).buffer_unordered(RENEWALS_AT_ONCE).collect().await;
-        for (chunk, sent, answer) in answers {
-            match answer {
-                Ok(refused) => with(&mut |holding| holding.renewed(chunk, &refused, sent + lease)),
-                // A renewal that fails is tried again on the next beat; a lease
-                // that lapses meanwhile shows when its message comes back.
-                Err(error) => tracing::debug!(error = %error, "a lease extension failed"),
+        // holding of 100,000 from opening 10,000 calls at a time, and pages
+        // keep it from reading every handle into memory at once.
+        let mut after = 0;
+        loop {
+            let mut page = Vec::new();
+            with(&mut |holding| page = holding.due(horizon, after, RENEWALS_AT_ONCE * 10));
+            let Some((last, _, _)) = page.last() else { break };
+            after = *last;
+            let renewals = page.chunks(10).map(|chunk| async move {
+                let sent = Instant::now();
+                let handles: Vec<&str> =
+                    chunk.iter().map(|(_, _, handle)| handle.as_str()).collect();
+                (chunk, sent, queue.change_visibility(&handles, queue.lease).await)
+            });
+            let answers: Vec<_> =
+                futures::stream::iter(renewals).buffer_unordered(RENEWALS_AT_ONCE).collect().await;
+            for (chunk, sent, answer) in answers {
+                match answer {
+                    Ok(refused) => {
+                        with(&mut |holding| holding.renewed(chunk, &refused, sent + lease))
+                    }
+                    // A renewal that fails is tried again on the next beat; a lease
+                    // that lapses meanwhile shows when its message comes back.
+                    Err(error) => tracing::debug!(error = %error, "a lease extension failed"),
+                }
             }
         }
     }
@@ -140,23 +241,31 @@ mod tests {
     #[test]
     fn due_leases_are_renewed_unless_refused_or_received_again() {
         let now = Instant::now();
-        let mut holding = Holding::default();
+        let mut holding = Holding::new().unwrap();
         holding.hold("a", "ha", now + Duration::from_secs(1));
         holding.hold("b", "hb", now + Duration::from_secs(1));
         holding.hold("c", "hc", now + Duration::from_secs(100));
-        let mut due = holding.due(now + Duration::from_secs(2));
-        due.sort();
-        assert_eq!(due, [("a".into(), "ha".into()), ("b".into(), "hb".into())]);
+        let due = holding.due(now + Duration::from_secs(2), 0, 10);
+        let pairs = |due: &[Due]| -> Vec<(String, String)> {
+            due.iter().map(|(_, id, handle)| (id.clone(), handle.clone())).collect()
+        };
+        assert_eq!(pairs(&due), [("a".into(), "ha".into()), ("b".into(), "hb".into())]);
+        let (first, rest) = (holding.due(now + Duration::from_secs(2), 0, 1), due[0].0);
+        assert_eq!(pairs(&first), [("a".into(), "ha".into())], "a page at a time");
+        assert_eq!(
+            pairs(&holding.due(now + Duration::from_secs(2), rest, 10)),
+            [("b".into(), "hb".into())]
+        );
         holding.received_again("a", "ha2", now + Duration::from_secs(1));
         holding.renewed(&due, &[1], now + Duration::from_secs(50));
         // "a" has a new handle the renewal did not carry; "b" was refused.
-        let mut still = holding.due(now + Duration::from_secs(2));
-        still.sort();
-        assert_eq!(still, [("a".into(), "ha2".into()), ("b".into(), "hb".into())]);
+        let still = holding.due(now + Duration::from_secs(2), 0, 10);
+        assert_eq!(pairs(&still), [("a".into(), "ha2".into()), ("b".into(), "hb".into())]);
         assert_eq!(holding.lapsed, 1);
-        let mut handles = holding.take_handles();
-        handles.sort();
-        assert_eq!(handles, ["ha2", "hb", "hc"]);
-        assert!(holding.is_empty());
+        assert_eq!(holding.handle("c").as_deref(), Some("hc"));
+        holding.forget("c");
+        assert!(!holding.holds("c"));
+        assert_eq!(holding.len(), 2);
+        assert!(holding.failure().is_none());
     }
 }

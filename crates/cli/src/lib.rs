@@ -25,6 +25,7 @@ pub mod pace;
 pub mod queue;
 pub mod rotate;
 pub mod scan;
+pub mod spill;
 pub mod stats;
 pub mod sweep;
 pub mod text;

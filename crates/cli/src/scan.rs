@@ -11,7 +11,7 @@
 //! scan compares what it read with the queue's own count taken before it
 //! started; [`Scanned::shortfall`] says what is missing.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -22,6 +22,7 @@ use crate::error::CliError;
 use crate::lease::{self, Holding, lease_of};
 use crate::queue::Queue;
 use crate::rotate::{Mover, Stuck};
+use crate::spill::Keys;
 
 /// What a scan saw.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -166,10 +167,11 @@ pub async fn scan(
     let mut scanned =
         Scanned { counted, in_flight, visible_again, lease: queue.lease, ..Scanned::default() };
     let progress = crate::consent::bar(counted, "read");
-    let holding = Mutex::new(Holding::default());
+    // Per message: its id and receipt handle, on disk past a bound (`crate::spill`).
+    let holding = Mutex::new(Holding::new()?);
     let held = || lock(&holding);
     // First identities read, with the copy that was read.
-    let mut read: HashMap<String, String> = HashMap::new();
+    let mut read = Keys::new()?;
     let mut interrupted = false;
     let reading = async {
         loop {
@@ -197,17 +199,24 @@ pub async fn scan(
                     }
                     continue;
                 }
-                match read.get(&entry.queue_message_id) {
-                    Some(copy) if *copy == entry.received_id => {
+                match read.value(&entry.queue_message_id) {
+                    Some(Some(copy)) if copy == entry.received_id => {
                         // Back after its lease ran out during a long scan.
                         held().received_again(&entry.received_id, &entry.receipt_handle, expires);
                     }
                     Some(_) => duplicates.push(entry),
                     None => {
-                        read.insert(entry.queue_message_id.clone(), entry.received_id.clone());
+                        read.insert(&entry.queue_message_id, Some(&entry.received_id));
                         fresh.push(entry);
                     }
                 }
+            }
+            if let Some(failure) = read.failure() {
+                let mut held = held();
+                for entry in fresh.iter().chain(&duplicates) {
+                    held.hold(&entry.received_id, &entry.receipt_handle, expires);
+                }
+                return Err(failure.into());
             }
             progress.inc(fresh.len() as u64);
             let progressed = !fresh.is_empty() || !duplicates.is_empty() || copies > 0;
@@ -260,6 +269,9 @@ pub async fn scan(
                     }
                 }
             }
+            if let Some(failure) = held().failure() {
+                return Err(failure.into());
+            }
             // Only messages already read or held: their leases ran out during a long scan.
             if !progressed {
                 return Ok(());
@@ -271,13 +283,11 @@ pub async fn scan(
         never = lease::keep(queue, |f| f(&mut held())) => match never {},
     };
     progress.finish_and_clear();
-    let (handles, lapsed) = {
-        let mut held = held();
-        (held.take_handles(), held.lapsed)
-    };
-    let released = queue.release(&handles).await;
+    let mut holding = holding.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let lapsed = holding.lapsed;
+    let (held, released) = holding.release_all(queue).await;
     if interrupted {
-        return Err(CliError::interrupted(handles.len(), &released, queue.lease));
+        return Err(CliError::interrupted(held, &released, queue.lease));
     }
     outcome?;
     scanned.read = read.len();

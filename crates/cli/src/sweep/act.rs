@@ -119,7 +119,10 @@ impl Sweep<'_> {
         self.with_state(|s| {
             s.tally.failed += refused.len() as u64;
             s.tally.replayed += sent.len() as u64;
-            s.tally.new_message_ids.extend(lines.iter().filter_map(|l| l.new_message_id.clone()));
+            if self.keeps_new_ids {
+                let new_ids = lines.iter().filter_map(|l| l.new_message_id.clone());
+                s.tally.new_message_ids.extend(new_ids);
+            }
         });
         self.progress.inc(sent.len() as u64);
         self.delete_sent(&sent, &destination.url).await

@@ -3,13 +3,12 @@
 //! a second copy alone — decided apart from any I/O, so it is tested without
 //! an emulator.
 
-use std::collections::HashSet;
-
 use tokio::time::Instant;
 
 use super::Tally;
 use crate::entry::Entry;
 use crate::lease::Holding;
+use crate::spill::{Keys, SpillError};
 
 #[derive(Debug)]
 pub(super) struct State {
@@ -19,13 +18,20 @@ pub(super) struct State {
     /// First identities received: one received again (a lease that ran out
     /// mid-send, two receives handed the same message, a second copy left by an
     /// interrupted move) is left alone.
-    pub(super) seen: HashSet<String>,
+    pub(super) seen: Keys,
     /// The source messages ([`Entry::source_key`]) this run took to replay.
-    pub(super) sources: HashSet<String>,
+    pub(super) sources: Keys,
     pub(super) remaining: usize,
     /// A loop failed: the others stop before their next receive or send.
     pub(super) stopped: bool,
     pub(super) tally: Tally,
+}
+
+impl State {
+    /// The first error of a store: what it answered since may be wrong.
+    pub(super) fn failure(&mut self) -> Option<SpillError> {
+        self.held.failure().or_else(|| self.seen.failure()).or_else(|| self.sources.failure())
+    }
 }
 
 /// What the decisions depend on besides the state.
@@ -75,7 +81,7 @@ pub(super) fn sort(state: &mut State, batch: Vec<Entry>, rules: &Rules<'_>) -> S
             sorted.extra.push(entry);
             continue;
         }
-        state.seen.insert(entry.queue_message_id.clone());
+        state.seen.insert(&entry.queue_message_id, None);
         sorted.all_seen = false;
         let group = entry.queue_group().unwrap_or("(none)").to_owned();
         *state.tally.seen.entry(group).or_default() += 1;
@@ -92,7 +98,9 @@ pub(super) fn sort(state: &mut State, batch: Vec<Entry>, rules: &Rules<'_>) -> S
             sorted.duplicates.push(entry);
         } else {
             state.remaining -= 1;
-            state.sources.extend(source);
+            if let Some(source) = source {
+                state.sources.insert(&source, None);
+            }
             sorted.todo.push(entry);
         }
     }
@@ -108,6 +116,18 @@ pub(super) struct Sorted {
     pub(super) duplicates: Vec<Entry>,
     pub(super) extra: Vec<Entry>,
     pub(super) all_seen: bool,
+}
+
+impl Sorted {
+    /// Every entry of the batch that was sorted into a list.
+    pub(super) fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.todo
+            .iter()
+            .chain(&self.to_move)
+            .chain(&self.resumed)
+            .chain(&self.duplicates)
+            .chain(&self.extra)
+    }
 }
 
 #[cfg(test)]

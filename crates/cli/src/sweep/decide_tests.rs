@@ -4,6 +4,7 @@ use aws_sdk_sqs::types::{Message, MessageSystemAttributeName};
 
 use super::*;
 use crate::lease::Holding;
+use crate::spill::Keys;
 
 /// A raw message `id`, received with `handle`, in `group`.
 fn entry(id: &str, handle: &str, group: &str) -> Entry {
@@ -18,9 +19,9 @@ fn entry(id: &str, handle: &str, group: &str) -> Entry {
 
 fn state(limit: usize) -> State {
     State {
-        held: Holding::default(),
-        seen: HashSet::new(),
-        sources: HashSet::new(),
+        held: Holding::new().unwrap(),
+        seen: Keys::new().unwrap(),
+        sources: Keys::new().unwrap(),
         remaining: limit,
         stopped: false,
         tally: Tally::default(),
@@ -64,7 +65,7 @@ fn what_does_not_match_is_held_or_moved_and_what_was_sent_is_deleted_without_the
     let sorted = sort(&mut held, batch(), &rules(&only_a, &sent));
     assert_eq!((ids(&sorted.todo), ids(&sorted.resumed)), (vec!["a"], vec!["s"]));
     assert!(sorted.to_move.is_empty());
-    assert_eq!(held.held.handle("x"), Some("hx"));
+    assert_eq!(held.held.handle("x").as_deref(), Some("hx"));
     assert_eq!((held.tally.not_matching, held.remaining), (1, 0));
 
     let mut moving = state(1);
@@ -83,7 +84,7 @@ fn copies_received_again_are_left_alone_and_a_batch_of_them_means_all_is_read() 
     // The held message again, its lease run out: the newest handle is kept.
     let again = sort(&mut state, vec![entry("x", "h2", "g")], &rules(&none, &|_| false));
     assert!(again.all_seen && again.todo.is_empty());
-    assert_eq!(state.held.handle("x"), Some("h2"));
+    assert_eq!(state.held.handle("x").as_deref(), Some("h2"));
     assert_eq!(state.tally.seen.get("g"), Some(&1), "counted once");
 }
 
@@ -95,7 +96,7 @@ fn a_copy_this_run_moved_is_held_and_ends_its_group() {
     let rules = Rules { moved_by_this_run: &moved, ..rules(&all, &|_| false) };
     let sorted = sort(&mut state, vec![entry("copy", "hc", "g")], &rules);
     assert!(sorted.todo.is_empty() && !sorted.all_seen);
-    assert_eq!(state.held.handle("copy"), Some("hc"));
+    assert_eq!(state.held.handle("copy").as_deref(), Some("hc"));
     assert_eq!(state.remaining, 10);
 }
 

@@ -6,7 +6,7 @@
 //! sweep returns, also when it stops on an error. A message is deleted only
 //! after SQS confirmed its replay and the audit line of that is on disk.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use indicatif::ProgressBar;
@@ -22,6 +22,7 @@ use crate::objects::Objects;
 use crate::pace::Pacer;
 use crate::queue::Queue;
 use crate::rotate::{Mover, Stuck};
+use crate::spill::Keys;
 use backpressure_batch::quarantine::BodyObject;
 
 mod act;
@@ -68,7 +69,7 @@ pub struct Tally {
     #[serde(skip)]
     pub limited: bool,
     /// The ids SQS gave the replayed messages.
-    #[serde(skip)]
+    /// The ids SQS gave the replayed messages, when the sweep keeps them ([`Sweep::keeping_new_ids`]).
     pub new_message_ids: Vec<String>,
     /// Messages held that were received again: their lease ran out.
     #[serde(skip)]
@@ -124,22 +125,25 @@ pub struct Sweep<'a> {
     mover: Option<&'a Mover>,
     objects: Option<&'a Objects>,
     progress: ProgressBar,
+    /// Collect the new ids of what it replays (a canary checks for them; a
+    /// sweep of 100,000 would hold 100,000 ids for nothing).
+    keeps_new_ids: bool,
     state: Mutex<State>,
 }
 
 impl<'a> Sweep<'a> {
     /// A sweep that acts on at most `limit` matching messages.
-    pub fn new(setup: Setup<'a>, limit: usize, progress: ProgressBar) -> Self {
+    pub fn new(setup: Setup<'a>, limit: usize, progress: ProgressBar) -> Result<Self, CliError> {
         let Setup { source, filter, action, audit, operator, pacer, mover, objects } = setup;
         let state = State {
-            held: Holding::default(),
-            seen: HashSet::new(),
-            sources: HashSet::new(),
+            held: Holding::new()?,
+            seen: Keys::new()?,
+            sources: Keys::new()?,
             remaining: limit,
             stopped: false,
             tally: Tally::default(),
         };
-        Self {
+        Ok(Self {
             source,
             filter,
             action,
@@ -149,8 +153,14 @@ impl<'a> Sweep<'a> {
             mover,
             objects,
             progress,
+            keeps_new_ids: false,
             state: Mutex::new(state),
-        }
+        })
+    }
+
+    /// Collects [`Tally::new_message_ids`].
+    pub fn keeping_new_ids(self) -> Self {
+        Self { keeps_new_ids: true, ..self }
     }
 
     /// Runs `loops` loops until the queue has no more visible messages or the
@@ -179,10 +189,9 @@ impl<'a> Sweep<'a> {
         let mut state = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
         state.tally.limited = state.remaining == 0;
         state.tally.lapsed = state.held.lapsed;
-        let handles = state.held.take_handles();
-        let released = self.source.release(&handles).await;
+        let (held, released) = state.held.release_all(self.source).await;
         if crate::interrupt::requested() {
-            let interrupted = CliError::interrupted(handles.len(), &released, self.source.lease);
+            let interrupted = CliError::interrupted(held, &released, self.source.lease);
             return (state.tally, outcome.and(Err(interrupted)));
         }
         let outcome = outcome.and(released.map(|refused| {
@@ -207,6 +216,16 @@ impl<'a> Sweep<'a> {
                 return Ok(());
             }
             let sorted = self.sort(batch, expires);
+            let failure = self.with_state(State::failure);
+            if let Some(failure) = failure.or_else(|| self.audit.and_then(Audit::failure)) {
+                // Nothing of this batch is acted on: what the store answered may be wrong.
+                let handles: Vec<&str> =
+                    sorted.entries().map(|e| e.receipt_handle.as_str()).collect();
+                if let Err(error) = self.source.release(&handles).await {
+                    tracing::debug!(error = %error, "releasing a batch after the store failed");
+                }
+                return Err(failure.into());
+            }
             if !sorted.extra.is_empty() {
                 let handles: Vec<&str> =
                     sorted.extra.iter().map(|e| e.receipt_handle.as_str()).collect();

@@ -1,0 +1,140 @@
+//! What a read keeps per message, in memory up to a bound and on disk past it.
+//!
+//! A scan or a sweep must remember every message it read until it ends (the
+//! ids it checks exactly-once against, the receipt handles it releases), and a
+//! dead-letter queue after an incident holds hundreds of thousands. Each store
+//! here is a private temporary SQLite database: its pages stay in a cache of
+//! [`CACHE_KIB`] and go to a file in the temporary directory (`TMPDIR`) past
+//! it, which SQLite deletes when the store is dropped. Nothing here needs to
+//! survive a crash: a rerun reads the queue again.
+//!
+//! A failed write (a full disk) makes the store answer as if it held
+//! everything it was asked about and keeps the error, which the read returns
+//! after the batch at hand ([`Keys::failure`]): a sweep then leaves a message
+//! alone rather than act on it twice.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+/// The most memory one store's pages take (SQLite's page cache), in KiB.
+pub const CACHE_KIB: u32 = 4096;
+
+/// The temporary store failed (most often: no space left in `TMPDIR`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SpillError(#[from] rusqlite::Error);
+
+/// A private temporary database, tuned for a store nobody else reads.
+pub(crate) fn open(schema: &str) -> Result<Connection, SpillError> {
+    let connection = Connection::open("")?;
+    connection.execute_batch(&format!(
+        "PRAGMA cache_size = -{CACHE_KIB}; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; \
+         PRAGMA temp_store = FILE; {schema}"
+    ))?;
+    Ok(connection)
+}
+
+/// A set of strings, each with an optional string beside it.
+#[derive(Debug)]
+pub struct Keys {
+    connection: Connection,
+    len: usize,
+    failure: Option<SpillError>,
+}
+
+impl Keys {
+    pub fn new() -> Result<Self, SpillError> {
+        let connection =
+            open("CREATE TABLE keys (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;")?;
+        Ok(Self { connection, len: 0, failure: None })
+    }
+
+    /// Adds `key` (with `value`) unless present: whether it was new.
+    pub fn insert(&mut self, key: &str, value: Option<&str>) -> bool {
+        let inserted = self
+            .connection
+            .prepare_cached("INSERT OR IGNORE INTO keys (key, value) VALUES (?1, ?2)")
+            .and_then(|mut statement| statement.execute(params![key, value]));
+        match inserted {
+            Ok(changed) => {
+                self.len += changed;
+                changed > 0
+            }
+            Err(error) => {
+                self.failure.get_or_insert(error.into());
+                false
+            }
+        }
+    }
+
+    /// Whether `key` is present; `true` once the store has failed.
+    pub fn contains(&mut self, key: &str) -> bool {
+        self.value(key).is_some()
+    }
+
+    /// The value beside `key`: `None` when absent, `Some(None)` when it has none.
+    pub fn value(&mut self, key: &str) -> Option<Option<String>> {
+        if self.failure.is_some() {
+            return Some(None);
+        }
+        let found = self
+            .connection
+            .prepare_cached("SELECT value FROM keys WHERE key = ?1")
+            .and_then(|mut statement| {
+                statement.query_row([key], |row| row.get::<_, Option<String>>(0)).optional()
+            });
+        match found {
+            Ok(found) => found,
+            Err(error) => {
+                self.failure = Some(error.into());
+                Some(None)
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The first error the store met, once; what it answered since is not to be trusted.
+    pub fn failure(&mut self) -> Option<SpillError> {
+        self.failure.take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_kept_once_with_their_values() {
+        let mut keys = Keys::new().unwrap();
+        assert!(keys.insert("a", Some("copy-1")));
+        assert!(!keys.insert("a", Some("copy-2")), "a key already present is not replaced");
+        assert!(keys.insert("b", None));
+        assert_eq!(keys.value("a"), Some(Some("copy-1".to_owned())));
+        assert_eq!(keys.value("b"), Some(None));
+        assert_eq!(keys.value("c"), None);
+        assert!(keys.contains("b") && !keys.contains("c"));
+        assert_eq!(keys.len(), 2);
+        assert!(keys.failure().is_none());
+    }
+
+    #[test]
+    fn more_keys_than_the_cache_holds_go_to_disk_and_stay_exact() {
+        let mut keys = Keys::new().unwrap();
+        // ~60 MB of keys against a 4 MiB cache.
+        let key = |n: usize| format!("{n:08}-{}", "x".repeat(592));
+        for n in 0..100_000 {
+            assert!(keys.insert(&key(n), None));
+        }
+        assert_eq!(keys.len(), 100_000);
+        assert!(keys.contains(&key(0)) && keys.contains(&key(99_999)));
+        assert!(!keys.contains(&key(100_000)));
+        assert!(!keys.insert(&key(42), None));
+        assert!(keys.failure().is_none());
+    }
+}
