@@ -286,6 +286,100 @@ if replay:
         check("replay: unthrottled ≥ 500 messages/s", f"{free['messages_per_second']:.0f} msg/s",
               free["messages_per_second"] >= 500 and free["arrived"] == replay["records"])
 
+# Production scale (bench/run.sh scale, on fauxqs)
+scale = load("scale-cli.json")
+if scale:
+    n = scale["messages"]
+    p(f"\n### Production scale: the CLI on a standard dead-letter queue of {n:,} ~1 KB messages (fauxqs, "
+      f"receipt handles of {scale['receipt_handle_chars']} characters)\n")
+    p("| Command | Exit | Seconds | Messages/s | Peak RSS, MiB | Exactly once |")
+    p("|---|---:|---:|---:|---:|---|")
+    rows = {r["label"].split(" ")[0]: r for r in scale["rows"]}
+    for r in scale["rows"]:
+        if "ceiling" in r["label"]:
+            p(f"| {r['label']} | — | {r['seconds']:.1f} | {r['messages_per_second']:,.0f} | — | {r['messages']:,} moved |")
+            continue
+        done = r.get("read", r.get("distinct_messages", r.get("distinct_replayed")))
+        once = {"stats": f"read {r.get('read')}, complete {r.get('complete')}",
+                "export": f"{r.get('lines'):,} lines, {r.get('distinct_messages'):,} distinct",
+                "replay": f"{r.get('replayed'):,} replayed ({r.get('distinct_replayed'):,} distinct), "
+                          f"{r.get('arrived'):,} arrived, {r.get('left_on_source')} left"}.get(r["label"].split(" ")[0], "")
+        p(f"| `{r['label']}` | {r['exit_code']} | {r['seconds']:.1f} | {n / r['seconds']:,.0f} | {r['peak_rss_mib']:.1f} | {once} |")
+    st, ex, rp = rows.get("stats"), rows.get("export"), rows.get("replay")
+    ceil = next((r for r in scale["rows"] if "ceiling" in r["label"]), None)
+    if st:
+        check(f"scale: stats --json reads all {n:,}, exit 0", f"read {st['read']}, exit {st['exit_code']}",
+              st["read"] == n and st["exit_code"] == 0)
+    if ex:
+        check(f"scale: export writes each of {n:,} once", f"{ex['lines']:,} lines, {ex['distinct_messages']:,} distinct",
+              ex["lines"] == n and ex["distinct_messages"] == n)
+        if st:
+            check("scale: export as fast as stats (within 20 %)",
+                  f"{n / ex['seconds']:,.0f} vs {n / st['seconds']:,.0f} msg/s", ex["seconds"] <= st["seconds"] * 1.2)
+    if rp:
+        check(f"scale: replay moves each of {n:,} once, source empty",
+              f"{rp['replayed']:,} replayed, {rp['arrived']:,} arrived, {rp['left_on_source']} left",
+              rp["replayed"] == n and rp["distinct_replayed"] == n and rp["arrived"] == n and rp["left_on_source"] == 0)
+        rate = n / rp["seconds"]
+        check("scale: replay ≥ 2,000 messages/s unthrottled", f"{rate:,.0f} msg/s", rate >= 2000)
+        if ceil:
+            check("scale: replay within 20 % of the emulator's ceiling",
+                  f"{rate:,.0f} vs {ceil['messages_per_second']:,.0f} msg/s ({rate / ceil['messages_per_second'] * 100:.0f} %)",
+                  rate >= 0.8 * ceil["messages_per_second"])
+    for r in (st, ex, rp):
+        if r:
+            check(f"scale: {r['label']} peak RSS ≤ 64 MB", f"{r['peak_rss_mib'] * 1.048576:.1f} MB",
+                  r["peak_rss_mib"] * 1.048576 <= 64)
+rated = load("scale-rate.json")
+if rated:
+    r = next((r for r in rated["rows"] if r.get("rate")), None)
+    if r:
+        check(f"scale: replay --rate {r['rate']:g} held within 2 % ({rated['records']:,} records)",
+              f"{r['send_rate']:.1f} msg/s ({r['deviation_percent']:+.2f} %)",
+              abs(r["deviation_percent"]) <= 2 and r["arrived"] == rated["records"])
+holding = load("scale-holding.json")
+if holding:
+    p(f"\n### What a scan holds, as the queue grows (leases with {holding['handle_chars']}-character receipt "
+      "handles and the ids read; a fresh process each)\n")
+    p("| Kept | Messages held | Seconds | Peak RSS, MiB |")
+    p("|---|---:|---:|---:|")
+    for r in holding["rows"]:
+        kept = "temporary stores (as the CLI)" if r["store"] == "spill" else "in-memory maps (before)"
+        p(f"| {kept} | {r['held']:,} | {r['seconds']:.1f} | {r['peak_rss_mib']:.1f} |")
+    spill = sorted((r for r in holding["rows"] if r["store"] == "spill"), key=lambda r: r["held"])
+    if len(spill) >= 2:
+        check(f"scale: what a scan holds is flat ({spill[0]['held']:,} → {spill[-1]['held']:,} held)",
+              f"{spill[0]['peak_rss_mib']:.1f} → {spill[-1]['peak_rss_mib']:.1f} MiB",
+              spill[-1]["peak_rss_mib"] <= spill[0]["peak_rss_mib"] + 16)
+fifo = load("scale-fifo.json")
+if fifo:
+    d, m, a = fifo["default"], fifo["rotate_groups"], fifo["after"]
+    p(f"\n### A FIFO queue of {fifo['messages']:,} messages in {fifo['groups']} groups (fauxqs)\n")
+    p("| Read | Exit | Read | Seconds |")
+    p("|---|---:|---:|---:|")
+    p(f"| `stats` | {d['exit']} | {d['read']} | {d['seconds']:.1f} |")
+    p(f"| `stats --rotate-groups` | {m['exit']} | {m['read']} | {m['seconds']:.1f} |")
+    p(f"\nAfterwards: {a['messages']:,} messages, {a['groups_in_order']} of {a['groups_expected']} groups whole and in order.")
+    check(f"scale: FIFO {fifo['messages']:,} in {fifo['groups']} groups read whole with --rotate-groups, order kept",
+          f"read {m['read']}, exit {m['exit']}, {a['groups_in_order']} of {a['groups_expected']} groups in order",
+          m["read"] == fifo["messages"] and m["exit"] == 0 and a["groups_in_order"] == a["groups_expected"]
+          and a["messages"] == fifo["messages"])
+sw = load("scale-worker.json")
+if sw:
+    p(f"\n### sqs-worker draining {sw['messages']:,} preloaded work requests ({sw['emulator']}; nginx answering 204)\n")
+    p("| Worker | Messages/s | CPU, µs per message | Peak RSS, MiB |")
+    p("|---|---:|---:|---:|")
+    for r in sw["rows"]:
+        p(f"| {r['label']} | {span(r['messages_per_second'], 0)} | {span(r.get('cpu_us_per_message'), 0)} | "
+          f"{span(r.get('peak_rss_mib'), 1)} |")
+    ours = next((r for r in sw["rows"] if r["label"].startswith("sqs-worker")), None)
+    boto = next((r for r in sw["rows"] if "boto3" in r["label"]), None)
+    if ours and boto:
+        ratio = boto["cpu_us_per_message"]["median"] / ours["cpu_us_per_message"]["median"]
+        check("scale: sqs-worker ≥ 20× less CPU per message than boto3",
+              f"{ours['cpu_us_per_message']['median']:.0f} vs {boto['cpu_us_per_message']['median']:.0f} µs ({ratio:.1f}×)",
+              ratio >= 20)
+
 # Size
 size = load("size.json")
 if size:

@@ -4,7 +4,7 @@
 # bench/results/latest.md (bench/report.py). Not part of `make test`.
 #
 #   bench/run.sh            everything (the publisher part inside scripts/emulators.sh run)
-#   bench/run.sh init | consumer | engine | publisher | worker | replay | fifo-scan | size | profile | report   one part
+#   bench/run.sh init | consumer | engine | publisher | worker | replay | fifo-scan | scale | size | profile | report   one part
 #
 # BENCH_RUNS (3): throughput runs per variant; BENCH_STARTS (10): cold starts per function;
 # BENCH_INIT_ROUNDS (15): interleaved starts of each function and the floor;
@@ -266,6 +266,43 @@ fifo_scan() {
     --out "$out/fifo-scan-moto.json" -- "$release/sqs-backpressure"
 }
 
+# Production scale on fauxqs, the SQS emulator fast enough to measure us (SQS-sized receipt
+# handles): the CLI on a standard dead-letter queue of BENCH_SCALE_MESSAGES (100,000) ~1 KB
+# messages (stats, export, replay, peak RSS, the emulator's own ceiling beside), --rate held on
+# 10,000 records, what a scan holds at 10,000 / 100,000 / 1,000,000 messages, the FIFO read of
+# 10,000 messages in 50 groups, and sqs-worker draining 20,000 preloaded work requests beside
+# boto3 (the downstream's own ceiling first).
+scale() {
+  if [ -z "${E2E_FAUXQS_SQS:-}" ]; then
+    cargo build --release -p sqs-backpressure -p sqs-worker
+    cargo build --release -p sqs-backpressure-bench --bin bench-holding
+    cargo build -p sqs-backpressure-bench --bins
+    scripts/emulators.sh install
+    exec scripts/emulators.sh run -- "$0" scale
+  fi
+  local messages=${BENCH_SCALE_MESSAGES:-100000}
+  log "sqs-backpressure on a dead-letter queue of $messages messages (fauxqs)"
+  AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$harness/bench-scale" --messages "$messages" \
+    --out "$out/scale-cli.json" -- "$release/sqs-backpressure"
+  log "replay --rate 1000 of 10,000 records (fauxqs)"
+  AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$harness/bench-replay" --records 10000 --rates 1000 \
+    --out "$out/scale-rate.json" -- "$release/sqs-backpressure"
+  log "what a scan holds, at 10,000, 100,000 and 1,000,000 messages"
+  "$release/bench-holding" --sizes 10000,100000,1000000 --out "$out/scale-holding.json"
+  log "a FIFO queue of 10,000 messages in 50 groups (fauxqs)"
+  AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$harness/bench-fifo-scan" --messages 10000 --groups 50 \
+    --out "$out/scale-fifo.json" -- "$release/sqs-backpressure"
+  install_tools
+  start_downstream
+  ceiling
+  log "sqs-worker next to a boto3 long-poll worker, 20,000 preloaded work requests (fauxqs)"
+  AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$harness/bench-worker" --downstream "$downstream" \
+    --runs "$runs" --messages "${BENCH_SCALE_WORKER_MESSAGES:-20000}" --in-flight 0 --preload 1 \
+    --label-emulator fauxqs --python-worker "$venv/bin/python $root/bench/python/boto3_worker.py" \
+    --out "$out/scale-worker.json" -- "$release/sqs-worker"
+  stop_downstream
+}
+
 size() {
   log "binary sizes"
   local arm64=null
@@ -349,6 +386,7 @@ case "${1:-all}" in
     planner
     "$0" replay
     "$0" fifo-scan
+    "$0" scale
     size
     profile
     report
@@ -364,8 +402,9 @@ case "${1:-all}" in
   planner) planner ;;
   replay) replay ;;
   fifo-scan) fifo_scan ;;
+  scale) scale ;;
   size) size ;;
   profile) install_tools; profile ;;
   report) report ;;
-  *) echo "usage: $0 [all|init|consumer|engine|publisher|worker|idempotency|large-event|overflow|planner|replay|fifo-scan|size|profile|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|init|consumer|engine|publisher|worker|idempotency|large-event|overflow|planner|replay|fifo-scan|scale|size|profile|report]" >&2; exit 2 ;;
 esac

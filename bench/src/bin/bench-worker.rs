@@ -15,11 +15,17 @@
 //! all of them received and unsettled. `--messages 0` runs that part alone,
 //! `--in-flight 0` the rest alone.
 //!
+//! `--preload 1` (for an emulator fast enough to hold a backlog, fauxqs): each
+//! run's queue is loaded with all `--messages` first, then the worker is
+//! started and timed from its start until the queue is empty; CPU is the whole
+//! process's, start-up included. The ceiling then is a bare loop draining the
+//! same backlog.
+//!
 //! Runs inside `scripts/emulators.sh run` (the SDK and boto3 read the
 //! endpoint variables it sets).
 //!
 //! usage: bench-worker --downstream URL --python-worker "PYTHON SCRIPT" [--messages 1000]
-//!        [--runs 3] [--in-flight 1000] [--out FILE] -- SQS_WORKER
+//!        [--runs 3] [--in-flight 1000] [--preload 1] [--label-emulator NAME] [--out FILE] -- SQS_WORKER
 
 use std::path::Path;
 use std::time::Duration;
@@ -35,7 +41,8 @@ use sqs_backpressure_bench::proc_stats::{peak_rss_kib, process_cpu_seconds};
 use tokio::time::Instant;
 
 const USAGE: &str = "bench-worker --downstream URL --python-worker \"PYTHON SCRIPT\" \
-                     [--messages 1000] [--runs 3] [--in-flight 1000] [--out FILE] -- SQS_WORKER";
+                     [--messages 1000] [--runs 3] [--in-flight 1000] [--preload 1] \
+                     [--label-emulator NAME] [--out FILE] -- SQS_WORKER";
 /// Generous bounds for a run that must end, not speed targets.
 const DRAINED_WITHIN: Duration = Duration::from_secs(600);
 /// How often the queue's counts are read while a worker drains it.
@@ -68,6 +75,8 @@ async fn main() -> Result<(), BoxError> {
     let messages = args.number("messages", 1_000)?;
     let runs = args.number("runs", 3)?;
     let in_flight = args.number("in-flight", 1_000)?;
+    let preload = args.number("preload", 0)? > 0;
+    let emulator = args.option("label-emulator").unwrap_or("moto").to_owned();
     let downstream = args.option("downstream").ok_or(USAGE)?.to_owned();
     let python: Vec<String> =
         args.option("python-worker").ok_or(USAGE)?.split_whitespace().map(str::to_owned).collect();
@@ -98,9 +107,9 @@ async fn main() -> Result<(), BoxError> {
 
     let mut rows = Vec::new();
     if messages > 0 {
-        rows.push(ceiling(&aws, messages, runs).await?);
+        rows.push(ceiling(&aws, messages, runs, preload, &emulator).await?);
         for subject in [&ours, &theirs] {
-            rows.push(throughput(&aws, subject, messages, runs).await?);
+            rows.push(throughput(&aws, subject, messages, runs, preload).await?);
         }
     }
     // As configured by default (CONSUMER_CONCURRENCY records at the downstream at once, the
@@ -111,6 +120,8 @@ async fn main() -> Result<(), BoxError> {
         all_at_once = hold_in_flight(&aws, &ours, &quarantine, in_flight, Some(in_flight)).await?;
     }
     args.report(&json!({
+        "emulator": emulator,
+        "preloaded": preload,
         "messages": messages,
         "runs": runs,
         "rows": rows,
@@ -119,20 +130,36 @@ async fn main() -> Result<(), BoxError> {
     }))
 }
 
-/// A bare receive/delete loop: what moto allows with no work at all.
-async fn ceiling(aws: &Aws, messages: usize, runs: usize) -> Result<Value, BoxError> {
+/// A bare receive/delete loop: what the emulator allows with no work at all.
+async fn ceiling(
+    aws: &Aws,
+    messages: usize,
+    runs: usize,
+    preload: bool,
+    emulator: &str,
+) -> Result<Value, BoxError> {
     let mut rates = Vec::new();
     for _ in 0..runs {
-        let url = aws.create_queue(&unique("bench-work")).await?;
-        let bare = tokio::spawn(receive_and_delete(aws.clone(), url.clone()));
-        let elapsed = feed(aws, &url, messages, "bench.ok").await?;
-        bare.abort();
+        let (url, elapsed) = if preload {
+            let url = loaded_queue(aws, messages, "bench.ok").await?;
+            let started = Instant::now();
+            let bare = tokio::spawn(receive_and_delete(aws.clone(), url.clone()));
+            wait_empty(aws, &url).await?;
+            bare.abort();
+            (url, started.elapsed())
+        } else {
+            let url = aws.create_queue(&unique("bench-work")).await?;
+            let bare = tokio::spawn(receive_and_delete(aws.clone(), url.clone()));
+            let elapsed = feed(aws, &url, messages, "bench.ok").await?;
+            bare.abort();
+            (url, elapsed)
+        };
         rates.push(messages as f64 / elapsed.as_secs_f64());
         aws.delete_queue(&url).await?;
     }
     eprintln!("bench-worker: bare receive/delete loop {:.0} messages/s", rates[0]);
     Ok(
-        json!({ "label": "moto ceiling: bare receive/delete loop", "messages_per_second": summary(&rates) }),
+        json!({ "label": format!("{emulator} ceiling: bare receive/delete loop"), "messages_per_second": summary(&rates) }),
     )
 }
 
@@ -169,17 +196,29 @@ async fn throughput(
     subject: &Subject,
     messages: usize,
     runs: usize,
+    preload: bool,
 ) -> Result<Value, BoxError> {
     let (mut rates, mut cpu_us, mut rss) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
-        let url = aws.create_queue(&unique("bench-work")).await?;
-        let mut process = subject.start(&url, &[])?;
-        let pid = process.id().ok_or("the worker exited at once")?;
-        // Started, imported and long-polling before the clock starts.
-        tokio::time::sleep(Duration::from_secs(3)).await;
-        let cpu_before = process_cpu_seconds(pid)?;
-        let elapsed = feed(aws, &url, messages, "bench.ok").await?;
-        let cpu = process_cpu_seconds(pid)? - cpu_before;
+        let (url, mut process, elapsed, cpu) = if preload {
+            let url = loaded_queue(aws, messages, "bench.ok").await?;
+            let started = Instant::now();
+            let process = subject.start(&url, &[])?;
+            let pid = process.id().ok_or("the worker exited at once")?;
+            wait_empty(aws, &url).await?;
+            let elapsed = started.elapsed();
+            (url, process, elapsed, process_cpu_seconds(pid)?)
+        } else {
+            let url = aws.create_queue(&unique("bench-work")).await?;
+            let process = subject.start(&url, &[])?;
+            let pid = process.id().ok_or("the worker exited at once")?;
+            // Started, imported and long-polling before the clock starts.
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            let cpu_before = process_cpu_seconds(pid)?;
+            let elapsed = feed(aws, &url, messages, "bench.ok").await?;
+            (url, process, elapsed, process_cpu_seconds(pid)? - cpu_before)
+        };
+        let pid = process.id().ok_or("the worker exited")?;
         rates.push(messages as f64 / elapsed.as_secs_f64());
         cpu_us.push(cpu / messages as f64 * 1e6);
         rss.push(peak_rss_kib(pid)? as f64 / 1024.0);
@@ -293,7 +332,7 @@ async fn send(
         .collect();
     futures::stream::iter(bodies.chunks(10))
         .map(|chunk| aws.send_batch(url, chunk))
-        .buffer_unordered(5)
+        .buffer_unordered(16)
         .try_collect::<Vec<()>>()
         .await?;
     Ok(())

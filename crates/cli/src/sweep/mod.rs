@@ -68,7 +68,6 @@ pub struct Tally {
     /// The limit was reached: the sweep did not look for more.
     #[serde(skip)]
     pub limited: bool,
-    /// The ids SQS gave the replayed messages.
     /// The ids SQS gave the replayed messages, when the sweep keeps them ([`Sweep::keeping_new_ids`]).
     pub new_message_ids: Vec<String>,
     /// Messages held that were received again: their lease ran out.

@@ -1,0 +1,258 @@
+//! sqs-backpressure on a dead-letter queue the size an incident leaves: a
+//! standard queue of `--messages` raw messages of ~1 KB, read whole by
+//! `stats --json` (it must read all and exit 0), written out by `export` (each
+//! message exactly once), and moved by `replay --to` to another queue (each
+//! exactly once, the source empty afterwards). For each: wall time, messages
+//! per second and peak RSS (`VmHWM`, read every 50 ms). Beside them, the
+//! emulator's own ceiling for the replay's work: `--concurrency` bare
+//! receive/send/delete loops on the same backlog, with no checks and no audit.
+//!
+//! `bench/run.sh scale` runs it on fauxqs, started with SQS-sized receipt
+//! handles (`FAUXQS_RECEIPT_HANDLE_CHARS`), so what is held per message is
+//! measured at its real size.
+//!
+//! usage: bench-scale [--messages 100000] [--concurrency 4] [--out FILE] -- SQS_BACKPRESSURE
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
+
+use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, SendMessageBatchRequestEntry};
+use e2e_tests::fixtures::{Aws, BoxError, unique};
+use futures::{StreamExt, TryStreamExt};
+use serde_json::{Value, json};
+use sqs_backpressure_bench::args::BenchArgs;
+use sqs_backpressure_bench::proc_stats::peak_rss_kib;
+use tokio::time::Instant;
+
+const USAGE: &str =
+    "bench-scale [--messages 100000] [--concurrency 4] [--out FILE] -- SQS_BACKPRESSURE";
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let args = BenchArgs::from_env(USAGE)?;
+    let messages = args.number("messages", 100_000)?;
+    let concurrency = args.number("concurrency", 4)?;
+    let aws = Aws::from_env().await?;
+    let dlq = filled(&aws, messages).await?;
+    let handle_chars = handle_length(&aws, &dlq).await?;
+    let mut rows = Vec::new();
+
+    let (stats, stats_row) =
+        run(&args, "stats --json", &["stats", "--queue-url", &dlq, "--json"]).await?;
+    let stats: Value = serde_json::from_slice(&stats.stdout)?;
+    rows.push(with(stats_row, json!({"read": stats["read"], "complete": stats["complete"]})));
+
+    let file = std::env::temp_dir().join(format!("{}.jsonl", unique("bench-scale-export")));
+    let out = file.display().to_string();
+    let (_, export_row) =
+        run(&args, "export", &["export", "--queue-url", &dlq, "--out", &out]).await?;
+    let (lines, distinct) = exported(&file)?;
+    let _ = std::fs::remove_file(&file);
+    rows.push(with(export_row, json!({"lines": lines, "distinct_messages": distinct})));
+
+    let destination = aws.create_queue(&unique("bench-scale-destination")).await?;
+    let audit = std::env::temp_dir().join(format!("{}.jsonl", unique("bench-scale-audit")));
+    let audit_path = audit.display().to_string();
+    let replay_args = [
+        "replay",
+        "--queue-url",
+        &dlq,
+        "--to",
+        &destination,
+        "--yes",
+        "--concurrency",
+        &concurrency.to_string(),
+        "--audit",
+        &audit_path,
+    ];
+    let (_, replay_row) = run(&args, "replay --to (unthrottled)", &replay_args).await?;
+    let replayed = replayed_ids(&audit)?;
+    let _ = std::fs::remove_file(&audit);
+    let arrived = aws.counts(&destination).await?;
+    let left = aws.counts(&dlq).await?;
+    rows.push(with(
+        replay_row,
+        json!({"replayed": replayed.0, "distinct_replayed": replayed.1,
+               "arrived": arrived.0 + arrived.1, "left_on_source": left.0 + left.1}),
+    ));
+    aws.delete_queue(&dlq).await?;
+
+    // The emulator's ceiling for the same work, on the same backlog.
+    let again = filled(&aws, messages).await?;
+    let target = aws.create_queue(&unique("bench-scale-ceiling")).await?;
+    let started = Instant::now();
+    let moved: usize = futures::stream::iter(0..concurrency)
+        .map(|_| bare_loop(&aws, &again, &target))
+        .buffer_unordered(concurrency)
+        .try_collect::<Vec<usize>>()
+        .await?
+        .into_iter()
+        .sum();
+    let seconds = started.elapsed().as_secs_f64();
+    rows.push(
+        json!({"label": format!("emulator ceiling: {concurrency} bare receive/send/delete loops"),
+        "messages": moved, "seconds": seconds, "messages_per_second": moved as f64 / seconds}),
+    );
+    aws.delete_queue(&again).await?;
+    aws.delete_queue(&target).await?;
+    aws.delete_queue(&destination).await?;
+    args.report(&json!({"messages": messages, "receipt_handle_chars": handle_chars, "rows": rows}))
+}
+
+fn with(mut row: Value, more: Value) -> Value {
+    if let (Some(row), Value::Object(more)) = (row.as_object_mut(), more) {
+        row.extend(more);
+    }
+    row
+}
+
+/// Runs the CLI on the backlog; its wall time, rate and peak RSS. Fails unless it exits 0.
+async fn run(
+    args: &BenchArgs,
+    label: &str,
+    cli: &[&str],
+) -> Result<(std::process::Output, Value), BoxError> {
+    let mut command = tokio::process::Command::new(&args.program);
+    command.args(cli).env("RUST_LOG", "warn");
+    command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let started = Instant::now();
+    let child = command.spawn()?;
+    let pid = child.id().ok_or("the CLI exited at once")?;
+    let watch = tokio::spawn(async move {
+        let mut peak = 0;
+        while let Ok(kib) = peak_rss_kib(pid) {
+            peak = kib;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        peak
+    });
+    let output = child.wait_with_output().await?;
+    let seconds = started.elapsed().as_secs_f64();
+    let peak_kib = watch.await?;
+    if !output.status.success() {
+        return Err(format!(
+            "{label}: {:?}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        )
+        .into());
+    }
+    let row = json!({"label": label, "exit_code": output.status.code(), "seconds": seconds,
+        "peak_rss_mib": peak_kib as f64 / 1024.0});
+    eprintln!("bench-scale: {row}");
+    Ok((output, row))
+}
+
+/// A fresh standard queue of `messages` ~1 KB raw messages.
+async fn filled(aws: &Aws, messages: usize) -> Result<String, BoxError> {
+    let url = aws.create_queue(&unique("bench-scale-dlq")).await?;
+    let started = Instant::now();
+    let padding = "p".repeat(960);
+    futures::stream::iter((0..messages).collect::<Vec<_>>().chunks(10).map(<[usize]>::to_vec))
+        .map(|chunk| {
+            let (url, padding) = (url.clone(), padding.clone());
+            async move {
+                let entries = chunk
+                    .iter()
+                    .map(|n| {
+                        let body = json!({"schemaVersion": "1", "operation": "invoice.create",
+                            "tenantId": format!("tenant-{}", n % 7), "idempotencyKey": format!("k-{n}"),
+                            "payload": padding});
+                        SendMessageBatchRequestEntry::builder()
+                            .id(format!("e{n}"))
+                            .message_body(body.to_string())
+                            .build()
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let sent =
+                    aws.sqs.send_message_batch().queue_url(&url).set_entries(Some(entries)).send().await?;
+                if !sent.failed().is_empty() {
+                    return Err::<(), BoxError>(format!("fill: {:?}", sent.failed()).into());
+                }
+                Ok(())
+            }
+        })
+        .buffer_unordered(16)
+        .try_collect::<Vec<()>>()
+        .await?;
+    let seconds = started.elapsed().as_secs_f64();
+    eprintln!("bench-scale: {messages} messages sent in {seconds:.1} s");
+    Ok(url)
+}
+
+/// The length of the receipt handles the emulator gives out (one receive, released).
+async fn handle_length(aws: &Aws, url: &str) -> Result<usize, BoxError> {
+    let received = aws.sqs.receive_message().queue_url(url).send().await?;
+    let message = received.messages().first().ok_or("an empty queue")?;
+    let handle = message.receipt_handle().unwrap_or_default();
+    aws.sqs
+        .change_message_visibility()
+        .queue_url(url)
+        .receipt_handle(handle)
+        .visibility_timeout(0)
+        .send()
+        .await?;
+    Ok(handle.len())
+}
+
+/// Lines of an export, and the distinct message ids among them.
+fn exported(file: &Path) -> Result<(usize, usize), BoxError> {
+    let text = std::fs::read_to_string(file)?;
+    let mut ids = HashSet::new();
+    let mut lines = 0;
+    for line in text.lines() {
+        let value: Value = serde_json::from_str(line)?;
+        let id = value["queueMessageId"].as_str().or(value["messageId"].as_str());
+        ids.insert(id.ok_or("an exported line without its message id")?.to_owned());
+        lines += 1;
+    }
+    Ok((lines, ids.len()))
+}
+
+/// Audit lines `replayed`, and the distinct queue message ids among them.
+fn replayed_ids(audit: &Path) -> Result<(usize, usize), BoxError> {
+    let text = std::fs::read_to_string(audit)?;
+    let mut ids = HashSet::new();
+    let mut replayed = 0;
+    for line in text.lines() {
+        let value: Value = serde_json::from_str(line)?;
+        if value["result"] == "replayed" {
+            replayed += 1;
+            ids.insert(value["queueMessageId"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    Ok((replayed, ids.len()))
+}
+
+/// Receive 10, send them on, delete them, until a receive comes back empty.
+async fn bare_loop(aws: &Aws, from: &str, to: &str) -> Result<usize, BoxError> {
+    let mut moved = 0;
+    loop {
+        let received =
+            aws.sqs.receive_message().queue_url(from).max_number_of_messages(10).send().await?;
+        let messages = received.messages.unwrap_or_default();
+        if messages.is_empty() {
+            return Ok(moved);
+        }
+        let mut sends = Vec::new();
+        let mut deletes = Vec::new();
+        for (i, m) in messages.iter().enumerate() {
+            sends.push(
+                SendMessageBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .message_body(m.body().unwrap_or("x"))
+                    .build()?,
+            );
+            deletes.push(
+                DeleteMessageBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .receipt_handle(m.receipt_handle().unwrap_or_default())
+                    .build()?,
+            );
+        }
+        aws.sqs.send_message_batch().queue_url(to).set_entries(Some(sends)).send().await?;
+        aws.sqs.delete_message_batch().queue_url(from).set_entries(Some(deletes)).send().await?;
+        moved += messages.len();
+    }
+}
