@@ -283,6 +283,7 @@ scale() {
   local messages=${BENCH_SCALE_MESSAGES:-100000}
   log "sqs-backpressure on a dead-letter queue of $messages messages (fauxqs)"
   AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$harness/bench-scale" --messages "$messages" \
+    --emulator-pid "$(cat "$root/.emulators/fauxqs.pid")" \
     --out "$out/scale-cli.json" -- "$release/sqs-backpressure"
   log "replay --rate 1000 of 10,000 records (fauxqs)"
   AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$harness/bench-replay" --records 10000 --rates 1000 \

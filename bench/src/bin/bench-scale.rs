@@ -5,13 +5,17 @@
 //! exactly once, the source empty afterwards). For each: wall time, messages
 //! per second and peak RSS (`VmHWM`, read every 50 ms). Beside them, the
 //! emulator's own ceiling for the replay's work: `--concurrency` bare
-//! receive/send/delete loops on the same backlog, with no checks and no audit.
+//! receive/send/delete loops on the same backlog, with no checks and no audit,
+//! and for the reads one bare receive loop holding every message.
 //!
 //! `bench/run.sh scale` runs it on fauxqs, started with SQS-sized receipt
 //! handles (`FAUXQS_RECEIPT_HANDLE_CHARS`), so what is held per message is
 //! measured at its real size.
 //!
-//! usage: bench-scale [--messages 100000] [--concurrency 4] [--out FILE] -- SQS_BACKPRESSURE
+//! With `--emulator-pid`, each row also has the CPU seconds the CLI and the
+//! emulator used during it: which of the two limited the rate.
+//!
+//! usage: bench-scale [--messages 100000] [--concurrency 4] [--emulator-pid PID] [--out FILE] -- SQS_BACKPRESSURE
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -22,11 +26,11 @@ use e2e_tests::fixtures::{Aws, BoxError, unique};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
 use sqs_backpressure_bench::args::BenchArgs;
-use sqs_backpressure_bench::proc_stats::peak_rss_kib;
+use sqs_backpressure_bench::proc_stats::{peak_rss_kib, process_cpu_seconds};
 use tokio::time::Instant;
 
-const USAGE: &str =
-    "bench-scale [--messages 100000] [--concurrency 4] [--out FILE] -- SQS_BACKPRESSURE";
+const USAGE: &str = "bench-scale [--messages 100000] [--concurrency 4] [--emulator-pid PID] \
+                     [--out FILE] -- SQS_BACKPRESSURE";
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
@@ -96,6 +100,30 @@ async fn main() -> Result<(), BoxError> {
     );
     aws.delete_queue(&again).await?;
     aws.delete_queue(&target).await?;
+
+    // The emulator's ceiling for a read: one receive loop holding every message
+    // (a lease longer than the read, so nothing to renew), no checks, no store.
+    let held = filled(&aws, messages).await?;
+    let started = Instant::now();
+    let mut read = 0;
+    loop {
+        let received = aws
+            .sqs
+            .receive_message()
+            .queue_url(&held)
+            .max_number_of_messages(10)
+            .visibility_timeout(3600)
+            .send()
+            .await?;
+        if received.messages().is_empty() {
+            break;
+        }
+        read += received.messages().len();
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    rows.push(json!({"label": "emulator ceiling: one bare receive loop holding every message",
+        "messages": read, "seconds": seconds, "messages_per_second": read as f64 / seconds}));
+    aws.delete_queue(&held).await?;
     aws.delete_queue(&destination).await?;
     args.report(&json!({"messages": messages, "receipt_handle_chars": handle_chars, "rows": rows}))
 }
@@ -117,19 +145,25 @@ async fn run(
     command.args(cli).env("RUST_LOG", "warn");
     command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
     let started = Instant::now();
+    let emulator = args.option("emulator-pid").map(str::parse::<u32>).transpose()?;
+    let emulator_before = emulator.map(process_cpu_seconds).transpose()?;
     let child = command.spawn()?;
     let pid = child.id().ok_or("the CLI exited at once")?;
     let watch = tokio::spawn(async move {
-        let mut peak = 0;
-        while let Ok(kib) = peak_rss_kib(pid) {
-            peak = kib;
+        let (mut peak, mut cpu) = (0, 0.0);
+        while let (Ok(kib), Ok(seconds)) = (peak_rss_kib(pid), process_cpu_seconds(pid)) {
+            (peak, cpu) = (kib, seconds);
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        peak
+        (peak, cpu)
     });
     let output = child.wait_with_output().await?;
     let seconds = started.elapsed().as_secs_f64();
-    let peak_kib = watch.await?;
+    let (peak_kib, cli_cpu) = watch.await?;
+    let emulator_cpu = match (emulator, emulator_before) {
+        (Some(pid), Some(before)) => Some(process_cpu_seconds(pid)? - before),
+        _ => None,
+    };
     if !output.status.success() {
         return Err(format!(
             "{label}: {:?}\n{}",
@@ -139,7 +173,7 @@ async fn run(
         .into());
     }
     let row = json!({"label": label, "exit_code": output.status.code(), "seconds": seconds,
-        "peak_rss_mib": peak_kib as f64 / 1024.0});
+        "peak_rss_mib": peak_kib as f64 / 1024.0, "cli_cpu_s": cli_cpu, "emulator_cpu_s": emulator_cpu});
     eprintln!("bench-scale: {row}");
     Ok((output, row))
 }
