@@ -299,10 +299,14 @@ if scale:
         if "ceiling" in r["label"]:
             p(f"| {r['label']} | — | {r['seconds']:.1f} | {r['messages_per_second']:,.0f} | — | — | {r['messages']:,} |")
             continue
-        once = {"stats": f"read {r.get('read')}, complete {r.get('complete')}",
-                "export": f"{r.get('lines'):,} lines, {r.get('distinct_messages'):,} distinct",
-                "replay": f"{r.get('replayed'):,} replayed ({r.get('distinct_replayed'):,} distinct), "
-                          f"{r.get('arrived'):,} arrived, {r.get('left_on_source')} left"}.get(r["label"].split(" ")[0], "")
+        kind = r["label"].split(" ")[0]
+        if kind == "stats":
+            once = f"read {r.get('read')}, complete {r.get('complete')}"
+        elif kind == "export":
+            once = f"{r['lines']:,} lines, {r['distinct_messages']:,} distinct"
+        else:
+            once = (f"{r['replayed']:,} replayed ({r['distinct_replayed']:,} distinct), "
+                    f"{r['arrived']:,} arrived, {r['left_on_source']} left")
         cpu = f"{fmt(r.get('cli_cpu_s'))} / {fmt(r.get('emulator_cpu_s'))}"
         p(f"| `{r['label']}` | {r['exit_code']} | {r['seconds']:.1f} | {n / r['seconds']:,.0f} | {r['peak_rss_mib']:.1f} | {cpu} | {once} |")
     st, ex, rp = rows.get("stats"), rows.get("export"), rows.get("replay")
