@@ -275,14 +275,15 @@ fifo_scan() {
 scale() {
   if [ -z "${E2E_FAUXQS_SQS:-}" ]; then
     cargo build --release -p sqs-backpressure -p sqs-worker
-    cargo build --release -p sqs-backpressure-bench --bin bench-holding
+    # Release-built: their bare loops are the emulator's ceiling, and a debug SDK is no ceiling.
+    cargo build --release -p sqs-backpressure-bench --bin bench-holding --bin bench-scale
     cargo build -p sqs-backpressure-bench --bins
     scripts/emulators.sh install
     exec scripts/emulators.sh run -- "$0" scale
   fi
   local messages=${BENCH_SCALE_MESSAGES:-100000}
   log "sqs-backpressure on a dead-letter queue of $messages messages (fauxqs)"
-  AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$harness/bench-scale" --messages "$messages" \
+  AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$release/bench-scale" --messages "$messages" \
     --emulator-pid "$(cat "$root/.emulators/fauxqs.pid")" \
     --out "$out/scale-cli.json" -- "$release/sqs-backpressure"
   log "replay --rate 1000 of 10,000 records (fauxqs)"
