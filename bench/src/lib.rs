@@ -4,5 +4,7 @@
 //! stands in for AWS when fan-out is measured.
 
 pub mod args;
+mod bare;
+pub use bare::bare_move;
 pub mod latency_model;
 pub mod proc_stats;

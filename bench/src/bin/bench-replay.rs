@@ -13,11 +13,12 @@
 //!
 //! usage: bench-replay [--records 10000] [--rates 200,0] [--concurrency 4] [--out FILE] -- SQS_BACKPRESSURE
 
-use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, SendMessageBatchRequestEntry};
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use e2e_tests::fixtures::{Aws, BoxError, unique};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
 use sqs_backpressure_bench::args::BenchArgs;
+use sqs_backpressure_bench::bare_move;
 use tokio::time::Instant;
 
 const USAGE: &str = "bench-replay [--records 10000] [--rates 200,0] [--concurrency 4] [--out FILE] -- SQS_BACKPRESSURE";
@@ -166,44 +167,7 @@ async fn replay(
 async fn ceiling(aws: &Aws, records: usize) -> Result<Value, BoxError> {
     let (quarantine, work) = filled(aws, records).await?;
     let started = Instant::now();
-    let mut moved = 0;
-    while moved < records {
-        let received = aws
-            .sqs
-            .receive_message()
-            .queue_url(&quarantine)
-            .max_number_of_messages(10)
-            .send()
-            .await?;
-        let messages = received.messages.unwrap_or_default();
-        if messages.is_empty() {
-            break;
-        }
-        let mut sends = Vec::new();
-        let mut deletes = Vec::new();
-        for (i, m) in messages.iter().enumerate() {
-            sends.push(
-                SendMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .message_body(m.body().unwrap_or("x"))
-                    .build()?,
-            );
-            deletes.push(
-                DeleteMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .receipt_handle(m.receipt_handle().unwrap_or_default())
-                    .build()?,
-            );
-        }
-        aws.sqs.send_message_batch().queue_url(&work).set_entries(Some(sends)).send().await?;
-        aws.sqs
-            .delete_message_batch()
-            .queue_url(&quarantine)
-            .set_entries(Some(deletes))
-            .send()
-            .await?;
-        moved += messages.len();
-    }
+    let moved = bare_move(aws, &quarantine, &work).await?;
     let elapsed = started.elapsed();
     let row = json!({
         "label": "emulator ceiling: bare receive/send/delete loop (Rust SDK, one loop, no audit)",

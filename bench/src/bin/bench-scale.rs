@@ -21,11 +21,12 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
-use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, SendMessageBatchRequestEntry};
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use e2e_tests::fixtures::{Aws, BoxError, unique};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
 use sqs_backpressure_bench::args::BenchArgs;
+use sqs_backpressure_bench::bare_move;
 use sqs_backpressure_bench::proc_stats::{peak_rss_kib, process_cpu_seconds};
 use tokio::time::Instant;
 
@@ -87,7 +88,7 @@ async fn main() -> Result<(), BoxError> {
     let target = aws.create_queue(&unique("bench-scale-ceiling")).await?;
     let started = Instant::now();
     let moved: usize = futures::stream::iter(0..concurrency)
-        .map(|_| bare_loop(&aws, &again, &target))
+        .map(|_| bare_move(&aws, &again, &target))
         .buffer_unordered(concurrency)
         .try_collect::<Vec<usize>>()
         .await?
@@ -257,36 +258,4 @@ fn replayed_ids(audit: &Path) -> Result<(usize, usize), BoxError> {
         }
     }
     Ok((replayed, ids.len()))
-}
-
-/// Receive 10, send them on, delete them, until a receive comes back empty.
-async fn bare_loop(aws: &Aws, from: &str, to: &str) -> Result<usize, BoxError> {
-    let mut moved = 0;
-    loop {
-        let received =
-            aws.sqs.receive_message().queue_url(from).max_number_of_messages(10).send().await?;
-        let messages = received.messages.unwrap_or_default();
-        if messages.is_empty() {
-            return Ok(moved);
-        }
-        let mut sends = Vec::new();
-        let mut deletes = Vec::new();
-        for (i, m) in messages.iter().enumerate() {
-            sends.push(
-                SendMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .message_body(m.body().unwrap_or("x"))
-                    .build()?,
-            );
-            deletes.push(
-                DeleteMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .receipt_handle(m.receipt_handle().unwrap_or_default())
-                    .build()?,
-            );
-        }
-        aws.sqs.send_message_batch().queue_url(to).set_entries(Some(sends)).send().await?;
-        aws.sqs.delete_message_batch().queue_url(from).set_entries(Some(deletes)).send().await?;
-        moved += messages.len();
-    }
 }
