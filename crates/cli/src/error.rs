@@ -59,8 +59,9 @@ pub enum CliError {
     )]
     Interrupted { released: usize, not_released: usize, lease: i32 },
     #[error(
-        "the temporary store of what this read holds failed ({0}): free space in TMPDIR or point \
-         TMPDIR at a larger disk; what it held is visible again when its lease ends \
+        "a temporary store of this command failed ({0}): free space on the disk of its temporary \
+         directory (SQLITE_TMPDIR, else TMPDIR, else /var/tmp) or point SQLITE_TMPDIR at a \
+         larger one; what it held and could not release is visible again when its lease ends \
          (--visibility-timeout)"
     )]
     Spill(#[from] crate::spill::SpillError),

@@ -59,6 +59,18 @@ impl Holding {
         result.map_err(|error| self.failure.get_or_insert(error.into())).ok()
     }
 
+    /// Up to [`RELEASED_AT_ONCE`] held handles after row `after`, by row.
+    fn page(&self, after: i64) -> rusqlite::Result<Vec<(i64, String)>> {
+        self.connection
+            .prepare_cached(
+                "SELECT rowid, handle FROM leases WHERE rowid > ?1 ORDER BY rowid LIMIT ?2",
+            )?
+            .query_map(params![after, RELEASED_AT_ONCE as i64], |row| {
+                Ok((row.get(0)?, row.get(1)?))
+            })?
+            .collect()
+    }
+
     /// Holds a copy received before `expires` (the receive's start plus the lease).
     pub fn hold(&mut self, received_id: &str, receipt_handle: &str, expires: Instant) {
         let expires = self.millis(expires);
@@ -119,22 +131,15 @@ impl Holding {
     }
 
     /// Releases (visibility 0) every message held, a page at a time, and holds
-    /// nothing afterwards: how many were held, and how many SQS refused.
+    /// nothing afterwards: how many were held, and how many SQS refused. It
+    /// only reads the store until the end, so a disk that filled stops it
+    /// only when a page can no longer be read.
     pub async fn release_all(&mut self, queue: &Queue) -> (usize, Result<usize, CliError>) {
         let held = self.len();
         let mut refused = 0;
+        let mut after = 0;
         loop {
-            let page = self
-                .connection
-                .prepare_cached("SELECT rowid, handle FROM leases ORDER BY rowid LIMIT ?1")
-                .and_then(|mut statement| {
-                    statement
-                        .query_map([RELEASED_AT_ONCE as i64], |row| {
-                            Ok((row.get::<_, i64>(0)?, row.get::<_, String>(1)?))
-                        })?
-                        .collect::<rusqlite::Result<Vec<_>>>()
-                });
-            let page = match page {
+            let page = match self.page(after) {
                 Ok(page) => page,
                 Err(error) => return (held, Err(CliError::Spill(error.into()))),
             };
@@ -144,12 +149,10 @@ impl Holding {
                 Ok(n) => refused += n,
                 Err(error) => return (held, Err(error)),
             }
-            if let Err(error) =
-                self.connection.execute("DELETE FROM leases WHERE rowid <= ?1", [last])
-            {
-                return (held, Err(CliError::Spill(error.into())));
-            }
+            after = last;
         }
+        let emptied = self.connection.execute("DELETE FROM leases", []);
+        self.note(emptied);
         (held, Ok(refused))
     }
 
@@ -267,5 +270,21 @@ mod tests {
         assert!(!holding.holds("c"));
         assert_eq!(holding.len(), 2);
         assert!(holding.failure().is_none());
+    }
+
+    #[test]
+    fn a_full_holding_says_it_holds_what_it_cannot_look_up_and_keeps_the_error() {
+        let expires = Instant::now() + Duration::from_secs(60);
+        let mut holding = Holding::new().unwrap();
+        holding.hold("first", "h-first", expires);
+        crate::spill::tests::fill_up(&holding.connection);
+        let handle = "h".repeat(400);
+        for n in 0..1_000 {
+            holding.hold(&format!("id-{n}"), &handle, expires);
+        }
+        // A copy received again is never taken for a new message once the store failed.
+        assert!(holding.holds("never-held"));
+        let failure = holding.failure().expect("the error is kept");
+        assert!(failure.to_string().contains("full"), "{failure}");
     }
 }

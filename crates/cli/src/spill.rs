@@ -4,9 +4,10 @@
 //! ids it checks exactly-once against, the receipt handles it releases), and a
 //! dead-letter queue after an incident holds hundreds of thousands. Each store
 //! here is a private temporary SQLite database: its pages stay in a cache of
-//! [`CACHE_KIB`] and go to a file in the temporary directory (`TMPDIR`) past
-//! it, which SQLite deletes when the store is dropped. Nothing here needs to
-//! survive a crash: a rerun reads the queue again.
+//! [`CACHE_KIB`] and go to a file past it, in SQLite's temporary directory
+//! (`SQLITE_TMPDIR`, else `TMPDIR`, else `/var/tmp`), which SQLite deletes
+//! when the store is dropped. Nothing here needs to survive a crash: a rerun
+//! reads the queue again.
 //!
 //! A failed write (a full disk) makes the store answer as if it held
 //! everything it was asked about and keeps the error, which the read returns
@@ -18,12 +19,14 @@ use rusqlite::{Connection, OptionalExtension, params};
 /// The most memory one store's pages take (SQLite's page cache), in KiB.
 pub const CACHE_KIB: u32 = 4096;
 
-/// The temporary store failed (most often: no space left in `TMPDIR`).
+/// The temporary store failed (most often: no space left in its temporary directory).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct SpillError(#[from] rusqlite::Error);
 
-/// A private temporary database, tuned for a store nobody else reads.
+/// A private temporary database, tuned for a store nobody else reads: no
+/// journal and no sync, so after a write the disk refused its content is
+/// not to be trusted (the store says so, [`Keys::failure`]).
 pub(crate) fn open(schema: &str) -> Result<Connection, SpillError> {
     let connection = Connection::open("")?;
     connection.execute_batch(&format!(
@@ -106,7 +109,7 @@ impl Keys {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -136,5 +139,26 @@ mod tests {
         assert!(!keys.contains(&key(100_000)));
         assert!(!keys.insert(&key(42), None));
         assert!(keys.failure().is_none());
+    }
+
+    /// A disk that fills, as SQLite meets it: the database may grow no further.
+    pub(crate) fn fill_up(connection: &Connection) {
+        let pages: i64 = connection.query_row("PRAGMA page_count", [], |row| row.get(0)).unwrap();
+        connection.execute_batch(&format!("PRAGMA max_page_count = {}", pages + 2)).unwrap();
+    }
+
+    #[test]
+    fn a_full_store_answers_that_it_holds_everything_and_keeps_the_first_error() {
+        let mut keys = Keys::new().unwrap();
+        assert!(keys.insert("before", None));
+        fill_up(&keys.connection);
+        let key = |n: usize| format!("{n:08}-{}", "x".repeat(592));
+        let written = (0..1_000).take_while(|&n| keys.insert(&key(n), None)).count();
+        assert!(written < 1_000, "the store filled up after {written} keys");
+        // Asked about a key it never had, a failed store says "seen": a sweep leaves it alone.
+        assert!(keys.contains("never-inserted"));
+        let failure = keys.failure().expect("the error is kept");
+        assert!(failure.to_string().contains("full"), "{failure}");
+        assert!(keys.failure().is_none(), "the error is handed over once");
     }
 }

@@ -12,6 +12,7 @@ mod idempotency;
 mod library;
 mod operator_cli;
 mod operator_cli_boundaries;
+mod operator_cli_disk;
 mod operator_cli_errors;
 mod operator_cli_faults;
 mod operator_cli_fifo;

@@ -1,0 +1,93 @@
+//! The operator's CLI when the disk under its temporary stores fills: a read
+//! of a queue larger than the stores' caches must spill to disk, and a disk
+//! that refuses the write ends the command with one sentence and exit 1,
+//! prints no count, and loses nothing: every message it held is visible
+//! again by the end of its lease, and a rerun with room reads them all.
+//!
+//! On fauxqs only: a store spills past its 4 MiB cache, some 9,000 held
+//! messages with SQS-sized receipt handles (fauxqs's are padded to 380
+//! characters by `scripts/emulators.sh`), and moto accepts about 40 a second.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use e2e_tests::fixtures::{Sqs, binary};
+use serde_json::Value;
+
+use crate::operator_cli::{stderr, stdout, temp_path};
+use crate::operator_cli_fifo::{aws_on, queue};
+
+const MESSAGES: usize = 12_000;
+
+/// The lease of what the failed read held.
+const LEASE_SECONDS: u64 = 5;
+
+/// Largest file the CLI may write, in the 512-byte blocks of `sh`'s `ulimit -f`: far less
+/// than a store of 12,000 holds spills, far more than a read of a few writes.
+const FILE_SIZE_BLOCKS: &str = "256";
+
+#[tokio::test]
+async fn a_full_disk_under_a_reads_store_ends_it_with_a_sentence_and_loses_nothing_on_fauxqs() {
+    let aws = aws_on(Sqs::Fauxqs).await;
+    let endpoint = Sqs::Fauxqs.endpoint().unwrap();
+    let dlq = queue(&aws, "full-disk", false).await;
+    aws.send_messages(&dlq, MESSAGES).await.unwrap();
+    let spill_dir = temp_path("spill");
+    std::fs::create_dir_all(&spill_dir).unwrap();
+
+    // A file-size limit is a full disk as SQLite meets it: the write past it is refused
+    // (EFBIG once SIGXFSZ is ignored, which `exec` keeps).
+    let output = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -f {FILE_SIZE_BLOCKS} && trap '' XFSZ && exec \"$0\" \"$@\""))
+        .arg(binary("sqs-backpressure").unwrap())
+        .args(["stats", "--queue-url", &dlq, "--json", "--wait-seconds", "1"])
+        .args(["--visibility-timeout", &LEASE_SECONDS.to_string()])
+        .env("AWS_ENDPOINT_URL_SQS", &endpoint)
+        .env("SQLITE_TMPDIR", &spill_dir)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "stdout: {}\nstderr: {said}", stdout(&output));
+    assert!(stdout(&output).is_empty(), "no count is printed from an incomplete read");
+    let lines: Vec<&str> = said.lines().filter(|line| !line.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "one sentence: {said}");
+    assert!(
+        said.contains("a temporary store of this command failed")
+            && said.contains("SQLITE_TMPDIR")
+            && !said.contains("Error {"),
+        "{said}"
+    );
+    // What it could still read back was released at once; the rest returns when its lease
+    // ends. fauxqs counts an ended lease as in flight until a receive: one, given back.
+    let (visible, in_flight) = aws.counts(&dlq).await.unwrap();
+    assert_eq!(visible + in_flight, MESSAGES as u64, "{said}");
+    tokio::time::sleep(Duration::from_secs(LEASE_SECONDS + 1)).await;
+    let received = aws.sqs.receive_message().queue_url(&dlq).send().await.unwrap();
+    for message in received.messages() {
+        let handle = message.receipt_handle().unwrap();
+        let release = aws.sqs.change_message_visibility().queue_url(&dlq).receipt_handle(handle);
+        release.visibility_timeout(0).send().await.unwrap();
+    }
+    let (within, every) = (Duration::from_secs(10), Duration::from_millis(200));
+    aws.wait_for_counts(&dlq, (MESSAGES as u64, 0), within, every).await.unwrap();
+
+    // The same read with room to spill: all of them, once.
+    let output = tokio::process::Command::new(binary("sqs-backpressure").unwrap())
+        .args(["stats", "--queue-url", &dlq, "--json", "--wait-seconds", "1"])
+        .env("AWS_ENDPOINT_URL_SQS", &endpoint)
+        .env("SQLITE_TMPDIR", &spill_dir)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let stats: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!((stats["read"].as_u64(), stats["complete"].as_bool()), (Some(12_000), Some(true)));
+    let leftovers = std::fs::read_dir(&spill_dir).unwrap().count();
+    assert_eq!(leftovers, 0, "SQLite removes its temporary files");
+    aws.wait_for_counts(&dlq, (MESSAGES as u64, 0), within, every).await.unwrap();
+}
