@@ -377,11 +377,13 @@ if fifo:
 sw = load("scale-worker.json")
 if sw:
     p(f"\n### sqs-worker draining {sw['messages']:,} preloaded work requests ({sw['emulator']}; nginx answering 204)\n")
-    p("| Worker | Messages/s | CPU, µs per message | Peak RSS, MiB |")
-    p("|---|---:|---:|---:|")
+    p("| Worker | Messages/s | CPU, µs per message | Peak RSS, MiB | fauxqs's CPU, share of a core |")
+    p("|---|---:|---:|---:|---:|")
     for r in sw["rows"]:
+        share = r.get("emulator_cpu_share_of_a_core")
+        share = f"{share['median'] * 100:.0f} %" if share else ""
         p(f"| {r['label']} | {span(r['messages_per_second'], 0)} | {span(r.get('cpu_us_per_message'), 0)} | "
-          f"{span(r.get('peak_rss_mib'), 1)} |")
+          f"{span(r.get('peak_rss_mib'), 1)} | {share} |")
     ours = next((r for r in sw["rows"] if r["label"].startswith("sqs-worker")), None)
     boto = next((r for r in sw["rows"] if "boto3" in r["label"]), None)
     if ours and boto:

@@ -300,6 +300,7 @@ scale() {
   log "sqs-worker next to a boto3 long-poll worker, 20,000 preloaded work requests (fauxqs)"
   AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$harness/bench-worker" --downstream "$downstream" \
     --runs "$runs" --messages "${BENCH_SCALE_WORKER_MESSAGES:-20000}" --in-flight 0 --preload 1 \
+    --pollers 2 --emulator-pid "$(cat "$root/.emulators/fauxqs.pid")" \
     --label-emulator fauxqs --python-worker "$venv/bin/python $root/bench/python/boto3_worker.py" \
     --out "$out/scale-worker.json" -- "$release/sqs-worker"
   stop_downstream

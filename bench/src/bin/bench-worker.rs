@@ -21,11 +21,17 @@
 //! process's, start-up included. The ceiling then is a bare loop draining the
 //! same backlog.
 //!
+//! `--pollers N` (1): sqs-worker's `WORKER_POLLERS` (moto can hand one message
+//! to two concurrent receives; its default, 2, on an emulator that does not).
+//! `--emulator-pid PID`: the emulator's CPU over each run beside the worker's,
+//! as a share of one core, to say which of the two limited the rate.
+//!
 //! Runs inside `scripts/emulators.sh run` (the SDK and boto3 read the
 //! endpoint variables it sets).
 //!
 //! usage: bench-worker --downstream URL --python-worker "PYTHON SCRIPT" [--messages 1000]
-//!        [--runs 3] [--in-flight 1000] [--preload 1] [--label-emulator NAME] [--out FILE] -- SQS_WORKER
+//!        [--runs 3] [--in-flight 1000] [--preload 1] [--pollers 1] [--label-emulator NAME]
+//!        [--emulator-pid PID] [--out FILE] -- SQS_WORKER
 
 use std::path::Path;
 use std::time::Duration;
@@ -42,7 +48,8 @@ use tokio::time::Instant;
 
 const USAGE: &str = "bench-worker --downstream URL --python-worker \"PYTHON SCRIPT\" \
                      [--messages 1000] [--runs 3] [--in-flight 1000] [--preload 1] \
-                     [--label-emulator NAME] [--out FILE] -- SQS_WORKER";
+                     [--pollers 1] [--label-emulator NAME] [--emulator-pid PID] [--out FILE] \
+                     -- SQS_WORKER";
 /// Generous bounds for a run that must end, not speed targets.
 const DRAINED_WITHIN: Duration = Duration::from_secs(600);
 /// How often the queue's counts are read while a worker drains it.
@@ -77,6 +84,8 @@ async fn main() -> Result<(), BoxError> {
     let in_flight = args.number("in-flight", 1_000)?;
     let preload = args.number("preload", 0)? > 0;
     let emulator = args.option("label-emulator").unwrap_or("moto").to_owned();
+    let pollers = args.number("pollers", 1)?;
+    let emulator_pid = args.option("emulator-pid").map(str::parse::<u32>).transpose()?;
     let downstream = args.option("downstream").ok_or(USAGE)?.to_owned();
     let python: Vec<String> =
         args.option("python-worker").ok_or(USAGE)?.split_whitespace().map(str::to_owned).collect();
@@ -87,12 +96,11 @@ async fn main() -> Result<(), BoxError> {
     let mut ours_env = common.clone();
     ours_env.extend([
         ("QUARANTINE_QUEUE_URL".to_owned(), quarantine.clone()),
-        // moto can hand one message to two concurrent receives (SQS does not).
-        ("WORKER_POLLERS".to_owned(), "1".to_owned()),
+        ("WORKER_POLLERS".to_owned(), pollers.to_string()),
         ("AWS_LAMBDA_LOG_LEVEL".to_owned(), "warn".to_owned()),
     ]);
     let ours = Subject {
-        label: "sqs-worker (1 poller)".into(),
+        label: format!("sqs-worker ({pollers} poller{})", if pollers == 1 { "" } else { "s" }),
         program: args.program.display().to_string(),
         args: args.args.clone(),
         env: ours_env,
@@ -109,7 +117,7 @@ async fn main() -> Result<(), BoxError> {
     if messages > 0 {
         rows.push(ceiling(&aws, messages, runs, preload, &emulator).await?);
         for subject in [&ours, &theirs] {
-            rows.push(throughput(&aws, subject, messages, runs, preload).await?);
+            rows.push(throughput(&aws, subject, messages, runs, preload, emulator_pid).await?);
         }
     }
     // As configured by default (CONSUMER_CONCURRENCY records at the downstream at once, the
@@ -197,9 +205,13 @@ async fn throughput(
     messages: usize,
     runs: usize,
     preload: bool,
+    emulator_pid: Option<u32>,
 ) -> Result<Value, BoxError> {
     let (mut rates, mut cpu_us, mut rss) = (Vec::new(), Vec::new(), Vec::new());
+    let mut emulator_share = Vec::new();
+    let emulator_cpu = || emulator_pid.map(process_cpu_seconds).transpose();
     for _ in 0..runs {
+        let emulator_before = emulator_cpu()?;
         let (url, mut process, elapsed, cpu) = if preload {
             let url = loaded_queue(aws, messages, "bench.ok").await?;
             let started = Instant::now();
@@ -219,6 +231,9 @@ async fn throughput(
             (url, process, elapsed, process_cpu_seconds(pid)? - cpu_before)
         };
         let pid = process.id().ok_or("the worker exited")?;
+        if let (Some(before), Some(after)) = (emulator_before, emulator_cpu()?) {
+            emulator_share.push((after - before) / elapsed.as_secs_f64());
+        }
         rates.push(messages as f64 / elapsed.as_secs_f64());
         cpu_us.push(cpu / messages as f64 * 1e6);
         rss.push(peak_rss_kib(pid)? as f64 / 1024.0);
@@ -226,16 +241,24 @@ async fn throughput(
         let _ = process.exit(Duration::from_secs(10)).await;
         aws.delete_queue(&url).await?;
     }
+    let emulator_note = emulator_share
+        .first()
+        .map(|share| format!(", the emulator at {:.0} % of a core", share * 100.0))
+        .unwrap_or_default();
     eprintln!(
-        "bench-worker: {}: {:.0} messages/s, {:.0} µs CPU/message, {:.1} MiB",
+        "bench-worker: {}: {:.0} messages/s, {:.0} µs CPU/message, {:.1} MiB{emulator_note}",
         subject.label, rates[0], cpu_us[0], rss[0]
     );
-    Ok(json!({
+    let mut row = json!({
         "label": subject.label,
         "messages_per_second": summary(&rates),
         "cpu_us_per_message": summary(&cpu_us),
         "peak_rss_mib": summary(&rss),
-    }))
+    });
+    if !emulator_share.is_empty() {
+        row["emulator_cpu_share_of_a_core"] = summary(&emulator_share);
+    }
+    Ok(row)
 }
 
 /// Sends `messages` work requests in waves of `WAVE`, each once the queue is

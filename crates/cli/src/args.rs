@@ -80,7 +80,7 @@ pub enum Command {
         queue: QueueArgs,
         #[command(flatten)]
         filters: FilterArgs,
-        /// The file to write (it must not exist yet).
+        /// The file to write (it must not exist yet), or `-` for stdout.
         #[arg(long)]
         out: PathBuf,
     },

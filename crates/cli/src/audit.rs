@@ -99,36 +99,37 @@ impl Outcome {
 
 impl Audit {
     /// Opens (or creates) the file for appending and reads which messages of
-    /// `queue_url` were already sent.
+    /// `queue_url` were already sent. A last line cut short (a write that did
+    /// not finish: a full disk, a crash) is removed, with a warning; a bad
+    /// line anywhere else is an error. The file is synced once before
+    /// anything is sent, so one that cannot be (`/dev/null`) is refused first.
     pub fn open(path: &Path, queue_url: &str) -> Result<Self, CliError> {
         let mut sent = Keys::new()?;
         let mut sent_sources = Keys::new()?;
-        match File::open(path) {
-            Ok(file) => {
-                for (index, line) in BufReader::new(file).lines().enumerate() {
-                    let line = line.map_err(|e| CliError::file(path, e))?;
-                    if line.trim().is_empty() {
-                        continue;
-                    }
-                    let entry: Line = serde_json::from_str(&line).map_err(|source| {
-                        CliError::Audit { path: path.to_owned(), line: index + 1, source }
-                    })?;
-                    if entry.result == Outcome::Replayed && entry.queue_url == queue_url {
-                        sent.insert(&entry.queue_message_id, None);
-                        if let Some(key) = &entry.source_key {
-                            sent_sources.insert(key, None);
-                        }
-                    }
-                }
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        let tail = match File::open(path) {
+            Ok(file) => read_sent(path, file, queue_url, &mut sent, &mut sent_sources)?,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Tail::Whole,
             Err(error) => return Err(CliError::file(path, error)),
-        }
+        };
         let file = OpenOptions::new()
             .create(true)
             .append(true)
             .open(path)
             .map_err(|e| CliError::file(path, e))?;
+        let mut handle: &File = &file;
+        let mended = match tail {
+            Tail::Whole => Ok(()),
+            Tail::NoNewline => handle.write_all(b"\n"),
+            Tail::Torn { complete } => {
+                tracing::warn!(
+                    path = %path.display(),
+                    "the audit file's last line was cut short (a write that did not finish): \
+                     removed; the message it named may be sent again"
+                );
+                file.set_len(complete)
+            }
+        };
+        mended.and_then(|()| file.sync_data()).map_err(|e| CliError::file(path, e))?;
         if let Some(failure) = sent.failure().or_else(|| sent_sources.failure()) {
             return Err(failure.into());
         }
@@ -198,6 +199,61 @@ impl Audit {
     }
 }
 
+/// How an audit file ends.
+enum Tail {
+    /// With a newline, or empty.
+    Whole,
+    /// With a whole line and no newline after it.
+    NoNewline,
+    /// With part of a line: the file's whole lines end at byte `complete`.
+    Torn { complete: u64 },
+}
+
+/// Reads which messages of `queue_url` the file says were sent into `sent`
+/// (and their sources into `sources`), and how it ends.
+fn read_sent(
+    path: &Path,
+    file: File,
+    queue_url: &str,
+    sent: &mut Keys,
+    sources: &mut Keys,
+) -> Result<Tail, CliError> {
+    let mut reader = BufReader::new(file);
+    let (mut buffer, mut number, mut complete) = (Vec::new(), 0, 0_u64);
+    loop {
+        buffer.clear();
+        let read = reader.read_until(b'\n', &mut buffer).map_err(|e| CliError::file(path, e))?;
+        if read == 0 {
+            return Ok(Tail::Whole);
+        }
+        number += 1;
+        let ended = buffer.last() == Some(&b'\n');
+        let entry = if buffer.iter().all(u8::is_ascii_whitespace) {
+            None
+        } else {
+            match serde_json::from_slice::<Line>(&buffer) {
+                Ok(entry) => Some(entry),
+                Err(_) if !ended => return Ok(Tail::Torn { complete }),
+                Err(source) => {
+                    return Err(CliError::Audit { path: path.to_owned(), line: number, source });
+                }
+            }
+        };
+        if let Some(entry) =
+            entry.filter(|e| e.result == Outcome::Replayed && e.queue_url == queue_url)
+        {
+            sent.insert(&entry.queue_message_id, None);
+            if let Some(key) = &entry.source_key {
+                sources.insert(key, None);
+            }
+        }
+        if !ended {
+            return Ok(Tail::NoNewline);
+        }
+        complete += read as u64;
+    }
+}
+
 /// One audit line to the log: what went wrong as a warning, the rest at
 /// debug (`-v`): the file holds every line, and one per message would push
 /// the progress bar off a terminal. Empty fields are left out.
@@ -257,57 +313,5 @@ pub fn now_minus(ago: Duration) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-
-    fn line(id: &str, queue: &str, result: Outcome) -> Line {
-        Line {
-            time: now(),
-            operator: "arn:aws:iam::1:user/op".into(),
-            action: "replay".into(),
-            queue_url: queue.into(),
-            queue_message_id: id.into(),
-            original_message_id: format!("orig-{id}"),
-            new_message_id: None,
-            destination: None,
-            error_code: None,
-            result,
-            started: now(),
-            reason: None,
-            object: None,
-            source_key: None,
-        }
-    }
-
-    #[test]
-    fn a_reopened_file_knows_what_was_sent_from_which_queue() {
-        let dir = std::env::temp_dir().join(format!("audit-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("audit.jsonl");
-        let _ = std::fs::remove_file(&path);
-        let audit = Audit::open(&path, "q").unwrap();
-        audit
-            .write(&[
-                line("a", "q", Outcome::Replayed),
-                line("b", "q", Outcome::SendFailed),
-                line("c", "other", Outcome::Replayed),
-            ])
-            .unwrap();
-        assert!(audit.was_sent("a"));
-        drop(audit);
-        let reopened = Audit::open(&path, "q").unwrap();
-        assert!(reopened.was_sent("a"));
-        assert!(!reopened.was_sent("b"), "a failed send may be sent again");
-        assert!(!reopened.was_sent("c"), "another queue's message");
-        reopened.write(&[line("d", "q", Outcome::Replayed)]).unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text.lines().count(), 4, "appended, never rewritten");
-
-        std::fs::write(&path, "{\"not\":\"an audit line\"}\n").unwrap();
-        let error = Audit::open(&path, "q").unwrap_err().to_string();
-        assert!(error.contains("line 1"), "{error}");
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
+#[path = "audit_tests.rs"]
+mod tests;

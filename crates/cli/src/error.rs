@@ -27,13 +27,16 @@ pub enum CliError {
         explain_sdk(.0.as_ref(), "GetCallerIdentity")
     )]
     Identity(#[source] Box<aws_sdk_sts::Error>),
-    #[error("{path}: {source}")]
+    #[error("{path}: {source}{}", file_hint(.source))]
     File {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
-    #[error("{path} line {line}: not an audit entry: {source}")]
+    #[error(
+        "{path} line {line}: not an audit entry ({source}): give --audit this tool's audit file \
+         of earlier runs, or a new one"
+    )]
     Audit {
         path: PathBuf,
         line: usize,
@@ -65,6 +68,21 @@ pub enum CliError {
          (--visibility-timeout)"
     )]
     Spill(#[from] crate::spill::SpillError),
+}
+
+/// What to do about a file that could not be read or written, where it is not plain.
+fn file_hint(error: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind;
+    match error.kind() {
+        ErrorKind::StorageFull | ErrorKind::FileTooLarge | ErrorKind::QuotaExceeded => {
+            " (no room for it: free space on its disk or name a file on another, then run the same \
+             command again; with the same --audit a replay or discard resumes)"
+        }
+        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => {
+            " (not permitted: name a file this user may write)"
+        }
+        _ => "",
+    }
 }
 
 fn not_released_note(not_released: &usize, lease: &i32) -> String {

@@ -52,7 +52,7 @@ pub fn explain(
         .iter()
         .any(|s| lower.contains(s))
     {
-        let service = if is_s3(operation) { "S3" } else { "SQS" };
+        let service = service(operation);
         return format!(
             "could not reach {service}: {cause} (check --endpoint-url or AWS_ENDPOINT_URL_{service}, \
              and the network)"
@@ -110,7 +110,7 @@ fn hint_for_code(code: &str, operation: &str) -> Option<String> {
             "the credentials have expired: sign in again (aws sso login) or refresh them".to_owned()
         }
         "InternalError" | "InternalFailure" | "ServiceUnavailable" => {
-            let service = if is_s3(operation) { "S3" } else { "SQS" };
+            let service = service(operation);
             format!("{service} failed past the SDK's retries: run the same command again")
         }
         _ => return None,
@@ -124,6 +124,15 @@ fn iam_action(operation: &str) -> String {
         return format!("s3:{operation}");
     }
     format!("sqs:{}", operation.strip_suffix("Batch").unwrap_or(operation))
+}
+
+/// The service an operation of this tool's is of (each has its `AWS_ENDPOINT_URL_…`).
+fn service(operation: &str) -> &'static str {
+    match operation {
+        "GetCallerIdentity" => "STS",
+        operation if is_s3(operation) => "S3",
+        _ => "SQS",
+    }
 }
 
 /// The S3 operations this tool calls: on the bodies kept in a quarantine bucket.
@@ -212,6 +221,10 @@ mod tests {
             "could not reach SQS: tcp connect error: Connection refused (os error 111) (check \
              --endpoint-url or AWS_ENDPOINT_URL_SQS, and the network)"
         );
+        let sts = explain(refused.as_ref(), None, None, "GetCallerIdentity");
+        assert!(sts.starts_with("could not reach STS: ") && sts.contains("AWS_ENDPOINT_URL_STS"));
+        let s3 = explain(refused.as_ref(), None, None, "GetObject");
+        assert!(s3.starts_with("could not reach S3: ") && s3.contains("AWS_ENDPOINT_URL_S3"));
         let timeout = chain(&[
             "unhandled error",
             "timeout",

@@ -16,12 +16,13 @@ use crate::scan::{Scanned, mover_for, scan};
 use crate::stats::{Stats, age_bucket};
 use crate::text::printable;
 
-/// Counts of the matching messages, printed as tables or one JSON document.
+/// Counts of the matching messages, printed as tables or one JSON document;
+/// `identity` is the reader's ARN, or why STS would not name it.
 pub async fn stats(
     queue: &Queue,
     filter: &Filter,
     json: bool,
-    identity: &str,
+    identity: Result<String, String>,
 ) -> Result<Finish, CliError> {
     let now = Timestamp::now();
     let mut stats = Stats::default();
@@ -43,9 +44,17 @@ pub async fn stats(
         value["lapsed"] = scanned.lapsed.into();
         value["complete"] = shortfall.is_none().into();
         value["unread"] = shortfall.as_ref().map_or(0, |s| s.unread).into();
-        value["readAs"] = identity.into();
+        match identity {
+            Ok(arn) => value["readAs"] = arn.into(),
+            Err(why) => {
+                value["readAs"] = serde_json::Value::Null;
+                value["readAsError"] = why.into();
+            }
+        }
         format!("{value}\n")
     } else {
+        let identity =
+            identity.unwrap_or_else(|why| format!("an identity STS would not name ({why})"));
         format!("{}\n{}Read as {identity}.\n", stats.render(), footer(queue, &scanned))
     };
     print(&out)?;

@@ -85,10 +85,8 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         Command::Stats { queue: q, filters, json } => {
             let filter = Filter::new(filters, now)?;
             // Who read it: a queue looks empty to an identity of the wrong account.
-            let identity = change::operator(&clients.sts)
-                .await
-                .unwrap_or_else(|error| format!("an identity STS would not name ({error})"));
-            inspect::stats(&queue(&q), &filter, json, &identity).await
+            let identity = change::operator(&clients.sts).await.map_err(|e| e.to_string());
+            inspect::stats(&queue(&q), &filter, json, identity).await
         }
         Command::List { queue: q, filters, limit, json } => {
             inspect::list(&queue(&q), &Filter::new(filters, now)?, limit, json).await

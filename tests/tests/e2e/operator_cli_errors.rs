@@ -145,4 +145,22 @@ async fn the_words_of_each_kind_of_failure() {
         "stats_refused_connection",
         format!("exit {:?}\n{}", refused.status.code(), stderr(&refused))
     );
+    // STS unreachable while SQS answers: the hint names STS's variable, not SQS's.
+    let bodies = ["m0".to_owned()];
+    let (dlq, _) = dead_letter_queue(&aws, false, &bodies).await;
+    let work = aws.create_queue(&unique("work")).await.unwrap();
+    let replay =
+        tokio::process::Command::new(e2e_tests::fixtures::binary("sqs-backpressure").unwrap())
+            .args(["replay", "--queue-url", &dlq, "--to", &work, "--yes", "--wait-seconds", "1"])
+            .args(["--audit", &temp_path("audit.jsonl").to_string_lossy()])
+            .env("AWS_ENDPOINT_URL_STS", "http://127.0.0.1:9")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .unwrap();
+    insta::assert_snapshot!(
+        "replay_identity_unreachable",
+        format!("exit {:?}\n{}", replay.status.code(), stderr(&replay))
+    );
+    assert_eq!(aws.counts(&dlq).await.unwrap(), (1, 0), "nothing changed");
 }
