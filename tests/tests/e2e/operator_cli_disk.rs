@@ -26,10 +26,27 @@ const LEASE_SECONDS: u64 = 5;
 /// than a store of 12,000 holds spills, far more than a read of a few writes.
 const FILE_SIZE_BLOCKS: &str = "256";
 
+/// `command` (the CLI, or what execs it) reading `dlq` with `stats --json`, its stores in `spill`.
+async fn stats(
+    mut command: tokio::process::Command,
+    dlq: &str,
+    spill: &std::path::Path,
+    extra: &[&str],
+) -> std::process::Output {
+    command
+        .args(["stats", "--queue-url", dlq, "--json", "--wait-seconds", "1"])
+        .args(extra)
+        .env("AWS_ENDPOINT_URL_SQS", Sqs::Fauxqs.endpoint().unwrap())
+        .env("SQLITE_TMPDIR", spill)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_full_disk_under_a_reads_store_ends_it_with_a_sentence_and_loses_nothing_on_fauxqs() {
     let aws = aws_on(Sqs::Fauxqs).await;
-    let endpoint = Sqs::Fauxqs.endpoint().unwrap();
     let dlq = queue(&aws, "full-disk", false).await;
     aws.send_messages(&dlq, MESSAGES).await.unwrap();
     let spill_dir = temp_path("spill");
@@ -37,18 +54,12 @@ async fn a_full_disk_under_a_reads_store_ends_it_with_a_sentence_and_loses_nothi
 
     // A file-size limit is a full disk as SQLite meets it: the write past it is refused
     // (EFBIG once SIGXFSZ is ignored, which `exec` keeps).
-    let output = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("ulimit -f {FILE_SIZE_BLOCKS} && trap '' XFSZ && exec \"$0\" \"$@\""))
-        .arg(binary("sqs-backpressure").unwrap())
-        .args(["stats", "--queue-url", &dlq, "--json", "--wait-seconds", "1"])
-        .args(["--visibility-timeout", &LEASE_SECONDS.to_string()])
-        .env("AWS_ENDPOINT_URL_SQS", &endpoint)
-        .env("SQLITE_TMPDIR", &spill_dir)
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap();
+    let mut limited = tokio::process::Command::new("sh");
+    limited.arg("-c");
+    limited.arg(format!("ulimit -f {FILE_SIZE_BLOCKS} && trap '' XFSZ && exec \"$0\" \"$@\""));
+    limited.arg(binary("sqs-backpressure").unwrap());
+    let lease = LEASE_SECONDS.to_string();
+    let output = stats(limited, &dlq, &spill_dir, &["--visibility-timeout", &lease]).await;
 
     let said = stderr(&output);
     assert_eq!(output.status.code(), Some(1), "stdout: {}\nstderr: {said}", stdout(&output));
@@ -76,14 +87,8 @@ async fn a_full_disk_under_a_reads_store_ends_it_with_a_sentence_and_loses_nothi
     aws.wait_for_counts(&dlq, (MESSAGES as u64, 0), within, every).await.unwrap();
 
     // The same read with room to spill: all of them, once.
-    let output = tokio::process::Command::new(binary("sqs-backpressure").unwrap())
-        .args(["stats", "--queue-url", &dlq, "--json", "--wait-seconds", "1"])
-        .env("AWS_ENDPOINT_URL_SQS", &endpoint)
-        .env("SQLITE_TMPDIR", &spill_dir)
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .unwrap();
+    let cli = tokio::process::Command::new(binary("sqs-backpressure").unwrap());
+    let output = stats(cli, &dlq, &spill_dir, &[]).await;
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let stats: Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!((stats["read"].as_u64(), stats["complete"].as_bool()), (Some(12_000), Some(true)));
