@@ -10,7 +10,7 @@
 //! spread over ten seconds and the waits shrank below what the model's
 //! one-second step resolves within 15 %.)
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 
@@ -51,11 +51,9 @@ async fn send_backlog(setup: &Setup) {
         async move { setup.send(&bodies).await }
     });
     futures::stream::iter(sends).buffer_unordered(4).collect::<Vec<()>>().await;
-    let give_up = Instant::now() + std::time::Duration::from_secs(60);
-    while setup.counts().await != (MESSAGES as u64, 0) {
-        assert!(Instant::now() < give_up, "the backlog never showed: {:?}", setup.counts().await);
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let (within, every) = (Duration::from_secs(60), Duration::from_millis(100));
+    let wanted = (MESSAGES as u64, 0);
+    setup.aws.wait_for_counts(&setup.work_url, wanted, within, every).await.unwrap();
 }
 
 async fn model_against_worker(sqs: Sqs) {
