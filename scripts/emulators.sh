@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Local AWS emulation for tests and the demo, on loopback only.
-#   scripts/emulators.sh install        pinned emulators into .venv/
-#   scripts/emulators.sh start | stop   moto_server (SQS, ECS, STS, DynamoDB, S3), LocalStack (CloudWatch, SQS)
-#                                       and fauxqs (SQS)
+#   scripts/emulators.sh install        pinned emulators: moto into .venv/, LocalStack into
+#                                       .venv-localstack/ (it wants its own fork of moto), fauxqs
+#                                       into .venv-fauxqs/
+#   scripts/emulators.sh start | stop   moto_server (SQS, ECS, STS, DynamoDB, S3, CloudFormation),
+#                                       LocalStack (CloudWatch, SQS, and CloudFormation with what
+#                                       the template's Lambda sets create) and fauxqs (SQS)
 #   scripts/emulators.sh run -- CMD...  start, run CMD with the SDK routed to them, stop (always)
 # The SDK is routed with the standard AWS_ENDPOINT_URL_<SERVICE> variables, written to
 # .emulators/env for anything that wants to source them. SQS and STS are routed to moto;
@@ -10,33 +13,44 @@
 # a scenario on both (and for make bench's replay of 10,000 records, a backlog moto's SQS
 # cannot hold at speed). fauxqs, a third SQS and the fast one (thousands of messages a second
 # where moto takes tens), is at E2E_FAUXQS_SQS: for the same tests, and for make bench's scale
-# runs. LOCALSTACK_SERVICES (cloudwatch,sqs) sets what LocalStack serves.
+# runs. LocalStack's CloudFormation, at E2E_LOCALSTACK_CLOUDFORMATION, deploys the template for
+# tests/tests/e2e/deployed_stack.rs; its DynamoDB is moto's (scripts/run_localstack.py says why).
+# LOCALSTACK_SERVICES sets what LocalStack serves.
 # FAUXQS_RECEIPT_HANDLE_CHARS (380) sets fauxqs's receipt handles' length (SQS's: ~320-430).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv="$root/.venv"
+localstack_venv="$root/.venv-localstack"
+localstack_services=${LOCALSTACK_SERVICES:-cloudwatch,sqs,cloudformation,lambda,iam,events,s3,logs,kms,sts,dynamodb}
 fauxqs_home="$root/.venv-fauxqs"
 # fauxqs 2.4.1 wants Node >= 22.5; an older machine's node gets this one, from the npm registry.
 node_pinned=22.23.3
 state="$root/.emulators"
 requirements="$root/scripts/requirements-emulators.txt"
+localstack_requirements="$root/scripts/requirements-localstack.txt"
 constraints="$root/scripts/constraints-emulators.txt"
 python=${PYTHON:-python3}
 
 log() { printf 'emulators: %s\n' "$*" >&2; }
 
+install_venv() { # venv requirements
+  local at=$1 wanted=$2
+  if [ ! -x "$at/bin/python" ]; then
+    log "creating $at"
+    "$python" -m venv "$at"
+  fi
+  local stamp="$at/.emulators-installed"
+  if ! cat "$wanted" "$constraints" | cmp -s - "$stamp"; then
+    log "installing $(basename "$wanted") into $at (first run only; a minute or two)"
+    "$at/bin/pip" install --quiet -r "$wanted" -c "$constraints"
+    cat "$wanted" "$constraints" >"$stamp"
+  fi
+}
+
 install() {
-  if [ ! -x "$venv/bin/python" ]; then
-    log "creating $venv"
-    "$python" -m venv "$venv"
-  fi
-  local stamp="$venv/.emulators-installed"
-  if ! cat "$requirements" "$constraints" | cmp -s - "$stamp"; then
-    log "installing pinned emulators (first run only; a minute or two)"
-    "$venv/bin/pip" install --quiet -r "$requirements" -c "$constraints"
-    cat "$requirements" "$constraints" >"$stamp"
-  fi
+  install_venv "$venv" "$requirements"
+  install_venv "$localstack_venv" "$localstack_requirements"
   install_fauxqs
 }
 
@@ -99,18 +113,18 @@ start() {
   localstack_port=$(free_port)
   fauxqs_port=$(free_port)
 
-  log "starting moto_server (SQS, ECS, STS, DynamoDB, S3) on 127.0.0.1:$moto_port"
+  log "starting moto_server (SQS, ECS, STS, DynamoDB, S3, CloudFormation) on 127.0.0.1:$moto_port"
   setsid "$venv/bin/moto_server" -H 127.0.0.1 -p "$moto_port" >"$state/moto.log" 2>&1 &
   echo $! >"$state/moto.pid"
 
   # LocalStack in host mode (no Docker). Its own TMPDIR: two instances sharing one
   # temporary folder break each other on shutdown.
-  log "starting LocalStack (CloudWatch, SQS) on 127.0.0.1:$localstack_port"
-  GATEWAY_LISTEN="127.0.0.1:$localstack_port" SERVICES="${LOCALSTACK_SERVICES:-cloudwatch,sqs}" \
+  log "starting LocalStack ($localstack_services) on 127.0.0.1:$localstack_port"
+  GATEWAY_LISTEN="127.0.0.1:$localstack_port" SERVICES="$localstack_services" \
     LOCALSTACK_VOLUME_DIR="$state/localstack-volume" TMPDIR="$state/localstack-tmp" \
-    DNS_ADDRESS=0 DISABLE_EVENTS=1 SKIP_SSL_CERT_DOWNLOAD=1 SKIP_INFRA_DOWNLOADS=1 \
-    LOCALSTACK_TELEMETRY_DISABLED=1 \
-    setsid "$venv/bin/python" "$root/scripts/run_localstack.py" >"$state/localstack.log" 2>&1 &
+    DNS_ADDRESS=0 DISABLE_EVENTS=1 SKIP_SSL_CERT_DOWNLOAD=1 \
+    LOCALSTACK_TELEMETRY_DISABLED=1 LOCALSTACK_LAMBDA_PREPARE=code DYNAMODB_LOCAL_PORT="$moto_port" \
+    setsid "$localstack_venv/bin/python" "$root/scripts/run_localstack.py" >"$state/localstack.log" 2>&1 &
   echo $! >"$state/localstack.pid"
 
   log "starting fauxqs (SQS) on 127.0.0.1:$fauxqs_port"
@@ -126,6 +140,7 @@ export AWS_ENDPOINT_URL_ECS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_STS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_CLOUDWATCH=http://127.0.0.1:$localstack_port
 export E2E_LOCALSTACK_SQS=http://127.0.0.1:$localstack_port
+export E2E_LOCALSTACK_CLOUDFORMATION=http://127.0.0.1:$localstack_port
 export E2E_FAUXQS_SQS=http://127.0.0.1:$fauxqs_port
 export AWS_ACCESS_KEY_ID=testing
 export AWS_SECRET_ACCESS_KEY=testing
@@ -145,7 +160,9 @@ import sys, boto3
 boto3.client("cloudwatch", endpoint_url=sys.argv[1], region_name="us-east-1").list_metrics()
 if "sqs" in sys.argv[2].split(","):
     boto3.client("sqs", endpoint_url=sys.argv[1], region_name="us-east-1").list_queues()
-' "http://127.0.0.1:$localstack_port" "${LOCALSTACK_SERVICES:-cloudwatch,sqs}" \
+if "cloudformation" in sys.argv[2].split(","):
+    boto3.client("cloudformation", endpoint_url=sys.argv[1], region_name="us-east-1").list_stacks()
+' "http://127.0.0.1:$localstack_port" "$localstack_services" \
     || { log "LocalStack did not answer"; return 1; }
   log "ready (endpoints in .emulators/env)"
 }

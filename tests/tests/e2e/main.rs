@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 mod consumer;
+mod deployed;
 mod fair_queues;
 mod fault_matrix;
 mod hostile_input;

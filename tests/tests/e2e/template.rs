@@ -140,7 +140,7 @@ fn work_queue_visibility_is_six_times_the_consumer_timeout() {
         .as_sequence()
         .unwrap()
         .iter()
-        .map(|v| v.as_u64().unwrap())
+        .map(|v| v.as_str().unwrap().parse().unwrap())
         .collect();
     let mapping = template["Mappings"]["VisibilityTimeoutFor"].as_mapping().unwrap();
     let mapped: BTreeSet<u64> =
@@ -166,6 +166,8 @@ fn work_queue_visibility_is_six_times_the_consumer_timeout() {
 fn reserved_concurrency_is_not_below_the_mapping_maximum() {
     let template = template();
     let consumer = resource(&template, "ConsumerFunction");
+    let mapping = resource(&template, "ConsumerFunctionWorkQueue");
+    assert_eq!(reference(&mapping["FunctionName"]), "ConsumerFunction");
     // Both `!If [HasMaximumConcurrency, <value>, AWS::NoValue]`: set together, or neither.
     let when = |value: &Value| -> (String, Value) {
         let Value::Tagged(tagged) = value else { panic!("expected an !If, got {value:?}") };
@@ -174,19 +176,17 @@ fn reserved_concurrency_is_not_below_the_mapping_maximum() {
         (tagged.value[0].as_str().unwrap().to_owned(), tagged.value[1].clone())
     };
     let (reserved_if, reserved) = when(&consumer["ReservedConcurrentExecutions"]);
-    let (scaling_if, scaling) =
-        when(&consumer["Events"]["WorkQueue"]["Properties"]["ScalingConfig"]);
+    let (scaling_if, scaling) = when(&mapping["ScalingConfig"]);
     assert_eq!(
         (reserved_if.as_str(), scaling_if.as_str()),
         ("HasMaximumConcurrency", "HasMaximumConcurrency")
     );
     assert_eq!(reference(&reserved), reference(&scaling["MaximumConcurrency"]));
-    let (provisioned_if, _) =
-        when(&consumer["Events"]["WorkQueue"]["Properties"]["ProvisionedPollerConfig"]);
+    let (provisioned_if, _) = when(&mapping["ProvisionedPollerConfig"]);
     assert_eq!(provisioned_if, "HasProvisionedPollers");
-    let metrics = &consumer["Events"]["WorkQueue"]["Properties"]["MetricsConfig"]["Metrics"];
+    let metrics = &mapping["MetricsConfig"]["Metrics"];
     assert_eq!(metrics[0].as_str(), Some("EventCount"), "the mapping's own metrics are on");
-    let response_types = &consumer["Events"]["WorkQueue"]["Properties"]["FunctionResponseTypes"];
+    let response_types = &mapping["FunctionResponseTypes"];
     assert_eq!(response_types[0].as_str(), Some("ReportBatchItemFailures"));
 }
 

@@ -8,25 +8,25 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_yaml::Value;
 
-fn template() -> Value {
+pub(crate) fn template() -> Value {
     let text =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml")).unwrap();
     serde_yaml::from_str(&text).unwrap()
 }
 
-fn parameter_set(name: &str) -> BTreeMap<String, String> {
+pub(crate) fn parameter_set(name: &str) -> BTreeMap<String, String> {
     let path = format!("{}/template-sets/{name}.json", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// The template with its parameters given values (the defaults, overridden).
-struct Deployment {
-    template: Value,
+pub(crate) struct Deployment {
+    pub(crate) template: Value,
     values: BTreeMap<String, Vec<String>>,
 }
 
 impl Deployment {
-    fn new(template: Value, given: &BTreeMap<String, String>) -> Self {
+    pub(crate) fn new(template: Value, given: &BTreeMap<String, String>) -> Self {
         let parameters = template["Parameters"].as_mapping().unwrap();
         for name in given.keys() {
             assert!(parameters.contains_key(name.as_str()), "no parameter {name}");
@@ -50,6 +50,11 @@ impl Deployment {
         Self { template, values }
     }
 
+    /// A parameter's value, a list's members joined with commas.
+    pub(crate) fn value(&self, name: &str) -> String {
+        self.values[name].join(",")
+    }
+
     fn holds(&self, expression: &Value) -> bool {
         let Value::Tagged(tagged) = expression else { panic!("not a condition: {expression:?}") };
         let args = &tagged.value;
@@ -67,7 +72,7 @@ impl Deployment {
         }
     }
 
-    fn condition(&self, name: &str) -> bool {
+    pub(crate) fn condition(&self, name: &str) -> bool {
         self.holds(&self.template["Conditions"][name])
     }
 
@@ -105,7 +110,7 @@ impl Deployment {
             .collect()
     }
 
-    fn resources(&self) -> BTreeSet<String> {
+    pub(crate) fn resources(&self) -> BTreeSet<String> {
         let resources = self.template["Resources"].as_mapping().unwrap();
         resources
             .iter()

@@ -1,0 +1,350 @@
+"""Deploys template.yaml on a CloudFormation emulator, as `sam deploy` would, and reads
+the deployed stack back. The e2e test tests/tests/e2e/deployed_stack.rs drives it and
+checks what it reads; this script decides nothing. Run with the emulators' interpreter
+(.venv/bin/python: boto3, cfn-lint's loader and the SAM translator).
+
+  deploy_stack.py create  --endpoint URL --stack NAME --set SET.json [--param K=V ...]
+                          --artefact Binary=PATH ... [--transform-here]
+  deploy_stack.py update  (create's arguments, with the changed value among the --param)
+  deploy_stack.py disable-mappings --endpoint URL --stack NAME
+  deploy_stack.py describe --endpoint URL --stack NAME        (JSON on stdout)
+  deploy_stack.py delete  --endpoint URL --stack NAME
+
+create uploads each function's artefact (a zip holding the binary as `bootstrap`) to a
+bucket and points that function's CodeUri at it, the one change `sam package` makes.
+The template then goes to CreateStack as written, and the emulator runs the SAM
+transform, as CloudFormation does; with --transform-here (moto's CloudFormation has no
+SAM transform) it is first expanded here by the SAM translator, the library behind
+AWS's own transform. A failed create, update or delete prints the stack's failure
+reasons and exits 1.
+"""
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+ROOT = Path(__file__).resolve().parent.parent
+CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
+SETTLED = re.compile(r"_(COMPLETE|FAILED)$")
+
+
+def client(args, service):
+    # CloudFormation's calls are not retried: a CreateStack whose answer was a 500 may
+    # have created the stack, and a second one would only meet AlreadyExists.
+    attempts = 1 if service == "cloudformation" else 5
+    return boto3.client(
+        service,
+        endpoint_url=args.endpoint,
+        region_name="us-east-1",
+        config=Config(retries={"total_max_attempts": attempts, "mode": "standard"}, read_timeout=120),
+    )
+
+
+def pairs(items):
+    values = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"deploy_stack: --param and --artefact take NAME=VALUE, not {item!r}")
+        values[name] = value
+    return values
+
+
+def with_code_uris(text, uris):
+    """The template's text with each function's `CodeUri: .` pointed at its artefact,
+    the function found by the `Binary:` of its build metadata, which comes first."""
+    out, binary, replaced = [], None, set()
+    for line in text.splitlines(keepends=True):
+        found = re.match(r"\s+Binary: (\S+)\s*$", line)
+        if found:
+            binary = found.group(1)
+        if re.match(r"\s+CodeUri: \.\s*$", line):
+            if binary not in uris:
+                raise SystemExit(f"deploy_stack: no --artefact for the function built from {binary}")
+            line = line.replace("CodeUri: .", f"CodeUri: {uris[binary]}")
+            replaced.add(binary)
+        out.append(line)
+    missing = set(uris) - replaced
+    if missing:
+        raise SystemExit(f"deploy_stack: the template has no function built from {sorted(missing)}")
+    return "".join(out)
+
+
+def transformed_here(text, parameters):
+    from cfnlint.decode import cfn_yaml
+    from samtranslator.translator.managed_policy_translator import ManagedPolicyLoader
+    from samtranslator.translator.transform import transform
+
+    class NoManagedPolicies(ManagedPolicyLoader):
+        # The template gives every function its own role: no SAM policy template to resolve.
+        def __init__(self):
+            pass
+
+        def load(self):
+            return {}
+
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # the translator's AWS::Region
+    template = json.loads(json.dumps(cfn_yaml.loads(text)))
+    return json.dumps(transform(template, dict(parameters), NoManagedPolicies()))
+
+
+def artefact_bucket(stack):
+    return f"{stack}-artefacts".lower()
+
+
+def template_url(stack):
+    return f"https://{artefact_bucket(stack)}.s3.amazonaws.com/template"
+
+
+def upload(args, stack, artefacts):
+    s3 = client(args, "s3")
+    bucket = artefact_bucket(stack)
+    uris = {}
+    for binary, path in artefacts.items():
+        archive = Path(args.workdir) / f"{stack}-{binary}.zip"
+        with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+            info = zipfile.ZipInfo("bootstrap")
+            info.external_attr = 0o755 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            zf.writestr(info, Path(path).read_bytes())
+        s3.upload_file(str(archive), bucket, f"{binary}.zip")
+        archive.unlink()
+        uris[binary] = f"s3://{bucket}/{binary}.zip"
+    return uris
+
+
+def wait(args, stack, wanted):
+    cfn = client(args, "cloudformation")
+    deadline = time.monotonic() + args.timeout
+    while True:
+        try:
+            status = cfn.describe_stacks(StackName=stack)["Stacks"][0]["StackStatus"]
+        except ClientError as err:
+            if wanted == "DELETE_COMPLETE" and "does not exist" in str(err):
+                return
+            raise
+        if status == wanted:
+            return
+        if SETTLED.search(status) and not status.endswith("_IN_PROGRESS"):
+            failures(cfn, stack, f"{stack} ended {status}, not {wanted}")
+        if time.monotonic() > deadline:
+            failures(cfn, stack, f"{stack} still {status} after {args.timeout} s")
+        time.sleep(1)
+
+
+def failures(cfn, stack, summary):
+    print(f"deploy_stack: {summary}", file=sys.stderr)
+    try:
+        for event in cfn.describe_stack_events(StackName=stack)["StackEvents"]:
+            if event.get("ResourceStatusReason") and "FAILED" in event.get("ResourceStatus", ""):
+                print(
+                    f"  {event['LogicalResourceId']} ({event.get('ResourceType')}): "
+                    f"{event['ResourceStatus']}: {event['ResourceStatusReason']}",
+                    file=sys.stderr,
+                )
+    except ClientError as err:
+        print(f"  (its events could not be read: {err})", file=sys.stderr)
+    sys.exit(1)
+
+
+def prepare(args):
+    """The set's values with --param over them, and the template, its functions'
+    artefacts uploaded, at the URL CloudFormation is given (past 51,200 bytes it takes
+    a template only from S3, as sam deploy sends it)."""
+    values = json.loads(Path(args.set).read_text())
+    values.update(pairs(args.param))
+    uris = upload(args, args.stack, pairs(args.artefact))
+    text = with_code_uris((ROOT / "template.yaml").read_text(), uris)
+    body = transformed_here(text, values) if args.transform_here else text
+    client(args, "s3").put_object(Bucket=artefact_bucket(args.stack), Key="template", Body=body.encode())
+    parameters = [{"ParameterKey": k, "ParameterValue": v} for k, v in values.items()]
+    return parameters, template_url(args.stack)
+
+
+def create(args):
+    s3 = client(args, "s3")
+    s3.create_bucket(Bucket=artefact_bucket(args.stack))
+    parameters, url = prepare(args)
+    client(args, "cloudformation").create_stack(
+        StackName=args.stack, TemplateURL=url, Parameters=parameters, Capabilities=CAPABILITIES
+    )
+    wait(args, args.stack, "CREATE_COMPLETE")
+
+
+def update(args):
+    """Every value given again, as sam deploy gives its parameter overrides on each
+    deploy (moto's UpdateStack fails on UsePreviousValue for a parameter left at its
+    default, and LocalStack's takes no UsePreviousTemplate)."""
+    parameters, url = prepare(args)
+    client(args, "cloudformation").update_stack(
+        StackName=args.stack, TemplateURL=url, Parameters=parameters, Capabilities=CAPABILITIES
+    )
+    wait(args, args.stack, "UPDATE_COMPLETE")
+
+
+def delete(args):
+    client(args, "cloudformation").delete_stack(StackName=args.stack)
+    wait(args, args.stack, "DELETE_COMPLETE")
+
+
+def disable_mappings(args):
+    """The emulator's own poller would take the work the local consumer is to take: off."""
+    cfn, lam = client(args, "cloudformation"), client(args, "lambda")
+    for resource in cfn.list_stack_resources(StackName=args.stack)["StackResourceSummaries"]:
+        if resource["ResourceType"] == "AWS::Lambda::EventSourceMapping":
+            lam.update_event_source_mapping(UUID=resource["PhysicalResourceId"], Enabled=False)
+
+
+def read(call, **kwargs):
+    try:
+        answer = call(**kwargs)
+        answer.pop("ResponseMetadata", None)
+        return answer
+    except ClientError as err:
+        return {"error": err.response.get("Error", {}).get("Code", "?")}
+
+
+def describe(args):
+    cfn = client(args, "cloudformation")
+    stack = cfn.describe_stacks(StackName=args.stack)["Stacks"][0]
+    resources = cfn.list_stack_resources(StackName=args.stack)["StackResourceSummaries"]
+    readers = Readers(args)
+    out = {
+        "status": stack["StackStatus"],
+        "parameters": {p["ParameterKey"]: p.get("ParameterValue") for p in stack["Parameters"]},
+        "outputs": {o["OutputKey"]: o["OutputValue"] for o in stack.get("Outputs", [])},
+        "resources": {},
+    }
+    for resource in resources:
+        kind, physical = resource["ResourceType"], resource.get("PhysicalResourceId", "")
+        entry = {"type": kind, "physical": physical, "status": resource["ResourceStatus"]}
+        reader = readers.by_type.get(kind)
+        if reader is not None and physical:
+            entry["read"] = reader(physical)
+        out["resources"][resource["LogicalResourceId"]] = entry
+    json.dump(out, sys.stdout, default=str, indent=1)
+
+
+class Readers:
+    """What each resource type's own API says of a deployed resource."""
+
+    def __init__(self, args):
+        self.c = lambda service: client(args, service)
+        self.by_type = {
+            "AWS::SQS::Queue": self.queue,
+            "AWS::Lambda::Function": self.function,
+            "AWS::Lambda::EventSourceMapping": self.mapping,
+            "AWS::DynamoDB::Table": self.table,
+            "AWS::S3::Bucket": self.bucket,
+            "AWS::Events::Rule": self.rule,
+            "AWS::ECS::TaskDefinition": self.task_definition,
+            "AWS::ECS::Service": self.service,
+            "AWS::CloudWatch::Alarm": self.alarm,
+            "AWS::CloudWatch::Dashboard": self.dashboard,
+            "AWS::Logs::LogGroup": self.log_group,
+            "AWS::ApplicationAutoScaling::ScalableTarget": self.scalable_target,
+            "AWS::ApplicationAutoScaling::ScalingPolicy": self.scaling_policy,
+        }
+
+    def queue(self, url):
+        return read(self.c("sqs").get_queue_attributes, QueueUrl=url, AttributeNames=["All"])
+
+    def function(self, name):
+        lam = self.c("lambda")
+        return {
+            "configuration": read(lam.get_function_configuration, FunctionName=name),
+            "concurrency": read(lam.get_function_concurrency, FunctionName=name),
+            "invoke_config": read(lam.get_function_event_invoke_config, FunctionName=name),
+        }
+
+    def mapping(self, uuid):
+        return read(self.c("lambda").get_event_source_mapping, UUID=uuid)
+
+    def table(self, name):
+        ddb = self.c("dynamodb")
+        return {
+            "table": read(ddb.describe_table, TableName=name),
+            "ttl": read(ddb.describe_time_to_live, TableName=name),
+            "backups": read(ddb.describe_continuous_backups, TableName=name),
+        }
+
+    def bucket(self, name):
+        s3 = self.c("s3")
+        return {
+            "encryption": read(s3.get_bucket_encryption, Bucket=name),
+            "public_access": read(s3.get_public_access_block, Bucket=name),
+            "policy": read(s3.get_bucket_policy, Bucket=name),
+        }
+
+    def rule(self, physical):
+        events = self.c("events")
+        name = physical.split("/")[-1]
+        return {
+            "rule": read(events.describe_rule, Name=name),
+            "targets": read(events.list_targets_by_rule, Rule=name),
+        }
+
+    def task_definition(self, arn):
+        return read(self.c("ecs").describe_task_definition, taskDefinition=arn)
+
+    def service(self, arn):
+        # arn:aws:ecs:REGION:ACCOUNT:service/CLUSTER/NAME
+        cluster = arn.split("/")[-2] if arn.count("/") >= 2 else None
+        kwargs = {"services": [arn]} | ({"cluster": cluster} if cluster else {})
+        return read(self.c("ecs").describe_services, **kwargs)
+
+    def alarm(self, name):
+        return read(self.c("cloudwatch").describe_alarms, AlarmNames=[name])
+
+    def dashboard(self, name):
+        return read(self.c("cloudwatch").get_dashboard, DashboardName=name)
+
+    def log_group(self, name):
+        return read(self.c("logs").describe_log_groups, logGroupNamePrefix=name)
+
+    def scalable_target(self, physical):
+        return read(self.c("application-autoscaling").describe_scalable_targets, ServiceNamespace="ecs")
+
+    def scaling_policy(self, physical):
+        return read(self.c("application-autoscaling").describe_scaling_policies, ServiceNamespace="ecs")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("command", choices=["create", "update", "describe", "delete", "disable-mappings"])
+    parser.add_argument("--endpoint", required=True)
+    parser.add_argument("--stack", required=True)
+    parser.add_argument("--set")
+    parser.add_argument("--param", action="append")
+    parser.add_argument("--artefact", action="append")
+    parser.add_argument("--transform-here", action="store_true")
+    parser.add_argument("--workdir", default="/tmp")
+    parser.add_argument("--timeout", type=float, default=300)
+    args = parser.parse_args()
+    commands = {
+        "create": create,
+        "update": update,
+        "describe": describe,
+        "delete": delete,
+        "disable-mappings": disable_mappings,
+    }
+    try:
+        commands[args.command](args)
+    except ClientError as err:
+        error = err.response.get("Error", {})
+        print(f"deploy_stack: {args.command} {args.stack}: {error.get('Code')}: {error.get('Message')}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
