@@ -9,6 +9,7 @@ checks what it reads; this script decides nothing. Run with the emulators' inter
   deploy_stack.py disable-mappings --endpoint URL --stack NAME
   deploy_stack.py describe --endpoint URL --stack NAME        (JSON on stdout)
   deploy_stack.py delete  --endpoint URL --stack NAME
+  deploy_stack.py reproduce --endpoint URL --stack NAME --template T.yaml [--param K=V] [--then-delete]
 
 create uploads each function's artefact (a zip holding the binary as `bootstrap`) to a
 bucket and points that function's CodeUri at it, the one change `sam package` makes.
@@ -204,6 +205,48 @@ def disable_mappings(args):
             lam.update_event_source_mapping(UUID=resource["PhysicalResourceId"], Enabled=False)
 
 
+def reproduce(args):
+    """A minimal reproduction (tests/emulator-defects/) run as far as it goes: create,
+    then with --param an update, then with --then-delete a delete; each step's outcome,
+    an error's text included, and each queue's visibility timeout, as JSON."""
+    cfn, sqs = client(args, "cloudformation"), client(args, "sqs")
+    body = Path(args.template).read_text()
+    out = {}
+
+    def step(name, call, wanted):
+        try:
+            call()
+        except Exception as err:  # moto answers some with an HTML 500 botocore cannot parse
+            out[name] = f"{type(err).__name__}: {err}"
+            return False
+        deadline = time.monotonic() + args.timeout
+        while True:
+            try:
+                status = cfn.describe_stacks(StackName=args.stack)["Stacks"][0]["StackStatus"]
+            except ClientError as err:
+                status = "DELETE_COMPLETE" if "does not exist" in str(err) else str(err)
+            if not status.endswith("_IN_PROGRESS") or time.monotonic() > deadline:
+                out[name] = status
+                return status == wanted
+            time.sleep(0.5)
+
+    created = step("create", lambda: cfn.create_stack(StackName=args.stack, TemplateBody=body, Capabilities=CAPABILITIES), "CREATE_COMPLETE")
+    if created and args.param:
+        parameters = [{"ParameterKey": k, "ParameterValue": v} for k, v in pairs(args.param).items()]
+        step("update", lambda: cfn.update_stack(StackName=args.stack, TemplateBody=body, Parameters=parameters, Capabilities=CAPABILITIES), "UPDATE_COMPLETE")
+    if created:
+        resources = cfn.list_stack_resources(StackName=args.stack)["StackResourceSummaries"]
+        out["resources"] = sorted(r["LogicalResourceId"] for r in resources)
+        out["visibility"] = {
+            r["LogicalResourceId"]: sqs.get_queue_attributes(QueueUrl=r["PhysicalResourceId"], AttributeNames=["VisibilityTimeout"])["Attributes"]["VisibilityTimeout"]
+            for r in resources
+            if r["ResourceType"] == "AWS::SQS::Queue"
+        }
+    if created and args.then_delete:
+        step("delete", lambda: cfn.delete_stack(StackName=args.stack), "DELETE_COMPLETE")
+    json.dump(out, sys.stdout, indent=1)
+
+
 def read(call, **kwargs):
     try:
         answer = call(**kwargs)
@@ -320,7 +363,9 @@ class Readers:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["create", "update", "describe", "delete", "disable-mappings"])
+    parser.add_argument("command", choices=["create", "update", "describe", "delete", "disable-mappings", "reproduce"])
+    parser.add_argument("--template")
+    parser.add_argument("--then-delete", action="store_true")
     parser.add_argument("--endpoint", required=True)
     parser.add_argument("--stack", required=True)
     parser.add_argument("--set")
@@ -336,6 +381,7 @@ def main():
         "describe": describe,
         "delete": delete,
         "disable-mappings": disable_mappings,
+        "reproduce": reproduce,
     }
     try:
         commands[args.command](args)

@@ -68,6 +68,12 @@ impl BatchSummary {
         self
     }
 
+    /// Messages returned to the queue because the invocation's deadline came
+    /// before their turn or their answer (retry cause `deadline`).
+    pub fn deadline_cuts(&self) -> usize {
+        self.by_retry_cause.get("deadline").copied().unwrap_or_default()
+    }
+
     /// `code=count,...`, for one log field.
     pub fn error_codes_field(&self) -> String {
         join(self.by_error_code.iter().map(|(k, v)| (k.as_str(), *v)))
@@ -94,6 +100,7 @@ impl BatchSummary {
                 .metric("MessagesQuarantined", "Count", self.quarantined)
                 .metric("MessagesRetried", "Count", self.retried)
                 .metric("DuplicatesSkipped", "Count", self.duplicates)
+                .metric("DeadlineCuts", "Count", self.deadline_cuts())
                 .metric("ClaimsContended", "Count", self.claims_contended)
                 .metric("IdempotencyStoreErrors", "Count", self.idempotency_store_errors)
                 .metric("BatchSize", "Count", self.records)
@@ -194,6 +201,7 @@ mod tests {
         assert_eq!(docs.len(), 3);
         assert_eq!(docs[0]["_aws"]["CloudWatchMetrics"][0]["Namespace"], "Ns");
         assert_eq!(docs[0]["MessagesQuarantined"], 3);
+        assert_eq!(docs[0]["DeadlineCuts"], 1);
         assert_eq!(docs[0]["BatchDuration"], 1500.0);
         assert_eq!(
             (

@@ -25,6 +25,7 @@ mod publisher_load;
 mod quarantine_overflow;
 mod reliability;
 mod template;
+mod template_dashboard;
 mod template_interface;
 mod template_overflow;
 mod template_topology;

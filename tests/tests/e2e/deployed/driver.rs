@@ -52,7 +52,6 @@ impl Emulator {
                 "AWS::ApplicationAutoScaling::ScalableTarget",
                 "AWS::ApplicationAutoScaling::ScalingPolicy",
                 "AWS::CloudWatch::Alarm",
-                "AWS::CloudWatch::Dashboard",
                 "AWS::SQS::QueuePolicy",
                 "AWS::S3::BucketPolicy",
             ],

@@ -5,6 +5,8 @@
 //! the deployed environment, updated with one parameter changed, and deleted.
 //! What an emulator cannot create is named, not skipped in silence.
 
+mod dashboard;
+mod defects;
 mod driver;
 mod run;
 mod wiring;
@@ -86,6 +88,7 @@ async fn deploy_read_run_update_delete(set: &str) {
     checks.eq("stack", deployed.read["status"].as_str(), Some("CREATE_COMPLETE"));
     resources(&deployed, emulator, &mut checks);
     deployed.storage(&mut checks);
+    dashboard::dashboard(&deployed, emulator, &mut checks);
     let endpoint = emulator.endpoint();
     let lambda = plan.condition("IsLambdaConsumer");
     if lambda {
