@@ -28,6 +28,7 @@ mod template;
 mod template_dashboard;
 mod template_interface;
 mod template_overflow;
+mod template_samconfig;
 mod template_topology;
 mod trust_store;
 mod worker;

@@ -97,7 +97,7 @@ impl Deployment {
     }
 
     /// The rules whose assertions fail.
-    fn refused_by(&self) -> Vec<String> {
+    pub(crate) fn refused_by(&self) -> Vec<String> {
         let rules = self.template["Rules"].as_mapping().unwrap();
         rules
             .iter()
