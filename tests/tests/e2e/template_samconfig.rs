@@ -1,6 +1,6 @@
 //! The `deploy/samconfig-*.toml` examples, one per consumer type: each names
-//! only the template's parameters, passes its rules, and deploys the consumer
-//! it says it does.
+//! only the template's parameters, passes its rules, and its conditions
+//! deploy the consumer it says (evaluated here; no `sam deploy` runs).
 
 use std::collections::BTreeMap;
 
@@ -10,7 +10,8 @@ fn overrides(file: &str) -> (toml::Table, BTreeMap<String, String>) {
     let path = format!("{}/../deploy/{file}", env!("CARGO_MANIFEST_DIR"));
     let config: toml::Table = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let deploy = config["default"]["deploy"]["parameters"].as_table().unwrap().clone();
-    let values = deploy["parameter_overrides"]
+    let global = &config["default"]["global"]["parameters"];
+    let values = global["parameter_overrides"]
         .as_array()
         .unwrap()
         .iter()

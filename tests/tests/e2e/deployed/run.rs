@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use aws_sdk_sqs::types::{MessageSystemAttributeName, SendMessageBatchRequestEntry};
+use aws_sdk_sqs::types::MessageSystemAttributeName;
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, binary, sqs_record};
 use e2e_tests::idempotency_table::Table;
@@ -51,26 +51,12 @@ pub(crate) async fn clients(endpoint: &str) -> (Aws, aws_sdk_dynamodb::Client) {
 }
 
 async fn send(aws: &Aws, url: &str) {
-    let entries: Vec<SendMessageBatchRequestEntry> = bodies()
-        .iter()
-        .enumerate()
-        .map(|(i, body)| {
-            SendMessageBatchRequestEntry::builder()
-                .id(format!("e{i}"))
-                .message_body(body)
-                .build()
-                .unwrap()
-        })
-        .collect();
-    let sent = aws
-        .sqs
-        .send_message_batch()
-        .queue_url(url)
-        .set_entries(Some(entries))
-        .send()
-        .await
-        .unwrap();
-    assert!(sent.failed.is_empty(), "{:?}", sent.failed);
+    aws.send_batch(url, &bodies()).await.unwrap();
+}
+
+/// A read-back environment as the pairs a process is started with.
+fn pairs(env: &BTreeMap<String, String>) -> Vec<(&str, &str)> {
+    env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 
 fn delivered(downstream: &Downstream) -> BTreeMap<String, usize> {
@@ -157,7 +143,7 @@ pub(crate) async fn lambda_consumer(
         })
         .collect();
     let env = deployed.function_environment("ConsumerFunction");
-    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut env = pairs(&env);
     for service in ["SQS", "S3", "DYNAMODB", "CLOUDWATCH"] {
         env.push((endpoint_variable(service), endpoint));
     }
@@ -200,7 +186,7 @@ pub(crate) async fn worker(
     let (aws, ddb) = clients(endpoint).await;
     send(&aws, &deployed.work_queue_url()).await;
     let env = deployed.container_environment();
-    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut env = pairs(&env);
     // Only to keep the test short: the long poll's 20 s would hold the drain.
     env.push(("RECEIVE_WAIT_SECONDS", "1"));
     env.push(("AWS_LAMBDA_LOG_FORMAT", "Text"));
@@ -228,7 +214,7 @@ pub(crate) async fn publisher(deployed: &Deployed<'_>, backlog: usize, checks: &
     let bodies: Vec<String> = (0..backlog).map(|i| format!("backlog {i}")).collect();
     aws.send_batch(&work, &bodies).await.unwrap();
     let env = deployed.function_environment("PublisherFunction");
-    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let env = pairs(&env);
     let host = LambdaHost::start(&binary("backlog-publisher").unwrap(), &env).await.unwrap();
     let event: Value =
         serde_json::from_str(include_str!("../../../../events/schedule.json")).unwrap();
