@@ -76,7 +76,7 @@ fn the_lambda_consumers_defaults_are_the_templates() {
         .as_sequence()
         .unwrap()
         .iter()
-        .map(|v| v.as_u64().unwrap())
+        .map(|v| v.as_str().unwrap().parse().unwrap())
         .collect();
     assert_eq!(allowed, capacity_planner::lambda::args::FUNCTION_TIMEOUTS);
     for timeout in allowed {

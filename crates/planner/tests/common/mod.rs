@@ -62,6 +62,10 @@ pub fn assert_deployable(deploy: &str) {
                 .collect();
             assert!(allowed.iter().any(|a| a == value), "{key}={value} not in {allowed:?}");
         }
+        if let Some(pattern) = parameter["AllowedPattern"].as_str() {
+            let pattern = regex_lite::Regex::new(&format!("^(?:{pattern})$")).unwrap();
+            assert!(pattern.is_match(value), "{key}={value} does not match {pattern}");
+        }
         let number = |bound: &str| parameter[bound].as_f64();
         if let (Ok(value), Some(min), Some(max)) =
             (value.parse::<f64>(), number("MinValue"), number("MaxValue"))
