@@ -281,7 +281,8 @@ class Readers:
     """What each resource type's own API says of a deployed resource."""
 
     def __init__(self, args):
-        self.c = lambda service: client(args, service)
+        self.args = args
+        self.clients = {}
         self.by_type = {
             "AWS::SQS::Queue": self.queue,
             "AWS::Lambda::Function": self.function,
@@ -293,10 +294,13 @@ class Readers:
             "AWS::ECS::Service": self.service,
             "AWS::CloudWatch::Alarm": self.alarm,
             "AWS::CloudWatch::Dashboard": self.dashboard,
-            "AWS::Logs::LogGroup": self.log_group,
-            "AWS::ApplicationAutoScaling::ScalableTarget": self.scalable_target,
-            "AWS::ApplicationAutoScaling::ScalingPolicy": self.scaling_policy,
         }
+
+    def c(self, service):
+        # One client per service for the whole read: building one costs more than a call.
+        if service not in self.clients:
+            self.clients[service] = client(self.args, service)
+        return self.clients[service]
 
     def queue(self, url):
         return read(self.c("sqs").get_queue_attributes, QueueUrl=url, AttributeNames=["All"])
@@ -317,7 +321,6 @@ class Readers:
         return {
             "table": read(ddb.describe_table, TableName=name),
             "ttl": read(ddb.describe_time_to_live, TableName=name),
-            "backups": read(ddb.describe_continuous_backups, TableName=name),
         }
 
     def bucket(self, name):
@@ -325,7 +328,6 @@ class Readers:
         return {
             "encryption": read(s3.get_bucket_encryption, Bucket=name),
             "public_access": read(s3.get_public_access_block, Bucket=name),
-            "policy": read(s3.get_bucket_policy, Bucket=name),
         }
 
     def rule(self, physical):
@@ -350,15 +352,6 @@ class Readers:
 
     def dashboard(self, name):
         return read(self.c("cloudwatch").get_dashboard, DashboardName=name)
-
-    def log_group(self, name):
-        return read(self.c("logs").describe_log_groups, logGroupNamePrefix=name)
-
-    def scalable_target(self, physical):
-        return read(self.c("application-autoscaling").describe_scalable_targets, ServiceNamespace="ecs")
-
-    def scaling_policy(self, physical):
-        return read(self.c("application-autoscaling").describe_scaling_policies, ServiceNamespace="ecs")
 
 
 def main():

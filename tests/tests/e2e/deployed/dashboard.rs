@@ -6,10 +6,10 @@ use serde_json::Value;
 use super::driver::Emulator;
 use super::wiring::{Checks, Deployed};
 
-pub(crate) fn dashboard(deployed: &Deployed<'_>, emulator: Emulator, checks: &mut Checks) {
+pub(crate) fn dashboard(deployed: &Deployed<'_>, checks: &mut Checks) {
     let read = &deployed.read["resources"]["Dashboard"]["read"];
     let Some(body) = read["DashboardBody"].as_str() else {
-        let why = match emulator {
+        let why = match deployed.emulator {
             // It reports CREATE_COMPLETE with the physical id "unknown" and holds no dashboard.
             Emulator::LocalStack => "LocalStack has no AWS::CloudWatch::Dashboard provider",
             Emulator::Moto => "moto's CloudWatch answers botocore's JSON protocol with a 500",

@@ -48,7 +48,8 @@ async fn prerequisites(
 /// Every resource the set's conditions deploy is in the stack, complete, but
 /// for the types the emulator cannot create; and each of those is indeed
 /// missing, so the list cannot outlive the emulator's gap.
-fn resources(deployed: &Deployed<'_>, emulator: Emulator, checks: &mut Checks) {
+fn resources(deployed: &Deployed<'_>, checks: &mut Checks) {
+    let emulator = deployed.emulator;
     let listed = deployed.read["resources"].as_object().unwrap();
     for logical in deployed.plan.resources() {
         let kind = deployed.plan.template["Resources"][logical.as_str()]["Type"]
@@ -83,12 +84,12 @@ async fn deploy_read_run_update_delete(set: &str) {
     let mut values: BTreeMap<String, String> = parameter_set(set);
     values.extend(overrides.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
     let plan = Deployment::new(template(), &values);
-    let deployed = Deployed { read: stack.describe().await.unwrap(), plan: &plan };
+    let deployed = Deployed { read: stack.describe().await.unwrap(), plan: &plan, emulator };
     let mut checks = Checks::default();
     checks.eq("stack", deployed.read["status"].as_str(), Some("CREATE_COMPLETE"));
-    resources(&deployed, emulator, &mut checks);
+    resources(&deployed, &mut checks);
     deployed.storage(&mut checks);
-    dashboard::dashboard(&deployed, emulator, &mut checks);
+    dashboard::dashboard(&deployed, &mut checks);
     let endpoint = emulator.endpoint();
     let lambda = plan.condition("IsLambdaConsumer");
     if lambda {
@@ -140,7 +141,8 @@ async fn update(stack: &Stack, lambda: bool, plan: &Deployment, checks: &mut Che
     let (parameter, value) =
         if lambda { ("ConsumerTimeout", "60") } else { ("PublisherMemorySize", "256") };
     stack.update(parameter, value).await.unwrap();
-    let updated = Deployed { read: stack.describe().await.unwrap(), plan };
+    let updated =
+        Deployed { read: stack.describe().await.unwrap(), plan, emulator: stack.emulator };
     checks.eq("update: stack", updated.read["status"].as_str(), Some("UPDATE_COMPLETE"));
     let of = |logical: &str| updated.read["resources"][logical]["read"]["configuration"].clone();
     if lambda {

@@ -10,6 +10,7 @@ use backpressure_batch::delivery::CONSUMER_VARIABLES;
 use serde_json::Value;
 use sqs_worker::config::WORKER_VARIABLES;
 
+use super::driver::Emulator;
 use crate::template_topology::Deployment;
 
 /// What was read back and held, and what the emulator could not show.
@@ -34,6 +35,7 @@ impl Checks {
 pub(crate) struct Deployed<'d> {
     pub(crate) read: Value,
     pub(crate) plan: &'d Deployment,
+    pub(crate) emulator: Emulator,
 }
 
 impl Deployed<'_> {
@@ -294,7 +296,7 @@ impl Deployed<'_> {
             );
             checks.eq("worker stop timeout", container["stopTimeout"].as_i64(), Some(120));
             match definition["taskRoleArn"].as_str().and_then(|arn| arn.rsplit('/').next()) {
-                None if emulator_is_moto(&definition["taskDefinitionArn"]) => checks.unreadable(
+                None if self.emulator == Emulator::Moto => checks.unreadable(
                     "worker task role",
                     "moto's CloudFormation registers a task definition with its family, containers \
                      and memory only (no roles, CPU or network mode)",
@@ -315,11 +317,10 @@ impl Deployed<'_> {
                 .map(|s| s.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
             match subnets.join(",") {
-                none if none.is_empty() && emulator_is_moto(&service["serviceArn"]) => checks
-                    .unreadable(
-                        "worker service subnets",
-                        "moto's CloudFormation creates a service without its NetworkConfiguration",
-                    ),
+                none if none.is_empty() && self.emulator == Emulator::Moto => checks.unreadable(
+                    "worker service subnets",
+                    "moto's CloudFormation creates a service without its NetworkConfiguration",
+                ),
                 subnets => {
                     checks.eq("worker service subnets", subnets, self.plan.value("WorkerSubnetIds"))
                 }
@@ -334,11 +335,9 @@ impl Deployed<'_> {
             ("ECS_CLUSTER_NAME", "EcsClusterName"),
             ("ECS_SERVICE_NAME", "EcsServiceName"),
             ("METRIC_NAMESPACE", "MetricNamespace"),
-            ("SCALING_SIGNAL", "ScalingSignal"),
         ] {
-            if let Some(value) = env.get(name) {
-                checks.eq(&format!("publisher {name}"), value.clone(), self.plan.value(parameter));
-            }
+            let expected = self.plan.value(parameter);
+            checks.eq(&format!("publisher {name}"), env.get(name), Some(&expected));
         }
         let rule = self.of("PublisherFunctionSchedule");
         checks.eq(
@@ -382,9 +381,4 @@ impl Deployed<'_> {
             format!("https://sqs.{}.amazonaws.com/{}/{}", parts[3], parts[4], parts[5])
         }
     }
-}
-
-/// moto's ARNs carry its default account.
-fn emulator_is_moto(arn: &Value) -> bool {
-    arn.as_str().is_some_and(|arn| arn.contains(":123456789012:"))
 }
