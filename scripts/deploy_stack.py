@@ -1,7 +1,8 @@
 """Deploys template.yaml on a CloudFormation emulator, as `sam deploy` would, and reads
-the deployed stack back. The e2e test tests/tests/e2e/deployed_stack.rs drives it and
-checks what it reads; this script decides nothing. Run with the emulators' interpreter
-(.venv/bin/python: boto3, cfn-lint's loader and the SAM translator).
+the deployed stack back. The e2e test tests/tests/e2e/deployed/ drives it and
+checks what it reads; this script decides nothing. Run with SAM's interpreter
+(.venv-sam/bin/python, which `scripts/sam.sh install` makes: boto3, cfn-lint's loader
+and the SAM translator).
 
   deploy_stack.py create  --endpoint URL --stack NAME --set SET.json [--param K=V ...]
                           --artefact Binary=PATH ... [--transform-here]

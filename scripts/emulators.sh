@@ -14,7 +14,7 @@
 # cannot hold at speed). fauxqs, a third SQS and the fast one (thousands of messages a second
 # where moto takes tens), is at E2E_FAUXQS_SQS: for the same tests, and for make bench's scale
 # runs. LocalStack's CloudFormation, at E2E_LOCALSTACK_CLOUDFORMATION, deploys the template for
-# tests/tests/e2e/deployed_stack.rs; its DynamoDB is moto's (scripts/run_localstack.py says why).
+# tests/tests/e2e/deployed/; its DynamoDB is moto's (scripts/run_localstack.py says why).
 # LOCALSTACK_SERVICES sets what LocalStack serves.
 # FAUXQS_RECEIPT_HANDLE_CHARS (380) sets fauxqs's receipt handles' length (SQS's: ~320-430).
 set -euo pipefail

@@ -21,7 +21,7 @@ first fix below but its CloudWatch store needs Python 3.12).
    runtime's image pulled, an init binary downloaded from GitHub), and fails the create
    without a Docker engine. Where LOCALSTACK_LAMBDA_PREPARE=code the preparation is the
    code's alone (the artefact fetched and unpacked): functions are created and read
-   back, and cannot be invoked on LocalStack. tests/tests/e2e/deployed_stack.rs runs a
+   back, and cannot be invoked on LocalStack. tests/tests/e2e/deployed/ runs a
    deployed function's code and environment through its own Lambda Runtime API host.
 5. Where DYNAMODB_LOCAL_PORT is set, LocalStack's DynamoDB forwards to the server
    already listening there instead of starting DynamoDB Local, a Java download this

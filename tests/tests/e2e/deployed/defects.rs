@@ -13,7 +13,8 @@ use super::driver::Emulator;
 async fn reproduce(emulator: Emulator, file: &str, args: &[&str]) -> Value {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let template = root.join("tests/emulator-defects").join(file);
-    let output = Command::new(root.join(".venv-sam/bin/python"))
+    let python = root.join(".venv-sam/bin/python");
+    let output = Command::new(&python)
         .arg(root.join("scripts/deploy_stack.py"))
         .args(["reproduce", "--endpoint", &emulator.endpoint(), "--stack", &unique("defect")])
         .arg("--template")
@@ -21,7 +22,9 @@ async fn reproduce(emulator: Emulator, file: &str, args: &[&str]) -> Value {
         .args(args)
         .output()
         .await
-        .unwrap();
+        .unwrap_or_else(|e| {
+            panic!("cannot run {} (make template-lint installs it): {e}", python.display())
+        });
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     serde_json::from_slice(&output.stdout).unwrap()
 }
