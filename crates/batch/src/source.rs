@@ -1,5 +1,7 @@
 //! The queue a record came from, read from its `eventSourceARN`.
 
+use backpressure_core::queue::{QueueArn, QueueKind};
+
 /// The source queue, from a record's `eventSourceARN`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceQueue {
@@ -11,39 +13,29 @@ pub struct SourceQueue {
     pub account: String,
     /// The queue's name.
     pub name: String,
-    partition: String,
+    url: String,
 }
 
 impl SourceQueue {
     /// `arn:{partition}:sqs:{region}:{account}:{name}`, or `None`.
     pub fn from_arn(arn: &str) -> Option<Self> {
-        let fields: Vec<&str> = arn.split(':').collect();
-        let ["arn", partition, "sqs", region, account, name] = fields[..] else {
-            return None;
-        };
-        if [partition, region, account, name].iter().any(|f| f.is_empty()) {
-            return None;
-        }
+        let parsed = QueueArn::parse(arn).ok()?;
         Some(Self {
             arn: arn.to_owned(),
-            region: region.to_owned(),
-            account: account.to_owned(),
-            name: name.to_owned(),
-            partition: partition.to_owned(),
+            region: parsed.region().to_owned(),
+            account: parsed.account().to_owned(),
+            name: parsed.name().to_owned(),
+            url: parsed.url(),
         })
     }
 
     /// A `.fifo` queue keeps message group order.
     pub fn is_fifo(&self) -> bool {
-        self.name.ends_with(".fifo")
+        QueueKind::of_name(&self.name) == QueueKind::Fifo
     }
 
     /// The queue URL for API calls on it (such as `ChangeMessageVisibilityBatch`).
     pub fn url(&self) -> String {
-        let domain = match self.partition.as_str() {
-            "aws-cn" => "amazonaws.com.cn",
-            _ => "amazonaws.com",
-        };
-        format!("https://sqs.{}.{domain}/{}/{}", self.region, self.account, self.name)
+        self.url.clone()
     }
 }

@@ -7,12 +7,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use aws_sdk_sqs::operation::change_message_visibility_batch::{
-    ChangeMessageVisibilityBatchError, ChangeMessageVisibilityBatchOutput,
+    ChangeMessageVisibilityBatchError, ChangeMessageVisibilityBatchInput,
+    ChangeMessageVisibilityBatchOutput,
 };
 use aws_sdk_sqs::operation::send_message_batch::{
     SendMessageBatchError, SendMessageBatchInput, SendMessageBatchOutput,
 };
-use aws_sdk_sqs::types::{BatchResultErrorEntry, SendMessageBatchResultEntry};
+use aws_sdk_sqs::types::{
+    BatchResultErrorEntry, ChangeMessageVisibilityBatchResultEntry, SendMessageBatchResultEntry,
+};
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
 use backpressure_batch::SqsQuarantine;
 use backpressure_batch::backoff::VisibilityChange;
@@ -140,8 +143,18 @@ async fn a_fifo_quarantine_queue_gets_a_group_and_a_deduplication_id() {
     assert_eq!(entry.message_group_id(), Some("invalid_json"));
 }
 
-/// A `ChangeMessageVisibilityBatch` answer refusing the entry `id`, the rest changed.
-fn refusing_entry(id: &str) -> ChangeMessageVisibilityBatchOutput {
+/// A `ChangeMessageVisibilityBatch` answer refusing the entry `id`, the rest
+/// of `input`'s entries changed.
+fn refusing_entry(
+    input: &ChangeMessageVisibilityBatchInput,
+    id: &str,
+) -> ChangeMessageVisibilityBatchOutput {
+    let changed = input
+        .entries()
+        .iter()
+        .filter(|e| e.id() != id)
+        .map(|e| ChangeMessageVisibilityBatchResultEntry::builder().id(e.id()).build().unwrap())
+        .collect();
     ChangeMessageVisibilityBatchOutput::builder()
         .failed(
             BatchResultErrorEntry::builder()
@@ -151,7 +164,7 @@ fn refusing_entry(id: &str) -> ChangeMessageVisibilityBatchOutput {
                 .build()
                 .unwrap(),
         )
-        .set_successful(Some(vec![]))
+        .set_successful(Some(changed))
         .build()
         .unwrap()
 }
@@ -170,7 +183,7 @@ async fn visibility_changes_go_ten_a_call_and_count_refusals() {
                 .map(|e| e.visibility_timeout().unwrap_or_default())
                 .collect();
             log.lock().unwrap().push((input.entries().len(), timeouts));
-            refusing_entry("v0")
+            refusing_entry(input, "0")
         },
     );
     let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [&rule]);
@@ -204,7 +217,7 @@ async fn visibility_changes_go_ten_a_call_and_count_refusals() {
 #[tokio::test]
 async fn refused_names_the_handles_sqs_did_not_change() {
     let refusing = mock!(aws_sdk_sqs::Client::change_message_visibility_batch)
-        .then_output(|| refusing_entry("v1"));
+        .then_compute_output(|input| refusing_entry(input, "1"));
     let changes: Vec<VisibilityChange> = (0..12)
         .map(|i| VisibilityChange { receipt_handle: format!("rh{i}"), timeout: Duration::ZERO })
         .collect();

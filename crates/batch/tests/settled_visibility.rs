@@ -6,9 +6,10 @@
 use std::time::Duration;
 
 use aws_sdk_sqs::operation::change_message_visibility_batch::{
-    ChangeMessageVisibilityBatchError, ChangeMessageVisibilityBatchOutput,
+    ChangeMessageVisibilityBatchError, ChangeMessageVisibilityBatchInput,
+    ChangeMessageVisibilityBatchOutput,
 };
-use aws_sdk_sqs::types::BatchResultErrorEntry;
+use aws_sdk_sqs::types::{BatchResultErrorEntry, ChangeMessageVisibilityBatchResultEntry};
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
 use backpressure_batch::delivery::WorkRequest;
 use backpressure_batch::sqs::SqsVisibility;
@@ -37,32 +38,47 @@ async fn settle(rule: &Rule) -> (Vec<String>, Vec<String>) {
     (changed, report.batch_item_failures)
 }
 
+/// SQS's answer: `refused` entries failed, every other entry of `input` changed.
+fn answer(
+    input: &ChangeMessageVisibilityBatchInput,
+    refused: &[&str],
+) -> ChangeMessageVisibilityBatchOutput {
+    let (mut changed, mut failed) = (Vec::new(), Vec::new());
+    for entry in input.entries() {
+        if refused.contains(&entry.id()) {
+            let error = BatchResultErrorEntry::builder().id(entry.id()).sender_fault(true);
+            failed.push(error.code("ReceiptHandleIsInvalid").build().unwrap());
+        } else {
+            changed.push(
+                ChangeMessageVisibilityBatchResultEntry::builder().id(entry.id()).build().unwrap(),
+            );
+        }
+    }
+    let output = ChangeMessageVisibilityBatchOutput::builder().set_successful(Some(changed));
+    output.set_failed(Some(failed)).build().unwrap()
+}
+
 #[tokio::test]
 async fn the_report_lists_only_the_visibility_changes_sqs_confirmed() {
-    let all = mock!(aws_sdk_sqs::Client::change_message_visibility_batch).then_output(|| {
-        let none = ChangeMessageVisibilityBatchOutput::builder().set_successful(Some(vec![]));
-        none.set_failed(Some(vec![])).build().unwrap()
-    });
+    let all = mock!(aws_sdk_sqs::Client::change_message_visibility_batch)
+        .then_compute_output(|input| answer(input, &[]));
     assert_eq!(
         settle(&all).await,
         (vec!["rh-a".into(), "rh-b".into()], vec!["a".into(), "b".into()])
     );
 
-    let refusing_b =
-        mock!(aws_sdk_sqs::Client::change_message_visibility_batch).then_output(|| {
-            let refused = BatchResultErrorEntry::builder()
-                .id("v1")
-                .sender_fault(true)
-                .code("ReceiptHandleIsInvalid")
-                .build()
-                .unwrap();
-            ChangeMessageVisibilityBatchOutput::builder()
-                .failed(refused)
-                .set_successful(Some(vec![]))
-                .build()
-                .unwrap()
-        });
+    let refusing_b = mock!(aws_sdk_sqs::Client::change_message_visibility_batch)
+        .then_compute_output(|input| answer(input, &["1"]));
     assert_eq!(settle(&refusing_b).await, (vec!["rh-a".into()], vec!["a".into(), "b".into()]));
+
+    let unanswered =
+        mock!(aws_sdk_sqs::Client::change_message_visibility_batch).then_output(|| {
+            let none = ChangeMessageVisibilityBatchOutput::builder().set_successful(Some(vec![]));
+            none.set_failed(Some(vec![])).build().unwrap()
+        });
+    let (changed, retried) = settle(&unanswered).await;
+    assert!(changed.is_empty(), "an answer naming no entry confirmed nothing: {changed:?}");
+    assert_eq!(retried, ["a", "b"]);
 
     let throttled = mock!(aws_sdk_sqs::Client::change_message_visibility_batch)
         .then_error(|| ChangeMessageVisibilityBatchError::unhandled("throttled"));

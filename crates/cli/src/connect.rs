@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use backpressure_core::queue::{QueueArn, is_queue_name};
 use backpressure_startup::SdkSettings;
 
 use crate::Clients;
@@ -86,11 +87,12 @@ pub async fn url_of_arn(
     what: &str,
     arn: &str,
 ) -> Result<String, CliError> {
-    let ["arn", _, "sqs", region, account, name] = arn.split(':').collect::<Vec<_>>()[..] else {
+    let Ok(parsed) = QueueArn::parse(arn) else {
         return Err(CliError::Destination(format!(
             "{what} {arn:?} is not an SQS queue ARN: give --to"
         )));
     };
+    let region = parsed.region();
     let ours = sqs.config().region().map(|r| r.as_ref().to_owned()).unwrap_or_default();
     if region != ours {
         let or_to = if what.starts_with("--") { "" } else { ", or give --to" };
@@ -99,7 +101,7 @@ pub async fn url_of_arn(
              {region}{or_to}"
         )));
     }
-    look_up(sqs, arn, name, Some(account)).await
+    look_up(sqs, arn, parsed.name(), Some(parsed.account())).await
 }
 
 async fn look_up(
@@ -119,27 +121,4 @@ async fn look_up(
         .queue_url()
         .map(str::to_owned)
         .ok_or_else(|| CliError::Destination(format!("GetQueueUrl returned no URL for {given}")))
-}
-
-/// 1–80 alphanumerics, hyphens and underscores, `.fifo` allowed at the end.
-fn is_queue_name(name: &str) -> bool {
-    let stem = name.strip_suffix(".fifo").unwrap_or(name);
-    (1..=80).contains(&name.len())
-        && !stem.is_empty()
-        && stem.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn queue_names_are_what_sqs_accepts() {
-        for good in ["orders", "orders-dlq", "a_b.fifo", &"x".repeat(80)] {
-            assert!(is_queue_name(good), "{good}");
-        }
-        for bad in ["", ".fifo", "a b", "a/b", &"x".repeat(81), "ordérs"] {
-            assert!(!is_queue_name(bad), "{bad}");
-        }
-    }
 }

@@ -5,9 +5,9 @@ use std::time::Duration;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::config::timeout::TimeoutConfig;
 use aws_sdk_sqs::types::{
-    ChangeMessageVisibilityBatchRequestEntry, DeleteMessageBatchRequestEntry,
     MessageSystemAttributeName, QueueAttributeName, SendMessageBatchRequestEntry,
 };
+use backpressure_startup::sqs_batch::{self, MAX_ENTRIES};
 
 use crate::entry::Entry;
 use crate::error::CliError;
@@ -78,70 +78,33 @@ impl Queue {
     /// (they come back when their lease ends).
     pub async fn release<S: AsRef<str>>(&self, handles: &[S]) -> Result<usize, CliError> {
         let mut refused = 0;
-        for chunk in handles.chunks(10) {
+        for chunk in handles.chunks(MAX_ENTRIES) {
             refused += self.change_visibility(chunk, 0).await?.len();
         }
         Ok(refused)
     }
 
     /// Sets up to 10 messages' visibility to `seconds` from now; returns the
-    /// positions SQS refused.
+    /// positions SQS did not confirm.
     pub async fn change_visibility<S: AsRef<str>>(
         &self,
         handles: &[S],
         seconds: i32,
     ) -> Result<Vec<usize>, CliError> {
-        let entries = handles
-            .iter()
-            .enumerate()
-            .map(|(i, handle)| {
-                ChangeMessageVisibilityBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .receipt_handle(handle.as_ref())
-                    .visibility_timeout(seconds)
-                    .build()
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| CliError::sqs("ChangeMessageVisibilityBatch", &self.url, e))?;
-        let output = self
-            .client
-            .change_message_visibility_batch()
-            .queue_url(&self.url)
-            .set_entries(Some(entries))
-            .send()
+        let changes: Vec<(&str, i32)> = handles.iter().map(|h| (h.as_ref(), seconds)).collect();
+        let results = sqs_batch::change_visibility(&self.client, &self.url, &changes)
             .await
             .map_err(|e| CliError::sqs("ChangeMessageVisibilityBatch", &self.url, e))?;
-        Ok(output.failed().iter().filter_map(|f| f.id().parse().ok()).collect())
+        let positions: Vec<usize> = (0..results.len()).collect();
+        Ok(sqs_batch::unconfirmed(&positions, &results).copied().collect())
     }
 
     /// Deletes up to 10 messages; one result per handle, by index.
     pub async fn delete(&self, handles: &[&str]) -> Result<Vec<EntryResult<()>>, CliError> {
-        let entries = handles
-            .iter()
-            .enumerate()
-            .map(|(i, handle)| {
-                DeleteMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .receipt_handle(*handle)
-                    .build()
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| CliError::sqs("DeleteMessageBatch", &self.url, e))?;
-        let output = self
-            .client
-            .delete_message_batch()
-            .queue_url(&self.url)
-            .set_entries(Some(entries))
-            .send()
+        let results = sqs_batch::delete(&self.client, &self.url, handles)
             .await
             .map_err(|e| CliError::sqs("DeleteMessageBatch", &self.url, e))?;
-        let mut results: Vec<EntryResult<()>> = output
-            .successful()
-            .iter()
-            .filter_map(|s| Some((s.id().parse().ok()?, Ok(()))))
-            .collect();
-        results.extend(failures(output.failed()));
-        Ok(results)
+        Ok(by_id((0..handles.len()).map(Some), results))
     }
 
     /// Sends up to 10 messages; one result per entry (by its `id`, the entry's
@@ -150,21 +113,11 @@ impl Queue {
         &self,
         entries: Vec<SendMessageBatchRequestEntry>,
     ) -> Result<Vec<EntryResult<String>>, CliError> {
-        let output = self
-            .client
-            .send_message_batch()
-            .queue_url(&self.url)
-            .set_entries(Some(entries))
-            .send()
+        let ids: Vec<Option<usize>> = entries.iter().map(|e| e.id().parse().ok()).collect();
+        let results = sqs_batch::send(&self.client, &self.url, entries)
             .await
             .map_err(|e| CliError::sqs("SendMessageBatch", &self.url, e))?;
-        let mut results: Vec<EntryResult<String>> = output
-            .successful()
-            .iter()
-            .filter_map(|s| Some((s.id().parse().ok()?, Ok(s.message_id().to_owned()))))
-            .collect();
-        results.extend(failures(output.failed()));
-        Ok(results)
+        Ok(by_id(ids, results))
     }
 
     /// Approximate visible and in-flight counts.
@@ -220,12 +173,20 @@ impl Queue {
     }
 }
 
-fn failures<T>(failed: &[aws_sdk_sqs::types::BatchResultErrorEntry]) -> Vec<EntryResult<T>> {
-    failed
-        .iter()
-        .filter_map(|f| {
-            let reason = format!("{}: {}", f.code(), f.message().unwrap_or_default());
-            Some((f.id().parse().ok()?, Err(reason)))
+/// Each entry SQS answered for, by its id: `Ok`, or its code and message.
+/// An entry SQS named in neither list has no result.
+fn by_id<T>(
+    ids: impl IntoIterator<Item = Option<usize>>,
+    results: Vec<sqs_batch::EntryResult<T>>,
+) -> Vec<EntryResult<T>> {
+    ids.into_iter()
+        .zip(results)
+        .filter_map(|(id, result)| match result {
+            sqs_batch::EntryResult::Done(value) => Some((id?, Ok(value))),
+            sqs_batch::EntryResult::Refused { code, message } => {
+                Some((id?, Err(format!("{code}: {message}"))))
+            }
+            sqs_batch::EntryResult::Unreported => None,
         })
         .collect()
 }

@@ -3,7 +3,8 @@
 //! client for every service client; the `sdk` feature), the system's trust
 //! store read once, when a TLS connection first needs it ([`tls`]), the log subscriber
 //! ([`logging`], the `subscriber` feature), CloudWatch Embedded Metric Format documents
-//! ([`emf`]), one rate limiter ([`rate`]), and the configuration read once
+//! ([`emf`]), one rate limiter ([`rate`]), SQS's batch calls with each entry's result
+//! ([`sqs_batch`], the `sqs` feature), and the configuration read once
 //! with its errors logged ([`init`]) or the process's exit ([`exit()`]).
 #![warn(missing_docs)]
 
@@ -14,6 +15,8 @@ pub mod logging;
 pub mod rate;
 #[cfg(feature = "sdk")]
 pub mod sdk;
+#[cfg(feature = "sqs")]
+pub mod sqs_batch;
 #[cfg(feature = "tls")]
 pub mod tls;
 

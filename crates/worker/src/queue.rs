@@ -5,19 +5,18 @@ use std::time::Duration;
 
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::config::timeout::TimeoutConfig;
-use aws_sdk_sqs::types::{
-    DeleteMessageBatchRequestEntry, MessageSystemAttributeName, QueueAttributeName,
-};
+use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use backpressure_batch::SqsRecord;
 use backpressure_batch::backoff::VisibilityChange;
 use backpressure_batch::sqs::{SqsVisibility, record_from_message};
 use backpressure_core::error::{ApiError, error_chain};
-use backpressure_core::queue::QueueRef;
+use backpressure_core::queue::{QueueArn, QueueKind, QueueRef};
+use backpressure_startup::sqs_batch::{self, MAX_ENTRIES};
 use futures::future::join_all;
 use tracing::warn;
 
 /// SQS takes at most ten entries a batch call and ten messages a receive.
-pub const MAX_BATCH: usize = 10;
+pub const MAX_BATCH: usize = MAX_ENTRIES;
 
 /// The queue the worker drains.
 #[derive(Debug, Clone)]
@@ -28,8 +27,7 @@ pub struct WorkQueue {
     poll_client: Client,
     visibility_changes: SqsVisibility,
     url: String,
-    arn: String,
-    region: String,
+    arn: QueueArn,
     wait: Duration,
     visibility: Duration,
 }
@@ -54,7 +52,7 @@ impl WorkQueue {
             .attributes
             .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
             .ok_or_else(|| ApiError::new("GetQueueAttributes", "the response has no QueueArn"))?;
-        let region = arn.split(':').nth(3).unwrap_or_default().to_owned();
+        let arn = QueueArn::parse(&arn).map_err(|e| ApiError::new("GetQueueAttributes", e))?;
         // Its timeouts are the call's budget plus the poll's wait: the client's
         // own (`API_CALL_TIMEOUT_MS`) would cut every empty long poll short,
         // and messages SQS handed to a cut request stay invisible.
@@ -66,12 +64,12 @@ impl WorkQueue {
             Client::from_conf(client.config().to_builder().timeout_config(timeouts).build());
         let visibility_changes = SqsVisibility::new(client.clone());
         let url = queue.url().to_owned();
-        Ok(Self { client, poll_client, visibility_changes, url, arn, region, wait, visibility })
+        Ok(Self { client, poll_client, visibility_changes, url, arn, wait, visibility })
     }
 
     /// Whether messages of one group must be worked in order.
     pub fn is_fifo(&self) -> bool {
-        self.arn.ends_with(".fifo")
+        self.arn.kind() == QueueKind::Fifo
     }
 
     /// One long poll for up to `max` messages, with every system and message
@@ -93,7 +91,7 @@ impl WorkQueue {
             .messages
             .unwrap_or_default()
             .into_iter()
-            .map(|m| record_from_message(m, &self.arn, &self.region))
+            .map(|m| record_from_message(m, self.arn.as_str(), self.arn.region()))
             .collect())
     }
 
@@ -108,22 +106,9 @@ impl WorkQueue {
     }
 
     async fn delete_once(&self, handles: &[String]) -> Vec<String> {
-        let calls = handles.chunks(MAX_BATCH).map(|chunk| async move {
-            let entries = chunk
-                .iter()
-                .enumerate()
-                .filter_map(|(i, handle)| {
-                    DeleteMessageBatchRequestEntry::builder()
-                        .id(format!("d{i}"))
-                        .receipt_handle(handle)
-                        .build()
-                        .ok()
-                })
-                .collect();
-            let sent =
-                self.client.delete_message_batch().queue_url(&self.url).set_entries(Some(entries));
-            match sent.send().await {
-                Ok(output) => failed_entries(chunk, output.failed.iter().map(|f| f.id.as_str())),
+        let calls = handles.chunks(MAX_ENTRIES).map(|chunk| async move {
+            match sqs_batch::delete(&self.client, &self.url, chunk).await {
+                Ok(results) => sqs_batch::unconfirmed(chunk, &results).cloned().collect(),
                 Err(error) => {
                     warn!(error = %error_chain(&error), count = chunk.len(), "DeleteMessageBatch failed");
                     chunk.to_vec()
@@ -137,12 +122,4 @@ impl WorkQueue {
     pub async fn set_visibility(&self, changes: &[VisibilityChange]) -> Vec<String> {
         self.visibility_changes.refused(&self.url, changes).await
     }
-}
-
-/// The handles whose entry ids (`d3`: their position) SQS reported as failed.
-fn failed_entries<'a>(handles: &[String], failed: impl Iterator<Item = &'a str>) -> Vec<String> {
-    failed
-        .filter_map(|id| id.get(1..)?.parse::<usize>().ok())
-        .filter_map(|i| handles.get(i).cloned())
-        .collect()
 }

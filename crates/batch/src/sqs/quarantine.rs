@@ -9,6 +9,7 @@ use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageB
 use backpressure_core::error::ApiError;
 use backpressure_core::queue::{QueueKind, QueueRef};
 use backpressure_startup::LazyClient;
+use backpressure_startup::sqs_batch::{self, EntryResult};
 use futures::future::join_all;
 
 /// The quarantine queue, written with `SendMessageBatch`: ten entries and
@@ -121,17 +122,10 @@ impl SqsQuarantine {
         &self,
         entries: Vec<(usize, SendMessageBatchRequestEntry)>,
     ) -> Vec<(usize, Result<(), QuarantineError>)> {
-        let indexes: Vec<usize> = entries.iter().map(|(i, _)| *i).collect();
-        let output = self
-            .client
-            .get()
-            .send_message_batch()
-            .queue_url(self.queue.url())
-            .set_entries(Some(entries.into_iter().map(|(_, e)| e).collect()))
-            .send()
-            .await;
-        let output = match output {
-            Ok(output) => output,
+        let (indexes, entries): (Vec<usize>, Vec<_>) = entries.into_iter().unzip();
+        let sent = sqs_batch::send(self.client.get(), self.queue.url(), entries).await;
+        let results = match sent {
+            Ok(results) => results,
             Err(error) => {
                 let error = Arc::new(ApiError::new("SendMessageBatch", error));
                 return indexes
@@ -140,23 +134,14 @@ impl SqsQuarantine {
                     .collect();
             }
         };
-        indexes
-            .into_iter()
-            .map(|index| {
-                let id = format!("q{index}");
-                let result = if output.successful.iter().any(|s| s.id == id) {
-                    Ok(())
-                } else if let Some(failed) = output.failed.iter().find(|f| f.id == id) {
-                    Err(QuarantineError::Rejected {
-                        code: failed.code.clone(),
-                        message: failed.message.clone().unwrap_or_default(),
-                    })
-                } else {
-                    Err(QuarantineError::Unreported)
-                };
-                (index, result)
-            })
-            .collect()
+        let result = |entry| match entry {
+            EntryResult::Done(_) => Ok(()),
+            EntryResult::Refused { code, message } => {
+                Err(QuarantineError::Rejected { code, message })
+            }
+            EntryResult::Unreported => Err(QuarantineError::Unreported),
+        };
+        indexes.into_iter().zip(results.into_iter().map(result)).collect()
     }
 }
 
