@@ -17,7 +17,7 @@ use crate::quarantine::QuarantineStore;
 #[cfg(feature = "sqs")]
 use crate::settle::VisibilityPolicy;
 #[cfg(feature = "sqs")]
-use crate::sqs::{SqsQuarantine, SqsVisibility};
+use crate::sqs::SqsVisibility;
 
 /// Why a [`BatchProcessor`] cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -79,7 +79,7 @@ impl<P, B> Builder<P, NoQuarantine, B> {
 }
 
 impl<P, Q, B> Builder<P, Q, B> {
-    /// Where poison messages go: [`SqsQuarantine`] in production. Without
+    /// Where poison messages go: [`crate::sqs::SqsQuarantine`] in production. Without
     /// one, a permanent failure is reported as a batch item failure and the
     /// queue's redrive policy takes it after `maxReceiveCount`.
     pub fn quarantine<Q2>(self, quarantine: Q2) -> Builder<P, Q2, B> {
@@ -179,29 +179,6 @@ impl<P, Q, B> Builder<P, Q, B> {
         #[cfg(feature = "sqs")]
         let built = built.backoff(config.backoff);
         built
-    }
-
-    /// Everything but the processor from a [`ConsumerConfig`] and one SQS
-    /// client: the quarantine queue, visibility backoff, concurrency,
-    /// deadline margin and metrics — what batch-consumer and sqs-worker share.
-    #[cfg(feature = "sqs")]
-    pub fn sqs(
-        self,
-        sqs: aws_sdk_sqs::Client,
-        config: &ConsumerConfig,
-    ) -> Builder<P, SqsQuarantine, B> {
-        let quarantine = config.sqs_quarantine(sqs.clone());
-        self.quarantine(quarantine).visibility(SqsVisibility::new(sqs)).config(config)
-    }
-}
-
-#[cfg(feature = "s3-overflow")]
-impl<P, B> Builder<P, SqsQuarantine, B> {
-    /// Bodies of quarantine records too large for the quarantine queue go to
-    /// `overflow`'s bucket ([`ConsumerConfig::s3_overflow`]), written before the record.
-    pub fn s3_overflow(mut self, overflow: crate::sqs::S3Overflow) -> Self {
-        self.quarantine = self.quarantine.overflow(overflow);
-        self
     }
 }
 

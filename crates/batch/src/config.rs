@@ -65,47 +65,6 @@ impl IdempotencyConfig {
     }
 }
 
-#[cfg(feature = "sqs")]
-impl ConsumerConfig {
-    /// The quarantine queue: `QUARANTINE_MAX_MESSAGE_BYTES` as its limit, or
-    /// unset, its `MaximumMessageSize` read before the first write.
-    pub fn sqs_quarantine(
-        &self,
-        sqs: impl Into<backpressure_startup::LazyClient<aws_sdk_sqs::Client>>,
-    ) -> crate::sqs::SqsQuarantine {
-        use crate::sqs::SqsQuarantine;
-        let queue = self.quarantine_queue.clone();
-        match self.quarantine_max_message_bytes {
-            Some(limit) => SqsQuarantine::new(sqs, queue, limit),
-            None => SqsQuarantine::reading_limit(sqs, queue),
-        }
-    }
-
-    /// `QUARANTINE_OVERFLOW_BUCKET`, written with `s3`; `None` when unset.
-    #[cfg(feature = "s3-overflow")]
-    pub fn s3_overflow(
-        &self,
-        s3: impl Into<backpressure_startup::LazyClient<aws_sdk_s3::Client>>,
-    ) -> Option<crate::sqs::S3Overflow> {
-        let bucket = self.quarantine_overflow_bucket.as_deref()?;
-        Some(crate::sqs::S3Overflow::new(s3, bucket, ""))
-    }
-}
-
-/// The idempotency variables set while `IDEMPOTENCY_TABLE` is not: they do
-/// nothing (idempotency is off), which a start-up warns of.
-pub fn idempotency_without_table<F: Fn(&str) -> Option<String>>(
-    vars: &Vars<F>,
-) -> Vec<&'static str> {
-    if vars.get("IDEMPOTENCY_TABLE").is_some() {
-        return Vec::new();
-    }
-    ["IDEMPOTENCY_TTL_SECONDS", "IDEMPOTENCY_MISSING_KEY"]
-        .into_iter()
-        .filter(|name| vars.get(name).is_some())
-        .collect()
-}
-
 fn idempotency<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
     errors: &mut Vec<ConfigError>,

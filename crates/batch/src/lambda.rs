@@ -17,10 +17,12 @@ use backpressure_core::deadline;
 use backpressure_core::error::error_chain;
 use lambda_runtime::{Diagnostic, LambdaEvent, Service, service_fn};
 use tokio::time::Instant;
-use tracing::{error, info, warn};
+use tracing::{error, info};
 
+use crate::idempotency::ClaimLease;
 use crate::processor::BatchProcessor;
-use backpressure_startup::{self as startup, LazyClient};
+use crate::start::{ConsumerClients, Reach};
+use backpressure_startup as startup;
 
 /// Why an invocation failed as a whole (Lambda then retries the whole batch).
 #[derive(Debug, thiserror::Error)]
@@ -90,7 +92,8 @@ enum ServeError<E> {
 
 /// The Lambda start-up for an SQS batch processor: [`startup::init`] with a
 /// [`ConsumerConfig`] (quarantine queue, concurrency, deadline margin,
-/// backoff, metrics) plus whatever `processor` reads, one SQS client, then
+/// backoff, metrics) plus whatever `processor` reads, the consumer built by
+/// [`ConsumerConfig::consumer`] with clients built on first use, then
 /// `lambda_runtime` until it stops. `name` and `version` go into quarantine records.
 pub async fn serve<B, P, E>(
     name: &str,
@@ -106,9 +109,7 @@ where
         return ExitCode::from(backpressure_startup::exit::USAGE);
     }
     let load = |vars: &startup::Env| -> Result<_, ServeError<E>> {
-        for name in crate::config::idempotency_without_table(vars) {
-            warn!(variable = name, "set, but IDEMPOTENCY_TABLE is not: idempotency is off");
-        }
+        crate::start::warn_of_idempotency_without_table(vars);
         // The engine's errors and the processor's together, so one start says them all.
         match (ConsumerConfig::from_vars(vars), processor(vars)) {
             (Ok(config), Ok(processor)) => Ok((config, processor)),
@@ -118,34 +119,20 @@ where
         }
     };
     let Some((config, processor)) = startup::init(load) else { return ExitCode::FAILURE };
-    let sdk = startup::sdk_config(config.api_call_timeout).await;
-    // Each client is built by the first call that needs it: an environment
-    // that quarantines nothing never builds the S3 client, nor, with nothing
-    // to retry either, the SQS one.
-    let sqs = LazyClient::new(&sdk, aws_sdk_sqs::Client::new);
-    let mut quarantine = config.sqs_quarantine(sqs.clone());
-    if let Some(overflow) = config.s3_overflow(LazyClient::new(&sdk, aws_sdk_s3::Client::new)) {
-        quarantine = quarantine.overflow(overflow);
-    }
-    // The quarantine queue's MaximumMessageSize is read before the first record
-    // is written, not here: an environment that quarantines nothing never
-    // reads it, and the init opens no connection of its own.
-    let builder = BatchProcessor::builder(processor)
-        .quarantine(quarantine)
-        .visibility(crate::sqs::SqsVisibility::new(sqs))
-        .config(&config)
-        .handler_version(startup::handler_version(name, version));
+    let clients = ConsumerClients::new(&startup::sdk_config(config.api_call_timeout).await);
+    let version = startup::handler_version(name, version);
     // A claim lasts until the invocation's deadline: nothing to renew.
-    let built = match &config.idempotency {
-        Some(idempotency) => builder
-            .idempotency(idempotency.store(LazyClient::new(&sdk, aws_sdk_dynamodb::Client::new)))
-            .build(),
-        None => builder.build(),
-    };
-    match built {
-        Ok(batch) => startup::exit(lambda_runtime::run(batch.lambda_handler()).await),
+    let lease = ClaimLease::UntilDeadline;
+    match config.consumer(processor, &clients, Reach::OnFirstUse, version, lease).await {
+        Ok(builder) => match builder.build() {
+            Ok(batch) => startup::exit(lambda_runtime::run(batch.lambda_handler()).await),
+            Err(error) => {
+                error!(error = %error_chain(&error), "invalid configuration");
+                ExitCode::FAILURE
+            }
+        },
         Err(error) => {
-            error!(error = %error_chain(&error), "invalid configuration");
+            error!(error = %error_chain(&error), "cannot start");
             ExitCode::FAILURE
         }
     }

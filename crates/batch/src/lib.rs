@@ -172,6 +172,8 @@ mod settle;
 mod source;
 #[cfg(feature = "sqs")]
 pub mod sqs;
+#[cfg(all(feature = "sqs", feature = "s3-overflow", feature = "dynamodb"))]
+pub mod start;
 mod summary;
 pub mod trace;
 

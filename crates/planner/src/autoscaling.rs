@@ -48,10 +48,7 @@ pub struct ScalingConfig {
 /// 0.9), so target tracking's scale-out (above the target) never undoes it.
 pub const SCALE_IN_STEPS: [(f64, i64); 3] = [(0.15, -80), (0.3, -60), (SCALE_IN_THRESHOLD, -33)];
 
-/// The load scale-in alarm's threshold, as a fraction of the target: above
-/// the floor of two tasks holding one task's worth (0.375), below that of
-/// one (0.75), so the last task stays while there is work.
-pub const SCALE_IN_THRESHOLD: f64 = 0.45;
+pub use crate::cloudwatch::SCALE_IN_THRESHOLD;
 
 // One held task stays above the threshold, two held tasks come down below it.
 const _: () = {

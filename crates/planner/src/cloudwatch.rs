@@ -2,6 +2,11 @@
 //! one-minute periods by a statistic, visible only after the metric lag, and
 //! alarms that need M of N periods breaching.
 
+/// The load scale-in alarm's threshold, as a fraction of the target: above
+/// the floor of two tasks holding one task's worth (0.375), below that of
+/// one (0.75), so the last task stays while there is work.
+pub const SCALE_IN_THRESHOLD: f64 = 0.45;
+
 /// How a period's datapoints become one value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Statistic {
@@ -123,11 +128,11 @@ impl AlarmShape {
     }
 
     /// The template's `LoadScaleInAlarm`: the load below
-    /// [`crate::autoscaling::SCALE_IN_THRESHOLD`] × the target for 3 of 3
+    /// [`SCALE_IN_THRESHOLD`] × the target for 3 of 3
     /// one-minute datapoints.
     pub fn load_scale_in(target: f64) -> Self {
         Self {
-            threshold: crate::autoscaling::SCALE_IN_THRESHOLD * target,
+            threshold: SCALE_IN_THRESHOLD * target,
             comparison: Comparison::Less,
             datapoints: 3,
             periods: 3,

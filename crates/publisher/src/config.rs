@@ -4,6 +4,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::backlog::{BacklogIncludes, BacklogPolicy, SettingError, TaskCountMode};
+use crate::config_load::positive;
 use crate::load::LoadSettings;
 use crate::target::{BacklogTarget, Target};
 use backpressure_core::config::{ConfigError, Vars, api_call_timeout, namespace};
@@ -215,19 +216,6 @@ fn check_ecs_name(name: &'static str, value: &str) -> Result<(), ConfigError> {
         Ok(())
     } else {
         Err(ConfigError::invalid(name, value, ECS_NAME_RULE))
-    }
-}
-
-pub(crate) fn positive<F: Fn(&str) -> Option<String>>(
-    vars: &Vars<F>,
-    name: &'static str,
-) -> Result<Option<f64>, ConfigError> {
-    let value = vars.parse::<f64>(name, "a positive number")?;
-    match value {
-        Some(v) if !(v.is_finite() && v > 0.0) => {
-            Err(ConfigError::invalid(name, &v.to_string(), "expected a positive number"))
-        }
-        _ => Ok(value),
     }
 }
 

@@ -4,7 +4,6 @@
 
 use backpressure_core::config::{ConfigError, Vars};
 
-use crate::config::positive;
 use crate::load::LoadSettings;
 
 /// Ranges that keep every load CloudWatch can be sent finite and in range.
@@ -78,4 +77,18 @@ pub fn load_settings<F: Fn(&str) -> Option<String>>(
         hold_seconds,
         target_percent,
     }))
+}
+
+/// A variable's value, if set: a finite number above zero.
+pub(crate) fn positive<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+    name: &'static str,
+) -> Result<Option<f64>, ConfigError> {
+    let value = vars.parse::<f64>(name, "a positive number")?;
+    match value {
+        Some(v) if !(v.is_finite() && v > 0.0) => {
+            Err(ConfigError::invalid(name, &v.to_string(), "expected a positive number"))
+        }
+        _ => Ok(value),
+    }
 }

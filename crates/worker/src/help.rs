@@ -145,25 +145,10 @@ pub fn unknown<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(String, Option<
 fn nearest(name: &str) -> Option<&'static str> {
     VARIABLES
         .iter()
-        .map(|v| (distance(name, v.0), v.0))
+        .map(|v| (strsim::levenshtein(name, v.0), v.0))
         .filter(|(d, _)| *d <= 3)
         .min()
         .map(|(_, known)| known)
-}
-
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous + usize::from(ca != *cb);
-            previous = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

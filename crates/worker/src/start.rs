@@ -4,13 +4,13 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use backpressure_batch::BatchProcessor;
 use backpressure_batch::builder::BuildError;
 use backpressure_batch::config::ConsumerConfig;
 use backpressure_batch::delivery::DeliveryError;
-use backpressure_batch::delivery::HttpDelivery;
+use backpressure_batch::delivery::{HttpDelivery, WorkRequest};
 use backpressure_batch::idempotency::ClaimLease;
-use backpressure_batch::sqs::SqsVisibility;
+use backpressure_batch::sqs::SqsQuarantine;
+use backpressure_batch::start::{ConsumerClients, Reach};
 use backpressure_core::config::ConfigError;
 use backpressure_core::error::error_chain;
 use backpressure_startup as startup;
@@ -68,40 +68,62 @@ pub async fn command(args: &[String]) -> ExitCode {
     }
 }
 
+/// The worker as it runs: HTTP delivery, capped task-wide, quarantining to SQS.
+type DeliveryWorker = Worker<TaskWide<HttpDelivery>, SqsQuarantine, WorkRequest>;
+
+/// Everything the worker reads from its environment.
+struct Loaded {
+    engine: ConsumerConfig,
+    config: WorkerConfig,
+    health: HealthConfig,
+    delivery: HttpDelivery,
+}
+
 /// Runs the worker until a signal has drained it; exit code 0 after a drain.
 pub async fn run() -> ExitCode {
-    let load = |env: &startup::Env| -> Result<_, StartError> {
-        // Before the errors: a misspelt variable is often why another is missing.
-        warn_of_unknown_variables();
-        for name in backpressure_batch::config::idempotency_without_table(env) {
-            warn!(variable = name, "set, but IDEMPOTENCY_TABLE is not: idempotency is off");
-        }
-        let mut errors: Vec<StartError> = Vec::new();
-        let worker = WorkerConfig::from_vars(env)
-            .map_err(|all| errors.extend(all.into_iter().map(StartError::from)));
-        let health =
-            HealthConfig::from_vars(env, std::process::id()).map_err(|e| errors.push(e.into()));
-        let engine = ConsumerConfig::from_vars(env)
-            .map_err(|e| errors.extend(e.into_each().into_iter().map(StartError::from)));
-        let delivery = HttpDelivery::from_vars(env).map_err(|e| errors.push(e.into()));
-        if let (Ok(worker), Ok(engine)) = (&worker, &engine)
-            && engine.deadline_margin >= worker.message_timeout
-        {
-            errors.push(StartError::Config(ConfigError::Conflict(
-                "DEADLINE_MARGIN_MS must be below MESSAGE_TIMEOUT_SECONDS: the margin is kept free \
-                 of each batch's time, and nothing would be left to work in",
-            )));
-        }
-        match (worker, health, engine, delivery) {
-            (Ok(worker), Ok(health), Ok(engine), Ok(delivery)) if errors.is_empty() => {
-                Ok((engine, (worker, health), delivery))
-            }
-            _ => Err(StartError::Several(errors)),
-        }
-    };
-    let Some((engine, (config, health), delivery)) = startup::init(load) else {
+    let Some(loaded) = startup::init(load) else { return ExitCode::FAILURE };
+    log_start(&loaded);
+    let Some(worker) = connect_and_build(loaded).await else { return ExitCode::FAILURE };
+    let (stop_tx, stop) = watch::channel(false);
+    let (hurry_tx, hurry) = watch::channel(false);
+    if let Err(error) = listen(stop_tx, hurry_tx) {
+        error!(error = %error, "cannot listen for SIGTERM");
         return ExitCode::FAILURE;
-    };
+    }
+    Arc::new(worker).run(stop, hurry).await;
+    ExitCode::SUCCESS
+}
+
+/// The configuration, or every bad variable at once.
+fn load(env: &startup::Env) -> Result<Loaded, StartError> {
+    // Before the errors: a misspelt variable is often why another is missing.
+    warn_of_unknown_variables();
+    backpressure_batch::start::warn_of_idempotency_without_table(env);
+    let mut errors: Vec<StartError> = Vec::new();
+    let worker = WorkerConfig::from_vars(env)
+        .map_err(|all| errors.extend(all.into_iter().map(StartError::from)));
+    let health =
+        HealthConfig::from_vars(env, std::process::id()).map_err(|e| errors.push(e.into()));
+    let engine = ConsumerConfig::from_vars(env)
+        .map_err(|e| errors.extend(e.into_each().into_iter().map(StartError::from)));
+    let delivery = HttpDelivery::from_vars(env).map_err(|e| errors.push(e.into()));
+    if let (Ok(worker), Ok(engine)) = (&worker, &engine)
+        && engine.deadline_margin >= worker.message_timeout
+    {
+        errors.push(StartError::Config(ConfigError::Conflict(
+            "DEADLINE_MARGIN_MS must be below MESSAGE_TIMEOUT_SECONDS: the margin is kept free \
+             of each batch's time, and nothing would be left to work in",
+        )));
+    }
+    match (worker, health, engine, delivery) {
+        (Ok(config), Ok(health), Ok(engine), Ok(delivery)) if errors.is_empty() => {
+            Ok(Loaded { engine, config, health, delivery })
+        }
+        _ => Err(StartError::Several(errors)),
+    }
+}
+
+fn log_start(Loaded { engine, config, health, .. }: &Loaded) {
     info!(
         version = env!("CARGO_PKG_VERSION"),
         queue = config.queue.url(),
@@ -120,80 +142,54 @@ pub async fn run() -> ExitCode {
         quarantine_overflow_bucket = engine.quarantine_overflow_bucket.as_deref().unwrap_or("off"),
         "sqs-worker starting"
     );
+}
+
+/// The work queue, the quarantine queue and the idempotency table reached
+/// (a task that cannot reach them stops now, not at its first message), and
+/// the worker built; `None` after logging why not.
+async fn connect_and_build(loaded: Loaded) -> Option<DeliveryWorker> {
+    let Loaded { engine, config, health, delivery } = loaded;
     let sdk = startup::sdk_config(engine.api_call_timeout).await;
-    let sqs = aws_sdk_sqs::Client::new(&sdk);
+    let clients = ConsumerClients::new(&sdk);
+    let sqs = clients.sqs.get().clone();
     let (wait, visibility) = (config.receive_wait, config.visibility_timeout);
-    let connected =
-        WorkQueue::connect(sqs.clone(), &config.queue, wait, visibility, engine.api_call_timeout);
-    let queue = match connected.await {
-        Ok(queue) => queue,
-        Err(error) => {
-            error!(error = %error_chain(&error), queue = config.queue.url(), "cannot read the work queue");
-            return ExitCode::FAILURE;
-        }
-    };
-    let mut quarantine = engine.sqs_quarantine(sqs.clone());
-    match quarantine.max_message_bytes().await {
-        Ok(limit) => info!(quarantine_max_message_bytes = limit, "quarantine queue read"),
-        Err(error) => {
-            error!(error = %error_chain(&error), queue = engine.quarantine_queue.url(), "cannot read the quarantine queue");
-            return ExitCode::FAILURE;
-        }
-    }
-    if let Some(overflow) = engine.s3_overflow(aws_sdk_s3::Client::new(&sdk)) {
-        quarantine = quarantine.overflow(overflow);
-    }
+    let queue = WorkQueue::connect(sqs, &config.queue, wait, visibility, engine.api_call_timeout)
+        .await
+        .inspect_err(|error| {
+            error!(error = %error_chain(error), queue = config.queue.url(), "cannot read the work queue");
+        })
+        .ok()?;
     let http = delivery.http_client();
-    let builder = BatchProcessor::builder(TaskWide::new(delivery, engine.concurrency))
-        .quarantine(quarantine)
-        .visibility(SqsVisibility::new(sqs))
-        .config(&engine)
-        // The worker holds a FIFO group only while a batch of it is in work:
-        // a retried message goes back at once, so its group keeps its order.
-        .fifo_retries_at_once()
-        .handler_version(startup::handler_version("sqs-worker", env!("CARGO_PKG_VERSION")));
+    let processor = TaskWide::new(delivery, engine.concurrency);
+    let version = startup::handler_version("sqs-worker", env!("CARGO_PKG_VERSION"));
     // A claim's lease is the message's: one visibility timeout, renewed on the heartbeat.
-    let built = match &engine.idempotency {
-        Some(idempotency) => {
-            let store = idempotency.store(aws_sdk_dynamodb::Client::new(&sdk));
-            if let Err(error) = store.store().check().await {
-                error!(error = %error_chain(&error), table = idempotency.table,
-                       "cannot read the idempotency table (IDEMPOTENCY_TABLE)");
-                return ExitCode::FAILURE;
-            }
-            builder.idempotency(store.lease(ClaimLease::Renewed(config.visibility_timeout))).build()
-        }
-        None => builder.build(),
-    };
-    let batch = match built {
-        Ok(batch) => batch,
-        Err(error) => {
-            error!(error = %StartError::from(error), "invalid configuration");
-            return ExitCode::FAILURE;
-        }
-    };
-    let (stop_tx, stop) = watch::channel(false);
-    let (hurry_tx, hurry) = watch::channel(false);
-    if let Err(error) = listen(stop_tx, hurry_tx) {
-        error!(error = %error, "cannot listen for SIGTERM");
-        return ExitCode::FAILURE;
-    }
+    let lease = ClaimLease::Renewed(config.visibility_timeout);
+    let builder = engine
+        .consumer(processor, &clients, Reach::AtStart, version, lease)
+        .await
+        .inspect_err(|error| error!(error = %error_chain(error), "cannot start"))
+        .ok()?;
+    // The worker holds a FIFO group only while a batch of it is in work:
+    // a retried message goes back at once, so its group keeps its order.
+    let batch = builder
+        .fifo_retries_at_once()
+        .build()
+        .inspect_err(|error| {
+            error!(error = %error_chain(&StartError::from(error.clone())), "invalid configuration");
+        })
+        .ok()?;
     // Protected for longer than one batch may work and hold its lease.
     let horizon = config.message_timeout + config.visibility_timeout;
     let protection = match config.agent_uri.as_deref() {
         None => None,
-        Some(uri) => match Protection::new(uri, horizon, config.protection_idle, http) {
-            Ok(protection) => Some(protection),
-            Err(error) => {
-                error!(error = %error, "invalid configuration");
-                return ExitCode::FAILURE;
-            }
-        },
+        Some(uri) => Some(
+            Protection::new(uri, horizon, config.protection_idle, http)
+                .inspect_err(|error| error!(error = %error, "invalid configuration"))
+                .ok()?,
+        ),
     };
     let (stamp, namespace) = (Stamp::new(&health.file), engine.namespace.clone());
-    let worker = Worker::new(queue, batch, config, protection, stamp, namespace);
-    Arc::new(worker).run(stop, hurry).await;
-    ExitCode::SUCCESS
+    Some(Worker::new(queue, batch, config, protection, stamp, namespace))
 }
 
 /// Warns of each variable of the worker's families that it does not read.

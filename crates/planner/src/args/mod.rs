@@ -7,7 +7,7 @@ use backlog_publisher::BacklogTarget;
 use backlog_publisher::backlog::{BacklogIncludes, BacklogPolicy, TaskCountMode};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-mod error;
+pub(crate) mod error;
 
 pub use error::ArgsError;
 pub(crate) use error::{MAX_CSV_BYTES, check};

@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use crate::args::{ArgsError, check};
+use crate::args::error::{ArgsError, check};
 use crate::defaults;
 
 /// The help heading of the flags only the Lambda consumer's model reads.

@@ -10,9 +10,10 @@ mod lazy;
 
 use std::time::Duration;
 
+pub use aws_config::SdkConfig;
 use aws_config::stalled_stream_protection::StalledStreamProtectionConfig;
 use aws_config::timeout::TimeoutConfig;
-use aws_config::{BehaviorVersion, ConfigLoader, Region, SdkConfig};
+use aws_config::{BehaviorVersion, ConfigLoader, Region};
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use credentials::{ChainOnFirstUse, LoadDefaults};
 

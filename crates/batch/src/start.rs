@@ -1,0 +1,144 @@
+//! The consumer start-up batch-consumer and sqs-worker share: from a
+//! [`ConsumerConfig`] to a [`Builder`] with the quarantine queue (and its S3
+//! overflow), the source queue's visibility, the engine's settings, the
+//! handler version and the idempotency store. Only the processor, the claim
+//! lease and when AWS is first reached differ between them.
+
+use aws_sdk_dynamodb::Client as DynamoDbClient;
+use aws_sdk_s3::Client as S3Client;
+use aws_sdk_sqs::Client as SqsClient;
+use backpressure_core::config::Vars;
+use backpressure_startup::LazyClient;
+use backpressure_startup::sdk::SdkConfig;
+use tracing::{info, warn};
+
+use crate::builder::Builder;
+use crate::config::ConsumerConfig;
+use crate::idempotency::{ClaimLease, StoreError};
+use crate::processor::BatchProcessor;
+use crate::quarantine::QuarantineError;
+use crate::sqs::{S3Overflow, SqsQuarantine, SqsVisibility};
+
+/// The AWS clients a consumer calls, each built by its first call; clones
+/// share them.
+#[derive(Debug, Clone)]
+pub struct ConsumerClients {
+    /// The quarantine queue's and the source queue's client.
+    pub sqs: LazyClient<SqsClient>,
+    /// The quarantine overflow bucket's client.
+    pub s3: LazyClient<S3Client>,
+    /// The idempotency table's client.
+    pub dynamodb: LazyClient<DynamoDbClient>,
+}
+
+impl ConsumerClients {
+    /// Clients of one SDK configuration, none built yet.
+    pub fn new(sdk: &SdkConfig) -> Self {
+        Self {
+            sqs: LazyClient::new(sdk, SqsClient::new),
+            s3: LazyClient::new(sdk, S3Client::new),
+            dynamodb: LazyClient::new(sdk, DynamoDbClient::new),
+        }
+    }
+}
+
+/// When the consumer first reaches AWS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Reach {
+    /// At the first call a batch needs: a Lambda init opens no connection,
+    /// and an environment that quarantines nothing never builds the S3
+    /// client, nor, with nothing to retry either, the SQS one.
+    OnFirstUse,
+    /// At start-up: the quarantine queue's `MaximumMessageSize` is read and
+    /// the idempotency table checked, so a long-lived task that cannot reach
+    /// them stops at once instead of retrying its first poison messages.
+    AtStart,
+}
+
+/// What [`Reach::AtStart`] could not read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReachError {
+    /// The quarantine queue's `MaximumMessageSize`.
+    #[error("cannot read the quarantine queue {queue}")]
+    QuarantineQueue {
+        /// The queue's URL.
+        queue: String,
+        /// Why.
+        #[source]
+        source: QuarantineError,
+    },
+    /// The idempotency table.
+    #[error("cannot read the idempotency table (IDEMPOTENCY_TABLE) {table}")]
+    IdempotencyTable {
+        /// The table's name.
+        table: String,
+        /// Why.
+        #[source]
+        source: StoreError,
+    },
+}
+
+/// Warns of each idempotency variable set while `IDEMPOTENCY_TABLE` is not:
+/// it does nothing, for idempotency is off.
+pub fn warn_of_idempotency_without_table<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) {
+    if vars.get("IDEMPOTENCY_TABLE").is_some() {
+        return;
+    }
+    for name in ["IDEMPOTENCY_TTL_SECONDS", "IDEMPOTENCY_MISSING_KEY"] {
+        if vars.get(name).is_some() {
+            warn!(variable = name, "set, but IDEMPOTENCY_TABLE is not: idempotency is off");
+        }
+    }
+}
+
+impl ConsumerConfig {
+    /// The batch processor's builder as batch-consumer and sqs-worker run it:
+    /// `processor` with this configuration's quarantine queue (the queue's
+    /// `MaximumMessageSize` from `QUARANTINE_MAX_MESSAGE_BYTES` or read from
+    /// the queue; bodies too large for it to `QUARANTINE_OVERFLOW_BUCKET`),
+    /// the source queue's visibility, its concurrency, margin, backoff and
+    /// metrics, `handler_version` in quarantine records, and the idempotency
+    /// table with claims of `lease`.
+    pub async fn consumer<P, B>(
+        &self,
+        processor: P,
+        clients: &ConsumerClients,
+        reach: Reach,
+        handler_version: String,
+        lease: ClaimLease,
+    ) -> Result<Builder<P, SqsQuarantine, B>, ReachError> {
+        let queue = self.quarantine_queue.clone();
+        let mut quarantine = match self.quarantine_max_message_bytes {
+            Some(limit) => SqsQuarantine::new(clients.sqs.clone(), queue, limit),
+            None => SqsQuarantine::reading_limit(clients.sqs.clone(), queue),
+        };
+        if reach == Reach::AtStart {
+            let limit = quarantine.max_message_bytes().await.map_err(|source| {
+                ReachError::QuarantineQueue {
+                    queue: self.quarantine_queue.url().to_owned(),
+                    source,
+                }
+            })?;
+            info!(quarantine_max_message_bytes = limit, "quarantine queue read");
+        }
+        if let Some(bucket) = &self.quarantine_overflow_bucket {
+            quarantine = quarantine.overflow(S3Overflow::new(clients.s3.clone(), bucket, ""));
+        }
+        let builder = BatchProcessor::builder(processor)
+            .quarantine(quarantine)
+            .visibility(SqsVisibility::new(clients.sqs.clone()))
+            .config(self)
+            .handler_version(handler_version);
+        let Some(idempotency) = &self.idempotency else { return Ok(builder) };
+        let store = idempotency.store(clients.dynamodb.clone());
+        if reach == Reach::AtStart {
+            store.store().check().await.map_err(|source| ReachError::IdempotencyTable {
+                table: idempotency.table.clone(),
+                source,
+            })?;
+        }
+        Ok(builder.idempotency(store.lease(lease)))
+    }
+}
