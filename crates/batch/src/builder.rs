@@ -15,9 +15,9 @@ use crate::processor::BatchProcessor;
 use crate::quarantine::NoQuarantine;
 use crate::quarantine::QuarantineStore;
 #[cfg(feature = "sqs")]
-use crate::settle::VisibilityPolicy;
-#[cfg(feature = "sqs")]
 use crate::sqs::SqsVisibility;
+#[cfg(feature = "sqs")]
+use crate::visibility::VisibilityPolicy;
 
 /// Why a [`BatchProcessor`] cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -52,6 +52,18 @@ pub struct Builder<P, Q, B> {
     guard: Option<Guard>,
     per_group: Option<usize>,
     body: PhantomData<fn() -> B>,
+}
+
+impl<P, B> BatchProcessor<P, NoQuarantine, B> {
+    /// A builder around `processor`, with the defaults: 32 messages (or FIFO
+    /// groups) in flight, a 2 s deadline margin, no quarantine (a permanent
+    /// failure is then reported as a batch item failure, and the queue's
+    /// redrive policy moves it to the dead-letter queue after
+    /// `maxReceiveCount`), no backoff, no metrics. The body type is inferred
+    /// from the processor's `Processor<B>` implementation.
+    pub fn builder(processor: P) -> Builder<P, NoQuarantine, B> {
+        Builder::new(processor)
+    }
 }
 
 impl<P, B> Builder<P, NoQuarantine, B> {

@@ -164,11 +164,7 @@ pub mod outcome;
 pub mod prelude;
 mod processor;
 pub mod quarantine;
-mod quarantine_object;
-mod quarantine_store;
 pub mod report;
-#[cfg(feature = "sqs")]
-mod settle;
 mod source;
 #[cfg(feature = "sqs")]
 pub mod sqs;
@@ -176,6 +172,8 @@ pub mod sqs;
 pub mod start;
 mod summary;
 pub mod trace;
+#[cfg(feature = "sqs")]
+mod visibility;
 
 pub use backoff::Backoff;
 #[cfg(feature = "lambda")]

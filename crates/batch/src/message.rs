@@ -6,7 +6,7 @@ use std::future::Future;
 use tokio::time::Instant;
 
 use crate::event::SqsRecord;
-use crate::outcome::Verdict;
+use crate::outcome::{IntoVerdict, Verdict};
 
 /// One message, as a processor sees it: its body already decoded and checked.
 #[derive(Debug)]
@@ -29,26 +29,6 @@ pub struct Message<'a, B> {
 pub trait Processor<B>: Send + Sync {
     /// Processes one message. A panic is caught and retries only this message.
     fn process(&self, message: &Message<'_, B>) -> impl Future<Output = Verdict> + Send;
-}
-
-/// What a processor may return: a [`Verdict`], or a `Result` whose error
-/// says which verdict it is (`Ok(())` is [`Verdict::Done`]), so `?` works in
-/// a processor.
-pub trait IntoVerdict {
-    /// The verdict this value stands for.
-    fn into_verdict(self) -> Verdict;
-}
-
-impl IntoVerdict for Verdict {
-    fn into_verdict(self) -> Verdict {
-        self
-    }
-}
-
-impl<E: Into<Verdict>> IntoVerdict for Result<(), E> {
-    fn into_verdict(self) -> Verdict {
-        self.map_or_else(Into::into, |()| Verdict::Done)
-    }
 }
 
 /// A closure is a processor: `|message: &Message<'_, Order>| { … async move { … } }`.

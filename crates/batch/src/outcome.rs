@@ -1,6 +1,5 @@
 //! What a processor says about one message, and what finally becomes of it.
 
-pub use crate::message::IntoVerdict;
 use std::borrow::Cow;
 use std::fmt;
 use std::time::Duration;
@@ -170,5 +169,25 @@ impl Outcome {
     /// Whether the message goes back to the queue.
     pub fn is_retry(&self) -> bool {
         matches!(self, Self::Retry { .. } | Self::QuarantineFailed { .. })
+    }
+}
+
+/// What a processor may return: a [`Verdict`], or a `Result` whose error
+/// says which verdict it is (`Ok(())` is [`Verdict::Done`]), so `?` works in
+/// a processor.
+pub trait IntoVerdict {
+    /// The verdict this value stands for.
+    fn into_verdict(self) -> Verdict;
+}
+
+impl IntoVerdict for Verdict {
+    fn into_verdict(self) -> Verdict {
+        self
+    }
+}
+
+impl<E: Into<Verdict>> IntoVerdict for Result<(), E> {
+    fn into_verdict(self) -> Verdict {
+        self.map_or_else(Into::into, |()| Verdict::Done)
     }
 }

@@ -15,12 +15,20 @@ use aws_lambda_events::sqs::SqsBatchResponse;
 use tokio::time::Instant;
 use tracing::info;
 
-use crate::builder::Builder;
-use crate::quarantine::NoQuarantine;
-#[cfg(feature = "sqs")]
-use crate::settle::VisibilityPolicy;
 #[cfg(feature = "sqs")]
 use crate::sqs::SqsVisibility;
+#[cfg(feature = "sqs")]
+use crate::visibility::VisibilityPolicy;
+#[cfg(feature = "sqs")]
+use std::collections::HashSet;
+#[cfg(feature = "sqs")]
+use tokio::time::timeout_at;
+#[cfg(feature = "sqs")]
+use tracing::warn;
+
+/// The visibility calls are best effort and must not eat the response's time.
+#[cfg(feature = "sqs")]
+const VISIBILITY_RESERVE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Processes SQS batches with a processor of the user's: every message ends
 /// processed, durably quarantined, or retried, and only the retried ones are
@@ -31,18 +39,6 @@ pub struct BatchProcessor<P, Q, B> {
     #[cfg(feature = "sqs")]
     pub(crate) visibility: Option<(VisibilityPolicy, SqsVisibility)>,
     pub(crate) namespace: Option<String>,
-}
-
-impl<P, B> BatchProcessor<P, NoQuarantine, B> {
-    /// A builder around `processor`, with the defaults: 32 messages (or FIFO
-    /// groups) in flight, a 2 s deadline margin, no quarantine (a permanent
-    /// failure is then reported as a batch item failure, and the queue's
-    /// redrive policy moves it to the dead-letter queue after
-    /// `maxReceiveCount`), no backoff, no metrics. The body type is inferred
-    /// from the processor's `Processor<B>` implementation.
-    pub fn builder(processor: P) -> Builder<P, NoQuarantine, B> {
-        Builder::new(processor)
-    }
 }
 
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
@@ -157,6 +153,39 @@ fn failed_records_field(outcomes: &[RecordOutcome<'_>]) -> String {
         }
     }
     field
+}
+
+#[cfg(feature = "sqs")]
+impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
+    /// Makes the visibility changes the policy decides for the retried
+    /// messages ([`VisibilityPolicy::changes`]) and lists them in the report.
+    pub(crate) async fn settle_visibility(&self, report: &mut BatchReport<'_>, deadline: Instant) {
+        let Some((policy, visibility)) = &self.visibility else { return };
+        let Some(source) = report.source.clone() else { return };
+        let changes = policy.changes(report, SystemTime::now(), fastrand::f64);
+        if changes.is_empty() {
+            return;
+        }
+        let until = deadline.checked_sub(VISIBILITY_RESERVE).unwrap_or(deadline);
+        // A call that fails is logged by `refused`, its entries counted as refused.
+        let Ok(refused) = timeout_at(until, visibility.refused(&source.url(), &changes)).await
+        else {
+            warn!(
+                "the visibility changes did not finish before the deadline; retried messages return on the queue's own timeout"
+            );
+            return;
+        };
+        if !refused.is_empty() {
+            warn!(
+                count = refused.len(),
+                "some visibility changes were not made; those messages return on the queue's own timeout"
+            );
+        }
+        // The report lists only what SQS confirmed.
+        let refused: HashSet<&str> = refused.iter().map(String::as_str).collect();
+        report.visibility_changes =
+            changes.into_iter().filter(|c| !refused.contains(c.receipt_handle.as_str())).collect();
+    }
 }
 
 #[cfg(test)]

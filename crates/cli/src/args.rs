@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use clap_complete::Shell;
 
-use crate::finish::EXIT_CODES;
+use crate::exit_codes::EXIT_CODES;
 
 /// Inspect, export, replay and discard quarantined and dead-lettered SQS
 /// messages: filtered, rate-limited, audited and safe to interrupt.
@@ -247,7 +247,7 @@ fn positive_rate(value: &str) -> Result<f64, String> {
 
 /// `--since`, `--until`: checked here, resolved against the clock when the command starts.
 fn time_or_age(value: &str) -> Result<String, String> {
-    if crate::filter::parse_time(value, jiff::Timestamp::now()).is_some() {
+    if crate::instant::parse_time(value, jiff::Timestamp::now()).is_some() {
         Ok(value.to_owned())
     } else {
         Err(format!(

@@ -6,9 +6,7 @@ use std::time::Duration;
 
 use crate::args::{ChangeArgs, ReplayArgs};
 use crate::audit::Audit;
-use crate::consent::{
-    Matching, bar, confirm, count_matching, paced_bar, require_consent, wants_count,
-};
+use crate::consent::{Matching, confirm, count_matching, require_consent, wants_count};
 use crate::destination::Destinations;
 use crate::error::CliError;
 use crate::filter::Filter;
@@ -19,6 +17,7 @@ use crate::queue::Queue;
 use crate::scan::{Scanned, Shortfall, mover_for, scan};
 use crate::sweep::{Action, Setup, Sweep, Tally};
 use crate::text::printable;
+use crate::ui::{bar, paced_bar};
 
 /// Who is making the change, for the audit trail.
 pub async fn operator(sts: &aws_sdk_sts::Client) -> Result<String, CliError> {

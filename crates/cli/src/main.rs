@@ -1,5 +1,5 @@
 //! sqs-backpressure: wires the AWS configuration and logging, runs one command.
-//! Exit codes: `sqs_backpressure::finish::EXIT_CODES`.
+//! Exit codes: `sqs_backpressure::exit_codes::EXIT_CODES`.
 
 use std::process::ExitCode;
 

@@ -166,7 +166,7 @@ pub async fn scan(
     let visible_again = queue.when_visible(timeout);
     let mut scanned =
         Scanned { counted, in_flight, visible_again, lease: queue.lease, ..Scanned::default() };
-    let progress = crate::consent::bar(counted, "read");
+    let progress = crate::ui::bar(counted, "read");
     // Per message: its id and receipt handle, on disk past a bound (`crate::spill`).
     let holding = Mutex::new(Holding::new()?);
     let held = || lock(&holding);

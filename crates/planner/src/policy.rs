@@ -7,6 +7,19 @@ use backpressure_core::queue::QueueKind;
 
 use crate::cloudwatch::Statistic;
 
+/// Targets tried: roughly geometric, wide enough for fast and slow services,
+/// up to 20,000: the AWS guide's acceptable latency × messages per second a
+/// task drains is 9,600 for a 300 s SLO at the template's 32 messages at once.
+pub const TARGETS: [f64; 21] = [
+    2.0, 5.0, 10.0, 15.0, 20.0, 30.0, 50.0, 75.0, 100.0, 150.0, 200.0, 300.0, 500.0, 750.0,
+    1_000.0, 2_000.0, 3_000.0, 5_000.0, 7_500.0, 10_000.0, 20_000.0,
+];
+
+/// `TARGET_LOAD_PERCENT` values tried for the load: how busy target
+/// tracking keeps the slots the queue needs.
+pub const LOAD_TARGETS: [f64; 12] =
+    [30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0, 120.0, 150.0, 200.0, 300.0];
+
 /// What consumed the queue in a run: the ECS worker service under a scaling
 /// policy, or the Lambda consumer under its event source mapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -111,8 +124,8 @@ impl Policy {
     /// messages per task (or in the queue) for the rest.
     pub fn targets(self) -> &'static [f64] {
         match self {
-            Self::Load => &crate::recommend::LOAD_TARGETS,
-            _ => &crate::recommend::TARGETS,
+            Self::Load => &LOAD_TARGETS,
+            _ => &TARGETS,
         }
     }
 

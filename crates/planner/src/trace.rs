@@ -4,8 +4,6 @@ use std::fmt;
 
 use crate::random::poisson;
 
-pub use crate::csv_trace::{CsvError, CsvTrace, MAX_TRACE_MESSAGES, MAX_TRACE_SECONDS, parse_csv};
-
 /// A trace: the messages sent to the queue in each second of the run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {

@@ -41,7 +41,7 @@ pub enum ArgsError {
         path: PathBuf,
         /// What is wrong, and where.
         #[source]
-        source: crate::trace::CsvError,
+        source: crate::csv_trace::CsvError,
     },
 }
 

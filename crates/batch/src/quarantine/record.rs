@@ -1,9 +1,6 @@
 //! The quarantine record: everything an operator needs to understand, fix
 //! and redrive a poison message, as one JSON document.
 
-pub use crate::quarantine_object::{BodyObject, overflow_key};
-pub use crate::quarantine_store::{NoQuarantine, QuarantineError, QuarantineStore};
-
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use std::borrow::Cow;
@@ -13,6 +10,7 @@ use serde::Serialize;
 use serde_json::ser::Formatter;
 use serde_json::{Map, Value};
 
+use super::object::BodyObject;
 use crate::body::PartialRequest;
 use crate::event::SqsRecord;
 use crate::outcome::ErrorCode;

@@ -5,22 +5,11 @@
 //! does), or back at once for a consumer that releases its groups itself
 //! (sqs-worker).
 
-use std::collections::HashSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tokio::time::{Instant, timeout_at};
-use tracing::warn;
-
 use crate::backoff::{Backoff, VisibilityChange};
-use crate::body::Body;
 use crate::engine::BatchReport;
-use crate::message::Processor;
 use crate::outcome::{Outcome, RetryCause};
-use crate::processor::BatchProcessor;
-use crate::quarantine::QuarantineStore;
-
-/// The visibility calls are best effort and must not eat the response's time.
-const VISIBILITY_RESERVE: Duration = Duration::from_millis(50);
 
 /// How a processor treats its retried messages' visibility.
 #[derive(Debug, Clone, Copy, Default)]
@@ -78,38 +67,6 @@ impl VisibilityPolicy {
                 Some(VisibilityChange { receipt_handle, timeout })
             })
             .collect()
-    }
-}
-
-impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
-    /// Makes the visibility changes the policy decides for the retried
-    /// messages ([`VisibilityPolicy::changes`]) and lists them in the report.
-    pub(crate) async fn settle_visibility(&self, report: &mut BatchReport<'_>, deadline: Instant) {
-        let Some((policy, visibility)) = &self.visibility else { return };
-        let Some(source) = report.source.clone() else { return };
-        let changes = policy.changes(report, SystemTime::now(), fastrand::f64);
-        if changes.is_empty() {
-            return;
-        }
-        let until = deadline.checked_sub(VISIBILITY_RESERVE).unwrap_or(deadline);
-        // A call that fails is logged by `refused`, its entries counted as refused.
-        let Ok(refused) = timeout_at(until, visibility.refused(&source.url(), &changes)).await
-        else {
-            warn!(
-                "the visibility changes did not finish before the deadline; retried messages return on the queue's own timeout"
-            );
-            return;
-        };
-        if !refused.is_empty() {
-            warn!(
-                count = refused.len(),
-                "some visibility changes were not made; those messages return on the queue's own timeout"
-            );
-        }
-        // The report lists only what SQS confirmed.
-        let refused: HashSet<&str> = refused.iter().map(String::as_str).collect();
-        report.visibility_changes =
-            changes.into_iter().filter(|c| !refused.contains(c.receipt_handle.as_str())).collect();
     }
 }
 

@@ -1,0 +1,11 @@
+//! Poison messages, quarantined: the record an operator reads ([`QuarantineRecord`]),
+//! where records are written ([`QuarantineStore`]), and a body kept in S3 when
+//! its record would not fit the queue ([`BodyObject`]).
+
+mod object;
+mod record;
+mod store;
+
+pub use object::{BodyObject, overflow_key};
+pub use record::*;
+pub use store::{NoQuarantine, QuarantineError, QuarantineStore};
