@@ -7,7 +7,13 @@ use crate::backoff::{Backoff, MAX_VISIBILITY};
 use crate::idempotency::DynamoDbStore;
 #[cfg(feature = "dynamodb")]
 use crate::idempotency::Idempotency;
-use crate::idempotency::{DEFAULT_TTL, MissingKey};
+use crate::idempotency::MissingKey;
+use backpressure_core::config::variables::{
+    CONSUMER_CONCURRENCY, CONSUMER_MAX_IN_FLIGHT_PER_GROUP, DEADLINE_MARGIN_MS,
+    IDEMPOTENCY_MISSING_KEY, IDEMPOTENCY_TABLE, IDEMPOTENCY_TTL_SECONDS,
+    QUARANTINE_MAX_MESSAGE_BYTES, QUARANTINE_OVERFLOW_BUCKET, QUARANTINE_QUEUE_URL,
+    RETRY_BASE_SECONDS, RETRY_MAX_SECONDS,
+};
 use backpressure_core::config::{ConfigError, Vars, api_call_timeout, namespace};
 use backpressure_core::queue::QueueRef;
 
@@ -69,28 +75,27 @@ fn idempotency<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
     errors: &mut Vec<ConfigError>,
 ) -> Option<IdempotencyConfig> {
-    let ttl =
-        vars.ranged_or("IDEMPOTENCY_TTL_SECONDS", (60, 31_536_000), DEFAULT_TTL.as_secs(), errors);
-    let missing_key = match vars.get("IDEMPOTENCY_MISSING_KEY").as_deref() {
+    let ttl = vars.whole_or(&IDEMPOTENCY_TTL_SECONDS, errors);
+    let missing_key = match vars.get(IDEMPOTENCY_MISSING_KEY.name).as_deref() {
         None | Some("process") => MissingKey::ProcessUnclaimed,
         Some("quarantine") => MissingKey::Quarantine,
         Some(other) => {
             errors.push(ConfigError::invalid(
-                "IDEMPOTENCY_MISSING_KEY",
+                IDEMPOTENCY_MISSING_KEY.name,
                 other,
                 "expected process or quarantine",
             ));
             MissingKey::ProcessUnclaimed
         }
     };
-    let table = vars.get("IDEMPOTENCY_TABLE")?;
+    let table = vars.get(IDEMPOTENCY_TABLE.name)?;
     Some(IdempotencyConfig { table, ttl: Duration::from_secs(ttl), missing_key })
 }
 
-const DEFAULT_CONCURRENCY: usize = 32;
-const DEFAULT_MARGIN_MS: u64 = 2_000;
-const DEFAULT_RETRY_BASE_SECONDS: u64 = 10;
-const DEFAULT_RETRY_MAX_SECONDS: u64 = 900;
+const _: () = assert!(
+    IDEMPOTENCY_TTL_SECONDS.whole_range().1 == 31_536_000
+        && RETRY_MAX_SECONDS.whole_range().1 == MAX_VISIBILITY.as_secs()
+);
 
 /// S3's rule for a bucket name: 3–63 lowercase letters, digits, dots and
 /// hyphens, a letter or digit at each end.
@@ -119,41 +124,32 @@ impl ConsumerConfig {
         let mut errors = Vec::new();
         let quarantine_queue = vars
             .queue(
-                "QUARANTINE_QUEUE_URL",
+                QUARANTINE_QUEUE_URL.name,
                 "permanent failures are written there before they are acknowledged",
             )
             .map_err(|e| errors.push(e))
             .ok();
-        let mut number =
-            |name, min, max, default: u64| vars.ranged_or(name, (min, max), default, &mut errors);
-        let base =
-            number("RETRY_BASE_SECONDS", 0, MAX_VISIBILITY.as_secs(), DEFAULT_RETRY_BASE_SECONDS);
-        let max =
-            number("RETRY_MAX_SECONDS", 0, MAX_VISIBILITY.as_secs(), DEFAULT_RETRY_MAX_SECONDS);
-        let max_bytes = vars
-            .ranged("QUARANTINE_MAX_MESSAGE_BYTES", 1024, 1_048_576)
-            .map_err(|e| errors.push(e))
-            .ok()
-            .flatten();
-        let mut number =
-            |name, min, max, default: u64| vars.ranged_or(name, (min, max), default, &mut errors);
-        let concurrency = number("CONSUMER_CONCURRENCY", 1, 10_000, DEFAULT_CONCURRENCY as u64);
-        let per_group = number("CONSUMER_MAX_IN_FLIGHT_PER_GROUP", 0, 10_000, 0);
-        let margin_ms = number("DEADLINE_MARGIN_MS", 100, 900_000, DEFAULT_MARGIN_MS);
+        let base = vars.whole_or(&RETRY_BASE_SECONDS, &mut errors);
+        let max = vars.whole_or(&RETRY_MAX_SECONDS, &mut errors);
+        let max_bytes =
+            vars.whole(&QUARANTINE_MAX_MESSAGE_BYTES).map_err(|e| errors.push(e)).ok().flatten();
+        let concurrency = vars.whole_or(&CONSUMER_CONCURRENCY, &mut errors);
+        let per_group = vars.whole_or(&CONSUMER_MAX_IN_FLIGHT_PER_GROUP, &mut errors);
+        let margin_ms = vars.whole_or(&DEADLINE_MARGIN_MS, &mut errors);
         if base > max {
             errors.push(ConfigError::invalid(
-                "RETRY_BASE_SECONDS",
+                RETRY_BASE_SECONDS.name,
                 &base.to_string(),
-                format!("it is above RETRY_MAX_SECONDS={max}"),
+                format!("it is above {}={max}", RETRY_MAX_SECONDS.name),
             ));
         }
         let namespace = namespace(vars).map_err(|e| errors.push(e)).ok();
         let api_call_timeout = api_call_timeout(vars).map_err(|e| errors.push(e)).ok();
         let idempotency = idempotency(vars, &mut errors);
-        let overflow_bucket = vars.get("QUARANTINE_OVERFLOW_BUCKET");
+        let overflow_bucket = vars.get(QUARANTINE_OVERFLOW_BUCKET.name);
         if let Some(problem) = overflow_bucket.as_deref().and_then(bucket_name_problem) {
             let value = overflow_bucket.as_deref().unwrap_or_default();
-            errors.push(ConfigError::invalid("QUARANTINE_OVERFLOW_BUCKET", value, problem));
+            errors.push(ConfigError::invalid(QUARANTINE_OVERFLOW_BUCKET.name, value, problem));
         }
         let (Some(quarantine_queue), Some(namespace), Some(api_call_timeout)) =
             (quarantine_queue, namespace, api_call_timeout)

@@ -1,5 +1,6 @@
 //! What the sqs-backpressure crates truly share, free of the AWS SDK and of
 //! the Lambda runtime: configuration read from the environment ([`config`]:
+//! the table of every variable the programs read, with its range and default;
 //! `Vars` and errors that name the variable and its value), queue references
 //! ([`queue`]), the AWS API error and its one-line form ([`error`]), and an
 //! invocation's remaining time ([`deadline`]). Nothing in this crate performs I/O.

@@ -7,35 +7,11 @@ use crate::backlog::{BacklogIncludes, BacklogPolicy, SettingError, TaskCountMode
 use crate::config_load::positive;
 use crate::load::LoadSettings;
 use crate::target::{BacklogTarget, Target};
+use backpressure_core::config::variables::{
+    SAMPLE_INTERVAL_SECONDS, SAMPLES_PER_INVOCATION, TARGET_BACKLOG_PER_TASK, TARGET_LOAD_PERCENT,
+};
 use backpressure_core::config::{ConfigError, Vars, api_call_timeout, namespace};
 use backpressure_core::queue::QueueRef;
-
-/// Every variable backlog-publisher reads. `template.yaml` is checked against it.
-pub const PUBLISHER_VARIABLES: &[&str] = &[
-    "QUEUE_URL",
-    "ECS_CLUSTER_NAME",
-    "ECS_SERVICE_NAME",
-    "TARGETS",
-    "TARGET_BACKLOG_PER_TASK",
-    "ACCEPTABLE_LATENCY_SECONDS",
-    "AVG_PROCESSING_SECONDS",
-    "METRIC_NAMESPACE",
-    "STORAGE_RESOLUTION",
-    "BACKLOG_INCLUDES",
-    "TASK_COUNT",
-    "SAMPLES_PER_INVOCATION",
-    "SAMPLE_INTERVAL_SECONDS",
-    "API_CALL_TIMEOUT_MS",
-    "TARGET_LOAD_PERCENT",
-    "CONSUMER_CONCURRENCY",
-    "LOAD_DRAIN_SECONDS",
-    "LOAD_HOLD_SECONDS",
-];
-
-/// Upper bound for `SAMPLES_PER_INVOCATION` and `SAMPLE_INTERVAL_SECONDS`:
-/// one sample a second over the one-minute schedule period.
-const MAX_SAMPLES: u32 = 60;
-const MAX_INTERVAL_SECONDS: u64 = 60;
 
 /// `STORAGE_RESOLUTION`: CloudWatch's 60 s or 1 s metrics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -92,20 +68,47 @@ pub struct PublisherConfig {
 }
 
 impl PublisherConfig {
-    /// Reads the variables; the error names the variable and the value.
+    /// Reads the variables; every bad one is reported ([`ConfigError::Several`]),
+    /// each error naming the variable and the value.
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
-        let load = crate::config_load::load_settings(vars)?;
-        let default_target = backlog_target(vars, load.is_some())?;
-        Ok(Self {
-            targets: targets(vars, default_target)?,
-            namespace: namespace(vars)?,
-            storage_resolution: storage_resolution(vars)?,
-            policy: BacklogPolicy {
-                includes: backlog_includes(vars)?,
-                task_count: task_count(vars)?,
-            },
-            sampling: sampling(vars)?,
-            api_call_timeout: api_call_timeout(vars)?,
+        let mut errors = Vec::new();
+        let load = crate::config_load::load_settings(vars, &mut errors);
+        let load_on = vars.get(TARGET_LOAD_PERCENT.name).is_some();
+        let default_target = ConfigError::kept(backlog_target(vars, load_on), &mut errors);
+        let targets = ConfigError::kept(targets(vars, default_target.flatten()), &mut errors);
+        let namespace = ConfigError::kept(namespace(vars), &mut errors);
+        let storage_resolution = ConfigError::kept(storage_resolution(vars), &mut errors);
+        let includes = ConfigError::kept(backlog_includes(vars), &mut errors);
+        let task_count = ConfigError::kept(task_count(vars), &mut errors);
+        let sampling = ConfigError::kept(sampling(vars), &mut errors);
+        let api_call_timeout = ConfigError::kept(api_call_timeout(vars), &mut errors);
+        let (
+            Some(targets),
+            Some(namespace),
+            Some(storage_resolution),
+            Some(includes),
+            Some(task_count),
+            Some(sampling),
+            Some(api_call_timeout),
+        ) = (
+            targets,
+            namespace,
+            storage_resolution,
+            includes,
+            task_count,
+            sampling,
+            api_call_timeout,
+        )
+        else {
+            return Err(ConfigError::gathered(errors));
+        };
+        ConfigError::all_or(errors, || Self {
+            targets,
+            namespace,
+            storage_resolution,
+            policy: BacklogPolicy { includes, task_count },
+            sampling,
+            api_call_timeout,
             load,
         })
     }
@@ -220,6 +223,10 @@ fn check_ecs_name(name: &'static str, value: &str) -> Result<(), ConfigError> {
 }
 
 const TARGET_RANGE: &str = "the backlog per task target must be from 0.001 to 1000000000";
+const _: () = assert!(matches!(
+    TARGET_BACKLOG_PER_TASK.accepts,
+    backpressure_core::config::variables::Accepts::Decimal { min: 0.001, max: 1_000_000_000.0 }
+));
 
 /// The backlog target. With the load configured, `AVG_PROCESSING_SECONDS`
 /// is the load's and needs no `ACCEPTABLE_LATENCY_SECONDS`.
@@ -227,7 +234,7 @@ fn backlog_target<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
     load: bool,
 ) -> Result<Option<BacklogTarget>, ConfigError> {
-    let direct = match vars.get("TARGET_BACKLOG_PER_TASK") {
+    let direct = match vars.get(TARGET_BACKLOG_PER_TASK.name) {
         None => None,
         Some(text) => {
             Some(text.parse::<f64>().ok().and_then(BacklogTarget::new).ok_or_else(|| {
@@ -299,30 +306,17 @@ fn task_count<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<TaskCount
 }
 
 fn sampling<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Sampling, ConfigError> {
-    let samples =
-        vars.parse::<u32>("SAMPLES_PER_INVOCATION", "a whole number from 1 to 60")?.unwrap_or(1);
-    if !(1..=MAX_SAMPLES).contains(&samples) {
-        return Err(ConfigError::invalid(
-            "SAMPLES_PER_INVOCATION",
-            &samples.to_string(),
-            "expected a whole number from 1 to 60",
-        ));
-    }
-    let interval = vars.parse::<u64>("SAMPLE_INTERVAL_SECONDS", "whole seconds from 1 to 60")?;
-    match interval {
+    let samples = vars.whole_or_default(&SAMPLES_PER_INVOCATION)?;
+    match vars.whole(&SAMPLE_INTERVAL_SECONDS)? {
         None if samples > 1 => Err(ConfigError::Missing {
-            name: "SAMPLE_INTERVAL_SECONDS",
+            name: SAMPLE_INTERVAL_SECONDS.name,
             reason: "SAMPLES_PER_INVOCATION is above 1",
         }),
         None => Ok(Sampling::default()),
-        Some(seconds) if !(1..=MAX_INTERVAL_SECONDS).contains(&seconds) => {
-            Err(ConfigError::invalid(
-                "SAMPLE_INTERVAL_SECONDS",
-                &seconds.to_string(),
-                "expected whole seconds from 1 to 60",
-            ))
-        }
-        Some(seconds) => Ok(Sampling { samples, interval: Duration::from_secs(seconds) }),
+        Some(seconds) => Ok(Sampling {
+            samples: u32::try_from(samples).unwrap_or(u32::MAX),
+            interval: Duration::from_secs(seconds),
+        }),
     }
 }
 

@@ -3,6 +3,7 @@ use std::time::Duration;
 
 use super::*;
 use backpressure_core::config::DEFAULT_NAMESPACE;
+use backpressure_core::config::variables::{Reader, read_by};
 
 const QUEUE: &str = "https://sqs.eu-west-1.amazonaws.com/123456789012/work";
 
@@ -252,7 +253,7 @@ fn the_variable_list_is_exactly_what_the_code_reads() {
     };
     assert!(PublisherConfig::from_vars(&Vars::new(lookup)).is_ok());
     let expected: std::collections::BTreeSet<String> =
-        PUBLISHER_VARIABLES.iter().map(|s| (*s).to_owned()).collect();
+        read_by(Reader::Publisher).map(|v| v.name.to_owned()).collect();
     assert_eq!(asked.into_inner().unwrap(), expected);
 }
 

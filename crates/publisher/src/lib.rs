@@ -13,7 +13,7 @@ pub mod aws;
 pub mod backlog;
 #[cfg(feature = "lambda")]
 pub mod collect;
-/// `PUBLISHER_VARIABLES` and their parsing.
+/// The variables backlog-publisher reads, parsed.
 pub mod config;
 mod config_load;
 #[cfg(feature = "lambda")]

@@ -24,6 +24,9 @@
 //! message. docs/deploy.md says what it means and how the template scales on it.
 
 use crate::backlog::{BacklogIncludes, QueueCounts};
+use backpressure_core::config::variables::{
+    CONSUMER_CONCURRENCY, LOAD_DRAIN_SECONDS, LOAD_HOLD_SECONDS,
+};
 
 /// A sample older than this, seconds, gives no growth rate: the publisher
 /// missed a run, and a rate over a long gap is not today's.
@@ -48,10 +51,10 @@ pub struct LoadSettings {
 impl LoadSettings {
     /// What the template deploys by default.
     pub const DEFAULT: Self = Self {
-        slots: 32,
+        slots: CONSUMER_CONCURRENCY.whole_default() as u32,
         processing_seconds: 1.0,
-        drain_seconds: 240.0,
-        hold_seconds: 1800.0,
+        drain_seconds: LOAD_DRAIN_SECONDS.whole_default() as f64,
+        hold_seconds: LOAD_HOLD_SECONDS.whole_default() as f64,
         target_percent: 150.0,
     };
 }

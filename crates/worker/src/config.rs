@@ -4,23 +4,12 @@
 
 use std::time::Duration;
 
+use backpressure_core::config::variables::{
+    DRAIN_SECONDS, ECS_AGENT_URI, MESSAGE_TIMEOUT_SECONDS, PROTECTION_IDLE_SECONDS, QUEUE_URL,
+    RECEIVE_WAIT_SECONDS, VISIBILITY_TIMEOUT_SECONDS, WORKER_MAX_IN_FLIGHT, WORKER_POLLERS,
+};
 use backpressure_core::config::{ConfigError, Vars};
 use backpressure_core::queue::QueueRef;
-
-/// Every variable of the worker's own, with the engine's and the delivery's beside them.
-pub const WORKER_VARIABLES: &[&str] = &[
-    "QUEUE_URL",
-    "WORKER_POLLERS",
-    "WORKER_MAX_IN_FLIGHT",
-    "RECEIVE_WAIT_SECONDS",
-    "VISIBILITY_TIMEOUT_SECONDS",
-    "MESSAGE_TIMEOUT_SECONDS",
-    "DRAIN_SECONDS",
-    "ECS_AGENT_URI",
-    "PROTECTION_IDLE_SECONDS",
-    "HEALTH_FILE",
-    "HEALTH_MAX_SILENCE_SECONDS",
-];
 
 /// What the worker reads besides the engine's and the delivery's settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -57,18 +46,15 @@ impl WorkerConfig {
         vars: &Vars<F>,
     ) -> Result<Self, Vec<ConfigError>> {
         let mut errors = Vec::new();
-        let queue = vars.queue("QUEUE_URL", "the worker receives from it");
-        let mut number =
-            |name, min, max, default| vars.ranged_or(name, (min, max), default, &mut errors);
-        let pollers = number("WORKER_POLLERS", 1, 20, 2) as usize;
-        let max_in_flight = number("WORKER_MAX_IN_FLIGHT", 10, 10_000, 100) as usize;
-        let receive_wait = Duration::from_secs(number("RECEIVE_WAIT_SECONDS", 1, 20, 20));
-        let visibility_timeout =
-            Duration::from_secs(number("VISIBILITY_TIMEOUT_SECONDS", 1, 43_200, 60));
-        let message_timeout =
-            Duration::from_secs(number("MESSAGE_TIMEOUT_SECONDS", 1, 43_200, 900));
-        let drain = Duration::from_secs(number("DRAIN_SECONDS", 1, 110, 90));
-        let protection_idle = Duration::from_secs(number("PROTECTION_IDLE_SECONDS", 1, 3_600, 60));
+        let queue = vars.queue(QUEUE_URL.name, "the worker receives from it");
+        let pollers = vars.whole_or(&WORKER_POLLERS, &mut errors) as usize;
+        let max_in_flight = vars.whole_or(&WORKER_MAX_IN_FLIGHT, &mut errors) as usize;
+        let mut seconds = |variable| Duration::from_secs(vars.whole_or(variable, &mut errors));
+        let receive_wait = seconds(&RECEIVE_WAIT_SECONDS);
+        let visibility_timeout = seconds(&VISIBILITY_TIMEOUT_SECONDS);
+        let message_timeout = seconds(&MESSAGE_TIMEOUT_SECONDS);
+        let drain = seconds(&DRAIN_SECONDS);
+        let protection_idle = seconds(&PROTECTION_IDLE_SECONDS);
         match queue {
             Ok(queue) if errors.is_empty() => Ok(Self {
                 queue,
@@ -78,7 +64,7 @@ impl WorkerConfig {
                 visibility_timeout,
                 message_timeout,
                 drain,
-                agent_uri: vars.get("ECS_AGENT_URI"),
+                agent_uri: vars.get(ECS_AGENT_URI.name),
                 protection_idle,
             }),
             Ok(_) => Err(errors),

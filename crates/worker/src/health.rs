@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use backpressure_core::config::variables::{HEALTH_FILE, HEALTH_MAX_SILENCE_SECONDS};
 use backpressure_core::config::{ConfigError, Vars};
 
 /// Where the stamp goes and how old it may be.
@@ -29,10 +30,8 @@ impl HealthConfig {
         pid: u32,
     ) -> Result<Self, ConfigError> {
         Ok(Self {
-            file: vars.get("HEALTH_FILE").map_or_else(|| default_file(pid), PathBuf::from),
-            max_silence: Duration::from_secs(
-                vars.ranged("HEALTH_MAX_SILENCE_SECONDS", 1, 3_600)?.unwrap_or(120),
-            ),
+            file: vars.get(HEALTH_FILE.name).map_or_else(|| default_file(pid), PathBuf::from),
+            max_silence: Duration::from_secs(vars.whole_or_default(&HEALTH_MAX_SILENCE_SECONDS)?),
         })
     }
 }

@@ -2,110 +2,25 @@
 //! default and range; and the variables of its families it does not know,
 //! which the start-up warns of (a typo must not fall back to a default).
 
-use backpressure_batch::delivery::CONSUMER_VARIABLES;
+use backpressure_core::config::variables::{Reader, Unset, Variable, read_by};
 
-use crate::config::WORKER_VARIABLES;
+/// Every variable the worker reads, in the order of the help.
+fn variables() -> impl Iterator<Item = &'static Variable> {
+    read_by(Reader::Worker)
+}
 
-/// (variable, default, range, meaning), in the order of the help.
-pub const VARIABLES: &[(&str, &str, &str, &str)] = &[
-    ("QUEUE_URL", "required", "a queue URL", "the work queue"),
-    ("DOWNSTREAM_URL", "required", "an http(s) URL", "where each work request is POSTed"),
-    ("QUARANTINE_QUEUE_URL", "required", "a queue URL", "where permanent failures are recorded"),
-    ("WORKER_POLLERS", "2", "1-20", "long polls at once"),
-    ("WORKER_MAX_IN_FLIGHT", "100", "10-10000", "messages received and not yet settled"),
-    ("RECEIVE_WAIT_SECONDS", "20", "1-20", "the long poll's wait"),
-    (
-        "VISIBILITY_TIMEOUT_SECONDS",
-        "60",
-        "1-43200",
-        "the lease a receive takes, renewed while in work",
-    ),
-    (
-        "MESSAGE_TIMEOUT_SECONDS",
-        "900",
-        "1-43200",
-        "how long one batch may work before its unfinished messages are retried",
-    ),
-    ("DRAIN_SECONDS", "90", "1-110", "after SIGTERM, how long work in flight may finish"),
-    ("ECS_AGENT_URI", "unset (set by ECS)", "a URL", "task scale-in protection is on when set"),
-    ("PROTECTION_IDLE_SECONDS", "60", "1-3600", "idle time before the protection is released"),
-    (
-        "HEALTH_FILE",
-        "/tmp/sqs-worker-<pid>.last-poll",
-        "a path",
-        "stamped after each successful poll",
-    ),
-    (
-        "HEALTH_MAX_SILENCE_SECONDS",
-        "120",
-        "1-3600",
-        "healthcheck fails after this long without a poll",
-    ),
-    ("DOWNSTREAM_TIMEOUT_MS", "5000", "1-900000", "one request's budget"),
-    ("DOWNSTREAM_MAX_RPS", "unset", "0.001-1000000", "requests per second for the whole task"),
-    (
-        "QUARANTINE_MAX_MESSAGE_BYTES",
-        "unset (read from the queue)",
-        "1024-1048576",
-        "overrides the quarantine queue's MaximumMessageSize",
-    ),
-    (
-        "QUARANTINE_OVERFLOW_BUCKET",
-        "unset",
-        "an S3 bucket name",
-        "bodies of records too large for the quarantine queue go here",
-    ),
-    ("IDEMPOTENCY_TABLE", "unset", "a DynamoDB table", "claims each idempotency key before work"),
-    ("IDEMPOTENCY_TTL_SECONDS", "3600", "60-31536000", "how long a completed key is remembered"),
-    ("IDEMPOTENCY_MISSING_KEY", "process", "process, quarantine", "a message without a key"),
-    ("CONSUMER_CONCURRENCY", "32", "1-10000", "records in work at once across the task's batches"),
-    (
-        "CONSUMER_MAX_IN_FLIGHT_PER_GROUP",
-        "0 (off)",
-        "0-10000",
-        "standard queues: most records of one MessageGroupId in work at once",
-    ),
-    (
-        "DEADLINE_MARGIN_MS",
-        "2000",
-        "100-900000",
-        "the deadline guard before MESSAGE_TIMEOUT_SECONDS",
-    ),
-    ("RETRY_BASE_SECONDS", "10", "0-43200", "visibility backoff base; 0 disables it"),
-    ("RETRY_MAX_SECONDS", "900", "up to 43200", "the backoff's cap"),
-    ("METRIC_NAMESPACE", "SqsBackpressure", "a name", "namespace of the EMF metrics"),
-    (
-        "API_CALL_TIMEOUT_MS",
-        "5000",
-        "100-60000",
-        "each SQS and DynamoDB call's budget, retries included",
-    ),
-];
-
-/// Families whose unknown members are warned of: the prefixes of every
-/// variable the worker reads.
-const FAMILIES: [&str; 16] = [
-    "WORKER_",
-    "DOWNSTREAM_",
-    "QUARANTINE_",
-    "RECEIVE_",
-    "VISIBILITY_",
-    "HEALTH_",
-    "DRAIN_",
-    "CONSUMER_",
-    "RETRY_",
-    "DEADLINE_",
-    "API_",
-    "METRIC",
-    "MESSAGE_",
-    "QUEUE_",
-    "PROTECTION_",
-    "IDEMPOTENCY_",
-];
+/// Whether a variable of `name`'s family is one the worker should know: the
+/// families of every variable it reads, but not those a platform sets for
+/// it (ECS's `ECS_*`, which it reads one of).
+fn in_checked_family(name: &str) -> bool {
+    variables()
+        .filter(|variable| !matches!(variable.unset, Unset::Off("set by ECS")))
+        .any(|variable| name.starts_with(variable.family()))
+}
 
 /// `sqs-worker --help`.
 pub fn text() -> String {
-    let width = VARIABLES.iter().map(|v| v.0.len()).max().unwrap_or(0);
+    let width = variables().map(|v| v.name.len()).max().unwrap_or(0);
     let mut out = format!(
         "sqs-worker {}: the batch engine as an ECS service. It long-polls QUEUE_URL, POSTs each\n\
          work request to DOWNSTREAM_URL, quarantines permanent failures, renews leases while\n\
@@ -115,8 +30,10 @@ pub fn text() -> String {
          sqs-worker --version\n\nVariables (default; range):\n",
         env!("CARGO_PKG_VERSION")
     );
-    for (name, default, range, meaning) in VARIABLES {
-        out.push_str(&format!("  {name:<width$}  {meaning} ({default}; {range})\n"));
+    for variable in variables() {
+        let (name, meaning) = (variable.name, variable.meaning);
+        let (default, accepts) = (variable.default_text(), variable.accepts_text());
+        out.push_str(&format!("  {name:<width$}  {meaning} ({default}; {accepts})\n"));
     }
     out.push_str(
         "\nAWS settings come from the standard chain (AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_SQS, \
@@ -130,22 +47,17 @@ pub fn text() -> String {
 /// The variables of the worker's families in `names` that it does not read,
 /// each with the known one it most resembles.
 pub fn unknown<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(String, Option<&'static str>)> {
-    let known = |name: &str| {
-        WORKER_VARIABLES.contains(&name)
-            || CONSUMER_VARIABLES.contains(&name)
-            || VARIABLES.iter().any(|v| v.0 == name)
-    };
+    let known = |name: &str| variables().any(|v| v.name == name);
     names
-        .filter(|name| FAMILIES.iter().any(|f| name.starts_with(f)) && !known(name))
+        .filter(|name| in_checked_family(name) && !known(name))
         .map(|name| (name.to_owned(), nearest(name)))
         .collect()
 }
 
 /// The known variable within three edits of `name`, if any.
 fn nearest(name: &str) -> Option<&'static str> {
-    VARIABLES
-        .iter()
-        .map(|v| (strsim::levenshtein(name, v.0), v.0))
+    variables()
+        .map(|v| (strsim::levenshtein(name, v.name), v.name))
         .filter(|(d, _)| *d <= 3)
         .min()
         .map(|(_, known)| known)
@@ -156,20 +68,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_variable_the_worker_reads_is_in_a_family_that_is_checked() {
-        // ECS_AGENT_URI is ECS's to set, with the rest of its ECS_ variables.
-        for (name, ..) in VARIABLES.iter().filter(|v| v.0 != "ECS_AGENT_URI") {
-            assert!(FAMILIES.iter().any(|f| name.starts_with(f)), "{name}");
-        }
-    }
-
-    #[test]
-    fn the_help_lists_every_variable_the_worker_reads() {
+    fn the_help_lists_every_variable_the_worker_reads_in_families_that_are_checked() {
         let help = text();
-        for name in WORKER_VARIABLES.iter().chain(CONSUMER_VARIABLES) {
-            assert!(VARIABLES.iter().any(|v| v.0 == *name), "{name} is missing from the table");
-            assert!(help.contains(name), "{name} is missing from the help");
+        let families: Vec<&str> = variables().map(Variable::family).collect();
+        assert_eq!(families.len(), 27);
+        for variable in variables() {
+            assert!(help.contains(variable.name), "{} is missing from the help", variable.name);
         }
+        for name in ["WORKER_POLLERZ", "METRIC_NAME", "IDEMPOTENCY_TBL", "API_TIMEOUT"] {
+            assert!(in_checked_family(name), "{name}");
+        }
+        assert!(!in_checked_family("ECS_CONTAINER_METADATA_URI_V4"));
     }
 
     #[test]
@@ -212,8 +121,8 @@ mod tests {
             ("API_CALL_TIMEOUT_MS", engine.api_call_timeout.as_millis()),
         ];
         for (name, value) in taken {
-            let stated = VARIABLES.iter().find(|v| v.0 == name).map(|v| v.1);
-            assert_eq!(stated, Some(value.to_string().as_str()), "{name}");
+            let stated = variables().find(|v| v.name == name).map(Variable::default_text);
+            assert_eq!(stated, Some(value.to_string()), "{name}");
         }
         assert_eq!(engine.namespace, "SqsBackpressure");
     }

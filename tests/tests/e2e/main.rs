@@ -31,6 +31,7 @@ mod template_overflow;
 mod template_samconfig;
 mod template_topology;
 mod trust_store;
+mod variables;
 mod worker;
 mod worker_cli;
 mod worker_drain;

@@ -4,13 +4,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use backlog_publisher::config::PUBLISHER_VARIABLES;
 use backlog_publisher::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES, SCALING_LOAD};
-use backpressure_batch::delivery::CONSUMER_VARIABLES;
 use backpressure_core::config::Vars;
+use backpressure_core::config::variables::{Reader, read_by};
 use serde_yaml::Value;
 use serde_yaml::value::TaggedValue;
-use sqs_worker::config::{WORKER_VARIABLES, WorkerConfig};
+use sqs_worker::config::WorkerConfig;
 
 pub(crate) fn template() -> Value {
     let text =
@@ -59,10 +58,20 @@ fn names(list: &[&str]) -> BTreeSet<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
 }
 
+/// The variables `reader` reads, from the table the code parses with.
+pub(crate) fn read(reader: Reader) -> BTreeSet<String> {
+    read_by(reader).map(|variable| variable.name.to_owned()).collect()
+}
+
+/// The worker's own variables: those batch-consumer does not read.
+pub(crate) fn worker_own() -> BTreeSet<String> {
+    read(Reader::Worker).difference(&read(Reader::Consumer)).cloned().collect()
+}
+
 #[test]
 fn publisher_environment_is_what_the_publisher_reads() {
     let set = env_names(&template(), "PublisherFunction");
-    let read = names(PUBLISHER_VARIABLES);
+    let read = read(Reader::Publisher);
     let unknown: Vec<_> = set.difference(&read).collect();
     assert!(
         unknown.is_empty(),
@@ -78,7 +87,7 @@ fn publisher_environment_is_what_the_publisher_reads() {
 fn consumer_environment_is_what_the_consumer_reads() {
     let template = template();
     // The record size limit is the quarantine queue's own, read from it: not overridden.
-    let mut read = names(CONSUMER_VARIABLES);
+    let mut read = read(Reader::Consumer);
     read.remove("QUARANTINE_MAX_MESSAGE_BYTES");
     assert_eq!(env_names(&template, "ConsumerFunction"), read);
 }
@@ -283,8 +292,7 @@ pub(crate) fn worker_env(template: &Value) -> BTreeMap<String, Value> {
 fn worker_environment_is_what_the_worker_reads() {
     let template = template();
     let set: BTreeSet<String> = worker_env(&template).into_keys().collect();
-    let mut read = names(WORKER_VARIABLES);
-    read.extend(names(CONSUMER_VARIABLES));
+    let mut read = read(Reader::Worker);
     read.insert("AWS_LAMBDA_LOG_FORMAT".into());
     let unknown: Vec<_> = set.difference(&read).collect();
     assert!(unknown.is_empty(), "the template sets variables the worker never reads: {unknown:?}");
@@ -301,8 +309,9 @@ fn worker_environment_is_what_the_worker_reads() {
         ])
     );
     let function = &resource(&template, "ConsumerFunction")["Environment"]["Variables"];
+    let consumer = self::read(Reader::Consumer);
     for (name, value) in worker_env(&template) {
-        if CONSUMER_VARIABLES.contains(&name.as_str()) {
+        if consumer.contains(&name) {
             // ECS takes strings where Lambda takes a number.
             let same = |v: &Value| serde_yaml::to_string(v).unwrap().replace(['"', '\''], "");
             assert_eq!(
@@ -327,8 +336,9 @@ fn worker_parameter_ranges_are_the_workers_own() {
         WorkerConfig::from_vars(&Vars::new(move |n| env.get(n).cloned())).is_ok()
     };
     let mut checked = 0;
+    let own = worker_own();
     for (name, value) in worker_env(&template) {
-        if !WORKER_VARIABLES.contains(&name.as_str()) || name == "QUEUE_URL" {
+        if !own.contains(&name) || name == "QUEUE_URL" {
             continue;
         }
         let parameter = &template["Parameters"][reference(&value).as_str()];

@@ -7,7 +7,7 @@ mod settings;
 mod status;
 
 pub use crate::contract::{SUPPORTED_MAJOR_VERSION, WorkRequest};
-pub use settings::{CONSUMER_VARIABLES, Downstream};
+pub use settings::Downstream;
 pub use status::{retry_after_seconds, verdict_for_status};
 
 use std::time::{Duration, SystemTime};

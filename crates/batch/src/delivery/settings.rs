@@ -3,27 +3,10 @@
 
 use std::time::Duration;
 
+use backpressure_core::config::variables::{
+    DOWNSTREAM_MAX_RPS, DOWNSTREAM_TIMEOUT_MS, DOWNSTREAM_URL,
+};
 use backpressure_core::config::{ConfigError, Vars};
-
-/// Every variable batch-consumer reads (with its default processor).
-pub const CONSUMER_VARIABLES: &[&str] = &[
-    "DOWNSTREAM_URL",
-    "DOWNSTREAM_TIMEOUT_MS",
-    "DOWNSTREAM_MAX_RPS",
-    "QUARANTINE_QUEUE_URL",
-    "QUARANTINE_MAX_MESSAGE_BYTES",
-    "QUARANTINE_OVERFLOW_BUCKET",
-    "IDEMPOTENCY_TABLE",
-    "IDEMPOTENCY_TTL_SECONDS",
-    "IDEMPOTENCY_MISSING_KEY",
-    "CONSUMER_CONCURRENCY",
-    "CONSUMER_MAX_IN_FLIGHT_PER_GROUP",
-    "DEADLINE_MARGIN_MS",
-    "RETRY_BASE_SECONDS",
-    "RETRY_MAX_SECONDS",
-    "METRIC_NAMESPACE",
-    "API_CALL_TIMEOUT_MS",
-];
 
 /// The default processor's downstream HTTP service.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,18 +19,13 @@ pub struct Downstream {
     pub max_rps: Option<f64>,
 }
 
-const DEFAULT_TIMEOUT_MS: u64 = 5_000;
-/// One request every 1,000 s at the slowest: below that the spacing between
-/// requests outgrows any invocation; above a million a second it means nothing.
-const MIN_MAX_RPS: f64 = 0.001;
-const MAX_MAX_RPS: f64 = 1_000_000.0;
 impl Downstream {
     /// Reads the `DOWNSTREAM_*` variables; the error names the variable and the value.
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
         let mut errors = Vec::new();
-        let url = match vars.get("DOWNSTREAM_URL") {
+        let url = match vars.get(DOWNSTREAM_URL.name) {
             None => Err(ConfigError::Missing {
-                name: "DOWNSTREAM_URL",
+                name: DOWNSTREAM_URL.name,
                 reason: "the default processor delivers every message to it",
             }),
             Some(url)
@@ -55,7 +33,7 @@ impl Downstream {
                     || url.contains(char::is_whitespace) =>
             {
                 Err(ConfigError::invalid(
-                    "DOWNSTREAM_URL",
+                    DOWNSTREAM_URL.name,
                     &url,
                     "expected an http:// or https:// URL",
                 ))
@@ -64,29 +42,8 @@ impl Downstream {
         }
         .map_err(|e| errors.push(e))
         .ok();
-        let timeout_ms = vars
-            .ranged("DOWNSTREAM_TIMEOUT_MS", 1, 900_000)
-            .map_err(|e| errors.push(e))
-            .ok()
-            .flatten()
-            .unwrap_or(DEFAULT_TIMEOUT_MS);
-        let max_rps = match vars.get("DOWNSTREAM_MAX_RPS") {
-            None => None,
-            Some(text) => {
-                let rps = text
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|rps| (MIN_MAX_RPS..=MAX_MAX_RPS).contains(rps));
-                if rps.is_none() {
-                    errors.push(ConfigError::invalid(
-                        "DOWNSTREAM_MAX_RPS",
-                        &text,
-                        format!("expected requests per second from {MIN_MAX_RPS} to {MAX_MAX_RPS}"),
-                    ));
-                }
-                rps
-            }
-        };
+        let timeout_ms = vars.whole_or(&DOWNSTREAM_TIMEOUT_MS, &mut errors);
+        let max_rps = vars.decimal(&DOWNSTREAM_MAX_RPS).map_err(|e| errors.push(e)).ok().flatten();
         match url {
             Some(url) => ConfigError::all_or(errors, || Self {
                 url,
@@ -245,6 +202,8 @@ mod variables_tests {
     use std::collections::BTreeSet;
     use std::sync::Mutex;
 
+    use backpressure_core::config::variables::{Reader, read_by};
+
     use crate::config::ConsumerConfig;
 
     use super::*;
@@ -280,6 +239,7 @@ mod variables_tests {
                 )
             },
         );
-        assert_eq!(consumer, sorted(CONSUMER_VARIABLES));
+        let table: Vec<&str> = read_by(Reader::Consumer).map(|v| v.name).collect();
+        assert_eq!(consumer, sorted(&table));
     }
 }

@@ -44,7 +44,9 @@ pub use record::{ClaimOutcome, ClaimRequest, Status, StoredRecord};
 pub const CLOCK_SKEW_MARGIN: Duration = Duration::from_secs(1);
 
 /// `IDEMPOTENCY_TTL_SECONDS`' default: how long a completed key is remembered.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(3600);
+pub const DEFAULT_TTL: Duration = Duration::from_secs(
+    backpressure_core::config::variables::IDEMPOTENCY_TTL_SECONDS.whole_default(),
+);
 
 /// Why a store call did not give an answer.
 #[derive(Debug, thiserror::Error)]

@@ -45,6 +45,12 @@ impl ConfigError {
         if errors.is_empty() { Ok(value()) } else { Err(Self::gathered(errors)) }
     }
 
+    /// The value of `result`, or `None` with its error kept in `errors`: for a
+    /// loader that reports every bad variable at once.
+    pub fn kept<T>(result: Result<T, Self>, errors: &mut Vec<Self>) -> Option<T> {
+        result.map_err(|error| errors.push(error)).ok()
+    }
+
     /// The one error, or [`ConfigError::Several`] of them.
     pub fn gathered(mut errors: Vec<ConfigError>) -> Self {
         if errors.len() == 1 { errors.remove(0) } else { Self::Several(errors) }

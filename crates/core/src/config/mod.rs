@@ -4,15 +4,14 @@
 use std::time::Duration;
 
 mod error;
+mod variable;
+pub mod variables;
 mod vars;
 
 pub use error::ConfigError;
 pub use vars::Vars;
 
-/// The CloudWatch namespace both functions publish to unless `METRIC_NAMESPACE` says otherwise.
-pub const DEFAULT_NAMESPACE: &str = "SqsBackpressure";
-
-const DEFAULT_API_CALL_TIMEOUT_MS: u64 = 5_000;
+pub use variables::DEFAULT_NAMESPACE;
 
 /// `API_CALL_TIMEOUT_MS`: how long one AWS call (its retries included) may
 /// take. Well inside the invocation's time, so that a hung call costs only the
@@ -20,9 +19,7 @@ const DEFAULT_API_CALL_TIMEOUT_MS: u64 = 5_000;
 pub fn api_call_timeout<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
 ) -> Result<Duration, ConfigError> {
-    Ok(Duration::from_millis(
-        vars.ranged("API_CALL_TIMEOUT_MS", 100, 60_000)?.unwrap_or(DEFAULT_API_CALL_TIMEOUT_MS),
-    ))
+    Ok(Duration::from_millis(vars.whole_or_default(&variables::API_CALL_TIMEOUT_MS)?))
 }
 
 /// `METRIC_NAMESPACE`: CloudWatch's rules for a namespace, [`DEFAULT_NAMESPACE`] when unset.

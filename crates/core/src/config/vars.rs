@@ -1,6 +1,7 @@
 use std::str::FromStr;
 
 use super::ConfigError;
+use super::variable::{Unset, Variable};
 use crate::queue::QueueRef;
 
 /// Environment lookups. An empty value counts as unset, because CloudFormation
@@ -83,6 +84,51 @@ impl<F: Fn(&str) -> Option<String>> Vars<F> {
                 default
             }
         }
+    }
+}
+
+impl<F: Fn(&str) -> Option<String>> Vars<F> {
+    /// `variable` as a whole number within its range, `None` when unset.
+    pub fn whole(&self, variable: &Variable) -> Result<Option<u64>, ConfigError> {
+        let (min, max) = variable.whole_range();
+        self.ranged(variable.name, min, max)
+    }
+
+    /// `variable` as a whole number within its range, its default when unset.
+    pub fn whole_or_default(&self, variable: &Variable) -> Result<u64, ConfigError> {
+        Ok(self.whole(variable)?.unwrap_or(variable.whole_default()))
+    }
+
+    /// [`Vars::whole_or_default`], or the default with the error kept in
+    /// `errors`: for a loader that reports every bad variable at once.
+    pub fn whole_or(&self, variable: &Variable, errors: &mut Vec<ConfigError>) -> u64 {
+        self.whole_or_default(variable).unwrap_or_else(|error| {
+            errors.push(error);
+            variable.whole_default()
+        })
+    }
+
+    /// `variable` as a decimal number within its range, `None` when unset.
+    pub fn decimal(&self, variable: &Variable) -> Result<Option<f64>, ConfigError> {
+        let (min, max) = variable.decimal_range();
+        let Some(text) = self.get(variable.name) else { return Ok(None) };
+        match text.parse::<f64>() {
+            Ok(value) if (min..=max).contains(&value) => Ok(Some(value)),
+            _ => Err(ConfigError::invalid(
+                variable.name,
+                &text,
+                format!("expected a number from {min} to {max}"),
+            )),
+        }
+    }
+
+    /// [`Vars::decimal`], or the variable's default when unset.
+    pub fn decimal_or_default(&self, variable: &Variable) -> Result<Option<f64>, ConfigError> {
+        let default = match variable.unset {
+            Unset::Whole(value) => Some(value as f64),
+            _ => None,
+        };
+        Ok(self.decimal(variable)?.or(default))
     }
 }
 

@@ -2,15 +2,14 @@
 //! (deploy_stack.py's describe), against the parameter values and the names
 //! the code reads. Each check that held is kept as a line, for the report.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Debug;
 
-use backlog_publisher::config::PUBLISHER_VARIABLES;
-use backpressure_batch::delivery::CONSUMER_VARIABLES;
+use backpressure_core::config::variables::Reader;
 use serde_json::Value;
-use sqs_worker::config::WORKER_VARIABLES;
 
 use super::driver::Emulator;
+use crate::template;
 use crate::template_topology::Deployment;
 
 /// What was read back and held, and what the emulator could not show.
@@ -151,11 +150,10 @@ impl Deployed<'_> {
         &self,
         what: &str,
         env: &BTreeMap<String, String>,
-        read: &[&[&str]],
+        read: &BTreeSet<String>,
         checks: &mut Checks,
     ) {
-        let unread: Vec<&String> =
-            env.keys().filter(|n| !read.iter().any(|names| names.contains(&n.as_str()))).collect();
+        let unread: Vec<&String> = env.keys().filter(|n| !read.contains(*n)).collect();
         checks.eq(
             &format!("{what}: variables the code does not read"),
             unread,
@@ -259,7 +257,7 @@ impl Deployed<'_> {
             None => checks.eq("consumer reserved concurrency", None, maximum),
         }
         let env = self.function_environment("ConsumerFunction");
-        self.consumer_environment("consumer", &env, &[CONSUMER_VARIABLES], checks);
+        self.consumer_environment("consumer", &env, &template::read(Reader::Consumer), checks);
         let uuid = self.physical("ConsumerFunctionWorkQueue");
         for alarm in ["EventSourceMappingDroppedAlarm", "EventSourceMappingFailedInvokesAlarm"] {
             let dimensions = &self.of(alarm)["MetricAlarms"][0]["Dimensions"];
@@ -283,9 +281,9 @@ impl Deployed<'_> {
         if self.plan.condition("CreatesWorkerService") {
             let env = self.container_environment();
             // The image's log format is set in the task, as Lambda sets it for a function.
-            let read: &[&[&str]] =
-                &[CONSUMER_VARIABLES, WORKER_VARIABLES, &["AWS_LAMBDA_LOG_FORMAT"]];
-            self.consumer_environment("worker", &env, read, checks);
+            let mut read = template::read(Reader::Worker);
+            read.insert("AWS_LAMBDA_LOG_FORMAT".to_owned());
+            self.consumer_environment("worker", &env, &read, checks);
             checks.eq("worker QUEUE_URL", env.get("QUEUE_URL"), Some(&work_url));
             let definition = &self.of("WorkerTaskDefinition")["taskDefinition"];
             let container = &definition["containerDefinitions"][0];
@@ -327,8 +325,8 @@ impl Deployed<'_> {
             }
         }
         let env = self.function_environment("PublisherFunction");
-        let unread: Vec<&String> =
-            env.keys().filter(|n| !PUBLISHER_VARIABLES.contains(&n.as_str())).collect();
+        let publisher = template::read(Reader::Publisher);
+        let unread: Vec<&String> = env.keys().filter(|n| !publisher.contains(*n)).collect();
         checks.eq("publisher: variables the code does not read", unread, Vec::<&String>::new());
         checks.eq("publisher QUEUE_URL", env.get("QUEUE_URL"), Some(&work_url));
         for (name, parameter) in [
