@@ -1,23 +1,22 @@
-//! `replay` and `discard`: confirmation, identity, audit, canary, summary.
+//! `discard`, and what it shares with `replay`: the operator's identity, the
+//! count a prompt says, how the run ends, its summary.
 
-use std::collections::{BTreeMap, HashSet};
 use std::ops::ControlFlow;
-use std::time::Duration;
 
-use crate::args::{ChangeArgs, ReplayArgs};
+use crate::args::ChangeArgs;
 use crate::audit::Audit;
 use crate::consent::{Matching, confirm, count_matching, require_consent, wants_count};
-use crate::destination::Destinations;
 use crate::error::CliError;
 use crate::filter::Filter;
 use crate::finish::Finish;
 use crate::objects::Objects;
 use crate::pace::Pacer;
 use crate::queue::Queue;
-use crate::scan::{Scanned, Shortfall, mover_for, scan};
+use crate::scan::{mover_for, scan};
+use crate::scanned::{Scanned, Shortfall};
 use crate::sweep::{Action, Setup, Sweep, Tally};
 use crate::text::printable;
-use crate::ui::{bar, paced_bar};
+use crate::ui::bar;
 
 /// Who is making the change, for the audit trail.
 pub async fn operator(sts: &aws_sdk_sts::Client) -> Result<String, CliError> {
@@ -27,142 +26,6 @@ pub async fn operator(sts: &aws_sdk_sts::Client) -> Result<String, CliError> {
         .await
         .map_err(|e| CliError::Identity(Box::new(e.into())))?;
     Ok(identity.arn().unwrap_or("unknown").to_owned())
-}
-
-pub async fn replay(
-    source: &Queue,
-    objects: &Objects,
-    filter: &Filter,
-    args: &ReplayArgs,
-    change: &ChangeArgs,
-    sts: &aws_sdk_sts::Client,
-) -> Result<Finish, CliError> {
-    if !args.dry_run {
-        require_consent(change.yes)?;
-    }
-    let pacer = Pacer::new(args.rate)?;
-    let (visible, in_flight) = source.counts().await?;
-    let destinations = Destinations::new(source, args.to.clone()).await;
-    let target = args.to.as_deref().unwrap_or("each message's source queue");
-    if args.dry_run {
-        let progress = bar(visible, "checked");
-        let setup = Setup {
-            source,
-            filter,
-            action: Action::Replay { destinations: &destinations, dry_run: true },
-            audit: None,
-            operator: "dry-run",
-            pacer: &pacer,
-            mover: None,
-            objects: None,
-        };
-        let sweep = Sweep::new(setup, args.limit.unwrap_or(usize::MAX), progress.clone())?;
-        let (tally, outcome) = sweep.run(1).await;
-        progress.finish_and_clear();
-        outcome?;
-        eprintln!(
-            "dry run: {} message(s) would be sent to {target}; {} duplicate record(s) would be \
-             deleted unsent; {} not matching; nothing was changed",
-            tally.would_send, tally.duplicates, tally.not_matching
-        );
-        if source.moves_groups() {
-            eprintln!("{DRY_RUN_MOVES_NOTHING}");
-        }
-        return finish(source, (visible, in_flight), &tally, true).await;
-    }
-    let mover = mover_for(source).await?;
-    let operator = operator(sts).await?;
-    let matching = if wants_count(change.yes) {
-        Some(count_matching(&headers(source), filter).await?)
-    } else {
-        None
-    };
-    let rate =
-        args.rate.map_or("as fast as SQS accepts".to_owned(), |r| format!("{r} message(s)/s"));
-    let how_many = how_many(matching, args.limit);
-    confirm(
-        change.yes,
-        &format!(
-            "Replay {how_many} of {} to {target}, {rate}{}, as {operator}; audit to {}.",
-            source.url,
-            args.canary.map(|n| format!(", canary of {n} first")).unwrap_or_default(),
-            change.audit.display()
-        ),
-    )?;
-    let audit = Audit::open(&change.audit, &source.url)?;
-    let mut remaining = args.limit.unwrap_or(usize::MAX);
-    let mut removed_by_canary = 0;
-    let mut total = Tally::default();
-    let to_replay = matching.map_or(visible, |m| m.count);
-    let progress =
-        paced_bar(args.limit.map_or(to_replay, |l| to_replay.min(l as u64)), "replayed", args.rate);
-    let setup = Setup {
-        source,
-        filter,
-        action: Action::Replay { destinations: &destinations, dry_run: false },
-        audit: Some(&audit),
-        operator: &operator,
-        pacer: &pacer,
-        mover: mover.as_ref(),
-        objects: Some(objects),
-    };
-    if let Some(canary) = args.canary {
-        let canary = usize::try_from(canary).unwrap_or(usize::MAX);
-        let sweep = Sweep::new(setup, canary.min(remaining), progress.clone())?.keeping_new_ids();
-        let (tally, outcome) = sweep.run(1).await;
-        total.add(&tally);
-        outcome?;
-        remaining = remaining.saturating_sub(tally.replayed as usize);
-        removed_by_canary = tally.replayed + tally.deleted_on_resume;
-        if tally.replayed > 0 {
-            progress.suspend(|| {
-                eprintln!(
-                    "canary: {} message(s) replayed; checking {} for them in {} s",
-                    tally.replayed, source.url, args.canary_wait
-                );
-            });
-            tokio::time::sleep(Duration::from_secs(args.canary_wait)).await;
-            let (back, shortfall) = came_back(&headers(source), &tally.new_message_ids).await?;
-            if !back.is_empty() || shortfall.is_some() {
-                progress.finish_and_clear();
-                if back.is_empty() {
-                    eprintln!(
-                        "canary not checked: {}. Stopped, nothing more was replayed: a canary \
-                         passes only when the whole queue was read.",
-                        shortfall.map(|s| s.explanation).unwrap_or_default()
-                    );
-                } else {
-                    let codes: Vec<String> =
-                        back.iter().map(|(code, n)| format!("{code} ×{n}")).collect();
-                    eprintln!(
-                        "canary failed: {} of {} replayed message(s) came back to {} ({}); \
-                         stopped, nothing more was replayed. Fix the cause, then run the same \
-                         command again.",
-                        back.values().sum::<u64>(),
-                        tally.replayed,
-                        source.url,
-                        codes.join(", ")
-                    );
-                }
-                summary(&total, &audit, true);
-                return Ok(Finish::CanaryStopped);
-            }
-            progress.suspend(|| eprintln!("canary passed: none came back; replaying the rest"));
-        }
-    }
-    if remaining > 0 {
-        let sweep = Sweep::new(setup, remaining, progress.clone())?;
-        let (tally, outcome) = sweep.run(usize::from(args.concurrency)).await;
-        total.add(&tally);
-        if let Err(error) = outcome {
-            progress.finish_and_clear();
-            summary(&total, &audit, true);
-            return Err(error);
-        }
-    }
-    progress.finish_and_clear();
-    summary(&total, &audit, true);
-    finish(source, (visible.saturating_sub(removed_by_canary), in_flight), &total, false).await
 }
 
 pub async fn discard(
@@ -176,11 +39,7 @@ pub async fn discard(
     require_consent(change.yes)?;
     let (visible, in_flight) = source.counts().await?;
     let operator = operator(sts).await?;
-    let matching = if wants_count(change.yes) {
-        Some(count_matching(&headers(source), filter).await?)
-    } else {
-        None
-    };
+    let matching = matching_if_wanted(source, filter, change.yes).await?;
     let how_many = how_many(matching, limit);
     confirm(
         change.yes,
@@ -215,12 +74,26 @@ pub async fn discard(
 }
 
 /// `queue` read without the bodies kept in S3: for a count or a canary check.
-fn headers(queue: &Queue) -> Queue {
+pub fn headers(queue: &Queue) -> Queue {
     Queue { bodies: None, ..queue.clone() }
 }
 
+/// The messages of `source` that `filter` matches, counted when there is a
+/// prompt or a progress bar to say it ([`wants_count`]).
+pub async fn matching_if_wanted(
+    source: &Queue,
+    filter: &Filter,
+    yes: bool,
+) -> Result<Option<Matching>, CliError> {
+    if wants_count(yes) {
+        Ok(Some(count_matching(&headers(source), filter).await?))
+    } else {
+        Ok(None)
+    }
+}
+
 /// What a prompt says of the messages it acts on.
-fn how_many(matching: Option<Matching>, limit: Option<usize>) -> String {
+pub fn how_many(matching: Option<Matching>, limit: Option<usize>) -> String {
     match (matching, limit) {
         (Some(m), Some(limit)) => {
             format!("{} of the {} matching message(s)", m.count.min(limit as u64), m.describe())
@@ -232,7 +105,7 @@ fn how_many(matching: Option<Matching>, limit: Option<usize>) -> String {
 }
 
 /// Said by a dry run given `--rotate-groups`, which it cannot honour.
-const DRY_RUN_MOVES_NOTHING: &str = "a dry run moves nothing, so --rotate-groups does not apply to \
+pub const DRY_RUN_MOVES_NOTHING: &str = "a dry run moves nothing, so --rotate-groups does not apply to \
      it: on a FIFO queue it sees each group's first messages only; the replay or discard itself \
      moves them";
 
@@ -278,32 +151,11 @@ pub async fn discard_dry_run(
     Ok(Finish::from_shortfall(shortfall.as_ref()))
 }
 
-/// Error codes of the records (or ids of the raw messages) among `new_ids`
-/// found on `queue`, counted, and what the read could not see: a message not
-/// read may be one that came back.
-async fn came_back(
-    queue: &Queue,
-    new_ids: &[String],
-) -> Result<(BTreeMap<String, u64>, Option<Shortfall>), CliError> {
-    let wanted: HashSet<&str> = new_ids.iter().map(String::as_str).collect();
-    let mut back = BTreeMap::new();
-    let mover = mover_for(queue).await?;
-    let scanned = scan(queue, mover.as_ref(), |entry| {
-        if wanted.contains(entry.original_message_id.as_str()) {
-            *back.entry(entry.error_code.unwrap_or_else(|| "dead-lettered".into())).or_default() +=
-                1;
-        }
-        ControlFlow::Continue(())
-    })
-    .await?;
-    Ok((back, scanned.shortfall(&queue.url)))
-}
-
 /// How a sweep of `source` ends that started with `at_start` (visible, in
 /// flight) messages: failures first, then messages in flight, then messages
 /// it could not reach. Exit 0 means every message the queue counted, in
 /// flight at the start included, was read.
-async fn finish(
+pub async fn finish(
     source: &Queue,
     at_start: (u64, u64),
     tally: &Tally,
@@ -340,18 +192,7 @@ async fn finish(
         incomplete = Some(unseen_from_start);
         None
     } else {
-        let scanned = Scanned {
-            read: read as usize,
-            counted,
-            groups: tally.seen.clone(),
-            moved: tally.moved as usize,
-            stuck: tally.stuck.clone(),
-            stopped_early: tally.limited,
-            lapsed: tally.lapsed,
-            lease: source.lease,
-            ..Scanned::default()
-        };
-        scanned.shortfall(&source.url)
+        unread(source, counted, read, tally)
     };
     if let Some(shortfall) = &shortfall {
         eprintln!("incomplete: {}.", shortfall.explanation);
@@ -365,7 +206,25 @@ async fn finish(
     })
 }
 
-fn summary(tally: &Tally, audit: &Audit, replay: bool) {
+/// What the sweeps that left `tally`, having read `read` of the `counted`
+/// messages of `source`, missed, said as a scan says it.
+fn unread(source: &Queue, counted: u64, read: u64, tally: &Tally) -> Option<Shortfall> {
+    let scanned = Scanned {
+        read: read as usize,
+        counted,
+        groups: tally.seen.clone(),
+        moved: tally.moved as usize,
+        stuck: tally.stuck.clone(),
+        stopped_early: tally.limited,
+        lapsed: tally.lapsed,
+        lease: source.lease,
+        ..Scanned::default()
+    };
+    scanned.shortfall(&source.url)
+}
+
+/// The last line of a change: its counts and its audit file.
+pub fn summary(tally: &Tally, audit: &Audit, replay: bool) {
     let done = if replay {
         format!(
             "replayed={} deleted_on_resume={} duplicates={}",

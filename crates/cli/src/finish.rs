@@ -1,6 +1,6 @@
 //! How a command ended, and the exit code that says so.
 
-use crate::scan::Shortfall;
+use crate::scanned::Shortfall;
 use backpressure_startup::exit;
 
 /// How a command ended, beyond an error.

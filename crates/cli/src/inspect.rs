@@ -12,7 +12,8 @@ use crate::error::CliError;
 use crate::filter::Filter;
 use crate::finish::Finish;
 use crate::queue::Queue;
-use crate::scan::{Scanned, mover_for, scan};
+use crate::scan::{mover_for, scan};
+use crate::scanned::Scanned;
 use crate::stats::{Stats, age_bucket};
 use crate::text::printable;
 
@@ -263,7 +264,7 @@ fn block(entry: &Entry, now: Timestamp) -> String {
 }
 
 /// Prints what a read missed, and the finish it means.
-fn finish(shortfall: Option<crate::scan::Shortfall>) -> Finish {
+fn finish(shortfall: Option<crate::scanned::Shortfall>) -> Finish {
     if let Some(shortfall) = &shortfall {
         eprintln!("incomplete: {}.", shortfall.explanation);
     }

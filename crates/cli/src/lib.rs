@@ -3,35 +3,37 @@
 //! rate-limited, audited and safe to interrupt. See `docs/operator-cli.md`.
 
 pub mod args;
-pub mod audit;
-pub mod audit_summary;
-pub mod change;
+mod audit;
+mod audit_summary;
+mod change;
 pub mod connect;
-pub mod consent;
-pub mod destination;
-pub mod entry;
-pub mod error;
-pub mod exit_codes;
-pub mod explain;
-pub mod filter;
+mod consent;
+mod destination;
+mod entry;
+mod error;
+mod exit_codes;
+mod explain;
+mod filter;
 pub mod finish;
-pub mod inspect;
-pub mod instant;
+mod inspect;
+mod instant;
 pub mod interrupt;
 pub mod lease;
 pub mod logging;
-pub mod objects;
-pub mod origin;
-pub mod outgoing;
-pub mod pace;
-pub mod queue;
-pub mod rotate;
-pub mod scan;
+mod objects;
+mod origin;
+mod outgoing;
+mod pace;
+mod queue;
+mod replay;
+mod rotate;
+mod scan;
+mod scanned;
 pub mod spill;
-pub mod stats;
-pub mod sweep;
-pub mod text;
-pub mod ui;
+mod stats;
+mod sweep;
+mod text;
+mod ui;
 
 use args::{Cli, Command, QueueArgs};
 use error::CliError;
@@ -108,7 +110,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
                 replay.to = Some(connect::queue_url(&clients.sqs, "--to", to).await?);
             }
             let queue = with_bodies(queue(&q), &filter);
-            change::replay(&queue, &objects, &filter, &replay, &change, &clients.sts).await
+            replay::replay(&queue, &objects, &filter, &replay, &change, &clients.sts).await
         }
         Command::Discard { queue: q, filters, limit, dry_run: true, .. } => {
             change::discard_dry_run(&queue(&q), &Filter::new(filters, now)?, limit).await

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use fastrand::Rng;
 
+use super::LambdaModel;
 use super::esm::Scaling;
 use super::invoke::{Environment, Invocation, plan};
 use crate::policy::Consumer;
@@ -67,35 +68,94 @@ impl Requests {
 
 /// Runs the Lambda consumer on `scenario` (its `lambda` settings).
 pub fn run(scenario: &Scenario) -> LambdaOutcome {
-    let model = scenario.lambda;
-    let mut poison_rng = Rng::with_seed(scenario.seed ^ 0x01);
-    let mut service_rng = Rng::with_seed(scenario.seed ^ 0x02);
-    let mut queue = Queue::new(scenario.queue);
-    let mut scaling = Scaling::new(model.esm);
-    let mut running: Vec<Invocation> = Vec::new();
-    // Environments between invocations: one that returned during this second
-    // takes the next batch from the moment it returned.
-    let mut idle: Vec<Environment> = Vec::new();
-    let mut waits = Waits::default();
-    let mut requests = Requests::default();
-    let capacity = model.invocation.downstream.capacity_rps;
-    let (mut invocations, mut billed_ms, mut cut, mut peak) = (0, 0, 0, 0);
-    let (mut counted, mut minute_arrivals, mut last_finish) = (0, 0, None);
-    let mut gathering: Option<u64> = None;
-    let mut minutes = Vec::new();
-
+    let mut run = LambdaRun::new(scenario);
     let end = scenario.trace.seconds() + scenario.tail_seconds;
     for now in 0..end {
-        let arrivals = scenario.trace.arrivals.get(now as usize).copied().unwrap_or(0);
-        for _ in 0..arrivals {
-            let poison = poison_rng.f64() < scenario.queue.poison_fraction;
-            counted += u64::from(!poison);
-            queue.send(Message { sent: now as u32, receives: 0, poison });
+        run.arrive(now);
+        run.queue.expire_leases(now);
+        run.settle_returned(now);
+        run.invoke(now);
+        run.scale();
+        if now % 60 == 59 {
+            run.close_minute(now);
         }
-        minute_arrivals += u64::from(arrivals);
-        queue.expire_leases(now);
+    }
+    run.outcome(end)
+}
 
-        let freed = idle.len();
+/// A Lambda run between two seconds.
+#[derive(Debug)]
+struct LambdaRun<'a> {
+    scenario: &'a Scenario,
+    model: LambdaModel,
+    /// The downstream's capacity, requests a second.
+    capacity: Option<f64>,
+    poison_rng: Rng,
+    service_rng: Rng,
+    queue: Queue,
+    scaling: Scaling,
+    running: Vec<Invocation>,
+    /// Environments between invocations: one that returned during this second
+    /// takes the next batch from the moment it returned.
+    idle: Vec<Environment>,
+    waits: Waits,
+    requests: Requests,
+    invocations: u64,
+    billed_ms: u64,
+    cut: u64,
+    peak: u32,
+    /// Non-poison messages sent.
+    counted: u64,
+    minute_arrivals: u64,
+    last_finish: Option<f64>,
+    /// The second the mapping began gathering a batch that is not full yet.
+    gathering: Option<u64>,
+    minutes: Vec<Minute>,
+}
+
+impl<'a> LambdaRun<'a> {
+    fn new(scenario: &'a Scenario) -> Self {
+        let model = scenario.lambda;
+        Self {
+            scenario,
+            model,
+            capacity: model.invocation.downstream.capacity_rps,
+            poison_rng: Rng::with_seed(scenario.seed ^ 0x01),
+            service_rng: Rng::with_seed(scenario.seed ^ 0x02),
+            queue: Queue::new(scenario.queue),
+            scaling: Scaling::new(model.esm),
+            running: Vec::new(),
+            idle: Vec::new(),
+            waits: Waits::default(),
+            requests: Requests::default(),
+            invocations: 0,
+            billed_ms: 0,
+            cut: 0,
+            peak: 0,
+            counted: 0,
+            minute_arrivals: 0,
+            last_finish: None,
+            gathering: None,
+            minutes: Vec::new(),
+        }
+    }
+
+    /// Sends the trace's messages of second `now`.
+    fn arrive(&mut self, now: u64) {
+        let arrivals = self.scenario.trace.arrivals.get(now as usize).copied().unwrap_or(0);
+        for _ in 0..arrivals {
+            let poison = self.poison_rng.f64() < self.scenario.queue.poison_fraction;
+            self.counted += u64::from(!poison);
+            self.queue.send(Message { sent: now as u32, receives: 0, poison });
+        }
+        self.minute_arrivals += u64::from(arrivals);
+    }
+
+    /// Settles the batches of the invocations over by the end of second `now`
+    /// and keeps their environments for the next batches.
+    fn settle_returned(&mut self, now: u64) {
+        let freed = self.idle.len();
+        let Self { running, idle, queue, waits, last_finish, .. } = self;
         running.retain(|invocation| {
             if invocation.end >= (now + 1) as f64 {
                 return true;
@@ -105,7 +165,7 @@ pub fn run(scenario: &Scenario) -> LambdaOutcome {
                     Some(started) if work.finished && !work.message.poison => {
                         queue.delete();
                         waits.record(started - f64::from(work.message.sent));
-                        last_finish = Some(invocation.end);
+                        *last_finish = Some(invocation.end);
                     }
                     // Failed or cut: back when its visibility timeout ends.
                     _ => queue.lapse(work.message, invocation.begin as u64),
@@ -118,90 +178,106 @@ pub fn run(scenario: &Scenario) -> LambdaOutcome {
             // Latest first, so `pop` takes the environment that has been free longest.
             idle.sort_by(|a, b| b.free_at.total_cmp(&a.free_at));
         }
+    }
 
-        requests.settle(now.saturating_sub(1), capacity);
-        let last_second = requests.per_second.get(&now.saturating_sub(1)).copied().unwrap_or(0);
-        let slowdown = capacity.map_or(1.0, |c| (last_second as f64 / c).max(1.0));
-        let batch_size = u64::from(model.esm.batch_size);
-        while (running.len() as u32) < scaling.limit() && queue.visible() > 0 {
-            let full = queue.visible() >= batch_size;
-            let since = *gathering.get_or_insert(now);
-            if !full && now - since < model.esm.batching_window {
+    /// Invokes as many batches as the mapping's concurrency allows, each once
+    /// it is full or its batching window has passed.
+    fn invoke(&mut self, now: u64) {
+        self.requests.settle(now.saturating_sub(1), self.capacity);
+        let last_second =
+            self.requests.per_second.get(&now.saturating_sub(1)).copied().unwrap_or(0);
+        let slowdown = self.capacity.map_or(1.0, |c| (last_second as f64 / c).max(1.0));
+        let batch_size = u64::from(self.model.esm.batch_size);
+        while (self.running.len() as u32) < self.scaling.limit() && self.queue.visible() > 0 {
+            let full = self.queue.visible() >= batch_size;
+            let since = *self.gathering.get_or_insert(now);
+            if !full && now - since < self.model.esm.batching_window {
                 break;
             }
             let batch: Vec<Message> =
-                std::iter::from_fn(|| queue.receive()).take(batch_size as usize).collect();
-            gathering = None;
+                std::iter::from_fn(|| self.queue.receive()).take(batch_size as usize).collect();
+            self.gathering = None;
             if batch.is_empty() {
                 break;
             }
-            let environment = idle.pop().unwrap_or_else(|| Environment::new(now as f64));
+            let environment = self.idle.pop().unwrap_or_else(|| Environment::new(now as f64));
+            let requests = &mut self.requests;
             let planned = plan(
-                &model.invocation,
+                &self.model.invocation,
                 now,
                 environment,
                 batch,
                 slowdown,
-                &mut service_rng,
+                &mut self.service_rng,
                 |at| {
                     // To the microsecond: a limiter's 20 steps of 0.05 s end at 1 s, not before.
                     let second = ((at * 1e6).round() / 1e6) as u64;
                     *requests.per_second.entry(second).or_default() += 1;
                 },
             );
-            invocations += 1;
-            billed_ms += planned.billed_ms();
-            cut += planned.cut;
-            running.push(planned);
+            self.invocations += 1;
+            self.billed_ms += planned.billed_ms();
+            self.cut += planned.cut;
+            self.running.push(planned);
         }
-        if queue.visible() == 0 {
-            gathering = None;
-        }
-        peak = peak.max(running.len() as u32);
-        scaling.tick(running.len() as u32, queue.visible());
-
-        if now % 60 == 59 {
-            minutes.push(Minute {
-                arrivals: minute_arrivals,
-                visible: queue.visible(),
-                running: running.len() as u64,
-                desired: u64::from(scaling.limit()),
-                metric: None,
-                head_wait: queue.head_sent().map(|sent| now.saturating_sub(u64::from(sent))),
-            });
-            minute_arrivals = 0;
+        if self.queue.visible() == 0 {
+            self.gathering = None;
         }
     }
-    requests.settle(u64::MAX, capacity);
 
-    let slo = scenario.slo.latency_seconds;
-    let held = running.iter().flat_map(|i| i.work.iter().map(|w| w.message));
-    let (left, left_late) = leftovers(queue.remaining().chain(held), end, slo);
-    let outcome = Outcome {
-        consumer: Consumer::Lambda,
-        sent: scenario.trace.total(),
-        processed: waits.count(),
-        dead_lettered: queue.dead_lettered(),
-        dead_lettered_healthy: queue.dead_lettered_healthy(),
-        left,
-        left_late,
-        counted,
-        waits,
-        last_finish,
-        slo_seconds: slo,
-        task_seconds: billed_ms.div_ceil(1_000),
-        actions: Vec::new(),
-        zero_to_first_task: Vec::new(),
-        minutes,
-    };
-    LambdaOutcome {
-        outcome,
-        invocations,
-        billed_ms,
-        memory_mb: model.memory_mb,
-        cut,
-        peak_concurrency: peak,
-        downstream_peak_rps: requests.peak,
-        seconds_over_capacity: requests.over,
+    /// The end of a second for the mapping's concurrency.
+    fn scale(&mut self) {
+        let running = self.running.len() as u32;
+        self.peak = self.peak.max(running);
+        self.scaling.tick(running, self.queue.visible());
+    }
+
+    /// Records the minute that ends with second `now`.
+    fn close_minute(&mut self, now: u64) {
+        self.minutes.push(Minute {
+            arrivals: self.minute_arrivals,
+            visible: self.queue.visible(),
+            running: self.running.len() as u64,
+            desired: u64::from(self.scaling.limit()),
+            metric: None,
+            head_wait: self.queue.head_sent().map(|sent| now.saturating_sub(u64::from(sent))),
+        });
+        self.minute_arrivals = 0;
+    }
+
+    /// What the run did, `end` seconds in: messages still queued or held by
+    /// an invocation are left.
+    fn outcome(mut self, end: u64) -> LambdaOutcome {
+        self.requests.settle(u64::MAX, self.capacity);
+        let slo = self.scenario.slo.latency_seconds;
+        let held = self.running.iter().flat_map(|i| i.work.iter().map(|w| w.message));
+        let (left, left_late) = leftovers(self.queue.remaining().chain(held), end, slo);
+        let outcome = Outcome {
+            consumer: Consumer::Lambda,
+            sent: self.scenario.trace.total(),
+            processed: self.waits.count(),
+            dead_lettered: self.queue.dead_lettered(),
+            dead_lettered_healthy: self.queue.dead_lettered_healthy(),
+            left,
+            left_late,
+            counted: self.counted,
+            waits: self.waits,
+            last_finish: self.last_finish,
+            slo_seconds: slo,
+            task_seconds: self.billed_ms.div_ceil(1_000),
+            actions: Vec::new(),
+            zero_to_first_task: Vec::new(),
+            minutes: self.minutes,
+        };
+        LambdaOutcome {
+            outcome,
+            invocations: self.invocations,
+            billed_ms: self.billed_ms,
+            memory_mb: self.model.memory_mb,
+            cut: self.cut,
+            peak_concurrency: self.peak,
+            downstream_peak_rps: self.requests.peak,
+            seconds_over_capacity: self.requests.over,
+        }
     }
 }

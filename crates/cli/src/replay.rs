@@ -1,0 +1,277 @@
+//! `replay`: a dry run, or the canary first (replayed, waited for, looked for
+//! on the source queue), then the rest.
+
+use std::collections::{BTreeMap, HashSet};
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+use indicatif::ProgressBar;
+
+use crate::args::{ChangeArgs, ReplayArgs};
+use crate::audit::Audit;
+use crate::change::{
+    DRY_RUN_MOVES_NOTHING, finish, headers, how_many, matching_if_wanted, operator, summary,
+};
+use crate::consent::{Matching, confirm, require_consent};
+use crate::destination::Destinations;
+use crate::error::CliError;
+use crate::filter::Filter;
+use crate::finish::Finish;
+use crate::objects::Objects;
+use crate::pace::Pacer;
+use crate::queue::Queue;
+use crate::scan::{mover_for, scan};
+use crate::scanned::Shortfall;
+use crate::sweep::{Action, Setup, Sweep, Tally};
+use crate::ui::{bar, paced_bar};
+
+/// Replays what `filter` matches on `source` to `--to`, or to each message's source queue.
+pub async fn replay(
+    source: &Queue,
+    objects: &Objects,
+    filter: &Filter,
+    args: &ReplayArgs,
+    change: &ChangeArgs,
+    sts: &aws_sdk_sts::Client,
+) -> Result<Finish, CliError> {
+    if !args.dry_run {
+        require_consent(change.yes)?;
+    }
+    let pacer = Pacer::new(args.rate)?;
+    let at_start = source.counts().await?;
+    let destinations = Destinations::new(source, args.to.clone()).await;
+    if args.dry_run {
+        let setup = Setup {
+            source,
+            filter,
+            action: Action::Replay { destinations: &destinations, dry_run: true },
+            audit: None,
+            operator: "dry-run",
+            pacer: &pacer,
+            mover: None,
+            objects: None,
+        };
+        return dry_run(setup, args, at_start).await;
+    }
+    let mover = mover_for(source).await?;
+    let operator = operator(sts).await?;
+    let matching = matching_if_wanted(source, filter, change.yes).await?;
+    confirm(change.yes, &plan(source, args, change, matching, &operator))?;
+    let audit = Audit::open(&change.audit, &source.url)?;
+    let to_replay = matching.map_or(at_start.0, |m| m.count);
+    let progress =
+        paced_bar(args.limit.map_or(to_replay, |l| to_replay.min(l as u64)), "replayed", args.rate);
+    let setup = Setup {
+        source,
+        filter,
+        action: Action::Replay { destinations: &destinations, dry_run: false },
+        audit: Some(&audit),
+        operator: &operator,
+        pacer: &pacer,
+        mover: mover.as_ref(),
+        objects: Some(objects),
+    };
+    Replaying::new(setup, args, &audit, progress).run(at_start).await
+}
+
+/// Where the replayed messages go, for a person.
+fn target(args: &ReplayArgs) -> &str {
+    args.to.as_deref().unwrap_or("each message's source queue")
+}
+
+/// What the prompt says a replay will do.
+fn plan(
+    source: &Queue,
+    args: &ReplayArgs,
+    change: &ChangeArgs,
+    matching: Option<Matching>,
+    operator: &str,
+) -> String {
+    let rate =
+        args.rate.map_or("as fast as SQS accepts".to_owned(), |r| format!("{r} message(s)/s"));
+    format!(
+        "Replay {} of {} to {}, {rate}{}, as {operator}; audit to {}.",
+        how_many(matching, args.limit),
+        source.url,
+        target(args),
+        args.canary.map(|n| format!(", canary of {n} first")).unwrap_or_default(),
+        change.audit.display()
+    )
+}
+
+/// Counts what a replay would send and delete; changes nothing. `at_start`:
+/// the source's visible and in-flight messages.
+async fn dry_run(
+    setup: Setup<'_>,
+    args: &ReplayArgs,
+    at_start: (u64, u64),
+) -> Result<Finish, CliError> {
+    let source = setup.source;
+    let progress = bar(at_start.0, "checked");
+    let sweep = Sweep::new(setup, args.limit.unwrap_or(usize::MAX), progress.clone())?;
+    let (tally, outcome) = sweep.run(1).await;
+    progress.finish_and_clear();
+    outcome?;
+    eprintln!(
+        "dry run: {} message(s) would be sent to {}; {} duplicate record(s) would be deleted \
+         unsent; {} not matching; nothing was changed",
+        tally.would_send,
+        target(args),
+        tally.duplicates,
+        tally.not_matching
+    );
+    if source.moves_groups() {
+        eprintln!("{DRY_RUN_MOVES_NOTHING}");
+    }
+    finish(source, at_start, &tally, true).await
+}
+
+/// A confirmed replay: what its sweeps work with, and what they did so far.
+#[derive(Debug)]
+struct Replaying<'a> {
+    setup: Setup<'a>,
+    args: &'a ReplayArgs,
+    audit: &'a Audit,
+    progress: ProgressBar,
+    /// Matching messages still to replay (`--limit`).
+    remaining: usize,
+    /// Messages the canary took off the source queue.
+    removed_by_canary: u64,
+    total: Tally,
+}
+
+impl<'a> Replaying<'a> {
+    fn new(
+        setup: Setup<'a>,
+        args: &'a ReplayArgs,
+        audit: &'a Audit,
+        progress: ProgressBar,
+    ) -> Self {
+        let remaining = args.limit.unwrap_or(usize::MAX);
+        Self {
+            setup,
+            args,
+            audit,
+            progress,
+            remaining,
+            removed_by_canary: 0,
+            total: Tally::default(),
+        }
+    }
+
+    /// The canary when one is asked for, then the rest. `at_start`: the
+    /// source's visible and in-flight messages.
+    async fn run(mut self, at_start: (u64, u64)) -> Result<Finish, CliError> {
+        if let Some(size) = self.args.canary
+            && let ControlFlow::Break(stopped) = self.canary(size).await?
+        {
+            return Ok(stopped);
+        }
+        self.rest().await?;
+        self.say_done();
+        let (visible, in_flight) = at_start;
+        let left = (visible.saturating_sub(self.removed_by_canary), in_flight);
+        finish(self.setup.source, left, &self.total, false).await
+    }
+
+    /// Replays `size` messages, waits `--canary-wait`, then reads the source
+    /// for them: `Break` when any came back, or when the read could not see
+    /// the whole queue.
+    async fn canary(&mut self, size: u64) -> Result<ControlFlow<Finish>, CliError> {
+        let size = usize::try_from(size).unwrap_or(usize::MAX);
+        let sweep = Sweep::new(self.setup, size.min(self.remaining), self.progress.clone())?
+            .keeping_new_ids();
+        let (tally, outcome) = sweep.run(1).await;
+        self.total.add(&tally);
+        outcome?;
+        self.remaining = self.remaining.saturating_sub(tally.replayed as usize);
+        self.removed_by_canary = tally.replayed + tally.deleted_on_resume;
+        if tally.replayed == 0 {
+            return Ok(ControlFlow::Continue(()));
+        }
+        let (source, wait) = (self.setup.source, self.args.canary_wait);
+        self.progress.suspend(|| {
+            eprintln!(
+                "canary: {} message(s) replayed; checking {} for them in {wait} s",
+                tally.replayed, source.url
+            );
+        });
+        tokio::time::sleep(Duration::from_secs(wait)).await;
+        let (back, shortfall) = came_back(&headers(source), &tally.new_message_ids).await?;
+        if back.is_empty() && shortfall.is_none() {
+            self.progress
+                .suspend(|| eprintln!("canary passed: none came back; replaying the rest"));
+            return Ok(ControlFlow::Continue(()));
+        }
+        self.progress.finish_and_clear();
+        say_canary_stopped(&back, shortfall, tally.replayed, &source.url);
+        summary(&self.total, self.audit, true);
+        Ok(ControlFlow::Break(Finish::CanaryStopped))
+    }
+
+    /// Replays what the canary left, `--concurrency` sweeps at once.
+    async fn rest(&mut self) -> Result<(), CliError> {
+        if self.remaining == 0 {
+            return Ok(());
+        }
+        let sweep = Sweep::new(self.setup, self.remaining, self.progress.clone())?;
+        let (tally, outcome) = sweep.run(usize::from(self.args.concurrency)).await;
+        self.total.add(&tally);
+        if outcome.is_err() {
+            // What it did before the error is on the queue and in the audit: said all the same.
+            self.say_done();
+        }
+        outcome
+    }
+
+    fn say_done(&self) {
+        self.progress.finish_and_clear();
+        summary(&self.total, self.audit, true);
+    }
+}
+
+/// Why the canary stopped the replay: `back` counts the replayed messages
+/// that came back to `url` by error code; empty, the read could not tell.
+fn say_canary_stopped(
+    back: &BTreeMap<String, u64>,
+    shortfall: Option<Shortfall>,
+    replayed: u64,
+    url: &str,
+) {
+    if back.is_empty() {
+        eprintln!(
+            "canary not checked: {}. Stopped, nothing more was replayed: a canary passes only \
+             when the whole queue was read.",
+            shortfall.map(|s| s.explanation).unwrap_or_default()
+        );
+        return;
+    }
+    let codes: Vec<String> = back.iter().map(|(code, n)| format!("{code} ×{n}")).collect();
+    eprintln!(
+        "canary failed: {} of {replayed} replayed message(s) came back to {url} ({}); stopped, \
+         nothing more was replayed. Fix the cause, then run the same command again.",
+        back.values().sum::<u64>(),
+        codes.join(", ")
+    );
+}
+
+/// Error codes of the records (or ids of the raw messages) among `new_ids`
+/// found on `queue`, counted, and what the read could not see: a message not
+/// read may be one that came back.
+async fn came_back(
+    queue: &Queue,
+    new_ids: &[String],
+) -> Result<(BTreeMap<String, u64>, Option<Shortfall>), CliError> {
+    let wanted: HashSet<&str> = new_ids.iter().map(String::as_str).collect();
+    let mut back = BTreeMap::new();
+    let mover = mover_for(queue).await?;
+    let scanned = scan(queue, mover.as_ref(), |entry| {
+        if wanted.contains(entry.original_message_id.as_str()) {
+            *back.entry(entry.error_code.unwrap_or_else(|| "dead-lettered".into())).or_default() +=
+                1;
+        }
+        ControlFlow::Continue(())
+    })
+    .await?;
+    Ok((back, scanned.shortfall(&queue.url)))
+}
