@@ -151,7 +151,7 @@ consumer() {
 
 engine() {
   log "engine overhead (criterion)"
-  cargo bench -p backpressure-batch --features fixtures --bench engine
+  cargo bench -p sqs-backpressure-bench --bench engine
 }
 
 publisher() {

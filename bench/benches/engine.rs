@@ -4,19 +4,19 @@
 //! `serde_json::Value` and into `aws_lambda_events`' typed `SqsEvent` (what a
 //! plain Rust handler gets from `lambda_runtime`).
 //!
-//! `cargo bench -p backpressure-batch --features fixtures --bench engine`
+//! `cargo bench -p sqs-backpressure-bench --bench engine`
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use backpressure_batch::delivery::WorkRequest;
 use backpressure_batch::event::SqsEvent;
-use backpressure_batch::fixtures::work_batch;
 use backpressure_batch::outcome::Verdict;
 use backpressure_batch::quarantine::QuarantineRecord;
 use backpressure_batch::quarantine::{QuarantineError, QuarantineStore};
 use backpressure_batch::{BatchProcessor, Message, Processor};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use sqs_backpressure_bench::fixtures::work_batch;
 
 struct NoOp;
 

@@ -1,4 +1,4 @@
-//! Generated SQS events for the benchmarks (feature `fixtures`): the same
+//! Generated SQS events for the benchmarks: the same
 //! batch for the criterion bench, the throughput runs and every anchor, so
 //! their numbers compare like with like.
 
@@ -45,8 +45,8 @@ pub fn work_batch(messages: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contract::WorkRequest;
-    use crate::event::SqsEvent;
+    use backpressure_batch::delivery::WorkRequest;
+    use backpressure_batch::event::SqsEvent;
 
     #[test]
     fn five_thousand_messages_fit_the_payload_limit_and_keep_the_contract() {

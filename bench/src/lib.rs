@@ -6,5 +6,6 @@
 pub mod args;
 mod bare;
 pub use bare::bare_move;
+pub mod fixtures;
 pub mod latency_model;
 pub mod proc_stats;

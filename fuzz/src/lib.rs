@@ -20,9 +20,10 @@ use backpressure_batch::delivery::Downstream;
 use backpressure_batch::delivery::WorkRequest;
 use backpressure_batch::event::{IncomingEvent, SqsEvent, SqsRecord};
 use backpressure_batch::outcome::ErrorCode;
-use backpressure_batch::quarantine::{Failure, QuarantineRecord, sqs_accepts};
+use backpressure_batch::quarantine::{Failure, QuarantineRecord};
 use backpressure_core::config::Vars;
 use backpressure_core::queue::{QueueKind, QueueRef};
+use backpressure_core::sqs_limits::sqs_accepts;
 use serde_json::Value;
 
 /// Every target, by the name `make fuzz` and the corpus folders use.

@@ -6,11 +6,11 @@
 //! usage: bench-cold-start --label L [--runs 10] (--event FILE | --batch N)
 //!        [--out FILE] [--env NAME=VALUE ...] -- PROGRAM [ARGS ...]
 
-use backpressure_batch::fixtures::work_batch;
 use e2e_tests::fixtures::BoxError;
 use hyper::body::Bytes;
 use serde_json::json;
 use sqs_backpressure_bench::args::{BenchArgs, cold_starts};
+use sqs_backpressure_bench::fixtures::work_batch;
 
 const USAGE: &str = "bench-cold-start --label L [--runs 10] (--event FILE | --batch N) \
                      [--out FILE] [--env NAME=VALUE ...] -- PROGRAM [ARGS ...]";

@@ -10,11 +10,11 @@
 
 use std::time::Duration;
 
-use backpressure_batch::fixtures::{PAYLOAD_LIMIT, work_batch};
 use e2e_tests::fixtures::BoxError;
 use hyper::body::Bytes;
 use serde_json::json;
 use sqs_backpressure_bench::args::{BenchArgs, invoke_ok, start_ready, summary};
+use sqs_backpressure_bench::fixtures::{PAYLOAD_LIMIT, work_batch};
 
 /// Lambda's longest timeout.
 const TIMEOUT: Duration = Duration::from_secs(900);

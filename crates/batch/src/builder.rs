@@ -123,6 +123,7 @@ impl<P, Q, B> Builder<P, Q, B> {
     /// jittered delay instead of the queue's full visibility timeout. Needs
     /// [`Builder::visibility`].
     #[cfg(feature = "sqs")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
     pub fn backoff(mut self, backoff: Backoff) -> Self {
         self.backoff = Some(backoff);
         self
@@ -133,6 +134,7 @@ impl<P, Q, B> Builder<P, Q, B> {
     /// for a consumer that holds each group only while a batch of it is in
     /// work (sqs-worker). Needs [`Builder::visibility`].
     #[cfg(feature = "sqs")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
     pub fn fifo_retries_at_once(mut self) -> Self {
         self.fifo_at_once = true;
         self
@@ -140,6 +142,7 @@ impl<P, Q, B> Builder<P, Q, B> {
 
     /// The SQS client that changes retried messages' visibility.
     #[cfg(feature = "sqs")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
     pub fn visibility(mut self, visibility: SqsVisibility) -> Self {
         self.visibility = Some(visibility);
         self

@@ -59,6 +59,7 @@ pub struct IdempotencyConfig {
 }
 
 #[cfg(feature = "dynamodb")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dynamodb")))]
 impl IdempotencyConfig {
     /// The claim settings on a [`DynamoDbStore`] called with `client`.
     pub fn store(

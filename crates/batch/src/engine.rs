@@ -24,12 +24,12 @@ use crate::message::{Message, Processor, panic_message};
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 use crate::quarantine::{Failure, QuarantineError, QuarantineRecord, QuarantineStore};
 use crate::report::batch_item_failures;
-pub use crate::report::{BatchError, BatchReport, RecordOutcome};
+use crate::report::{BatchError, BatchReport, RecordOutcome};
 use backpressure_core::error::error_chain;
 
 /// How the engine runs a batch.
 #[derive(Debug, Clone)]
-pub struct EngineSettings {
+pub(crate) struct EngineSettings {
     /// Messages (standard queues) or message groups (FIFO) in flight at once.
     pub concurrency: usize,
     /// No message starts, and work in flight is cut, when less than this is left.
@@ -44,7 +44,7 @@ const RESPONSE_RESERVE: Duration = Duration::from_millis(100);
 /// Runs batches: decode, process (concurrently, FIFO groups in order),
 /// quarantine, guard the deadline. Build one per process and reuse it.
 #[derive(Debug)]
-pub struct Engine<P, Q, B> {
+pub(crate) struct Engine<P, Q, B> {
     processor: P,
     quarantine: Q,
     settings: EngineSettings,
@@ -103,7 +103,7 @@ impl<B> Batch<'_, '_, B> {
 
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
     /// An engine with its processor, its quarantine and its settings.
-    pub fn new(processor: P, quarantine: Q, settings: EngineSettings) -> Self {
+    pub(crate) fn new(processor: P, quarantine: Q, settings: EngineSettings) -> Self {
         Self { processor, quarantine, settings, guard: None, group_limits: None, body: PhantomData }
     }
 
@@ -115,7 +115,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
 
     /// At most `per_group` messages of one `MessageGroupId` in work at once
     /// on standard queues, across every batch of this engine.
-    pub fn with_group_limit(mut self, per_group: usize) -> Self {
+    pub(crate) fn with_group_limit(mut self, per_group: usize) -> Self {
         self.group_limits = Some(GroupLimits::new(per_group));
         self
     }
@@ -125,13 +125,13 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
     }
 
     /// The processor, for callers that keep state in it.
-    pub fn processor(&self) -> &P {
+    pub(crate) fn processor(&self) -> &P {
         &self.processor
     }
 
     /// Runs one batch; every record is settled before `deadline`.
     #[cfg(test)]
-    pub async fn run<'r, R: AsRef<[SqsRecord]> + ?Sized>(
+    pub(crate) async fn run<'r, R: AsRef<[SqsRecord]> + ?Sized>(
         &self,
         records: &'r R,
         deadline: Instant,
@@ -143,7 +143,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
     /// its outcome acknowledges it (done, or quarantined and confirmed), while
     /// the rest of the batch is still in work: a long-running consumer deletes
     /// it then, so a slow sibling or a drain never sends it round again.
-    pub async fn run_settling<'r, R: AsRef<[SqsRecord]> + ?Sized>(
+    pub(crate) async fn run_settling<'r, R: AsRef<[SqsRecord]> + ?Sized>(
         &self,
         records: &'r R,
         deadline: Instant,

@@ -33,13 +33,17 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl GroupLimits {
-    pub fn new(per_group: usize) -> Self {
+    pub(crate) fn new(per_group: usize) -> Self {
         Self { per_group: per_group.max(1), slots: Mutex::default() }
     }
 
     /// Waits until `record`'s group has a free slot; `None` for a record
     /// without a group, or on a FIFO queue (whose groups run one at a time).
-    pub async fn admit(&self, record: &SqsRecord, fifo: bool) -> Option<OwnedSemaphorePermit> {
+    pub(crate) async fn admit(
+        &self,
+        record: &SqsRecord,
+        fifo: bool,
+    ) -> Option<OwnedSemaphorePermit> {
         let group = record.message_group_id().filter(|_| !fifo)?;
         let slot = {
             let mut slots = lock(&self.slots);

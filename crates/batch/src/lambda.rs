@@ -7,10 +7,10 @@ use std::time::SystemTime;
 
 use crate::body::Body;
 use crate::config::ConsumerConfig;
-use crate::engine::BatchError;
 use crate::event::IncomingEvent;
 use crate::message::Processor;
 use crate::quarantine::QuarantineStore;
+use crate::report::BatchError;
 use aws_lambda_events::sqs::SqsBatchResponse;
 use backpressure_core::config::ConfigError;
 use backpressure_core::deadline;

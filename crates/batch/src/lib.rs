@@ -139,7 +139,8 @@
 //! Without a quarantine ([`builder::Builder::quarantine`]), a permanent failure is
 //! reported as a batch item failure, and the queue's redrive policy moves the
 //! message to its dead-letter queue after `maxReceiveCount`.
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod backoff;
 pub mod body;
@@ -148,27 +149,30 @@ pub mod config;
 #[cfg(feature = "http-delivery")]
 mod contract;
 #[cfg(feature = "http-delivery")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http-delivery")))]
 pub mod delivery;
 mod engine;
 pub mod event;
 mod fairness;
-#[cfg(feature = "fixtures")]
-pub mod fixtures;
 pub mod idempotency;
 #[cfg(feature = "lambda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
 pub mod lambda;
 mod message;
 mod order;
 pub mod outcome;
 #[cfg(all(feature = "lambda", feature = "http-delivery"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "lambda", feature = "http-delivery"))))]
 pub mod prelude;
 mod processor;
 pub mod quarantine;
 pub mod report;
 mod source;
 #[cfg(feature = "sqs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
 pub mod sqs;
 #[cfg(all(feature = "sqs", feature = "s3-overflow", feature = "dynamodb"))]
+#[cfg_attr(docsrs, doc(cfg(all(feature = "sqs", feature = "s3-overflow", feature = "dynamodb"))))]
 pub mod start;
 mod summary;
 pub mod trace;
@@ -177,6 +181,7 @@ mod visibility;
 
 pub use backoff::Backoff;
 #[cfg(feature = "lambda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
 pub use backpressure_startup::Env;
 
 /// The README's examples, compiled by `cargo test --doc`.
@@ -184,12 +189,14 @@ pub use backpressure_startup::Env;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 pub use body::{Body, ContractViolation, Validate};
-pub use engine::BatchReport;
 pub use event::SqsRecord;
 #[cfg(feature = "lambda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
 pub use lambda::serve;
 pub use message::{Message, Processor};
 pub use outcome::{ErrorCode, Outcome, Verdict};
 pub use processor::BatchProcessor;
+pub use report::BatchReport;
 #[cfg(feature = "sqs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
 pub use sqs::SqsQuarantine;

@@ -5,11 +5,12 @@
 use std::time::SystemTime;
 
 use crate::body::Body;
-use crate::engine::{BatchError, BatchReport, Engine, RecordOutcome};
+use crate::engine::Engine;
 use crate::event::SqsRecord;
 use crate::message::Processor;
 use crate::outcome::Outcome;
 use crate::quarantine::QuarantineStore;
+use crate::report::{BatchError, BatchReport, RecordOutcome};
 use crate::summary::BatchSummary;
 use aws_lambda_events::sqs::SqsBatchResponse;
 use tokio::time::Instant;
@@ -156,6 +157,7 @@ fn failed_records_field(outcomes: &[RecordOutcome<'_>]) -> String {
 }
 
 #[cfg(feature = "sqs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
     /// Makes the visibility changes the policy decides for the retried
     /// messages ([`VisibilityPolicy::changes`]) and lists them in the report.

@@ -10,7 +10,7 @@ use crate::outcome::{Outcome, RetryCause};
 
 /// A batch's outcomes, counted.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct BatchSummary {
+pub(crate) struct BatchSummary {
     /// Records in the batch.
     pub records: usize,
     /// Processed.
@@ -34,7 +34,7 @@ pub struct BatchSummary {
 
 impl BatchSummary {
     /// Counts the outcomes.
-    pub fn new<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Self {
+    pub(crate) fn new<'a>(outcomes: impl IntoIterator<Item = &'a Outcome>) -> Self {
         let mut summary = Self::default();
         for outcome in outcomes {
             summary.records += 1;
@@ -63,30 +63,30 @@ impl BatchSummary {
     }
 
     /// With the batch's failed idempotency store calls.
-    pub fn with_store_errors(mut self, errors: usize) -> Self {
+    pub(crate) fn with_store_errors(mut self, errors: usize) -> Self {
         self.idempotency_store_errors = errors;
         self
     }
 
     /// Messages returned to the queue because the invocation's deadline came
     /// before their turn or their answer (retry cause `deadline`).
-    pub fn deadline_cuts(&self) -> usize {
+    pub(crate) fn deadline_cuts(&self) -> usize {
         self.by_retry_cause.get("deadline").copied().unwrap_or_default()
     }
 
     /// `code=count,...`, for one log field.
-    pub fn error_codes_field(&self) -> String {
+    pub(crate) fn error_codes_field(&self) -> String {
         join(self.by_error_code.iter().map(|(k, v)| (k.as_str(), *v)))
     }
 
     /// `cause=count,...`, for one log field.
-    pub fn retry_causes_field(&self) -> String {
+    pub(crate) fn retry_causes_field(&self) -> String {
         join(self.by_retry_cause.iter().map(|(k, v)| (*k, *v)))
     }
 
     /// One EMF document for the outcome counts, dimensioned by queue, and one
     /// per error code, dimensioned by queue and code.
-    pub fn emf_documents(
+    pub(crate) fn emf_documents(
         &self,
         namespace: &str,
         queue: &str,
@@ -118,7 +118,7 @@ impl BatchSummary {
 
 /// `group=count,...` for the `n` groups with the most records (ties by
 /// name), for one log field: which tenants filled the batch.
-pub fn top_groups<'a>(
+pub(crate) fn top_groups<'a>(
     records: impl Iterator<Item = &'a crate::event::SqsRecord>,
     n: usize,
 ) -> String {

@@ -8,8 +8,8 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::backoff::{Backoff, VisibilityChange};
-use crate::engine::BatchReport;
 use crate::outcome::{Outcome, RetryCause};
+use crate::report::BatchReport;
 
 /// How a processor treats its retried messages' visibility.
 #[derive(Debug, Clone, Copy, Default)]
@@ -22,7 +22,7 @@ pub(crate) struct VisibilityPolicy {
 
 impl VisibilityPolicy {
     /// The changes for `report`'s retried messages; `jitter` gives the backoff's random fraction.
-    pub fn changes(
+    pub(crate) fn changes(
         &self,
         report: &BatchReport<'_>,
         now: SystemTime,
@@ -73,9 +73,9 @@ impl VisibilityPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::RecordOutcome;
     use crate::event::{SourceQueue, SqsRecord};
     use crate::outcome::ErrorCode;
+    use crate::report::RecordOutcome;
 
     fn record(handle: &str) -> SqsRecord {
         SqsRecord { receipt_handle: Some(handle.to_owned()), ..SqsRecord::default() }

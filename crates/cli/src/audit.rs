@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use backpressure_batch::quarantine::rfc3339;
+use backpressure_core::time::rfc3339;
 use serde::{Deserialize, Serialize};
 
 use crate::error::CliError;

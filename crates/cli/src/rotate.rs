@@ -11,7 +11,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageBatchRequestEntry};
-use backpressure_batch::quarantine::plan_batches;
+use backpressure_core::sqs_limits::plan_batches;
 
 use crate::entry::Entry;
 use crate::error::CliError;

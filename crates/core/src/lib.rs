@@ -3,10 +3,13 @@
 //! the table of every variable the programs read, with its range and default;
 //! `Vars` and errors that name the variable and its value), queue references
 //! ([`queue`]), the AWS API error and its one-line form ([`error`]), and an
-//! invocation's remaining time ([`deadline`]). Nothing in this crate performs I/O.
+//! invocation's remaining time ([`deadline`]), what SQS accepts in a message
+//! and a batch ([`sqs_limits`]) and the one way times are written ([`time`]). Nothing in this crate performs I/O.
 #![warn(missing_docs)]
 
 pub mod config;
 pub mod deadline;
 pub mod error;
 pub mod queue;
+pub mod sqs_limits;
+pub mod time;

@@ -73,11 +73,6 @@ impl Leases {
         lock(&self.table).len()
     }
 
-    /// Whether no message is held.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Leases the received records.
     pub fn lease(&self, records: &[SqsRecord]) {
         let now = SystemTime::now();

@@ -3,14 +3,14 @@
 //! graceful drain on SIGTERM.
 
 pub mod config;
-pub mod deleter;
-pub mod groups;
-pub mod health;
-pub mod help;
-pub mod leases;
-pub mod limit;
-pub mod metrics;
-pub mod protection;
-pub mod queue;
+mod deleter;
+mod groups;
+mod health;
+mod help;
+mod leases;
+mod limit;
+mod metrics;
+mod protection;
+mod queue;
 pub mod start;
-pub mod worker;
+mod worker;

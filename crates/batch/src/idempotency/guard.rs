@@ -100,7 +100,7 @@ fn wall(at: Instant) -> SystemTime {
 }
 
 impl Guard {
-    pub fn new<S: IdempotencyStore>(settings: Idempotency<S>) -> Self {
+    pub(crate) fn new<S: IdempotencyStore>(settings: Idempotency<S>) -> Self {
         Self {
             store: Box::new(settings.store),
             ttl: settings.ttl,
@@ -122,7 +122,7 @@ impl Guard {
 
     /// The batch's pre-check: which of its keys are already completed, one
     /// read per 100 keys, so a redelivered batch costs reads, not writes.
-    pub async fn begin_batch<K: AsRef<str>>(
+    pub(crate) async fn begin_batch<K: AsRef<str>>(
         &self,
         queue: Option<&str>,
         keys: impl Iterator<Item = K>,
@@ -161,7 +161,7 @@ impl Guard {
     }
 
     /// Claims the message's key, or says what the message gets instead.
-    pub async fn begin(
+    pub(crate) async fn begin(
         &self,
         claims: &BatchClaims,
         key: Option<&str>,
@@ -270,7 +270,7 @@ impl Guard {
     /// soon as the work returned done, before the completion is written: the
     /// side effect happened, so the message is acknowledged whatever the
     /// write does, and a deadline that cuts the write cannot send it round again.
-    pub async fn run<F>(
+    pub(crate) async fn run<F>(
         &self,
         claims: &BatchClaims,
         claim: Claimed,
@@ -342,7 +342,7 @@ impl Guard {
     /// Renews every held claim whose lease ends within half a lease, for one
     /// more (never past its batch's deadline). Returns how many renewals
     /// failed: their processors are cut when their leases lapse.
-    pub async fn renew(&self) -> usize {
+    pub(crate) async fn renew(&self) -> usize {
         let ClaimLease::Renewed(lease) = self.lease else { return 0 };
         let now = Instant::now();
         let due = self.due(now, lease);

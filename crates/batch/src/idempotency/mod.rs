@@ -31,10 +31,11 @@ mod dynamodb;
 mod erased;
 pub(crate) mod guard;
 mod memory;
-pub mod record;
+mod record;
 mod write;
 
 #[cfg(feature = "dynamodb")]
+#[cfg_attr(docsrs, doc(cfg(feature = "dynamodb")))]
 pub use dynamodb::DynamoDbStore;
 pub use memory::MemoryStore;
 pub use record::{ClaimOutcome, ClaimRequest, Status, StoredRecord};

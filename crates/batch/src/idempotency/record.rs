@@ -76,17 +76,17 @@ pub enum ClaimOutcome {
 }
 
 /// Epoch milliseconds.
-pub fn epoch_ms(at: SystemTime) -> u64 {
+pub(crate) fn epoch_ms(at: SystemTime) -> u64 {
     at.duration_since(UNIX_EPOCH).map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// Epoch seconds, rounded up: a record never expires before `at`.
-pub fn epoch_s_ceil(at: SystemTime) -> u64 {
+pub(crate) fn epoch_s_ceil(at: SystemTime) -> u64 {
     epoch_ms(at).div_ceil(1000)
 }
 
 /// The time `ms` epoch milliseconds name.
-pub fn from_epoch_ms(ms: u64) -> SystemTime {
+pub(crate) fn from_epoch_ms(ms: u64) -> SystemTime {
     UNIX_EPOCH + Duration::from_millis(ms)
 }
 
@@ -157,7 +157,7 @@ impl ClaimRequest<'_> {
 }
 
 /// The claim's effect on `slot`: the record it finds, or the record it writes.
-pub fn claim(slot: &mut Option<StoredRecord>, request: &ClaimRequest<'_>) -> ClaimOutcome {
+pub(crate) fn claim(slot: &mut Option<StoredRecord>, request: &ClaimRequest<'_>) -> ClaimOutcome {
     if let Some(found) = slot.as_ref().and_then(|record| record.found(request.now)) {
         return found;
     }
@@ -168,7 +168,7 @@ pub fn claim(slot: &mut Option<StoredRecord>, request: &ClaimRequest<'_>) -> Cla
 /// A completion: the holder's record becomes completed until `expiration`.
 /// False when the holder no longer holds it (its lease ran out and another
 /// took it, or it was released).
-pub fn complete(
+pub(crate) fn complete(
     slot: &mut Option<StoredRecord>,
     holder: &str,
     expiration: SystemTime,
@@ -186,7 +186,11 @@ pub fn complete(
 }
 
 /// A renewal: the holder's lease now ends at `lease_until`.
-pub fn renew(slot: &mut Option<StoredRecord>, holder: &str, lease_until: SystemTime) -> bool {
+pub(crate) fn renew(
+    slot: &mut Option<StoredRecord>,
+    holder: &str,
+    lease_until: SystemTime,
+) -> bool {
     match slot {
         Some(record) if record.held_by(holder) => {
             record.in_progress_until = epoch_ms(lease_until);
@@ -198,7 +202,7 @@ pub fn renew(slot: &mut Option<StoredRecord>, holder: &str, lease_until: SystemT
 }
 
 /// A release: the holder's record is removed, so the next claim succeeds.
-pub fn release(slot: &mut Option<StoredRecord>, holder: &str) -> bool {
+pub(crate) fn release(slot: &mut Option<StoredRecord>, holder: &str) -> bool {
     if slot.as_ref().is_some_and(|record| record.held_by(holder)) {
         *slot = None;
         return true;

@@ -14,11 +14,8 @@ use super::object::BodyObject;
 use crate::body::PartialRequest;
 use crate::event::SqsRecord;
 use crate::outcome::ErrorCode;
-
-/// SQS accepts at most 1 MiB in one `SendMessageBatch` call.
-pub const MAX_BATCH_BYTES: usize = 1_048_576;
-/// `SendMessageBatch` accepts at most 10 entries.
-pub const MAX_BATCH_ENTRIES: usize = 10;
+use backpressure_core::sqs_limits::{sqs_accepts, sqs_safe};
+use backpressure_core::time::{checked_rfc3339, rfc3339};
 
 /// One poison message, as written to the quarantine queue. Field names are the JSON's, in camelCase.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -141,22 +138,6 @@ impl QuarantineRecord {
     }
 }
 
-/// Whether SQS accepts a character in a message body or string attribute:
-/// #x9 | #xA | #xD | #x20–#xD7FF | #xE000–#xFFFD | #x10000–#x10FFFF.
-pub fn sqs_accepts(c: char) -> bool {
-    matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}')
-        || c >= '\u{10000}'
-}
-
-/// `text` with every character SQS refuses replaced by U+FFFD.
-pub fn sqs_safe(text: &str) -> Cow<'_, str> {
-    if text.chars().all(sqs_accepts) {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(text.chars().map(|c| if sqs_accepts(c) { c } else { '\u{FFFD}' }).collect())
-    }
-}
-
 /// serde_json's compact output, with characters SQS refuses escaped.
 /// serde_json already escapes the control characters below U+0020; this adds
 /// the non-characters U+FFFE and U+FFFF (and anything else outside SQS's set).
@@ -182,75 +163,9 @@ impl Formatter for SqsSafeFormatter {
     }
 }
 
-/// Groups encoded records (by their SQS size) into `SendMessageBatch` calls:
-/// at most 10 entries and 1 MiB a call. Records larger than `max_message`
-/// cannot be sent at all and are returned separately.
-pub fn plan_batches(sizes: &[usize], max_message: usize) -> (Vec<Vec<usize>>, Vec<usize>) {
-    let (mut batches, mut too_large) = (Vec::new(), Vec::new());
-    let (mut current, mut current_bytes) = (Vec::new(), 0);
-    for (index, &size) in sizes.iter().enumerate() {
-        if size > max_message || size > MAX_BATCH_BYTES {
-            too_large.push(index);
-            continue;
-        }
-        if current.len() == MAX_BATCH_ENTRIES || current_bytes + size > MAX_BATCH_BYTES {
-            batches.push(std::mem::take(&mut current));
-            current_bytes = 0;
-        }
-        current.push(index);
-        current_bytes += size;
-    }
-    if !current.is_empty() {
-        batches.push(current);
-    }
-    (batches, too_large)
-}
-
-/// RFC 3339 in UTC with milliseconds, e.g. `2026-11-30T12:00:00.000Z`; a
-/// time past what the format's four-digit year holds reads as its last instant.
-pub fn rfc3339(time: SystemTime) -> String {
-    checked_rfc3339(time).unwrap_or_else(|| format_timestamp(jiff::Timestamp::MAX))
-}
-
-/// `None` for a time outside years 0001–9999 (a forged `SentTimestamp`, say).
-fn checked_rfc3339(time: SystemTime) -> Option<String> {
-    jiff::Timestamp::try_from(time).ok().map(format_timestamp)
-}
-
-fn format_timestamp(timestamp: jiff::Timestamp) -> String {
-    timestamp.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formats_rfc3339() {
-        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        let t = UNIX_EPOCH + Duration::from_millis(1_545_082_649_183);
-        assert_eq!(rfc3339(t), "2018-12-17T21:37:29.183Z");
-        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
-        assert_eq!(rfc3339(leap), "2000-02-29T00:00:00.000Z");
-        let later = UNIX_EPOCH + Duration::from_secs(4_102_444_800); // 2100-01-01
-        assert_eq!(rfc3339(later), "2100-01-01T00:00:00.000Z");
-    }
-
-    #[test]
-    fn batches_respect_count_and_bytes() {
-        let (batches, too_large) = plan_batches(&[10; 25], 262_144);
-        assert_eq!(batches.iter().map(Vec::len).collect::<Vec<_>>(), [10, 10, 5]);
-        assert!(too_large.is_empty());
-
-        let big = 400_000;
-        let (batches, too_large) = plan_batches(&[big, big, big, 300_000, 5], 1_048_576);
-        assert_eq!(batches, vec![vec![0, 1], vec![2, 3, 4]]);
-        assert!(too_large.is_empty());
-
-        let (batches, too_large) = plan_batches(&[100, 300_000, 100], 262_144);
-        assert_eq!(batches, vec![vec![0, 2]]);
-        assert_eq!(too_large, [1]);
-    }
 
     #[test]
     fn record_carries_the_original_and_the_diagnosis() {

@@ -11,6 +11,7 @@ pub use backpressure_core::queue::QueueRef;
 pub use backpressure_startup::LazyClient;
 pub use message::record_from_message;
 #[cfg(feature = "s3-overflow")]
+#[cfg_attr(docsrs, doc(cfg(feature = "s3-overflow")))]
 pub use overflow::S3Overflow;
 pub use quarantine::SqsQuarantine;
 pub use visibility::SqsVisibility;

@@ -1,6 +1,6 @@
 use std::sync::{Arc, OnceLock};
 
-use crate::quarantine::{MAX_BATCH_BYTES, QuarantineRecord, plan_batches};
+use crate::quarantine::QuarantineRecord;
 use crate::quarantine::{QuarantineError, QuarantineStore};
 #[cfg(feature = "s3-overflow")]
 use crate::sqs::S3Overflow;
@@ -8,6 +8,7 @@ use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageBatchRequestEntry};
 use backpressure_core::error::ApiError;
 use backpressure_core::queue::{QueueKind, QueueRef};
+use backpressure_core::sqs_limits::{MAX_BATCH_BYTES, plan_batches};
 use backpressure_startup::LazyClient;
 use backpressure_startup::sqs_batch::{self, EntryResult};
 use futures::future::join_all;
@@ -56,6 +57,7 @@ impl SqsQuarantine {
     /// naming the object (with its size and SHA-256); the object is written
     /// and confirmed before the record is sent.
     #[cfg(feature = "s3-overflow")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "s3-overflow")))]
     pub fn overflow(mut self, overflow: S3Overflow) -> Self {
         self.overflow = Some(overflow);
         self

@@ -3,7 +3,8 @@
 //! here with the reason they could not be replayed.
 
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
-use backpressure_batch::quarantine::{BodyObject, MAX_BATCH_BYTES, plan_batches};
+use backpressure_batch::quarantine::BodyObject;
+use backpressure_core::sqs_limits::{MAX_BATCH_BYTES, plan_batches};
 
 use super::{MAX_MESSAGE_BYTES, Sweep};
 use crate::audit::{self, Outcome};
