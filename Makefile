@@ -15,6 +15,7 @@ test: lint template-lint supply-chain doc
 	$(CARGO) build --workspace --bins --examples
 	$(MAKE) --no-print-directory cli-docs
 	$(CARGO) test --quiet --doc --workspace
+	scripts/public-api.sh
 	scripts/package.sh
 	$(EMULATORS) install
 	$(EMULATORS) run -- $(CARGO) $(TEST_RUNNER) --workspace
