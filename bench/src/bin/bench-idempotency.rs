@@ -65,7 +65,7 @@ where
     Q: backpressure_batch::quarantine::QuarantineStore,
 {
     let before = cpu()?;
-    let report = batch.process_report(records, Instant::now() + Duration::from_secs(3600)).await?;
+    let report = batch.process(records, Instant::now() + Duration::from_secs(3600)).await?;
     let spent = cpu()? - before;
     if !report.batch_item_failures.is_empty() || report.idempotency_store_errors > 0 {
         return Err(format!(

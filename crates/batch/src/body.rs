@@ -144,7 +144,7 @@ mod tests {
     #[cfg(feature = "http-delivery")]
     #[test]
     fn the_default_body_is_the_queue_contract() {
-        use crate::contract::WorkRequest;
+        use crate::work_request::WorkRequest;
 
         let request = WorkRequest::decode(
             r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k"}"#,

@@ -5,13 +5,13 @@ use std::time::Duration;
 
 #[cfg(feature = "sqs")]
 use crate::backoff::Backoff;
+use crate::batch_processor::BatchProcessor;
 use crate::body::Body;
 use crate::config::ConsumerConfig;
 use crate::engine::{Engine, EngineSettings};
 use crate::idempotency::guard::Guard;
 use crate::idempotency::{Idempotency, IdempotencyStore};
-use crate::message::Processor;
-use crate::processor::BatchProcessor;
+use crate::processor::Processor;
 use crate::quarantine::NoQuarantine;
 use crate::quarantine::QuarantineStore;
 #[cfg(feature = "sqs")]

@@ -18,13 +18,13 @@ use tracing::{error, warn};
 
 use crate::body::{Body, ContractViolation, PartialRequest};
 use crate::event::{SourceQueue, SqsRecord};
-use crate::fairness::{GroupLimits, admit, schedule};
 use crate::idempotency::guard::{BatchClaims, Before, Guard};
-use crate::message::{Message, Processor, panic_message};
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
+use crate::processor::{Message, Processor, panic_message};
 use crate::quarantine::{Failure, QuarantineError, QuarantineRecord, QuarantineStore};
 use crate::report::batch_item_failures;
 use crate::report::{BatchError, BatchReport, RecordOutcome};
+use crate::schedule::{GroupLimits, admit, schedule};
 use backpressure_core::error::error_chain;
 
 /// How the engine runs a batch.
@@ -72,11 +72,11 @@ struct Batch<'e, 's, B> {
     fifo: bool,
     processing_deadline: Instant,
     /// Told of each record whose outcome is final and acknowledges it.
-    settled: &'s (dyn Fn(usize) + Sync),
+    on_acknowledged: &'s (dyn Fn(usize) + Sync),
 }
 
 impl<B> Batch<'_, '_, B> {
-    /// Puts `slot` in place, and tells `settled` when it acknowledges its record.
+    /// Puts `slot` in place, and tells `on_acknowledged` when it acknowledges its record.
     /// A record already acknowledged (done before its completion was
     /// written) is not announced twice.
     fn settle(&self, index: usize, slot: Slot) {
@@ -96,7 +96,7 @@ impl<B> Batch<'_, '_, B> {
             now && !was
         };
         if newly {
-            (self.settled)(index);
+            (self.on_acknowledged)(index);
         }
     }
 }
@@ -136,18 +136,18 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         records: &'r R,
         deadline: Instant,
     ) -> Result<BatchReport<'r>, BatchError> {
-        self.run_settling(records, deadline, &|_| {}).await
+        self.run_acknowledging(records, deadline, &|_| {}).await
     }
 
-    /// As [`Engine::run`], calling `settled` with a record's index as soon as
+    /// As [`Engine::run`], calling `on_acknowledged` with a record's index as soon as
     /// its outcome acknowledges it (done, or quarantined and confirmed), while
     /// the rest of the batch is still in work: a long-running consumer deletes
     /// it then, so a slow sibling or a drain never sends it round again.
-    pub(crate) async fn run_settling<'r, R: AsRef<[SqsRecord]> + ?Sized>(
+    pub(crate) async fn run_acknowledging<'r, R: AsRef<[SqsRecord]> + ?Sized>(
         &self,
         records: &'r R,
         deadline: Instant,
-        settled: &(dyn Fn(usize) + Sync),
+        on_acknowledged: &(dyn Fn(usize) + Sync),
     ) -> Result<BatchReport<'r>, BatchError> {
         let records = records.as_ref();
         let ids = records
@@ -184,7 +184,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             slots: records.iter().map(|_| Mutex::new(Slot::Pending)).collect(),
             fifo,
             processing_deadline,
-            settled,
+            on_acknowledged,
         };
 
         let limits = self.group_limits.as_ref();

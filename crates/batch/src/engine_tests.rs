@@ -7,8 +7,8 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::*;
-use crate::contract::WorkRequest;
 use crate::event::SqsEvent;
+use crate::work_request::WorkRequest;
 
 /// What a test message asks the scripted processor to do, by its `operation`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -413,5 +413,5 @@ proptest! {
     }
 }
 
-#[path = "engine_settle_tests.rs"]
-mod settle;
+#[path = "engine_acknowledged_tests.rs"]
+mod acknowledged;

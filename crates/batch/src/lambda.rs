@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use crate::body::Body;
 use crate::config::ConsumerConfig;
 use crate::event::IncomingEvent;
-use crate::message::Processor;
+use crate::processor::Processor;
 use crate::quarantine::QuarantineStore;
 use crate::report::BatchError;
 use aws_lambda_events::sqs::SqsBatchResponse;
@@ -19,8 +19,8 @@ use lambda_runtime::{Diagnostic, LambdaEvent, Service, service_fn};
 use tokio::time::Instant;
 use tracing::{error, info};
 
+use crate::batch_processor::BatchProcessor;
 use crate::idempotency::ClaimLease;
-use crate::processor::BatchProcessor;
 use crate::start::{ConsumerClients, Reach};
 use backpressure_startup as startup;
 
@@ -75,7 +75,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
             remaining_ms = remaining.as_millis() as u64,
             "batch received"
         );
-        Ok(self.process(&event.records, Instant::now() + remaining).await?)
+        Ok(self.process(&event.records, Instant::now() + remaining).await?.response())
     }
 }
 

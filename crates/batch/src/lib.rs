@@ -143,23 +143,19 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod backoff;
+mod batch_processor;
 pub mod body;
 pub mod builder;
 pub mod config;
-#[cfg(feature = "http-delivery")]
-mod contract;
 #[cfg(feature = "http-delivery")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http-delivery")))]
 pub mod delivery;
 mod engine;
 pub mod event;
-mod fairness;
 pub mod idempotency;
 #[cfg(feature = "lambda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
 pub mod lambda;
-mod message;
-mod order;
 pub mod outcome;
 #[cfg(all(feature = "lambda", feature = "http-delivery"))]
 #[cfg_attr(docsrs, doc(cfg(all(feature = "lambda", feature = "http-delivery"))))]
@@ -167,6 +163,7 @@ pub mod prelude;
 mod processor;
 pub mod quarantine;
 pub mod report;
+mod schedule;
 mod source;
 #[cfg(feature = "sqs")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
@@ -178,6 +175,8 @@ mod summary;
 pub mod trace;
 #[cfg(feature = "sqs")]
 mod visibility;
+#[cfg(feature = "http-delivery")]
+mod work_request;
 
 pub use backoff::Backoff;
 #[cfg(feature = "lambda")]
@@ -188,14 +187,14 @@ pub use backpressure_startup::Env;
 #[cfg(all(doctest, feature = "lambda"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+pub use batch_processor::{BatchProcessor, Processing};
 pub use body::{Body, ContractViolation, Validate};
 pub use event::SqsRecord;
 #[cfg(feature = "lambda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
 pub use lambda::serve;
-pub use message::{Message, Processor};
 pub use outcome::{ErrorCode, Outcome, Verdict};
-pub use processor::BatchProcessor;
+pub use processor::{Message, Processor};
 pub use report::BatchReport;
 #[cfg(feature = "sqs")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]

@@ -70,6 +70,17 @@ pub struct BatchReport<'r> {
     pub idempotency_store_errors: usize,
 }
 
+impl BatchReport<'_> {
+    /// The partial batch response Lambda reads: the retried messages' ids.
+    pub fn response(&self) -> SqsBatchResponse {
+        let mut response = SqsBatchResponse::default();
+        for id in &self.batch_item_failures {
+            response.add_failure(id.clone());
+        }
+        response
+    }
+}
+
 /// The retried ids, each once, in batch order.
 pub(crate) fn batch_item_failures(outcomes: &[RecordOutcome<'_>]) -> Vec<String> {
     let mut listed = HashSet::new();

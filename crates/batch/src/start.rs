@@ -12,10 +12,10 @@ use backpressure_startup::LazyClient;
 use backpressure_startup::sdk::SdkConfig;
 use tracing::{info, warn};
 
+use crate::batch_processor::BatchProcessor;
 use crate::builder::Builder;
 use crate::config::ConsumerConfig;
 use crate::idempotency::{ClaimLease, StoreError};
-use crate::processor::BatchProcessor;
 use crate::quarantine::QuarantineError;
 use crate::sqs::{S3Overflow, SqsQuarantine, SqsVisibility};
 

@@ -56,8 +56,7 @@ async fn run(per_group: Option<usize>) -> (Seen, Vec<Outcome>) {
     let mut records: Vec<SqsRecord> = (0..18).map(|i| record(&format!("a{i}"), "noisy")).collect();
     records.push(record("b0", "quiet-b"));
     records.push(record("c0", "quiet-c"));
-    let report =
-        batch.process_report(&records, Instant::now() + Duration::from_secs(30)).await.unwrap();
+    let report = batch.process(&records, Instant::now() + Duration::from_secs(30)).await.unwrap();
     let outcomes = report.outcomes.iter().map(|o| o.outcome.clone()).collect();
     let seen = std::mem::take(&mut *seen.lock().unwrap());
     (seen, outcomes)

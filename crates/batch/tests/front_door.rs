@@ -49,7 +49,7 @@ async fn a_closure_with_question_marks_is_a_processor_and_without_quarantine_a_p
         record("garbled", "not json"),
     ];
     let deadline = Instant::now() + Duration::from_secs(10);
-    let report = batch.process_report(&records, deadline).await.unwrap();
+    let report = batch.process(&records, deadline).await.unwrap();
     let outcomes: Vec<(&str, &Outcome)> =
         report.outcomes.iter().map(|o| (o.message_id, &o.outcome)).collect();
     assert_eq!(outcomes[0], ("paid", &Outcome::Done));

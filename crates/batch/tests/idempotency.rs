@@ -80,9 +80,9 @@ async fn a_redelivered_key_is_acknowledged_as_a_duplicate_with_its_stored_result
         .unwrap();
     let body = r#"{"key":"p-1","cents":5}"#;
     let first = [record("a", body)];
-    assert_eq!(batch.process_report(&first, soon()).await.unwrap().outcomes[0], Outcome::Done);
+    assert_eq!(batch.process(&first, soon()).await.unwrap().outcomes[0], Outcome::Done);
     let again = [record("b", body), record("c", body)];
-    let report = batch.process_report(&again, soon()).await.unwrap();
+    let report = batch.process(&again, soon()).await.unwrap();
     let duplicate = Outcome::Duplicate { result: Some("receipt-5".into()) };
     assert_eq!(report.outcomes[0], duplicate);
     assert_eq!(report.outcomes[1], duplicate);
@@ -100,9 +100,9 @@ async fn the_same_key_with_another_body_is_quarantined_with_both_hashes_and_not_
         .build()
         .unwrap();
     let (first, second) = (r#"{"key":"p-1","cents":5}"#, r#"{"key":"p-1","cents":7}"#);
-    batch.process_report(&[record("a", first)], soon()).await.unwrap();
+    batch.process(&[record("a", first)], soon()).await.unwrap();
     let records = [record("b", second)];
-    let report = batch.process_report(&records, soon()).await.unwrap();
+    let report = batch.process(&records, soon()).await.unwrap();
     assert_eq!(report.outcomes[0], Outcome::Quarantined { code: ErrorCode::IdempotencyKeyReused });
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     let kept = quarantine.0.lock().unwrap();
@@ -134,7 +134,7 @@ async fn a_key_in_progress_elsewhere_is_retried_after_that_lease_without_process
         .build()
         .unwrap();
     let records = [record("a", body)];
-    let report = batch.process_report(&records, soon()).await.unwrap();
+    let report = batch.process(&records, soon()).await.unwrap();
     let Outcome::Retry { retry_after: Some(after), .. } = &report.outcomes[0].outcome else {
         panic!("{:?}", report.outcomes[0]);
     };
@@ -153,10 +153,10 @@ async fn a_retry_a_permanent_failure_and_a_panic_release_their_claims() {
         record("busy", r#"{"key":"p-0","cents":0}"#),
         record("bad", r#"{"key":"p-9","cents":-1}"#),
     ];
-    let report = batch.process_report(&records, soon()).await.unwrap();
+    let report = batch.process(&records, soon()).await.unwrap();
     assert_eq!(report.batch_item_failures, ["busy", "bad"]);
     assert!(store.is_empty(), "both claims released, so a retry claims again");
-    batch.process_report(&records, soon()).await.unwrap();
+    batch.process(&records, soon()).await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 4, "each retry ran again");
 }
 
@@ -169,7 +169,7 @@ async fn a_missing_key_is_processed_or_quarantined_as_configured() {
         .build()
         .unwrap();
     assert_eq!(
-        lenient.process_report(&[record("a", body)], soon()).await.unwrap().outcomes[0],
+        lenient.process(&[record("a", body)], soon()).await.unwrap().outcomes[0],
         Outcome::Done
     );
     let strict = BatchProcessor::builder(payments(&runs))
@@ -178,7 +178,7 @@ async fn a_missing_key_is_processed_or_quarantined_as_configured() {
         .build()
         .unwrap();
     let records = [record("b", body)];
-    let report = strict.process_report(&records, soon()).await.unwrap();
+    let report = strict.process(&records, soon()).await.unwrap();
     assert_eq!(report.outcomes[0], Outcome::Quarantined { code: ErrorCode::MissingIdempotencyKey });
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
@@ -231,7 +231,7 @@ async fn a_claim_that_fails_never_runs_the_processor_and_a_lost_completion_is_co
         .build()
         .unwrap();
     let records = [record("a", body)];
-    let report = batch.process_report(&records, soon()).await.unwrap();
+    let report = batch.process(&records, soon()).await.unwrap();
     assert_eq!(report.batch_item_failures, ["a"]);
     assert_eq!(runs.load(Ordering::SeqCst), 0, "no side effect without a confirmed claim");
     assert_eq!(report.idempotency_store_errors, 2, "the pre-check and the claim");
@@ -242,7 +242,7 @@ async fn a_claim_that_fails_never_runs_the_processor_and_a_lost_completion_is_co
         .build()
         .unwrap();
     let records = [record("a", body)];
-    let report = batch.process_report(&records, soon()).await.unwrap();
+    let report = batch.process(&records, soon()).await.unwrap();
     assert_eq!(report.outcomes[0], Outcome::Done, "the side effect happened: acknowledged");
     assert_eq!(report.idempotency_store_errors, 1, "and the lost completion counted");
 }
@@ -260,7 +260,7 @@ async fn work_stops_when_its_claim_lapses_unrenewed_and_runs_on_while_renewed() 
         .build()
         .unwrap();
     let records = [record("a", r#"{"key":"p-1","cents":5}"#)];
-    let report = batch.process_report(&records, soon()).await.unwrap();
+    let report = batch.process(&records, soon()).await.unwrap();
     assert_eq!(report.batch_item_failures, ["a"], "cut at the lapse: {:?}", report.outcomes[0]);
     assert!(store.is_empty(), "and released");
 
@@ -271,7 +271,7 @@ async fn work_stops_when_its_claim_lapses_unrenewed_and_runs_on_while_renewed() 
         }
     };
     let report = tokio::select! {
-        report = batch.process_report(&records, soon()) => report.unwrap(),
+        report = batch.process(&records, soon()) => report.unwrap(),
         () = renewing => unreachable!(),
     };
     assert_eq!(report.outcomes[0], Outcome::Done);
@@ -291,8 +291,8 @@ async fn a_key_too_long_for_dynamodb_is_stored_by_its_hash_and_still_deduplicate
     let key = "k".repeat(5_000);
     let body = format!(r#"{{"key":"{key}","cents":5}}"#);
     let records = [record("a", &body)];
-    batch.process_report(&records, soon()).await.unwrap();
-    let again = batch.process_report(&records, soon()).await.unwrap();
+    batch.process(&records, soon()).await.unwrap();
+    let again = batch.process(&records, soon()).await.unwrap();
     assert!(matches!(again.outcomes[0].outcome, Outcome::Duplicate { .. }));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     let id = format!("payments#sha256:{}", body_hash(&key));

@@ -65,7 +65,8 @@ fn work(id: &str) -> SqsRecord {
 async fn our_response_is_what_lambda_reads() {
     let batch = BatchProcessor::builder(RetryAll).quarantine(Unused).build().unwrap();
     let records = [work("a"), work("b")];
-    let response = batch.process(&records, Instant::now() + Duration::from_secs(10)).await.unwrap();
+    let report = batch.process(&records, Instant::now() + Duration::from_secs(10)).await.unwrap();
+    let response = report.response();
     let text = serde_json::to_string(&response).unwrap();
     let parsed: SqsBatchResponse = serde_json::from_str(&text).unwrap();
     let ids: Vec<_> =

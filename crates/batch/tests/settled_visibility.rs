@@ -32,8 +32,7 @@ async fn settle(rule: &Rule) -> (Vec<String>, Vec<String>) {
         .build()
         .unwrap();
     let records = [record("a"), record("b")];
-    let report =
-        batch.process_report(&records, Instant::now() + Duration::from_secs(10)).await.unwrap();
+    let report = batch.process(&records, Instant::now() + Duration::from_secs(10)).await.unwrap();
     let changed = report.visibility_changes.iter().map(|c| c.receipt_handle.clone()).collect();
     (changed, report.batch_item_failures)
 }

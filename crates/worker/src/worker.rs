@@ -227,7 +227,7 @@ where
     /// as its outcome acknowledges it; the retried ones are settled after.
     async fn work(self: Arc<Self>, records: Vec<SqsRecord>, permits: OwnedSemaphorePermit) {
         let deadline = Instant::now() + self.config.message_timeout;
-        let settled = |index: usize| {
+        let acknowledged = |index: usize| {
             let Some(handle) = records.get(index).and_then(|r| r.receipt_handle.as_deref()) else {
                 return;
             };
@@ -237,7 +237,8 @@ where
                 self.deleter.delete(handle.to_owned());
             }
         };
-        let report = match self.batch.process_report_settling(&records, deadline, &settled).await {
+        let processing = self.batch.process(&records, deadline).on_acknowledged(&acknowledged);
+        let report = match processing.await {
             Ok(report) => report,
             Err(error) => {
                 error!(error = %error, "the batch cannot be reported message by message; releasing it");

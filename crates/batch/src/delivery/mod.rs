@@ -6,14 +6,14 @@
 mod settings;
 mod status;
 
-pub use crate::contract::{SUPPORTED_MAJOR_VERSION, WorkRequest};
+pub use crate::work_request::{SUPPORTED_MAJOR_VERSION, WorkRequest};
 pub use settings::Downstream;
 pub use status::{retry_after_seconds, verdict_for_status};
 
 use std::time::{Duration, SystemTime};
 
-use crate::message::{Message, Processor};
 use crate::outcome::{ErrorCode, Verdict};
+use crate::processor::{Message, Processor};
 use backpressure_core::config::{ConfigError, Vars};
 use backpressure_core::error::error_chain;
 use backpressure_startup::rate::RateLimiter;

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::order::groups;
 use crate::event::SqsRecord;
-use crate::order::groups;
 
 /// The per-group limit and the groups in work.
 #[derive(Debug)]

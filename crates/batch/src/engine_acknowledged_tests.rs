@@ -1,17 +1,19 @@
-//! `run_settling`: each acknowledged record is reported as it settles, not
+//! `run_acknowledging`: each acknowledged record is reported as it settles, not
 //! when its batch is over.
 
 use super::*;
 
-/// Runs `event` and returns, per record index, when it was reported settled.
-async fn settled_at(
+/// Runs `event` and returns, per record index, when it was reported acknowledged.
+async fn acknowledged_at(
     engine: &Engine<ScriptedProcessor, MemoryQuarantine, WorkRequest>,
     event: &SqsEvent,
     deadline: Instant,
 ) -> Vec<(usize, Instant)> {
     let seen = Mutex::new(Vec::new());
     let report = engine
-        .run_settling(&event.records, deadline, &|index| lock(&seen).push((index, Instant::now())))
+        .run_acknowledging(&event.records, deadline, &|index| {
+            lock(&seen).push((index, Instant::now()))
+        })
         .await
         .unwrap();
     let mut seen = seen.into_inner().unwrap();
@@ -34,7 +36,7 @@ async fn a_done_message_is_reported_while_a_slow_sibling_still_runs() {
     let event = standard_batch(&[Ok, Hang, Reject, Reject, Retry]);
     let started = Instant::now();
     let deadline = started + Duration::from_secs(60);
-    let seen = settled_at(&engine, &event, deadline).await;
+    let seen = acknowledged_at(&engine, &event, deadline).await;
     let indexes: Vec<usize> = seen.iter().map(|(i, _)| *i).collect();
     assert_eq!(
         indexes,
@@ -52,6 +54,6 @@ async fn fifo_reports_a_group_up_to_its_first_failure() {
     let records =
         behaviours.iter().enumerate().map(|(i, b)| record(i, *b, Some("g"), FIFO)).collect();
     let event = SqsEvent { records };
-    let seen = settled_at(&engine, &event, far_deadline()).await;
+    let seen = acknowledged_at(&engine, &event, far_deadline()).await;
     assert_eq!(seen.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [0, 1]);
 }
