@@ -8,6 +8,9 @@ use aws_sdk_dynamodb::Client as DynamoDbClient;
 use aws_sdk_s3::Client as S3Client;
 use aws_sdk_sqs::Client as SqsClient;
 use backpressure_core::config::Vars;
+use backpressure_core::config::variables::{
+    IDEMPOTENCY_MISSING_KEY, IDEMPOTENCY_TABLE, IDEMPOTENCY_TTL_SECONDS,
+};
 use backpressure_startup::LazyClient;
 use backpressure_startup::sdk::SdkConfig;
 use tracing::{info, warn};
@@ -83,10 +86,10 @@ pub enum ReachError {
 /// Warns of each idempotency variable set while `IDEMPOTENCY_TABLE` is not:
 /// it does nothing, for idempotency is off.
 pub fn warn_of_idempotency_without_table<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) {
-    if vars.get("IDEMPOTENCY_TABLE").is_some() {
+    if vars.get(IDEMPOTENCY_TABLE.name).is_some() {
         return;
     }
-    for name in ["IDEMPOTENCY_TTL_SECONDS", "IDEMPOTENCY_MISSING_KEY"] {
+    for name in [IDEMPOTENCY_TTL_SECONDS.name, IDEMPOTENCY_MISSING_KEY.name] {
         if vars.get(name).is_some() {
             warn!(variable = name, "set, but IDEMPOTENCY_TABLE is not: idempotency is off");
         }

@@ -8,7 +8,9 @@ use crate::config_load::positive;
 use crate::load::LoadSettings;
 use crate::target::{BacklogTarget, Target};
 use backpressure_core::config::variables::{
-    SAMPLE_INTERVAL_SECONDS, SAMPLES_PER_INVOCATION, TARGET_BACKLOG_PER_TASK, TARGET_LOAD_PERCENT,
+    ACCEPTABLE_LATENCY_SECONDS, AVG_PROCESSING_SECONDS, BACKLOG_INCLUDES, ECS_CLUSTER_NAME,
+    ECS_SERVICE_NAME, QUEUE_URL, SAMPLE_INTERVAL_SECONDS, SAMPLES_PER_INVOCATION,
+    STORAGE_RESOLUTION, TARGET_BACKLOG_PER_TASK, TARGET_LOAD_PERCENT, TARGETS, TASK_COUNT,
 };
 use backpressure_core::config::{ConfigError, Vars, api_call_timeout, namespace};
 use backpressure_core::queue::QueueRef;
@@ -114,14 +116,15 @@ impl PublisherConfig {
     }
 }
 
-const SINGLE_TARGET_VARS: [&str; 3] = ["QUEUE_URL", "ECS_CLUSTER_NAME", "ECS_SERVICE_NAME"];
+const SINGLE_TARGET_VARS: [&str; 3] =
+    [QUEUE_URL.name, ECS_CLUSTER_NAME.name, ECS_SERVICE_NAME.name];
 
 fn targets<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
     default_target: Option<BacklogTarget>,
 ) -> Result<Vec<Target>, ConfigError> {
     let single = SINGLE_TARGET_VARS.map(|name| vars.get(name));
-    match (vars.get("TARGETS"), single.iter().any(Option::is_some)) {
+    match (vars.get(TARGETS.name), single.iter().any(Option::is_some)) {
         (Some(_), true) => Err(ConfigError::Conflict(
             "set either TARGETS or QUEUE_URL/ECS_CLUSTER_NAME/ECS_SERVICE_NAME, not both",
         )),
@@ -140,9 +143,9 @@ fn targets<F: Fn(&str) -> Option<String>>(
                 });
             };
             let queue = QueueRef::parse(&queue_url)
-                .map_err(|e| ConfigError::invalid("QUEUE_URL", &queue_url, e.to_string()))?;
-            check_ecs_name("ECS_CLUSTER_NAME", &cluster)?;
-            check_ecs_name("ECS_SERVICE_NAME", &service)?;
+                .map_err(|e| ConfigError::invalid(QUEUE_URL.name, &queue_url, e.to_string()))?;
+            check_ecs_name(ECS_CLUSTER_NAME.name, &cluster)?;
+            check_ecs_name(ECS_SERVICE_NAME.name, &service)?;
             Ok(vec![Target { queue, cluster, service, backlog_target: default_target }])
         }
     }
@@ -238,13 +241,13 @@ fn backlog_target<F: Fn(&str) -> Option<String>>(
         None => None,
         Some(text) => {
             Some(text.parse::<f64>().ok().and_then(BacklogTarget::new).ok_or_else(|| {
-                ConfigError::invalid("TARGET_BACKLOG_PER_TASK", &text, TARGET_RANGE)
+                ConfigError::invalid(TARGET_BACKLOG_PER_TASK.name, &text, TARGET_RANGE)
             })?)
         }
     };
-    let latency = positive(vars, "ACCEPTABLE_LATENCY_SECONDS")?;
+    let latency = positive(vars, ACCEPTABLE_LATENCY_SECONDS.name)?;
     let processing =
-        positive(vars, "AVG_PROCESSING_SECONDS")?.filter(|_| !load || latency.is_some());
+        positive(vars, AVG_PROCESSING_SECONDS.name)?.filter(|_| !load || latency.is_some());
     match (direct, latency, processing) {
         (Some(_), Some(_), _) | (Some(_), _, Some(_)) => Err(ConfigError::Conflict(
             "set either TARGET_BACKLOG_PER_TASK or ACCEPTABLE_LATENCY_SECONDS with \
@@ -254,7 +257,7 @@ fn backlog_target<F: Fn(&str) -> Option<String>>(
         (None, Some(latency), Some(processing)) => {
             BacklogTarget::from_latency(latency, processing).map(Some).ok_or_else(|| {
                 ConfigError::invalid(
-                    "ACCEPTABLE_LATENCY_SECONDS",
+                    ACCEPTABLE_LATENCY_SECONDS.name,
                     &latency.to_string(),
                     format!(
                         "÷ AVG_PROCESSING_SECONDS={processing} gives {}; {TARGET_RANGE}",
@@ -264,11 +267,11 @@ fn backlog_target<F: Fn(&str) -> Option<String>>(
             })
         }
         (None, Some(_), None) => Err(ConfigError::Missing {
-            name: "AVG_PROCESSING_SECONDS",
+            name: AVG_PROCESSING_SECONDS.name,
             reason: "ACCEPTABLE_LATENCY_SECONDS is set, and the target is latency ÷ processing time",
         }),
         (None, None, Some(_)) => Err(ConfigError::Missing {
-            name: "ACCEPTABLE_LATENCY_SECONDS",
+            name: ACCEPTABLE_LATENCY_SECONDS.name,
             reason: "AVG_PROCESSING_SECONDS is set, and the target is latency ÷ processing time",
         }),
         (None, None, None) => Ok(None),
@@ -278,31 +281,33 @@ fn backlog_target<F: Fn(&str) -> Option<String>>(
 fn storage_resolution<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
 ) -> Result<StorageResolution, ConfigError> {
-    match vars.get("STORAGE_RESOLUTION").as_deref() {
+    match vars.get(STORAGE_RESOLUTION.name).as_deref() {
         None | Some("60") => Ok(StorageResolution::Standard),
         Some("1") => Ok(StorageResolution::High),
-        Some(other) => Err(ConfigError::invalid("STORAGE_RESOLUTION", other, "expected 60 or 1")),
+        Some(other) => {
+            Err(ConfigError::invalid(STORAGE_RESOLUTION.name, other, "expected 60 or 1"))
+        }
     }
 }
 
 fn backlog_includes<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
 ) -> Result<BacklogIncludes, ConfigError> {
-    let Some(value) = vars.get("BACKLOG_INCLUDES") else {
+    let Some(value) = vars.get(BACKLOG_INCLUDES.name) else {
         return Ok(BacklogIncludes::default());
     };
-    value
-        .parse()
-        .map_err(|e: SettingError| ConfigError::invalid("BACKLOG_INCLUDES", &value, e.to_string()))
+    value.parse().map_err(|e: SettingError| {
+        ConfigError::invalid(BACKLOG_INCLUDES.name, &value, e.to_string())
+    })
 }
 
 fn task_count<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<TaskCountMode, ConfigError> {
-    let Some(value) = vars.get("TASK_COUNT") else {
+    let Some(value) = vars.get(TASK_COUNT.name) else {
         return Ok(TaskCountMode::default());
     };
     value
         .parse()
-        .map_err(|e: SettingError| ConfigError::invalid("TASK_COUNT", &value, e.to_string()))
+        .map_err(|e: SettingError| ConfigError::invalid(TASK_COUNT.name, &value, e.to_string()))
 }
 
 fn sampling<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Sampling, ConfigError> {

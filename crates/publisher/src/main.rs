@@ -6,6 +6,7 @@ use aws_sdk_cloudwatch::Client as CloudWatch;
 use backlog_publisher::PublisherConfig;
 use backlog_publisher::aws::{CloudWatchSink, EcsServices, SqsQueues};
 use backlog_publisher::{handler::handle, publisher::Publisher};
+use backpressure_core::config::variables::Reader;
 use backpressure_startup::{self as startup, LazyClient};
 
 #[tokio::main(flavor = "current_thread")]
@@ -14,6 +15,7 @@ async fn main() -> ExitCode {
         return ExitCode::from(backpressure_startup::exit::USAGE);
     }
     let Some(config) = startup::init(PublisherConfig::from_vars) else { return ExitCode::FAILURE };
+    startup::warn_of_unknown_variables(Reader::Publisher, "backlog-publisher", "docs/publisher.md");
     let aws = startup::sdk_config(config.api_call_timeout).await;
     // Built by the first invocation: the init calls none of them.
     let sqs = SqsQueues::new(LazyClient::new(&aws, aws_sdk_sqs::Client::new));

@@ -23,11 +23,31 @@ pub mod tls;
 use std::error::Error;
 
 use backpressure_core::config::Vars;
+use backpressure_core::config::variables::{self, Reader};
 use backpressure_core::error::error_chain;
 
 pub use exit::{exit, in_lambda};
 #[cfg(feature = "sdk")]
 pub use sdk::{LazyClient, SdkSettings, sdk_config};
+
+/// Warns of each variable in the process's environment of the families
+/// `reader` reads that it does not read, with the one it most likely meant:
+/// a typo must not fall back to a default silently.
+pub fn warn_of_unknown_variables(reader: Reader, program: &str, listed_in: &str) {
+    let names: Vec<String> =
+        std::env::vars_os().filter_map(|(name, _)| name.into_string().ok()).collect();
+    for (name, meant) in variables::unknown(reader, names.iter().map(String::as_str)) {
+        match meant {
+            Some(meant) => tracing::warn!(
+                variable = %name,
+                "not a variable {program} reads: did you mean {meant}? ({listed_in} lists them)"
+            ),
+            None => {
+                tracing::warn!(variable = %name, "not a variable {program} reads ({listed_in} lists them)")
+            }
+        }
+    }
+}
 
 /// The environment lookups a configuration is read from.
 pub type Env = Vars<fn(&str) -> Option<String>>;

@@ -1,21 +1,11 @@
 //! What `sqs-worker --help` prints: every variable the worker reads, with its
-//! default and range; and the variables of its families it does not know,
-//! which the start-up warns of (a typo must not fall back to a default).
+//! default and range, from the table the parsers read.
 
-use backpressure_core::config::variables::{Reader, Unset, Variable, read_by};
+use backpressure_core::config::variables::{Reader, Variable, read_by};
 
 /// Every variable the worker reads, in the order of the help.
 fn variables() -> impl Iterator<Item = &'static Variable> {
     read_by(Reader::Worker)
-}
-
-/// Whether a variable of `name`'s family is one the worker should know: the
-/// families of every variable it reads, but not those a platform sets for
-/// it (ECS's `ECS_*`, which it reads one of).
-fn in_checked_family(name: &str) -> bool {
-    variables()
-        .filter(|variable| !matches!(variable.unset, Unset::Off("set by ECS")))
-        .any(|variable| name.starts_with(variable.family()))
 }
 
 /// `sqs-worker --help`.
@@ -27,13 +17,13 @@ pub fn text() -> String {
          messages are in work and drains on SIGTERM (a second signal cuts the drain short).\n\n\
          Usage: sqs-worker                     run, configured by the variables below\n       \
          sqs-worker healthcheck [PID]   exit 0 when a poll succeeded within HEALTH_MAX_SILENCE_SECONDS\n       \
-         sqs-worker --version\n\nVariables (default; range):\n",
+         sqs-worker --version\n\nVariables [default; accepted values]:\n",
         env!("CARGO_PKG_VERSION")
     );
     for variable in variables() {
         let (name, meaning) = (variable.name, variable.meaning);
         let (default, accepts) = (variable.default_text(), variable.accepts_text());
-        out.push_str(&format!("  {name:<width$}  {meaning} ({default}; {accepts})\n"));
+        out.push_str(&format!("  {name:<width$}  {meaning} [{default}; {accepts}]\n"));
     }
     out.push_str(
         "\nAWS settings come from the standard chain (AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_SQS, \
@@ -42,25 +32,6 @@ pub fn text() -> String {
          Reference: docs/worker.md.\n",
     );
     out
-}
-
-/// The variables of the worker's families in `names` that it does not read,
-/// each with the known one it most resembles.
-pub fn unknown<'a>(names: impl Iterator<Item = &'a str>) -> Vec<(String, Option<&'static str>)> {
-    let known = |name: &str| variables().any(|v| v.name == name);
-    names
-        .filter(|name| in_checked_family(name) && !known(name))
-        .map(|name| (name.to_owned(), nearest(name)))
-        .collect()
-}
-
-/// The known variable within three edits of `name`, if any.
-fn nearest(name: &str) -> Option<&'static str> {
-    variables()
-        .map(|v| (strsim::levenshtein(name, v.name), v.name))
-        .filter(|(d, _)| *d <= 3)
-        .min()
-        .map(|(_, known)| known)
 }
 
 #[cfg(test)]
@@ -75,10 +46,6 @@ mod tests {
         for variable in variables() {
             assert!(help.contains(variable.name), "{} is missing from the help", variable.name);
         }
-        for name in ["WORKER_POLLERZ", "METRIC_NAME", "IDEMPOTENCY_TBL", "API_TIMEOUT"] {
-            assert!(in_checked_family(name), "{name}");
-        }
-        assert!(!in_checked_family("ECS_CONTAINER_METADATA_URI_V4"));
     }
 
     #[test]
@@ -125,27 +92,5 @@ mod tests {
             assert_eq!(stated, Some(value.to_string()), "{name}");
         }
         assert_eq!(engine.namespace, "SqsBackpressure");
-    }
-
-    #[test]
-    fn a_misspelt_variable_is_named_with_the_one_meant() {
-        let names = [
-            "WORKER_POLLER",
-            "DOWNSTREAM_URL",
-            "QUARANTINE_QUEUE",
-            "PATH",
-            "WORKER_ZZZZZZZZZZ",
-            "CONSUMER_CONCURENCY",
-        ];
-        let found = unknown(names.into_iter());
-        assert_eq!(
-            found,
-            [
-                ("WORKER_POLLER".to_owned(), Some("WORKER_POLLERS")),
-                ("QUARANTINE_QUEUE".to_owned(), None),
-                ("WORKER_ZZZZZZZZZZ".to_owned(), None),
-                ("CONSUMER_CONCURENCY".to_owned(), Some("CONSUMER_CONCURRENCY")),
-            ]
-        );
     }
 }

@@ -12,11 +12,12 @@ use backpressure_batch::idempotency::ClaimLease;
 use backpressure_batch::sqs::SqsQuarantine;
 use backpressure_batch::start::{ConsumerClients, Reach};
 use backpressure_core::config::ConfigError;
+use backpressure_core::config::variables::Reader;
 use backpressure_core::error::error_chain;
 use backpressure_startup as startup;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::watch;
-use tracing::{error, info, warn};
+use tracing::{error, info};
 
 use crate::config::WorkerConfig;
 use crate::health::{HealthConfig, Stamp};
@@ -97,7 +98,7 @@ pub async fn run() -> ExitCode {
 /// The configuration, or every bad variable at once.
 fn load(env: &startup::Env) -> Result<Loaded, StartError> {
     // Before the errors: a misspelt variable is often why another is missing.
-    warn_of_unknown_variables();
+    startup::warn_of_unknown_variables(Reader::Worker, "sqs-worker", "sqs-worker --help");
     backpressure_batch::start::warn_of_idempotency_without_table(env);
     let mut errors: Vec<StartError> = Vec::new();
     let worker = WorkerConfig::from_vars(env)
@@ -190,23 +191,6 @@ async fn connect_and_build(loaded: Loaded) -> Option<DeliveryWorker> {
     };
     let (stamp, namespace) = (Stamp::new(&health.file), engine.namespace.clone());
     Some(Worker::new(queue, batch, config, protection, stamp, namespace))
-}
-
-/// Warns of each variable of the worker's families that it does not read.
-fn warn_of_unknown_variables() {
-    let names: Vec<String> =
-        std::env::vars_os().filter_map(|(name, _)| name.into_string().ok()).collect();
-    for (name, meant) in help::unknown(names.iter().map(String::as_str)) {
-        match meant {
-            Some(meant) => warn!(
-                variable = %name,
-                "not a variable sqs-worker reads: did you mean {meant}? (sqs-worker --help lists them)"
-            ),
-            None => {
-                warn!(variable = %name, "not a variable sqs-worker reads (sqs-worker --help lists them)")
-            }
-        }
-    }
 }
 
 /// The first SIGTERM or SIGINT starts the drain, the second cuts it short

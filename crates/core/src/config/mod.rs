@@ -12,6 +12,7 @@ pub use error::ConfigError;
 pub use vars::Vars;
 
 pub use variables::DEFAULT_NAMESPACE;
+use variables::{API_CALL_TIMEOUT_MS, METRIC_NAMESPACE};
 
 /// `API_CALL_TIMEOUT_MS`: how long one AWS call (its retries included) may
 /// take. Well inside the invocation's time, so that a hung call costs only the
@@ -19,24 +20,24 @@ pub use variables::DEFAULT_NAMESPACE;
 pub fn api_call_timeout<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,
 ) -> Result<Duration, ConfigError> {
-    Ok(Duration::from_millis(vars.whole_or_default(&variables::API_CALL_TIMEOUT_MS)?))
+    Ok(Duration::from_millis(vars.whole_or_default(&API_CALL_TIMEOUT_MS)?))
 }
 
 /// `METRIC_NAMESPACE`: CloudWatch's rules for a namespace, [`DEFAULT_NAMESPACE`] when unset.
 pub fn namespace<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<String, ConfigError> {
-    let Some(namespace) = vars.get("METRIC_NAMESPACE") else {
+    let Some(namespace) = vars.get(METRIC_NAMESPACE.name) else {
         return Ok(DEFAULT_NAMESPACE.to_owned());
     };
     let allowed = |c: char| c.is_ascii_alphanumeric() || ".-_/#: ".contains(c);
     if namespace.starts_with("AWS/") {
         Err(ConfigError::invalid(
-            "METRIC_NAMESPACE",
+            METRIC_NAMESPACE.name,
             &namespace,
             "the AWS/ prefix is reserved for AWS services",
         ))
     } else if namespace.len() > 255 || !namespace.chars().all(allowed) {
         Err(ConfigError::invalid(
-            "METRIC_NAMESPACE",
+            METRIC_NAMESPACE.name,
             &namespace,
             "expected at most 255 of A-Z a-z 0-9 . - _ / # : and space",
         ))

@@ -35,7 +35,7 @@ macro_rules! variables {
 
 variables! {
     QUEUE_URL: &[Worker, Publisher], Required, Described("a queue URL"),
-        "the work queue (the worker receives from it; the publisher measures it)";
+        "the work queue";
     DOWNSTREAM_URL: ENGINE, Required, Described("an http(s) URL"),
         "where each work request is POSTed";
     QUARANTINE_QUEUE_URL: ENGINE, Required, Described("a queue URL"),
@@ -78,14 +78,14 @@ variables! {
     CONSUMER_CONCURRENCY: ALL, Unset::Whole(32), Whole { min: 1, max: 10_000 },
         "records in work at once across the process's batches (the publisher's load: slots per task)";
     CONSUMER_MAX_IN_FLIGHT_PER_GROUP: ENGINE, Unset::Whole(0), Whole { min: 0, max: 10_000 },
-        "standard queues: most records of one MessageGroupId in work at once (0: off)";
+        "standard queues: most records of one MessageGroupId in work at once; 0 turns it off";
     DEADLINE_MARGIN_MS: ENGINE, Unset::Whole(2_000), Whole { min: 100, max: 900_000 },
         "the deadline guard before the invocation's end or MESSAGE_TIMEOUT_SECONDS";
     RETRY_BASE_SECONDS: ENGINE, Unset::Whole(10), Whole { min: 0, max: 43_200 },
-        "visibility backoff base; 0 disables it";
+        "visibility backoff base, at most RETRY_MAX_SECONDS; 0 disables it";
     RETRY_MAX_SECONDS: ENGINE, Unset::Whole(900), Whole { min: 0, max: 43_200 },
         "the backoff's cap";
-    METRIC_NAMESPACE: ALL, Value(DEFAULT_NAMESPACE), Described("a name"),
+    METRIC_NAMESPACE: ALL, Value(DEFAULT_NAMESPACE), Described("a name not starting AWS/"),
         "namespace of the metrics";
     API_CALL_TIMEOUT_MS: ALL, Unset::Whole(5_000), Whole { min: 100, max: 60_000 },
         "each AWS call's budget, retries included";
@@ -130,6 +130,41 @@ pub fn named(name: &str) -> Option<&'static Variable> {
     VARIABLES.iter().find(|variable| variable.name == name)
 }
 
+/// The names among `names` of the families `reader` reads that it does not
+/// read, each with the variable it most likely meant: a typo must not fall
+/// back to a default silently. A family is a name up to its first `_`
+/// (`WORKER_`, `QUARANTINE_`); those a platform sets (ECS's `ECS_*`) are left alone.
+pub fn unknown<'a>(
+    reader: Reader,
+    names: impl Iterator<Item = &'a str>,
+) -> Vec<(String, Option<&'static str>)> {
+    let read = || read_by(reader);
+    let in_family = |name: &str| {
+        read()
+            .filter(|variable| !matches!(variable.unset, Off("set by ECS")))
+            .any(|variable| name.starts_with(variable.family()))
+    };
+    names
+        .filter(|name| in_family(name) && !read().any(|variable| variable.name == *name))
+        .map(|name| (name.to_owned(), nearest(reader, name)))
+        .collect()
+}
+
+/// The variable `reader` reads that `name` most likely means: the only one
+/// it begins (a dropped suffix, `VISIBILITY_TIMEOUT`), or the nearest within
+/// three edits.
+fn nearest(reader: Reader, name: &str) -> Option<&'static str> {
+    let mut longer = read_by(reader).filter(|variable| variable.name.starts_with(name));
+    if let (Some(only), None) = (longer.next(), longer.next()) {
+        return Some(only.name);
+    }
+    read_by(reader)
+        .map(|variable| (strsim::levenshtein(name, variable.name), variable.name))
+        .filter(|(distance, _)| *distance <= 3)
+        .min()
+        .map(|(_, known)| known)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,5 +194,37 @@ mod tests {
         assert_eq!(CONSUMER_MAX_IN_FLIGHT_PER_GROUP.family(), "CONSUMER_");
         assert_eq!(QUARANTINE_MAX_MESSAGE_BYTES.default_text(), "unset (read from the queue)");
         assert_eq!(DOWNSTREAM_MAX_RPS.accepts_text(), "0.001-1000000");
+    }
+
+    #[test]
+    fn a_misspelt_variable_is_named_with_the_one_meant() {
+        let names = [
+            "WORKER_POLLER",
+            "DOWNSTREAM_URL",
+            "QUARANTINE_QUEUE",
+            "PATH",
+            "WORKER_ZZZZZZZZZZ",
+            "CONSUMER_CONCURENCY",
+            "VISIBILITY_TIMEOUT",
+            "ECS_CONTAINER_METADATA_URI_V4",
+        ];
+        assert_eq!(
+            unknown(Worker, names.into_iter()),
+            [
+                ("WORKER_POLLER".to_owned(), Some("WORKER_POLLERS")),
+                ("QUARANTINE_QUEUE".to_owned(), Some("QUARANTINE_QUEUE_URL")),
+                ("WORKER_ZZZZZZZZZZ".to_owned(), None),
+                ("CONSUMER_CONCURENCY".to_owned(), Some("CONSUMER_CONCURRENCY")),
+                ("VISIBILITY_TIMEOUT".to_owned(), Some("VISIBILITY_TIMEOUT_SECONDS")),
+            ]
+        );
+        let publisher = ["TARGET_LOAD_PERCNT", "SAMPLE_INTERVAL_SECOND", "LOAD_HOLD_SECONDS"];
+        assert_eq!(
+            unknown(Publisher, publisher.into_iter()),
+            [
+                ("TARGET_LOAD_PERCNT".to_owned(), Some("TARGET_LOAD_PERCENT")),
+                ("SAMPLE_INTERVAL_SECOND".to_owned(), Some("SAMPLE_INTERVAL_SECONDS")),
+            ]
+        );
     }
 }
