@@ -20,6 +20,7 @@ pub mod queue;
 pub mod random;
 pub mod recommend;
 pub mod report;
+pub mod report_json;
 pub mod sim;
 pub mod stats;
 pub mod trace;

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use capacity_planner::args::{Cli, Command, ConsumerKind};
 use capacity_planner::lambda;
-use capacity_planner::{Policy, plot, recommend, report, run};
+use capacity_planner::{Policy, plot, recommend, report, report_json, run};
 use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
@@ -53,8 +53,8 @@ fn compare_at_best_settings(
         let path = out.join(format!("{}-best-settings.svg", scenario.trace.name));
         plot::write(&path, &scenario.trace.name, &outcomes, plot::Frame::of(scenario))?;
         if json {
-            let rows = chosen.iter().map(|c| report::json_candidate(scenario, c)).collect();
-            let mut line = report::json_trace(scenario, rows);
+            let rows = chosen.iter().map(|c| report_json::json_candidate(scenario, c)).collect();
+            let mut line = report_json::json_trace(scenario, rows);
             line["seeds"] = robustness.seeds.into();
             writeln!(w, "{line}")?;
             continue;
@@ -212,10 +212,10 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                                 target,
                                 ..scenario.scaling
                             };
-                            report::json_row(o, &scaling, quantile)
+                            report_json::json_row(o, &scaling, quantile)
                         })
                         .collect();
-                    writeln!(w, "{}", report::json_trace(scenario, rows))?;
+                    writeln!(w, "{}", report_json::json_trace(scenario, rows))?;
                     continue;
                 }
                 write!(w, "{}", report::comparison(scenario, &outcomes))?;
@@ -251,9 +251,9 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 }
                 if json {
                     let rows = shown
-                        .map(|c| vec![report::json_candidate(&scenario, c)])
+                        .map(|c| vec![report_json::json_candidate(&scenario, c)])
                         .unwrap_or_default();
-                    let mut line = report::json_trace(&scenario, rows);
+                    let mut line = report_json::json_trace(&scenario, rows);
                     line["settings_tried"] = found.tried.into();
                     line["seeds"] = seeds.into();
                     line["met"] = found.best.is_some().into();
