@@ -5,7 +5,7 @@
 //! ([`queue`]), the AWS API error and its one-line form ([`error`]), and an
 //! invocation's remaining time ([`deadline`]), what SQS accepts in a message
 //! and a batch ([`sqs_limits`]) and the one way times are written ([`time`]). Nothing in this crate performs I/O.
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
 
 pub mod config;
 pub mod deadline;

@@ -6,18 +6,23 @@
 //! ([`emf`]), one rate limiter ([`rate`]), SQS's batch calls with each entry's result
 //! ([`sqs_batch`], the `sqs` feature), and the configuration read once
 //! with its errors logged ([`init`]) or the process's exit ([`exit()`]).
-#![warn(missing_docs)]
+#![warn(missing_docs, unreachable_pub)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod emf;
 pub mod exit;
 #[cfg(feature = "subscriber")]
+#[cfg_attr(docsrs, doc(cfg(feature = "subscriber")))]
 pub mod logging;
 pub mod rate;
 #[cfg(feature = "sdk")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sdk")))]
 pub mod sdk;
 #[cfg(feature = "sqs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
 pub mod sqs_batch;
 #[cfg(feature = "tls")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;
 
 use std::error::Error;
@@ -28,6 +33,7 @@ use backpressure_core::error::error_chain;
 
 pub use exit::{exit, in_lambda};
 #[cfg(feature = "sdk")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sdk")))]
 pub use sdk::{LazyClient, SdkSettings, sdk_config};
 
 /// Warns of each variable in the process's environment of the families
@@ -56,6 +62,7 @@ pub type Env = Vars<fn(&str) -> Option<String>>;
 /// configuration with `load`; `None` after logging why it is invalid (Lambda
 /// reports the exit as `Runtime.ExitError` with that line).
 #[cfg(feature = "subscriber")]
+#[cfg_attr(docsrs, doc(cfg(feature = "subscriber")))]
 pub fn init<C, E: Error + 'static>(load: impl FnOnce(&Env) -> Result<C, E>) -> Option<C> {
     logging::init();
     read(load)
