@@ -123,17 +123,17 @@ impl ConsumerConfig {
     /// each error naming the variable and the value.
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
         let mut errors = Vec::new();
-        let quarantine_queue = vars
-            .queue(
+        let quarantine_queue = ConfigError::kept(
+            vars.queue(
                 QUARANTINE_QUEUE_URL.name,
                 "permanent failures are written there before they are acknowledged",
-            )
-            .map_err(|e| errors.push(e))
-            .ok();
+            ),
+            &mut errors,
+        );
         let base = vars.whole_or(&RETRY_BASE_SECONDS, &mut errors);
         let max = vars.whole_or(&RETRY_MAX_SECONDS, &mut errors);
         let max_bytes =
-            vars.whole(&QUARANTINE_MAX_MESSAGE_BYTES).map_err(|e| errors.push(e)).ok().flatten();
+            ConfigError::kept(vars.whole(&QUARANTINE_MAX_MESSAGE_BYTES), &mut errors).flatten();
         let concurrency = vars.whole_or(&CONSUMER_CONCURRENCY, &mut errors);
         let per_group = vars.whole_or(&CONSUMER_MAX_IN_FLIGHT_PER_GROUP, &mut errors);
         let margin_ms = vars.whole_or(&DEADLINE_MARGIN_MS, &mut errors);

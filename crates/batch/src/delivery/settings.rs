@@ -43,7 +43,7 @@ impl Downstream {
         .map_err(|e| errors.push(e))
         .ok();
         let timeout_ms = vars.whole_or(&DOWNSTREAM_TIMEOUT_MS, &mut errors);
-        let max_rps = vars.decimal(&DOWNSTREAM_MAX_RPS).map_err(|e| errors.push(e)).ok().flatten();
+        let max_rps = ConfigError::kept(vars.decimal(&DOWNSTREAM_MAX_RPS), &mut errors).flatten();
         match url {
             Some(url) => ConfigError::all_or(errors, || Self {
                 url,

@@ -67,24 +67,6 @@ impl<F: Fn(&str) -> Option<String>> Vars<F> {
         let url = self.get(name).ok_or(ConfigError::Missing { name, reason })?;
         QueueRef::parse(&url).map_err(|e| ConfigError::invalid(name, &url, e.to_string()))
     }
-
-    /// [`Vars::ranged`], or `default` with the error kept in `errors`: for a
-    /// loader that reports every bad variable at once.
-    pub fn ranged_or(
-        &self,
-        name: &'static str,
-        (min, max): (u64, u64),
-        default: u64,
-        errors: &mut Vec<ConfigError>,
-    ) -> u64 {
-        match self.ranged(name, min, max) {
-            Ok(value) => value.unwrap_or(default),
-            Err(error) => {
-                errors.push(error);
-                default
-            }
-        }
-    }
 }
 
 impl<F: Fn(&str) -> Option<String>> Vars<F> {
