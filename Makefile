@@ -3,6 +3,8 @@
 
 CARGO ?= cargo
 EMULATORS := scripts/emulators.sh
+# Wherever CARGO_TARGET_DIR or a cargo config puts the build (a shared or tmpfs directory, say).
+TARGET_DIR = $(shell $(CARGO) metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
@@ -22,15 +24,16 @@ test: lint template-lint supply-chain doc
 
 ## make cli-docs: sqs-backpressure's shell completions and manual page, in target/cli/
 ## (make test runs it, so they cannot rot); bash checks its script parses
-CLI_DOCS := $(or $(CARGO_TARGET_DIR),target)/cli
+cli-docs: CLI = $(TARGET_DIR)/debug/sqs-backpressure
+cli-docs: CLI_DOCS = $(TARGET_DIR)/cli
 cli-docs:
 	mkdir -p $(CLI_DOCS)
-	$(or $(CARGO_TARGET_DIR),target)/debug/sqs-backpressure man > $(CLI_DOCS)/sqs-backpressure.1
-	for sub in stats list show export replay discard audit completions; do \
-	  $(or $(CARGO_TARGET_DIR),target)/debug/sqs-backpressure man $$sub > $(CLI_DOCS)/sqs-backpressure-$$sub.1 || exit 1; \
+	$(CLI) man > $(CLI_DOCS)/sqs-backpressure.1
+	for sub in stats list show export replay discard audit completions man; do \
+	  $(CLI) man $$sub > $(CLI_DOCS)/sqs-backpressure-$$sub.1 || exit 1; \
 	done
 	for shell in bash zsh fish; do \
-	  $(or $(CARGO_TARGET_DIR),target)/debug/sqs-backpressure completions $$shell > $(CLI_DOCS)/sqs-backpressure.$$shell || exit 1; \
+	  $(CLI) completions $$shell > $(CLI_DOCS)/sqs-backpressure.$$shell || exit 1; \
 	done
 	bash -n $(CLI_DOCS)/sqs-backpressure.bash
 	@echo "completions and manual page in $(CLI_DOCS)"
@@ -68,11 +71,17 @@ simulate:
 	$(SIMULATE) recommend
 	$(SIMULATE) recommend --consumer lambda
 
-## make demo: the emulators, both functions invoked on the sample events, what they did
+## make demo: the emulators, both functions invoked on the sample events, what they did.
+## Builds only the five programs it runs, in one cargo call (so their features resolve once).
+DEMO_BINS := backlog-publisher batch-consumer sqs-worker sqs-backpressure demo
 demo:
-	$(CARGO) build --workspace --bins
+	@echo "== make demo 1/3: building $(DEMO_BINS) (the first time about 6 minutes on 2 cores)"
+	$(CARGO) build -p backlog-publisher -p batch-consumer -p sqs-worker -p sqs-backpressure -p e2e-tests \
+	  $(addprefix --bin ,$(DEMO_BINS))
+	@echo "== make demo 2/3: the emulators, into .venv*/ (the first time 1 to 2 minutes)"
 	$(EMULATORS) install
-	$(EMULATORS) run -- $(CARGO) run --quiet -p e2e-tests --bin demo
+	@echo "== make demo 3/3: the tour (about 4 minutes)"
+	$(EMULATORS) run -- $(TARGET_DIR)/debug/demo
 
 ## make invoke FUNCTION=publisher|consumer EVENT=events/<file>.json [KEEP=1]: one function
 ## through cargo-lambda (watch + invoke) against the emulators; prints its response and each
@@ -96,7 +105,7 @@ build:
 	scripts/sam.sh install
 	PATH="$(CURDIR)/.venv-sam/bin:$$PATH" $(CARGO) lambda build --release $(if $(filter arm64,$(ARCH)),--arm64,--x86-64) \
 	  --bin backlog-publisher --bin batch-consumer
-	@ls -l target/lambda/*/bootstrap
+	@ls -l $(TARGET_DIR)/lambda/*/bootstrap
 	@echo "built for $(ARCH); deploy with Architecture=$(ARCH)"
 
 ## make deploy: sam build, then a guided deploy (asks for the parameters, saves samconfig.toml)
@@ -118,7 +127,7 @@ emulators-stop:
 
 release:
 	$(CARGO) build --release -p backlog-publisher -p batch-consumer
-	@ls -l target/release/backlog-publisher target/release/batch-consumer
+	@ls -l $(TARGET_DIR)/release/backlog-publisher $(TARGET_DIR)/release/batch-consumer
 
 ## make bench: cold start, throughput, engine overhead, publisher fan-out and size, next to the
 ## usual Python tools (Powertools, boto3) on this machine; the table goes to bench/results/latest.md.

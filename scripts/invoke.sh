@@ -15,7 +15,9 @@ case "$function" in
 esac
 [ -f "$event" ] || { echo "no event file $event" >&2; exit 2; }
 state="$root/.emulators"
-target=${CARGO_TARGET_DIR:-$root/target}
+# Wherever CARGO_TARGET_DIR or a cargo config puts the build.
+target=$(cd "$root" && cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 mkdir -p "$state"
 export PATH="$root/.venv-sam/bin:$PATH"
 

@@ -8,7 +8,9 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-target=${CARGO_TARGET_DIR:-$root/target}
+# Wherever CARGO_TARGET_DIR or a cargo config puts the build.
+target=$(cd "$root" && cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
 
 rm -rf "$target/package" "$cargo_home"/registry/src/-*/backpressure-core-* \

@@ -30,17 +30,28 @@ pub fn unique(prefix: &str) -> String {
     format!("{prefix}-{}-{}-{nanos}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
-/// The path of a workspace binary, built by `make test` before the tests run.
+/// The profile directory (`target/debug`) this program was built into:
+/// wherever `CARGO_TARGET_DIR` or a cargo config put it. Test binaries live
+/// one level down, in `deps/`.
+pub fn profile_dir() -> Result<PathBuf, BoxError> {
+    let exe = std::env::current_exe()
+        .map_err(|error| format!("cannot tell where this program runs from: {error}"))?;
+    let mut dir = exe.parent().map(PathBuf::from).unwrap_or_default();
+    if dir.file_name().is_some_and(|name| name == "deps") {
+        dir.pop();
+    }
+    Ok(dir)
+}
+
+/// The path of a workspace binary, built next to this program by `make test`
+/// or `make demo` before the tests run.
 pub fn binary(name: &str) -> Result<PathBuf, BoxError> {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target"));
-    let path = target.join("debug").join(name);
+    let path = profile_dir()?.join(name);
     if path.is_file() {
         Ok(path)
     } else {
         Err(format!(
-            "{} is missing: run `make test` (it builds the functions first)",
+            "{} is missing: run `make test` or `make demo` (each builds the binaries first)",
             path.display()
         )
         .into())

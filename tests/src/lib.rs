@@ -6,6 +6,7 @@ pub mod ecs_agent;
 pub mod fault_proxy;
 pub mod fixtures;
 pub mod idempotency_table;
+pub mod log_view;
 pub mod process;
 pub mod runtime_host;
 pub mod tls_front;

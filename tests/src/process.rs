@@ -34,7 +34,8 @@ impl Process {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
-            .spawn()?;
+            .spawn()
+            .map_err(|error| format!("cannot start {}: {error}", program.display()))?;
         let lines = Arc::new(Mutex::new(Vec::new()));
         let mut readers = Vec::new();
         if let Some(stdout) = child.stdout.take() {

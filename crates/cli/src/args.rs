@@ -12,8 +12,6 @@ use crate::exit_codes::EXIT_CODES;
 #[derive(Debug, Parser)]
 #[command(name = "sqs-backpressure", version, about, long_about = None, after_help = EXIT_CODES)]
 pub struct Cli {
-    #[command(flatten)]
-    pub aws: AwsArgs,
     /// More on stderr: -v adds each message's audit line and progress notes,
     /// -vv everything this tool logs (RUST_LOG, when set, decides instead).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -24,20 +22,20 @@ pub struct Cli {
 
 /// The AWS settings the `aws` CLI takes; unset, the standard chain decides
 /// (`AWS_PROFILE`, `AWS_REGION`, `AWS_ENDPOINT_URL`, config files, roles).
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct AwsArgs {
     /// A named profile from the shared AWS config files.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub profile: Option<String>,
     /// The region of the queues.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub region: Option<String>,
     /// Send every AWS call to this endpoint instead (an emulator, a VPC endpoint).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub endpoint_url: Option<String>,
     /// Seconds each AWS call may take, retries included (a receive gets its wait on top):
     /// a hung call fails the command instead of hanging it.
-    #[arg(long, global = true, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=300))]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 20, value_parser = seconds_up_to_300)]
     pub call_timeout: u64,
 }
 
@@ -60,7 +58,7 @@ pub enum Command {
         #[command(flatten)]
         filters: FilterArgs,
         /// At most this many records (1 or more).
-        #[arg(long, value_parser = at_least_one)]
+        #[arg(long, allow_negative_numbers = true, value_parser = at_least_one)]
         limit: Option<usize>,
         /// One JSON line per record.
         #[arg(long)]
@@ -102,7 +100,7 @@ pub enum Command {
         #[command(flatten)]
         filters: FilterArgs,
         /// At most this many records (1 or more).
-        #[arg(long, value_parser = at_least_one)]
+        #[arg(long, allow_negative_numbers = true, value_parser = at_least_one)]
         limit: Option<usize>,
         /// Print what would be deleted; delete nothing and write no audit file.
         #[arg(long)]
@@ -124,10 +122,14 @@ pub enum Command {
     /// The manual page, as roff on stdout (`sqs-backpressure man | man -l -`); with a
     /// subcommand, that subcommand's page (`sqs-backpressure man replay`).
     Man {
-        #[arg(value_parser = ["stats", "list", "show", "export", "replay", "discard", "audit", "completions"])]
+        #[arg(value_parser = PAGES)]
         subcommand: Option<String>,
     },
 }
+
+/// The subcommands that have a manual page of their own (`sqs-backpressure-NAME(1)`).
+pub const PAGES: [&str; 9] =
+    ["stats", "list", "show", "export", "replay", "discard", "audit", "completions", "man"];
 
 impl Command {
     /// The queue the subcommand works on; `None` for those that call no AWS API.
@@ -150,12 +152,15 @@ pub struct QueueArgs {
     /// The quarantine queue or dead-letter queue: its URL, ARN or name.
     #[arg(long)]
     pub queue_url: String,
+    /// Only the commands that call AWS take these.
+    #[command(flatten)]
+    pub aws: AwsArgs,
     /// Treat every message as a raw message even when it looks like a quarantine record.
     #[arg(long)]
     pub raw: bool,
     /// Seconds a message stays invisible to others while this command holds it
     /// (1–43200); everything held is made visible again before the command ends.
-    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(i32).range(1..=43_200))]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 120, value_parser = clap::value_parser!(i32).range(1..=43_200))]
     pub visibility_timeout: i32,
     /// On a FIFO queue, read past each message group's first ten messages: every message
     /// read is moved to the end of its own group (sent again, then deleted here; order
@@ -164,7 +169,7 @@ pub struct QueueArgs {
     #[arg(long)]
     pub rotate_groups: bool,
     /// Seconds each receive waits for messages (1–20); one empty receive ends a scan.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(i32).range(1..=20))]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 2, value_parser = clap::value_parser!(i32).range(1..=20))]
     pub wait_seconds: i32,
 }
 
@@ -188,10 +193,10 @@ pub struct FilterArgs {
     #[arg(long = "message-id")]
     pub message_ids: Vec<String>,
     /// Quarantined (records) or sent (raw messages) at or after: RFC 3339, or an age such as `2h`.
-    #[arg(long, value_parser = time_or_age)]
+    #[arg(long, allow_hyphen_values = true, value_parser = time_or_age)]
     pub since: Option<String>,
     /// Quarantined (records) or sent (raw messages) before: RFC 3339, or an age such as `30m`.
-    #[arg(long, value_parser = time_or_age)]
+    #[arg(long, allow_hyphen_values = true, value_parser = time_or_age)]
     pub until: Option<String>,
 }
 
@@ -201,24 +206,24 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub to: Option<String>,
     /// At most this many messages (1 or more).
-    #[arg(long, value_parser = at_least_one)]
+    #[arg(long, allow_negative_numbers = true, value_parser = at_least_one)]
     pub limit: Option<usize>,
     /// Messages per second, fractions included (0.2 is one every 5 s); unset, as fast as SQS takes them.
-    #[arg(long, value_parser = positive_rate)]
+    #[arg(long, allow_negative_numbers = true, value_parser = positive_rate)]
     pub rate: Option<f64>,
     /// Replay this many first, wait `--canary-wait`, then read this whole queue for them:
     /// stop if any came back, or if the read could not see every message.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, allow_negative_numbers = true, value_parser = canary_size)]
     pub canary: Option<u64>,
     /// Seconds to wait after the canary before checking: longer than the consumer
     /// needs to process (and quarantine) a message.
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 60)]
     pub canary_wait: u64,
     /// Print what would be sent; send and delete nothing.
     #[arg(long)]
     pub dry_run: bool,
     /// Concurrent receive-send-delete loops (1–32).
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=32))]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=32))]
     pub concurrency: u16,
 }
 
@@ -256,11 +261,29 @@ fn time_or_age(value: &str) -> Result<String, String> {
     }
 }
 
+/// `--canary`: a count of messages, 1 or more.
+fn canary_size(value: &str) -> Result<u64, String> {
+    match value.parse::<i128>() {
+        Ok(n) if n >= 1 => u64::try_from(n).map_err(|_| format!("{value} is too many")),
+        Ok(_) => Err(format!("{value} is not a count of messages: give 1 or more")),
+        Err(_) => Err(format!("{value:?} is not a whole number of 1 or more")),
+    }
+}
+
+/// `--call-timeout`: whole seconds from 1 to 300.
+fn seconds_up_to_300(value: &str) -> Result<u64, String> {
+    match value.parse::<i128>() {
+        Ok(n @ 1..=300) => Ok(n as u64),
+        Ok(_) => Err(format!("{value} is not from 1 to 300 seconds")),
+        Err(_) => Err(format!("{value:?} is not a whole number of seconds from 1 to 300")),
+    }
+}
+
 /// `--limit`: a count of 1 or more (0 would do nothing, silently).
 fn at_least_one(value: &str) -> Result<usize, String> {
     match value.parse::<usize>() {
         Ok(0) => Err("0 would act on nothing: give 1 or more, or leave --limit out".to_owned()),
         Ok(n) => Ok(n),
-        Err(_) => Err(format!("{value:?} is not a whole number")),
+        Err(_) => Err(format!("{value:?} is not a whole number of 1 or more")),
     }
 }

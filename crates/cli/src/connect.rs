@@ -11,8 +11,9 @@ use crate::Clients;
 use crate::args::AwsArgs;
 use crate::error::CliError;
 
-/// The clients for `aws`, or a usage error naming what to set.
-pub async fn connect(aws: &AwsArgs) -> Result<Clients, CliError> {
+/// The clients for `aws`, or a usage error naming what to set. With no region
+/// configured, the one the queue's ARN or AWS URL names (`queue`, as given).
+pub async fn connect(aws: &AwsArgs, queue: &str) -> Result<Clients, CliError> {
     let profile = aws.profile.clone().or_else(|| std::env::var("AWS_PROFILE").ok());
     if let Some(profile) = &profile {
         check_profile(profile, aws.profile.is_some()).await?;
@@ -21,7 +22,13 @@ pub async fn connect(aws: &AwsArgs) -> Result<Clients, CliError> {
     settings.profile = aws.profile.clone();
     settings.region = aws.region.clone();
     settings.endpoint_url = aws.endpoint_url.clone();
-    let config = backpressure_startup::sdk::load(&settings).await;
+    let mut config = backpressure_startup::sdk::load(&settings).await;
+    if config.region().is_none()
+        && let Some(region) = region_named_by(queue)
+    {
+        settings.region = Some(region);
+        config = backpressure_startup::sdk::load(&settings).await;
+    }
     if config.region().is_none() {
         return Err(CliError::Usage(
             "no AWS region is set: give --region, or set AWS_REGION or a region in the profile"
@@ -33,6 +40,25 @@ pub async fn connect(aws: &AwsArgs) -> Result<Clients, CliError> {
         sts: aws_sdk_sts::Client::new(&config),
         s3: aws_sdk_s3::Client::new(&config),
     })
+}
+
+/// The region a queue ARN or an AWS queue URL names (`sqs.REGION.amazonaws.com`,
+/// or the legacy `REGION.queue.amazonaws.com`); none for a bare name or
+/// another endpoint.
+pub fn region_named_by(queue: &str) -> Option<String> {
+    if queue.starts_with("arn:") {
+        return QueueArn::parse(queue).ok().map(|arn| arn.region().to_owned());
+    }
+    let rest = queue.strip_prefix("https://").or_else(|| queue.strip_prefix("http://"))?;
+    let host = rest.split(['/', ':']).next()?;
+    let labels: Vec<&str> = host.split('.').collect();
+    let region = match labels.as_slice() {
+        ["sqs", region, "amazonaws", ..] | [region, "queue", "amazonaws", ..] => *region,
+        _ => return None,
+    };
+    let is_region = !region.is_empty()
+        && region.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    is_region.then(|| region.to_owned())
 }
 
 /// A profile the AWS config files do not have is an error, not a silent
@@ -121,4 +147,27 @@ async fn look_up(
         .queue_url()
         .map(str::to_owned)
         .ok_or_else(|| CliError::Destination(format!("GetQueueUrl returned no URL for {given}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::region_named_by;
+
+    #[test]
+    fn the_region_comes_from_an_arn_or_an_aws_url() {
+        let cases = [
+            ("arn:aws:sqs:us-east-1:123456789012:orders", Some("us-east-1")),
+            ("arn:aws-cn:sqs:cn-north-1:123456789012:orders.fifo", Some("cn-north-1")),
+            ("https://sqs.eu-west-2.amazonaws.com/123456789012/orders", Some("eu-west-2")),
+            ("https://sqs.cn-north-1.amazonaws.com.cn/123456789012/orders", Some("cn-north-1")),
+            ("https://ap-south-1.queue.amazonaws.com/123456789012/orders", Some("ap-south-1")),
+            ("http://127.0.0.1:5000/123456789012/orders", None),
+            ("https://sqs.EVIL/x.amazonaws.com/1/q", None),
+            ("orders", None),
+            ("arn:aws:sqs:not-an-arn", None),
+        ];
+        for (given, region) in cases {
+            assert_eq!(region_named_by(given).as_deref(), region, "{given}");
+        }
+    }
 }

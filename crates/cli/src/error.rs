@@ -45,6 +45,16 @@ pub enum CliError {
     },
     #[error("{} already exists: give --out a new file (an export never overwrites one)", .0.display())]
     Exists(PathBuf),
+    #[error(
+        "--out {} cannot be created: {source}; give --out a new file in a folder that exists and \
+         this user may write",
+        .path.display()
+    )]
+    Out {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("no message with id {0} on {1}")]
     NotFound(String, String),
     #[error("{0}")]
@@ -124,6 +134,7 @@ impl CliError {
                 | Self::BadRate(_)
                 | Self::NoTerminal
                 | Self::Exists(_)
+                | Self::Out { .. }
         )
     }
 

@@ -4,6 +4,7 @@
 
 use std::error::Error;
 
+use aws_config::meta::ProviderChainError;
 use aws_credential_types::provider::error::CredentialsError;
 use aws_smithy_types::error::metadata::ProvideErrorMetadata;
 
@@ -29,6 +30,13 @@ pub fn explain(
             Some(hint) => format!("{said} ({hint})"),
             None => said,
         };
+    }
+    if let Some(chain) = find::<ProviderChainError<CredentialsError>>(error) {
+        return format!(
+            "no AWS credentials were found: tried {} (set --profile or AWS_PROFILE, or \
+             AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY)",
+            tried(chain.attempts().iter().map(|attempt| attempt.name()))
+        );
     }
     if let Some(credentials) = find::<CredentialsError>(error) {
         return format!(
@@ -141,6 +149,25 @@ fn is_s3(operation: &str) -> bool {
 }
 
 /// The first error of type `T` in `error`'s chain.
+/// The sources of the SDK's default chain, named as a person sets them.
+fn tried<'a>(providers: impl Iterator<Item = &'a str>) -> String {
+    let named: Vec<&str> = providers
+        .map(|provider| match provider {
+            "Environment" => "the environment (AWS_ACCESS_KEY_ID)",
+            "Profile" => "the shared config files (~/.aws/config, ~/.aws/credentials)",
+            "WebIdentityToken" => "a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE)",
+            "EcsContainer" => "the ECS container endpoint",
+            "Ec2InstanceMetadata" => "EC2 instance metadata",
+            other => other,
+        })
+        .collect();
+    match named.as_slice() {
+        [] => "no source".to_owned(),
+        [one] => (*one).to_owned(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 fn find<'a, T: Error + 'static>(error: &'a (dyn Error + 'static)) -> Option<&'a T> {
     let mut next = Some(error);
     while let Some(current) = next {

@@ -56,7 +56,12 @@ pub async fn stats(
     } else {
         let identity =
             identity.unwrap_or_else(|why| format!("an identity STS would not name ({why})"));
-        format!("{}\n{}Read as {identity}.\n", stats.render(), footer(queue, &scanned))
+        format!(
+            "{}{}\n{}Read as {identity}.\n",
+            headline(&scanned, shortfall.is_some(), None),
+            stats.render(),
+            footer(queue, &scanned)
+        )
     };
     print(&out)?;
     Ok(finish(shortfall))
@@ -89,11 +94,19 @@ pub async fn list(
         ControlFlow::Continue(())
     })
     .await?;
-    if !json {
-        out.push_str(&format!("{shown} shown. {}", footer(queue, &scanned)));
+    let shortfall = scanned.shortfall(&queue.url);
+    // The scan breaks on the first match past the limit, so a stop there means more matched.
+    let stopped_at = (scanned.stopped_early && shown >= limit).then_some(limit);
+    if json {
+        if let Some(limit) = stopped_at {
+            eprintln!("stopped at --limit {limit}: more messages match");
+        }
+    } else {
+        let head = headline(&scanned, shortfall.is_some(), stopped_at);
+        out = format!("{head}{out}{shown} shown. {}", footer(queue, &scanned));
     }
     print(&out)?;
-    Ok(finish(scanned.shortfall(&queue.url)))
+    Ok(finish(shortfall))
 }
 
 /// One message in full, as pretty JSON.
@@ -151,17 +164,25 @@ pub async fn export(queue: &Queue, filter: &Filter, path: &Path) -> Result<Finis
         std::path::PathBuf::from(name)
     };
     let partial = with_suffix(".partial");
-    let outcome = write_export(queue, filter, &partial).await.and_then(|(written, scanned)| {
-        let shortfall = scanned.shortfall(&queue.url);
-        let name = if shortfall.is_some() { with_suffix(".incomplete") } else { path.to_owned() };
-        if shortfall.is_some() {
-            // An earlier short export of the same name is no evidence: this one replaces it.
-            let _ = std::fs::remove_file(&name);
-        }
-        // A hard link never replaces a file that appeared meanwhile.
-        std::fs::hard_link(&partial, &name).map_err(|e| CliError::file(&name, e))?;
-        Ok((written, scanned, shortfall, name))
-    });
+    // Created before any read: a folder that is not there is the user's to fix, named as given.
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&partial)
+        .map_err(|source| CliError::Out { path: path.to_owned(), source })?;
+    let outcome =
+        write_export(queue, filter, file, &partial).await.and_then(|(written, scanned)| {
+            let shortfall = scanned.shortfall(&queue.url);
+            let name =
+                if shortfall.is_some() { with_suffix(".incomplete") } else { path.to_owned() };
+            if shortfall.is_some() {
+                // An earlier short export of the same name is no evidence: this one replaces it.
+                let _ = std::fs::remove_file(&name);
+            }
+            // A hard link never replaces a file that appeared meanwhile.
+            std::fs::hard_link(&partial, &name).map_err(|e| CliError::file(&name, e))?;
+            Ok((written, scanned, shortfall, name))
+        });
     let _ = std::fs::remove_file(&partial);
     let (written, scanned, shortfall, name) = outcome?;
     eprint!("{} written to {}. {}", written.describe(), name.display(), footer(queue, &scanned));
@@ -200,13 +221,9 @@ impl Written {
 async fn write_export(
     queue: &Queue,
     filter: &Filter,
+    file: std::fs::File,
     path: &Path,
 ) -> Result<(Written, Scanned), CliError> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| CliError::file(path, e))?;
     let mut writer = BufWriter::new(file);
     let (written, scanned) = write_lines(queue, filter, &mut writer, path).await?;
     let file = writer.into_inner().map_err(|e| CliError::file(path, e.into_error()))?;
@@ -269,6 +286,25 @@ fn finish(shortfall: Option<crate::scanned::Shortfall>) -> Finish {
         eprintln!("incomplete: {}.", shortfall.explanation);
     }
     Finish::from_shortfall(shortfall.as_ref())
+}
+
+/// The first line a person reads: whether what follows covers every message
+/// the queue counted, or stopped at `--limit` with more to come.
+fn headline(scanned: &Scanned, incomplete: bool, stopped_at: Option<usize>) -> String {
+    let (read, counted) = (scanned.read, scanned.counted);
+    if let Some(limit) = stopped_at {
+        format!(
+            "Stopped at --limit {limit}, with more messages matching: {read} of the {counted} \
+             message(s) the queue counted were read.\n"
+        )
+    } else if incomplete {
+        format!(
+            "INCOMPLETE: {read} of the {counted} message(s) the queue counted were read; what \
+             follows covers only those (the last line says why).\n"
+        )
+    } else {
+        format!("Complete: {read} message(s) read, every one the queue counted ({counted}).\n")
+    }
 }
 
 fn footer(queue: &Queue, scanned: &Scanned) -> String {

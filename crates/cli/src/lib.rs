@@ -20,6 +20,7 @@ mod instant;
 pub mod interrupt;
 pub mod lease;
 pub mod logging;
+mod manual;
 mod objects;
 mod origin;
 mod outgoing;
@@ -52,10 +53,10 @@ pub struct Clients {
 
 /// Runs one command.
 pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
-    let call = std::time::Duration::from_secs(cli.aws.call_timeout);
     let Some(queue_args) = cli.command.queue() else {
         return run_local(cli.command);
     };
+    let call = std::time::Duration::from_secs(queue_args.aws.call_timeout);
     // Nobody to ask and no --yes: said before any call.
     match &cli.command {
         Command::Replay { replay, change, .. } if !replay.dry_run => {
@@ -125,21 +126,6 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
     }
 }
 
-/// The manual page of the tool, or of one subcommand (`sqs-backpressure-stats(1)`).
-fn man_page(subcommand: Option<&str>, out: &mut Vec<u8>) -> std::io::Result<()> {
-    use clap::CommandFactory;
-
-    let tool = args::Cli::command();
-    let Some(name) = subcommand else { return clap_mangen::Man::new(tool).render(out) };
-    let page = tool
-        .get_subcommands()
-        .find(|c| c.get_name() == name)
-        .cloned()
-        .ok_or_else(|| std::io::Error::other(format!("no subcommand {name:?}")))?;
-    let page = page.name(format!("sqs-backpressure-{name}"));
-    clap_mangen::Man::new(page).render(out)
-}
-
 /// Runs a command that calls no AWS API.
 pub fn run_local(command: Command) -> Result<Finish, CliError> {
     use clap::CommandFactory;
@@ -165,7 +151,7 @@ pub fn run_local(command: Command) -> Result<Finish, CliError> {
             );
             Ok(())
         }
-        Command::Man { subcommand } => man_page(subcommand.as_deref(), &mut text),
+        Command::Man { subcommand } => manual::render(subcommand.as_deref(), &mut text),
         _ => Ok(()),
     };
     rendered.map_err(|e| CliError::file(std::path::Path::new("<stdout>"), e))?;

@@ -17,13 +17,12 @@ async fn main() -> ExitCode {
         eprintln!("error: cannot listen for SIGINT and SIGTERM: {error}");
         return ExitCode::FAILURE;
     }
-    let outcome = if cli.command.queue().is_none() {
-        run_local(cli.command)
-    } else {
-        match connect(&cli.aws).await {
+    let outcome = match cli.command.queue() {
+        None => run_local(cli.command),
+        Some(queue) => match connect(&queue.aws.clone(), &queue.queue_url.clone()).await {
             Ok(clients) => run(cli, &clients).await,
             Err(error) => Err(error),
-        }
+        },
     };
     match outcome {
         Ok(Finish::Failures { count, dry_run: false }) => {

@@ -53,7 +53,7 @@ fn the_help_lists_every_exit_code() {
 
 #[test]
 fn every_bad_input_is_a_usage_error_with_exit_2() {
-    let cases: [(&str, &[&str]); 10] = [
+    let cases: [(&str, &[&str]); 15] = [
         ("rate_zero", &["replay", "--queue-url", "q", "--rate", "0", "--yes"]),
         ("rate_not_a_number", &["replay", "--queue-url", "q", "--rate", "fast", "--yes"]),
         ("since_unparseable", &["stats", "--queue-url", "q", "--since", "yesterday"]),
@@ -64,6 +64,20 @@ fn every_bad_input_is_a_usage_error_with_exit_2() {
         ("not_a_queue", &["stats", "--queue-url", "not a queue"]),
         ("discard_without_yes_or_terminal", &["discard", "--queue-url", "q"]),
         ("replay_without_yes_or_terminal", &["replay", "--queue-url", "q"]),
+        ("rate_negative", &["replay", "--queue-url", "q", "--rate", "-1", "--yes"]),
+        ("canary_negative", &["replay", "--queue-url", "q", "--canary", "-1", "--yes"]),
+        ("limit_negative", &["list", "--queue-url", "q", "--limit", "-2"]),
+        ("call_timeout_negative", &["stats", "--queue-url", "q", "--call-timeout", "-5"]),
+        (
+            "export_out_in_a_missing_folder",
+            &[
+                "export",
+                "--queue-url",
+                "http://127.0.0.1:9/1/q",
+                "--out",
+                "/nonexistent/dir/x.jsonl",
+            ],
+        ),
     ];
     for (name, args) in cases {
         let output = cli(args);
@@ -83,7 +97,7 @@ fn a_profile_the_config_files_do_not_have_is_refused_not_ignored() {
     )
     .unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_sqs-backpressure"))
-        .args(["--profile", "opertor", "stats", "--queue-url", "q"])
+        .args(["stats", "--profile", "opertor", "--queue-url", "q"])
         .env("AWS_CONFIG_FILE", &config)
         .env("AWS_SHARED_CREDENTIALS_FILE", dir.join("credentials"))
         .output()
@@ -107,6 +121,36 @@ fn a_profile_the_config_files_do_not_have_is_refused_not_ignored() {
         "{}",
         text(&no_region)
     );
+}
+
+/// No region and no credentials anywhere: the region comes from the queue's
+/// ARN, and the credentials error names every source the SDK tried.
+#[test]
+fn with_nothing_configured_the_arn_gives_the_region_and_the_error_names_each_source() {
+    let none = std::env::temp_dir().join("sqs-backpressure-no-such-config");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sqs-backpressure"));
+    command
+        .args(["stats", "--queue-url", "arn:aws:sqs:us-east-1:123456789012:orders"])
+        .args(["--endpoint-url", "http://127.0.0.1:9"])
+        .env("AWS_CONFIG_FILE", &none)
+        .env("AWS_SHARED_CREDENTIALS_FILE", &none)
+        .env("AWS_EC2_METADATA_DISABLED", "true");
+    for variable in [
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_PROFILE",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    ] {
+        command.env_remove(variable);
+    }
+    let output = command.output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    insta::assert_snapshot!("no_credentials_anywhere", text(&output));
 }
 
 #[test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use backlog_publisher::metrics::{DIMENSION_NAMES, METRIC_NAMES};
 use e2e_tests::downstream::Downstream;
-use e2e_tests::fixtures::{Aws, BoxError, binary};
+use e2e_tests::fixtures::{Aws, BoxError, binary, profile_dir};
 use e2e_tests::process::Process;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 
@@ -79,9 +79,13 @@ async fn operator(aws: &Aws) -> Result<(), BoxError> {
         "\n== The downstream's validation is fixed (invoice.reject → 204); sqs-worker runs again on it"
     );
     let mut worker = run_worker(downstream.fixed_url())?;
-    let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
-    let audit = std::fs::canonicalize(target)?.join("demo-audit.jsonl").display().to_string();
-    let _ = std::fs::remove_file(&audit);
+    let audit = profile_dir()?.join("demo-audit.jsonl").display().to_string();
+    match std::fs::remove_file(&audit) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+            return Err(format!("cannot remove the last run's {audit}: {error}").into());
+        }
+        _ => {}
+    }
     cli(
         "sqs-backpressure replay --error-code downstream_rejected --canary 1 --canary-wait 5 --rate 2 --yes",
         &["replay", "--queue-url", &quarantine_url, "--error-code", "downstream_rejected", "--canary", "1",
@@ -96,7 +100,9 @@ async fn operator(aws: &Aws) -> Result<(), BoxError> {
     cli("sqs-backpressure stats (what is left)", &["stats", "--queue-url", &quarantine_url])
         .await?;
     println!("\n== The audit trail, {audit}:");
-    for line in std::fs::read_to_string(&audit)?.lines() {
+    let trail = std::fs::read_to_string(&audit)
+        .map_err(|error| format!("cannot read the audit trail {audit}: {error}"))?;
+    for line in trail.lines() {
         let line: serde_json::Value = serde_json::from_str(line)?;
         println!(
             "    {} {} {} → {} by {}",
@@ -203,7 +209,9 @@ const READABLE_LOGS: (&str, &str) = ("AWS_LAMBDA_LOG_FORMAT", "Text");
 
 fn sample(name: &str) -> Result<serde_json::Value, BoxError> {
     let path = format!("{}/../events/{name}", env!("CARGO_MANIFEST_DIR"));
-    Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
+    let text = std::fs::read_to_string(&path)
+        .map_err(|error| format!("cannot read the sample event {path}: {error}"))?;
+    Ok(serde_json::from_str(&text).map_err(|error| format!("{path} is not JSON: {error}"))?)
 }
 
 async fn publisher(aws: &Aws) -> Result<(), BoxError> {

@@ -130,7 +130,8 @@ async fn stats_lists_and_filters_read_the_consumers_records_without_consuming_th
     assert!(
         table.contains("ERROR CODE")
             && table.contains("invalid_json")
-            && table.contains("6 message(s)"),
+            && table.contains("6 message(s)")
+            && table.starts_with("Complete: 6 message(s) read, every one the queue counted (6)"),
         "{table}"
     );
 
@@ -177,6 +178,9 @@ async fn stats_lists_and_filters_read_the_consumers_records_without_consuming_th
     assert_eq!(ids, ["p-json-1", "p-json-2", "p-json-3"]);
     let text = stdout(&ok(cli(&["list", "--queue-url", url, "--limit", "2"]).await));
     assert!(text.contains("2 shown"), "{text}");
+    assert!(text.starts_with("Stopped at --limit 2, with more messages matching"), "{text}");
+    let whole = stdout(&ok(cli(&["list", "--queue-url", url, "--limit", "6"]).await));
+    assert!(whole.starts_with("Complete: 6 message(s) read"), "{whole}");
 
     let shown: Value = serde_json::from_str(&stdout(&ok(cli(&[
         "show",

@@ -119,6 +119,13 @@ async fn fifo_reads(sqs: Sqs) {
     assert_eq!(stats["unread"].as_u64().unwrap() + stats["read"].as_u64().unwrap(), 47);
     assert!(stderr(&held).contains("--rotate-groups"), "{}", stderr(&held));
     assert_eq!(aws.counts(&url).await.unwrap(), (47, 0), "{sqs:?}: all visible again");
+    let table = cli_on(sqs, &["stats", "--queue-url", &url]).await;
+    let first = stdout(&table).lines().next().unwrap_or_default().to_owned();
+    assert!(
+        first.starts_with("INCOMPLETE: ") && first.contains(" of the 47 message(s)"),
+        "the first line says the read was incomplete: {}",
+        show(&table)
+    );
 
     let partial = temp_path("export.jsonl");
     let export =
