@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use backpressure_core::config::variables::{
     DRAIN_SECONDS, ECS_AGENT_URI, MESSAGE_TIMEOUT_SECONDS, PROTECTION_IDLE_SECONDS, QUEUE_URL,
-    RECEIVE_WAIT_SECONDS, VISIBILITY_TIMEOUT_SECONDS, WORKER_MAX_IN_FLIGHT, WORKER_POLLERS,
+    RECEIVE_WAIT_SECONDS, VISIBILITY_TIMEOUT_SECONDS, WORKER_LOG_FORMAT, WORKER_MAX_IN_FLIGHT,
+    WORKER_POLLERS,
 };
 use backpressure_core::config::{ConfigError, Vars};
 use backpressure_core::queue::QueueRef;
@@ -55,6 +56,15 @@ impl WorkerConfig {
         let message_timeout = seconds(&MESSAGE_TIMEOUT_SECONDS);
         let drain = seconds(&DRAIN_SECONDS);
         let protection_idle = seconds(&PROTECTION_IDLE_SECONDS);
+        if let Some(format) = vars.get(WORKER_LOG_FORMAT.name)
+            && log_format_is_json(Some(&format)).is_none()
+        {
+            errors.push(ConfigError::Invalid {
+                name: WORKER_LOG_FORMAT.name,
+                value: format,
+                reason: "give text or json".to_owned(),
+            });
+        }
         match queue {
             Ok(queue) if errors.is_empty() => Ok(Self {
                 queue,
@@ -73,6 +83,17 @@ impl WorkerConfig {
                 Err(errors)
             }
         }
+    }
+}
+
+/// Whether `WORKER_LOG_FORMAT` asks for JSON lines; `None` for a value that
+/// is neither `json` nor `text` (logged as text, and refused by [`WorkerConfig::from_vars`]).
+fn log_format_is_json(value: Option<&str>) -> Option<bool> {
+    match value.map(str::trim) {
+        None | Some("") => Some(false),
+        Some(format) if format.eq_ignore_ascii_case("json") => Some(true),
+        Some(format) if format.eq_ignore_ascii_case("text") => Some(false),
+        Some(_) => None,
     }
 }
 

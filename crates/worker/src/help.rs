@@ -28,8 +28,9 @@ pub fn text() -> String {
     out.push_str(
         "\nAWS settings come from the standard chain (AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_SQS, \
          AWS_ENDPOINT_URL_DYNAMODB, \
-         the task role).\nLogs: AWS_LAMBDA_LOG_FORMAT=JSON for JSON lines, RUST_LOG for levels. \
-         Reference: docs/worker.md.\n",
+         the task role).\nLogs: text with timestamps on stdout, or JSON lines with \
+         WORKER_LOG_FORMAT=json; RUST_LOG sets the levels (info by default). Reference: \
+         docs/worker.md.\n",
     );
     out
 }
@@ -42,7 +43,7 @@ mod tests {
     fn the_help_lists_every_variable_the_worker_reads_in_families_that_are_checked() {
         let help = text();
         let families: Vec<&str> = variables().map(Variable::family).collect();
-        assert_eq!(families.len(), 27);
+        assert_eq!(families.len(), 28);
         for variable in variables() {
             assert!(help.contains(variable.name), "{} is missing from the help", variable.name);
         }

@@ -12,7 +12,7 @@ use backpressure_batch::idempotency::ClaimLease;
 use backpressure_batch::sqs::SqsQuarantine;
 use backpressure_batch::start::{ConsumerClients, Reach};
 use backpressure_core::config::ConfigError;
-use backpressure_core::config::variables::Reader;
+use backpressure_core::config::variables::{Reader, WORKER_LOG_FORMAT};
 use backpressure_core::error::error_chain;
 use backpressure_startup as startup;
 use tokio::signal::unix::{SignalKind, signal};
@@ -82,7 +82,9 @@ struct Loaded {
 
 /// Runs the worker until a signal has drained it; exit code 0 after a drain.
 pub async fn run() -> ExitCode {
-    let Some(loaded) = startup::init(load) else { return ExitCode::FAILURE };
+    // Not Lambda's switch (AWS_LAMBDA_LOG_FORMAT): the worker runs on ECS, text with timestamps.
+    startup::logging::init_for_tool(std::io::stdout, "info", WORKER_LOG_FORMAT.name);
+    let Some(loaded) = startup::read(load) else { return ExitCode::FAILURE };
     log_start(&loaded);
     let Some(worker) = connect_and_build(loaded).await else { return ExitCode::FAILURE };
     let (stop_tx, stop) = watch::channel(false);

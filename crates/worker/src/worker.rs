@@ -95,6 +95,9 @@ where
         let started = Instant::now();
         let deadline = started + self.config.drain;
         info!(drain_seconds = self.config.drain.as_secs(), "SIGTERM: receiving stopped, draining");
+        if self.leases.len() == 0 {
+            info!("nothing in work: the long polls under way are abandoned, not waited out");
+        }
         // Pollers finish the receive they are in and release what it returns;
         // then the work in hand finishes. A second signal ends the wait for the work.
         let all = u32::try_from(self.config.max_in_flight).unwrap_or(u32::MAX);
@@ -170,9 +173,11 @@ where
                 }
                 _ = stop.wait_for(|stop| *stop) => return,
             };
-            // Never abandoned, not even by a second signal: SQS would hand
-            // what it returns to a connection that is gone.
-            let received = self.queue.receive(MAX_BATCH).await;
+            // Abandoned only by a stop with nothing in work (see `stopped_idle`).
+            let received = tokio::select! {
+                received = self.queue.receive(MAX_BATCH) => received,
+                () = self.stopped_idle(&mut stop) => return,
+            };
             let records = match received {
                 Ok(records) => {
                     self.health.poll_succeeded();
@@ -205,6 +210,19 @@ where
             }
             self.leases.lease(&records);
             tokio::spawn(self.clone().work(records, permits));
+        }
+    }
+
+    /// Resolves when `stop` turns true while nothing is in work: then a long
+    /// poll is not waited out (ECS's stop timeout, 30 s by default, holds a
+    /// rolling deploy up meanwhile). An abandoned poll goes on at SQS, and
+    /// what it returns to the gone connection is held for one visibility
+    /// timeout and then received again; with work in hand, the releases
+    /// the drain is about to make could be among it, so the poll is waited for.
+    async fn stopped_idle(&self, stop: &mut watch::Receiver<bool>) {
+        let _ = stop.wait_for(|stop| *stop).await;
+        if self.leases.len() > 0 {
+            std::future::pending::<()>().await;
         }
     }
 

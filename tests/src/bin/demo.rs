@@ -56,7 +56,6 @@ async fn operator(aws: &Aws) -> Result<(), BoxError> {
             ("RECEIVE_WAIT_SECONDS".to_owned(), "1".to_owned()),
             ("WORKER_POLLERS".to_owned(), "1".to_owned()),
             ("DRAIN_SECONDS".to_owned(), "3".to_owned()),
-            (READABLE_LOGS.0.to_owned(), READABLE_LOGS.1.to_owned()),
         ]
     };
     let every = Duration::from_millis(200);
@@ -161,7 +160,6 @@ async fn worker(aws: &Aws) -> Result<(), BoxError> {
         ("WORKER_POLLERS", "1"),
         ("VISIBILITY_TIMEOUT_SECONDS", "30"),
         ("DRAIN_SECONDS", "3"),
-        READABLE_LOGS,
     ];
     println!("== Starting sqs-worker (WORKER_POLLERS=1, RECEIVE_WAIT_SECONDS=1, DRAIN_SECONDS=3)");
     let mut worker = Process::start(&binary("sqs-worker")?, &env)?;

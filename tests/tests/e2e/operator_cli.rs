@@ -519,7 +519,6 @@ async fn canary_stops_when_a_replayed_message_is_quarantined_again() {
             ("DOWNSTREAM_URL", url.as_str()),
             ("RECEIVE_WAIT_SECONDS", "1"),
             ("WORKER_POLLERS", "1"),
-            ("AWS_LAMBDA_LOG_FORMAT", "Text"),
         ],
     )
     .unwrap();

@@ -49,7 +49,6 @@ async fn fifo_canary(sqs: Sqs) {
             ("DOWNSTREAM_URL", url.as_str()),
             ("RECEIVE_WAIT_SECONDS", "1"),
             ("WORKER_POLLERS", "1"),
-            ("AWS_LAMBDA_LOG_FORMAT", "Text"),
         ],
     )
     .unwrap();

@@ -13,7 +13,6 @@ async fn worker(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
     tokio::process::Command::new(binary("sqs-worker").unwrap())
         .args(args)
         .envs(env.iter().copied())
-        .env("AWS_LAMBDA_LOG_FORMAT", "Text")
         .output()
         .await
         .unwrap()
@@ -40,7 +39,12 @@ async fn help_and_version_exit_0_and_list_every_variable() {
 async fn every_bad_variable_is_reported_in_one_line() {
     let output = worker(
         &[],
-        &[("WORKER_POLLERS", "0"), ("DRAIN_SECONDS", "500"), ("DOWNSTREAM_URL", "ftp://x")],
+        &[
+            ("WORKER_POLLERS", "0"),
+            ("DRAIN_SECONDS", "500"),
+            ("DOWNSTREAM_URL", "ftp://x"),
+            ("WORKER_LOG_FORMAT", "jsn"),
+        ],
     )
     .await;
     assert_eq!(output.status.code(), Some(1));
@@ -57,9 +61,28 @@ async fn every_bad_variable_is_reported_in_one_line() {
         "DRAIN_SECONDS=\"500\"",
         "QUARANTINE_QUEUE_URL",
         "DOWNSTREAM_URL=\"ftp://x\"",
+        "WORKER_LOG_FORMAT=\"jsn\"",
     ] {
         assert!(line.contains(name), "{name}: {line}");
     }
+    assert!(
+        line.starts_with(|c: char| c.is_ascii_digit()),
+        "text lines start with their timestamp: {line}"
+    );
+}
+
+#[tokio::test]
+async fn worker_log_format_json_gives_json_lines() {
+    let output = worker(&[], &[("WORKER_LOG_FORMAT", "json"), ("WORKER_POLLERS", "0")]).await;
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("invalid configuration"))
+        .unwrap_or_else(|| panic!("{stdout}{}", String::from_utf8_lossy(&output.stderr)));
+    let json: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(json["level"], "ERROR", "{json}");
+    assert!(json["timestamp"].is_string(), "{json}");
 }
 
 #[tokio::test]

@@ -1,6 +1,7 @@
 //! sqs-worker's drain on moto and on LocalStack's SQS: what finished is
 //! deleted at once, whatever its batch siblings do; a second signal cuts the
-//! drain short even mid long poll; FIFO order comes from the `.fifo` suffix,
+//! drain short even mid long poll; an idle worker does not wait out its long
+//! poll; FIFO order comes from the `.fifo` suffix,
 //! never from a group id (a fair queue's tenant); a retried FIFO message is
 //! back at once and holds the rest of its group, not other groups.
 
@@ -273,4 +274,35 @@ async fn a_retried_fifo_message_comes_back_at_once_and_holds_only_its_group_on_l
 #[tokio::test]
 async fn a_retried_fifo_message_comes_back_at_once_and_holds_only_its_group_on_fauxqs() {
     fifo_retry_comes_back_at_once_and_holds_its_group(Sqs::Fauxqs).await;
+}
+
+/// Nothing in work at SIGTERM: the 20 s long poll under way is abandoned, not
+/// waited out, so the worker is gone well inside ECS's 30 s stop timeout.
+async fn idle_stop(sqs: Sqs) {
+    let setup = setup_on(sqs, false).await;
+    let mut worker = setup.start(&[("RECEIVE_WAIT_SECONDS", "20"), ("DRAIN_SECONDS", "60")]);
+    setup.send(&[request("ledger.create", "first")]).await;
+    setup.wait_until("delivered", |s| !s.delivered().is_empty()).await;
+    setup.wait_counts((0, 0)).await;
+    // Done and deleted: the poller is now in a long poll on an empty queue.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    worker.signal("TERM").await.unwrap();
+    let status = worker.exit(SETTLED).await.unwrap();
+    assert_eq!(status.code(), Some(0), "{sqs:?}: {:#?}", worker.lines());
+    let lines = worker.lines();
+    assert!(lines.iter().any(|l| l.contains("nothing in work")), "{sqs:?}: {lines:#?}");
+    let summary = lines.iter().find(|l| l.contains("worker stopped")).unwrap();
+    // The poll began at most 0.5 s before the signal: waited out, it would end 19.5 s after it.
+    let drain_ms = field(summary, "drain_ms").unwrap();
+    assert!(drain_ms < 19_000, "{sqs:?}: the long poll was waited out: {summary}");
+}
+
+#[tokio::test]
+async fn an_idle_worker_stops_without_waiting_out_its_long_poll_on_moto() {
+    idle_stop(Sqs::Moto).await;
+}
+
+#[tokio::test]
+async fn an_idle_worker_stops_without_waiting_out_its_long_poll_on_fauxqs() {
+    idle_stop(Sqs::Fauxqs).await;
 }

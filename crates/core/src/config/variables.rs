@@ -56,6 +56,8 @@ variables! {
         "task scale-in protection is on when set";
     PROTECTION_IDLE_SECONDS: WORKER, Unset::Whole(60), Whole { min: 1, max: 3_600 },
         "idle time before the protection is released";
+    WORKER_LOG_FORMAT: WORKER, Value("text"), Described("text or json"),
+        "text: lines with timestamps; json: one JSON object a line (RUST_LOG sets the levels)";
     HEALTH_FILE: WORKER, Value("/tmp/sqs-worker-<pid>.last-poll"), Described("a path"),
         "stamped after each successful poll";
     HEALTH_MAX_SILENCE_SECONDS: WORKER, Unset::Whole(120), Whole { min: 1, max: 3_600 },
@@ -188,7 +190,7 @@ mod tests {
     #[test]
     fn each_program_reads_its_own() {
         let count = |reader| read_by(reader).count();
-        assert_eq!((count(Consumer), count(Worker), count(Publisher)), (16, 27, 18));
+        assert_eq!((count(Consumer), count(Worker), count(Publisher)), (16, 28, 18));
         assert_eq!(named("CONSUMER_CONCURRENCY").map(|v| v.readers), Some(ALL));
         assert_eq!(named("CONSUMER_CONCURENCY"), None);
         assert_eq!(CONSUMER_MAX_IN_FLIGHT_PER_GROUP.family(), "CONSUMER_");

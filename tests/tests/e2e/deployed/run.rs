@@ -189,7 +189,6 @@ pub(crate) async fn worker(
     let mut env = pairs(&env);
     // Only to keep the test short: the long poll's 20 s would hold the drain.
     env.push(("RECEIVE_WAIT_SECONDS", "1"));
-    env.push(("AWS_LAMBDA_LOG_FORMAT", "Text"));
     let mut worker = Process::start(&binary("sqs-worker").unwrap(), &env).unwrap();
     let give_up = tokio::time::Instant::now() + SETTLED;
     while delivered(downstream).len() < GOOD + 1 {

@@ -280,9 +280,7 @@ impl Deployed<'_> {
         let work_url = self.work_queue_url();
         if self.plan.condition("CreatesWorkerService") {
             let env = self.container_environment();
-            // The image's log format is set in the task, as Lambda sets it for a function.
-            let mut read = template::read(Reader::Worker);
-            read.insert("AWS_LAMBDA_LOG_FORMAT".to_owned());
+            let read = template::read(Reader::Worker);
             self.consumer_environment("worker", &env, &read, checks);
             checks.eq("worker QUEUE_URL", env.get("QUEUE_URL"), Some(&work_url));
             let definition = &self.of("WorkerTaskDefinition")["taskDefinition"];

@@ -70,7 +70,6 @@ pub fn start_worker(
         ("RECEIVE_WAIT_SECONDS", "1"),
         ("VISIBILITY_TIMEOUT_SECONDS", "10"),
         ("RETRY_BASE_SECONDS", "0"),
-        ("AWS_LAMBDA_LOG_FORMAT", "Text"),
         // One poller: moto can hand one message to two concurrent receives
         // (SQS does not within the visibility timeout), which would make
         // the counts below flaky. The poller keeps receiving while work
