@@ -97,7 +97,7 @@ async fn main() -> Result<(), BoxError> {
     ours_env.extend([
         ("QUARANTINE_QUEUE_URL".to_owned(), quarantine.clone()),
         ("WORKER_POLLERS".to_owned(), pollers.to_string()),
-        ("AWS_LAMBDA_LOG_LEVEL".to_owned(), "warn".to_owned()),
+        ("RUST_LOG".to_owned(), "warn".to_owned()),
     ]);
     let ours = Subject {
         label: format!("sqs-worker ({pollers} poller{})", if pollers == 1 { "" } else { "s" }),
