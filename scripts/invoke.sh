@@ -60,7 +60,7 @@ cat "$state/response.json"; echo
 if [ "$function" = consumer ]; then
   echo "== each message's outcome" >&2
   quarantine=$(sed -n 's/^QUARANTINE_QUEUE_URL=//p' "$state/$function.env")
-  "$target/debug/local-env" outcomes "$event" "$state/response.json" "$quarantine"
+  "$target/debug/local-env" outcomes "$event" "$state/response.json" "$quarantine" "$state/watch.log"
   if [ "${KEEP:-}" = 1 ]; then
     echo "== the emulators stay up (KEEP=1). Inspect with the operator's CLI, then stop them:" >&2
     echo "   . .emulators/env && $target/debug/sqs-backpressure stats --queue-url $quarantine" >&2

@@ -11,6 +11,7 @@ use std::time::Duration;
 use backlog_publisher::metrics::{DIMENSION_NAMES, METRIC_NAMES};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError, binary, profile_dir};
+use e2e_tests::log_view::retry_causes;
 use e2e_tests::process::Process;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 
@@ -313,7 +314,9 @@ async fn consumer(aws: &Aws) -> Result<(), BoxError> {
             .iter()
             .filter_map(|m| serde_json::from_str(m.body()?).ok())
             .collect();
-        println!("\n  outcome per message:");
+        let logs = host.logs();
+        let causes = retry_causes(logs.iter().map(String::as_str));
+        println!("\n  outcome per message (retried ones are in batchItemFailures):");
         for record in &records {
             let id = record["messageId"].as_str().unwrap_or_default();
             let work: serde_json::Value =
@@ -324,7 +327,8 @@ async fn consumer(aws: &Aws) -> Result<(), BoxError> {
                 .map(|g| format!(" [{g}]"))
                 .unwrap_or_default();
             let outcome = if failed.contains(&id) {
-                "retry (in batchItemFailures)".to_owned()
+                let cause = causes.get(id).copied().unwrap_or("see the logs above");
+                format!("retry ({cause})")
             } else if let Some(q) = quarantined.iter().find(|q| q["messageId"] == id) {
                 format!("quarantined: {}", q["errorCode"].as_str().unwrap_or_default())
             } else {

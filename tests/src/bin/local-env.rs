@@ -4,10 +4,11 @@
 //! and, after the invocation, each message's outcome.
 //!
 //! usage: local-env publisher|consumer ENV_FILE
-//!        local-env outcomes EVENT_FILE RESPONSE_FILE QUARANTINE_QUEUE_URL
+//!        local-env outcomes EVENT_FILE RESPONSE_FILE QUARANTINE_QUEUE_URL [FUNCTION_LOG]
 
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError};
+use e2e_tests::log_view::retry_causes;
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
@@ -20,7 +21,7 @@ async fn main() -> Result<(), BoxError> {
                 "usage: local-env outcomes EVENT_FILE RESPONSE_FILE QUARANTINE_QUEUE_URL".into()
             );
         };
-        return outcomes(&event, &response, &quarantine).await;
+        return outcomes(&event, &response, &quarantine, args.next()).await;
     }
     let mut args = std::env::args().skip(1);
     let (function, env_file) = match (args.next(), args.next()) {
@@ -66,11 +67,26 @@ async fn main() -> Result<(), BoxError> {
 }
 
 /// Each record of the event with what became of it: retried (listed in the
-/// response's `batchItemFailures`), quarantined (a record for it on the
-/// quarantine queue, with its error code) or done.
-async fn outcomes(event: &str, response: &str, quarantine: &str) -> Result<(), BoxError> {
-    let event: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(event)?)?;
-    let response: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(response)?)?;
+/// response's `batchItemFailures`, with the cause the function's log gives),
+/// quarantined (a record for it on the quarantine queue, with its error code) or done.
+async fn outcomes(
+    event: &str,
+    response: &str,
+    quarantine: &str,
+    log: Option<String>,
+) -> Result<(), BoxError> {
+    let read = |path: &str| {
+        std::fs::read_to_string(path).map_err(|error| format!("cannot read {path}: {error}"))
+    };
+    let event: serde_json::Value =
+        serde_json::from_str(&read(event)?).map_err(|error| format!("{event}: {error}"))?;
+    let response: serde_json::Value =
+        serde_json::from_str(&read(response)?).map_err(|error| format!("{response}: {error}"))?;
+    let log = match log {
+        Some(path) => read(&path)?,
+        None => String::new(),
+    };
+    let causes = retry_causes(log.lines());
     let retried: Vec<&str> = response["batchItemFailures"]
         .as_array()
         .map(|all| all.iter().filter_map(|f| f["itemIdentifier"].as_str()).collect())
@@ -93,7 +109,8 @@ async fn outcomes(event: &str, response: &str, quarantine: &str) -> Result<(), B
     for record in &records {
         let id = record["messageId"].as_str().unwrap_or("(none)");
         let outcome = if retried.contains(&id) {
-            "retry (in batchItemFailures: Lambda returns it to the queue)".to_owned()
+            let cause = causes.get(id).copied().unwrap_or("see the function's log");
+            format!("retry ({cause}; in batchItemFailures: Lambda returns it to the queue)")
         } else if let Some(q) = quarantined.iter().find(|q| q["messageId"] == id) {
             format!("quarantined ({})", q["errorCode"].as_str().unwrap_or("?"))
         } else {
