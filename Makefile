@@ -60,14 +60,17 @@ unit:
 	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backpressure-startup -p backpressure-batch -p backlog-publisher -p capacity-planner
 
 ## make simulate: the capacity planner on the built-in traces: a comparison table per trace,
-## one SVG per trace in target/simulate/ (the README's picture is the burst-from-idle one,
-## copied to docs/img/), then the cheapest setting meeting the SLO, and
-## the cheapest MaximumConcurrency x BatchSize for the Lambda consumer (recommend searches
-## TargetLoadPercent x MinTasks for the template's ScalingLoad)
+## one SVG per trace in target/simulate/, then burst-from-idle with each policy at its own
+## best setting (the README's picture, copied to docs/img/burst-from-idle.{svg,png}), the
+## cheapest setting meeting the SLO, and the cheapest MaximumConcurrency x BatchSize for the
+## Lambda consumer (recommend searches TargetLoadPercent x MinTasks for the template's ScalingLoad)
 SIMULATE := $(CARGO) run --quiet --release -p capacity-planner --bin simulate --
 simulate:
 	$(SIMULATE) compare --out target/simulate
-	mkdir -p docs/img && cp target/simulate/burst-from-idle.svg target/simulate/burst-from-idle.png docs/img/
+	$(SIMULATE) compare --best-settings --trace burst-from-idle --out target/simulate
+	mkdir -p docs/img
+	cp target/simulate/burst-from-idle-best-settings.svg docs/img/burst-from-idle.svg
+	cp target/simulate/burst-from-idle-best-settings.png docs/img/burst-from-idle.png
 	$(SIMULATE) recommend
 	$(SIMULATE) recommend --consumer lambda
 

@@ -49,9 +49,22 @@ fn compare_at_best_settings(
             .collect();
         let chosen: Vec<_> =
             found.iter().filter_map(|(_, f)| f.best.as_ref().or(f.closest.as_ref())).collect();
-        let outcomes: Vec<_> = chosen.iter().map(|c| c.outcome.clone()).collect();
+        let panels: Vec<_> = found
+            .iter()
+            .filter_map(|(policy, f)| Some((policy, f.best.as_ref().or(f.closest.as_ref())?)))
+            .map(|(policy, c)| plot::Panel {
+                label: policy.at(c.target.get(), c.min_tasks),
+                outcome: &c.outcome,
+                target: Some(c.target.get()),
+            })
+            .collect();
         let path = out.join(format!("{}-best-settings.svg", scenario.trace.name));
-        plot::write(&path, &scenario.trace.name, &outcomes, plot::Frame::of(scenario))?;
+        // The table's figures are means over the seeds; the picture is one run.
+        let title = format!(
+            "{}: each policy at its own best setting, the run on seed {}",
+            scenario.trace.name, scenario.seed
+        );
+        plot::write(&path, &title, &panels, plot::Frame::of(scenario))?;
         if json {
             let rows = chosen.iter().map(|c| report_json::json_candidate(scenario, c)).collect();
             let mut line = report_json::json_trace(scenario, rows);
@@ -196,7 +209,20 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 let outcomes: Vec<_> =
                     Policy::ALL.iter().map(|&policy| run(scenario, policy)).collect();
                 let path = out.join(format!("{}.svg", scenario.trace.name));
-                plot::write(&path, &scenario.trace.name, &outcomes, plot::Frame::of(scenario))?;
+                let panels: Vec<_> = Policy::ALL
+                    .iter()
+                    .zip(&outcomes)
+                    .map(|(&policy, o)| plot::Panel::of(o, Some(scenario.target_of(policy).get())))
+                    .collect();
+                let title = format!(
+                    "{}: target {} % for the load, {} for the others, MinTasks {}, seed {}",
+                    scenario.trace.name,
+                    scenario.publisher.load.target_percent,
+                    scenario.scaling.target.get(),
+                    scenario.scaling.min_tasks,
+                    scenario.seed
+                );
+                plot::write(&path, &title, &panels, plot::Frame::of(scenario))?;
                 if json {
                     let quantile = scenario.slo.quantile;
                     let rows = outcomes
@@ -236,18 +262,16 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 let shown = found.best.as_ref().or(found.closest.as_ref());
                 let path = out.join(format!("{}-recommended.svg", scenario.trace.name));
                 if let Some(shown) = shown {
+                    // The recommended line's figures are means over the seeds; this is one run.
                     let title = format!(
-                        "{}: TargetLoadPercent={} MinTasks={}",
+                        "{}: TargetLoadPercent={} MinTasks={}, the run on seed {}",
                         scenario.trace.name,
                         shown.target.get(),
-                        shown.min_tasks
+                        shown.min_tasks,
+                        scenario.seed
                     );
-                    plot::write(
-                        &path,
-                        &title,
-                        std::slice::from_ref(&shown.outcome),
-                        plot::Frame::of(&scenario),
-                    )?;
+                    let panel = plot::Panel::of(&shown.outcome, Some(shown.target.get()));
+                    plot::write(&path, &title, &[panel], plot::Frame::of(&scenario))?;
                 }
                 if json {
                     let rows = shown

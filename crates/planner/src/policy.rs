@@ -82,7 +82,9 @@ impl Policy {
     /// The table's name for it.
     pub fn label(self) -> &'static str {
         match self {
-            Self::Load => "ours: load (template)",
+            // The template deploys this signal by default, but a row is not
+            // always at the template's setting: the setting is said beside it.
+            Self::Load => "ours: load",
             Self::Ours => "ours: backlog per task",
             Self::QueueDepth => "queue depth",
             Self::ZeroWhenNoTasks => "÷ running, 0 at zero",
@@ -90,6 +92,13 @@ impl Policy {
             Self::Copilot => "copilot ⌈v÷max(r,1)⌉",
             Self::SumStatistic => "ours with Sum",
         }
+    }
+
+    /// Its name with a setting, for a run not at the picture's or table's
+    /// common setting: `ours: load, target 300 %, MinTasks 0`.
+    pub fn at(self, target: f64, min_tasks: u64) -> String {
+        let unit = if self == Self::Load { " %" } else { "" };
+        format!("{}, target {target}{unit}, MinTasks {min_tasks}", self.label())
     }
 
     /// The statistic its target tracking alarm uses.

@@ -37,9 +37,12 @@ fn line(cells: [String; 12]) -> String {
     out
 }
 
-/// The table's header line and separator (Markdown, numbers right-aligned).
-pub fn header() -> String {
-    let mut out = line(COLUMNS.map(|(title, _)| title.to_owned()));
+/// The table's header line and separator (Markdown, numbers right-aligned),
+/// the first column titled `first`: what its rows name.
+pub fn header(first: &str) -> String {
+    let mut titles = COLUMNS.map(|(title, _)| title.to_owned());
+    first.clone_into(&mut titles[0]);
+    let mut out = line(titles);
     out.push('|');
     for (i, (_, width)) in COLUMNS.into_iter().enumerate() {
         let dashes = "-".repeat(width + 1);
@@ -49,8 +52,8 @@ pub fn header() -> String {
     out
 }
 
-/// One policy's row.
-pub fn row(outcome: &Outcome, quantile: f64) -> String {
+/// One run's row, named `label`.
+pub fn row(label: &str, outcome: &Outcome, quantile: f64) -> String {
     let seconds = |value: Option<u64>| value.map_or_else(|| "-".to_owned(), |s| format!("{s} s"));
     let share = if outcome.counted == 0 {
         0.0
@@ -63,7 +66,7 @@ pub fn row(outcome: &Outcome, quantile: f64) -> String {
         Some(Some(worst)) => format!("{worst} s"),
     };
     line([
-        outcome.consumer.label().to_owned(),
+        label.to_owned(),
         format!("{} ({share:.1}%)", outcome.slo_misses()),
         seconds(outcome.waits.quantile(0.5)),
         seconds(outcome.waits.quantile(0.99)),
@@ -95,7 +98,7 @@ pub fn comparison(scenario: &Scenario, outcomes: &[Outcome]) -> String {
     let _ = writeln!(
         out,
         "targets: load {} %, the others {} per task; {}–{} tasks, {} slots × {:.2} s mean \
-         service, start-up {:.0} s, seed {}\n",
+         service, start-up {:.0} s, seed {}{}\n",
         scenario.publisher.load.target_percent,
         scenario.scaling.target.get(),
         scenario.scaling.min_tasks,
@@ -104,13 +107,23 @@ pub fn comparison(scenario: &Scenario, outcomes: &[Outcome]) -> String {
         scenario.workers.service.mean(),
         scenario.workers.startup_seconds,
         scenario.seed,
+        if at_defaults(scenario) { " (targets and tasks: the template's defaults)" } else { "" },
     );
-    out.push_str(&header());
+    out.push_str(&header("policy"));
     for outcome in outcomes {
-        out.push_str(&row(outcome, slo.quantile));
+        out.push_str(&row(outcome.consumer.label(), outcome, slo.quantile));
     }
     let _ = writeln!(out, "\n{}", verdict(outcomes, slo.quantile));
     out
+}
+
+/// Whether every policy runs at the template's default targets and task range.
+fn at_defaults(scenario: &Scenario) -> bool {
+    let load = backlog_publisher::load::LoadSettings::DEFAULT.target_percent;
+    scenario.publisher.load.target_percent == load
+        && scenario.scaling.target.get() == crate::defaults::TARGET
+        && scenario.scaling.min_tasks == crate::defaults::MIN_TASKS
+        && scenario.scaling.max_tasks == crate::defaults::MAX_TASKS
 }
 
 /// Whether the template's policy meets the SLO with fewer task-minutes than
@@ -190,11 +203,12 @@ pub fn recommendation(
     );
     let describe = |c: &Candidate| {
         format!(
-            "TargetLoadPercent={} MinTasks={}: {:.1} task-min (mean), worst p{:.0} {}, met on \
-             {} of {} seeds, {:.1} actions and {:.1} reversals a day",
+            "TargetLoadPercent={} MinTasks={}: {:.1} task-min (mean of {} seeds), worst p{:.0} \
+             {}, met on {} of {} seeds, {:.1} actions and {:.1} reversals a day",
             c.target.get(),
             c.min_tasks,
             c.task_minutes,
+            r.seeds,
             slo.quantile * 100.0,
             c.worst_wait.map_or("-".to_owned(), |w| format!("{w} s")),
             c.seeds_met,
@@ -212,8 +226,7 @@ pub fn recommendation(
     match (&found.best, &found.closest) {
         (Some(best), _) => {
             let _ = writeln!(out, "recommended: {}\n", describe(best));
-            out.push_str(&header());
-            out.push_str(&row(&best.outcome, slo.quantile));
+            out.push_str(&one_run(scenario, best, slo.quantile));
             let line = deploy_line(scenario, best);
             let problems = crate::deployable::ecs(scenario);
             let first = crate::deployable::ECS_FIRST_DEPLOY;
@@ -222,11 +235,20 @@ pub fn recommendation(
         (None, Some(closest)) => {
             let _ = writeln!(out, "no setting meets the SLO; closest: {}", describe(closest));
             let _ = writeln!(out, "{}\n", binding_limit(scenario, closest, r));
-            out.push_str(&header());
-            out.push_str(&row(&closest.outcome, slo.quantile));
+            out.push_str(&one_run(scenario, closest, slo.quantile));
         }
         (None, None) => out.push_str("nothing was simulated\n"),
     }
+    out
+}
+
+/// A searched setting's run on the scenario's seed, as a table named for
+/// what it is: the line above it gives the means over the seeds.
+fn one_run(scenario: &Scenario, c: &crate::recommend::Candidate, quantile: f64) -> String {
+    let label = format!("load {} %, MinTasks {}", c.target.get(), c.min_tasks);
+    let mut out = format!("its run on seed {} (the picture's):\n", scenario.seed);
+    out.push_str(&header("setting"));
+    out.push_str(&row(&label, &c.outcome, quantile));
     out
 }
 
@@ -290,10 +312,11 @@ pub fn best_comparison(
         r.margin * slo.latency_seconds as f64,
         scenario.scaling.max_tasks,
     );
-    out.push_str(
-        "| policy                 | target | MinTasks | met on | task-min (mean) | worst p99 | \
-         actions/day | reversals/day |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
-    );
+    out.push_str(&format!(
+        "| policy                 | target | MinTasks | met on | task-min (mean of {}) | \
+             worst p99 | actions/day | reversals/day |\n|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        r.seeds
+    ));
     let mut met: Vec<(Policy, f64)> = Vec::new();
     for (policy, recommendation) in found {
         let Some(c) = recommendation.best.as_ref().or(recommendation.closest.as_ref()) else {

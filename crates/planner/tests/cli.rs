@@ -25,7 +25,7 @@ fn compare_prints_a_row_per_policy_and_draws_a_panel_per_policy() {
     assert!(output.status.success(), "{}", stderr(&output));
     let text = stdout(&output);
     for label in [
-        "ours: load (template)",
+        "ours: load ",
         "ours: backlog per task",
         "queue depth",
         "÷ running, 0 at zero",
@@ -42,7 +42,7 @@ fn compare_prints_a_row_per_policy_and_draws_a_panel_per_policy() {
     assert!(text.contains("### burst-from-idle — "), "{text}");
     let svg = std::fs::read_to_string(dir.join("burst-from-idle.svg")).unwrap();
     assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
-    for label in ["ours: load (template) — ", "queue depth — ", "ours with Sum — "] {
+    for label in ["ours: load — ", "queue depth — ", "ours with Sum — "] {
         assert_eq!(svg.matches(label).count(), 1, "{label}");
     }
     let texts: Vec<&str> = svg.lines().map(str::trim).collect();
@@ -198,11 +198,14 @@ fn recommend_names_the_cheapest_robust_setting_and_the_line_to_deploy_it() {
     assert!(deploy.contains(" MaxTasks=10 "), "the template's default: {deploy}");
     assert!(deploy.contains("ConsumerType=ecs") && deploy.contains("ConsumerConcurrency=32"));
     assert_deployable(deploy);
+    // The row is the recommended setting's run on the seed given, named so.
+    let setting = format!("| load {target} %, MinTasks ");
+    assert!(text.contains("its run on seed 1 (the picture's):\n| setting "), "{text}");
     assert!(
-        text.lines()
-            .any(|row| row.starts_with("| ours: load (template)") && row.ends_with("| met |")),
+        text.lines().any(|row| row.starts_with(&setting) && row.ends_with("| met |")),
         "{text}"
     );
+    assert!(!text.contains("(template)"), "a searched setting is not the template's: {text}");
     assert!(dir.join("burst-from-idle-recommended.svg").exists());
 
     // Nothing meets it: the limit that bound is named, with how far to move it.
@@ -328,7 +331,7 @@ fn json_is_one_object_per_trace_with_every_run_and_its_setting() {
     ] {
         assert!(rows.iter().all(|r| r.get(key).is_some()), "{key} in every row");
     }
-    assert_eq!(rows[0]["policy"], "ours: load (template)");
+    assert_eq!(rows[0]["policy"], "ours: load");
     assert_eq!(rows[0]["target"], 150.0, "TargetLoadPercent's default");
     assert_eq!(rows[1]["policy"], "ours: backlog per task");
     assert_eq!(rows[1]["target"], 100.0, "TargetBacklogPerTask's default");
@@ -365,7 +368,7 @@ fn best_settings_runs_each_policy_at_its_own_setting_and_says_which() {
     for row in rows {
         let target = row["target"].as_f64().unwrap();
         let grid = match row["policy"].as_str() {
-            Some("ours: load (template)") => &capacity_planner::recommend::LOAD_TARGETS[..],
+            Some("ours: load") => &capacity_planner::recommend::LOAD_TARGETS[..],
             _ => &capacity_planner::recommend::TARGETS[..],
         };
         assert!(grid.contains(&target), "{row}");

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use super::{report, run, search};
-use crate::plot::{self, Frame};
+use crate::plot::{self, Frame, Panel};
 use crate::recommend::Robustness;
 use crate::sim::Scenario;
 
@@ -18,12 +18,13 @@ pub fn compare(scenarios: &[Scenario], out: &Path, json: bool, w: &mut impl Writ
         let path = out.join(format!("{}-lambda.svg", scenario.trace.name));
         let setting = report::setting_of(scenario);
         let title = format!(
-            "{}: {} — {:.0} GB-s",
+            "{}: {} — seed {}: {:.0} GB-s",
             scenario.trace.name,
             search::describe(setting),
+            scenario.seed,
             outcome.gb_seconds()
         );
-        plot::write(&path, &title, std::slice::from_ref(&outcome.outcome), Frame::of(scenario))?;
+        plot::write(&path, &title, &[Panel::of(&outcome.outcome, None)], Frame::of(scenario))?;
         if json {
             let row = report::json_row(setting, &outcome, scenario.slo.quantile);
             let mut line = crate::report_json::json_trace(scenario, vec![row]);
@@ -55,18 +56,16 @@ pub fn recommend(
         };
         let path = out.join(format!("{}-lambda{mode}-recommended.svg", scenario.trace.name));
         if let Some(shown) = shown {
+            // The run drawn is one seed's; the recommended line gives the mean over the seeds.
             let title = format!(
-                "{}: {} — {:.0} GB-s",
+                "{}: {} — seed {}: {:.0} GB-s",
                 scenario.trace.name,
                 search::describe(shown.setting),
+                scenario.seed,
                 shown.run.gb_seconds()
             );
-            plot::write(
-                &path,
-                &title,
-                std::slice::from_ref(&shown.run.outcome),
-                Frame::of(scenario),
-            )?;
+            let panel = Panel::of(&shown.run.outcome, None);
+            plot::write(&path, &title, &[panel], Frame::of(scenario))?;
         }
         if json {
             let quantile = scenario.slo.quantile;

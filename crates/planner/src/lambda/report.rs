@@ -76,11 +76,12 @@ pub fn comparison(scenario: &Scenario, run: &LambdaOutcome) -> String {
 
 fn summary(c: &LambdaCandidate, r: Robustness, quantile: f64) -> String {
     format!(
-        "{}: {:.0} GB-s and {:.0} invocations (mean), worst p{:.0} {}, met on {} of {} seeds, \
-         downstream peak {} rps (worst seed)",
+        "{}: {:.0} GB-s and {:.0} invocations (mean of {} seeds), worst p{:.0} {}, met on {} of \
+         {} seeds, downstream peak {} rps (worst seed)",
         describe(c.setting),
         c.gb_seconds,
         c.invocations,
+        r.seeds,
         quantile * 100.0,
         c.worst_wait.map_or("-".to_owned(), |w| format!("{w} s")),
         c.seeds_met,
@@ -107,8 +108,7 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
         out,
         "\n{} settings ({grid} × BatchSize 1–200 with a {window} s batching window, at least 1 s \
          above 10; --verbose lists them), each on {} seed(s); met only with p{:.0} ≤ {:.0} s on \
-         every seed{}; the cheapest in GB-seconds, near-ties to the lower concurrency. The row \
-         is the run on seed {}\n",
+         every seed{}; the cheapest in GB-seconds, near-ties to the lower concurrency\n",
         found.candidates.len(),
         r.seeds,
         slo.quantile * 100.0,
@@ -119,7 +119,6 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
             .downstream
             .capacity_rps
             .map_or(String::new(), |c| format!(" and the downstream never above {c} requests/s")),
-        scenario.seed,
     );
     if verbose {
         for candidate in &found.candidates {
@@ -148,6 +147,8 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
         }
         (None, None) => return out + "nothing was simulated\n",
     };
+    // The line above gives means over the seeds; the row is one run, and says which.
+    let _ = writeln!(out, "its run on seed {} (the picture's):", scenario.seed);
     out.push_str(HEADER);
     out.push_str(&row(shown.setting, &shown.run, slo.quantile));
     if found.best.is_some() {
