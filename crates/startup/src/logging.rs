@@ -65,7 +65,7 @@ where
         mut writer: Writer<'_>,
         event: &Event<'_>,
     ) -> std::fmt::Result {
-        write!(writer, "{:>5} ", event.metadata().level())?;
+        write!(writer, "{:<5} ", event.metadata().level())?;
         ctx.field_format().format_fields(writer.by_ref(), event)?;
         writeln!(writer)
     }

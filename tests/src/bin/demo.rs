@@ -11,7 +11,7 @@ use std::time::Duration;
 use backlog_publisher::metrics::{DIMENSION_NAMES, METRIC_NAMES};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError, binary, profile_dir};
-use e2e_tests::log_view::retry_causes;
+use e2e_tests::log_view::{readable, retry_causes};
 use e2e_tests::process::Process;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 
@@ -189,7 +189,7 @@ async fn worker(aws: &Aws) -> Result<(), BoxError> {
     let status = worker.exit(Duration::from_secs(30)).await?;
     println!("\n== sqs-worker's logs");
     for line in worker.lines() {
-        println!("  | {line}");
+        println!("  | {}", readable(&line));
     }
     println!("\n  exit code: {:?}", status.code());
     let (visible, in_flight) = aws.counts(&queue_url).await?;
