@@ -16,8 +16,25 @@ pub struct Cli {
     /// -vv everything this tool logs (RUST_LOG, when set, decides instead).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    #[command(flatten)]
+    pub early: EarlyAwsArgs,
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The AWS flags given before the subcommand (`sqs-backpressure --region R
+/// stats …`), taken as the `aws` CLI takes them; hidden, since each command
+/// that calls AWS lists them itself, and `audit`, `completions` and `man` take none.
+#[derive(Debug, Clone, Default, Args)]
+pub struct EarlyAwsArgs {
+    #[arg(long, hide = true)]
+    profile: Option<String>,
+    #[arg(long, hide = true)]
+    region: Option<String>,
+    #[arg(long, hide = true)]
+    endpoint_url: Option<String>,
+    #[arg(long, hide = true, allow_negative_numbers = true, value_parser = seconds_up_to_300)]
+    call_timeout: Option<u64>,
 }
 
 /// The AWS settings the `aws` CLI takes; unset, the standard chain decides
@@ -34,9 +51,26 @@ pub struct AwsArgs {
     #[arg(long)]
     pub endpoint_url: Option<String>,
     /// Seconds each AWS call may take, retries included (a receive gets its wait on top):
-    /// a hung call fails the command instead of hanging it.
-    #[arg(long, allow_negative_numbers = true, default_value_t = 20, value_parser = seconds_up_to_300)]
-    pub call_timeout: u64,
+    /// a hung call fails the command instead of hanging it [default: 20]
+    #[arg(long, allow_negative_numbers = true, value_parser = seconds_up_to_300)]
+    pub call_timeout: Option<u64>,
+}
+
+impl AwsArgs {
+    /// These flags, each one not given after the subcommand taken from before it.
+    pub fn or_early(&self, early: &EarlyAwsArgs) -> Self {
+        Self {
+            profile: self.profile.clone().or_else(|| early.profile.clone()),
+            region: self.region.clone().or_else(|| early.region.clone()),
+            endpoint_url: self.endpoint_url.clone().or_else(|| early.endpoint_url.clone()),
+            call_timeout: self.call_timeout.or(early.call_timeout),
+        }
+    }
+
+    /// `--call-timeout`, 20 s when not given.
+    pub fn call_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.call_timeout.unwrap_or(20))
+    }
 }
 
 #[derive(Debug, Subcommand)]

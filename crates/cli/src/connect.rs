@@ -2,8 +2,6 @@
 //! named profile that exists, a region, the clients built once, and queue
 //! URLs for what an operator may type instead (an ARN, a bare name).
 
-use std::time::Duration;
-
 use backpressure_core::queue::{QueueArn, is_queue_name};
 use backpressure_startup::SdkSettings;
 
@@ -18,7 +16,7 @@ pub async fn connect(aws: &AwsArgs, queue: &str) -> Result<Clients, CliError> {
     if let Some(profile) = &profile {
         check_profile(profile, aws.profile.is_some()).await?;
     }
-    let mut settings = SdkSettings::new(Duration::from_secs(aws.call_timeout));
+    let mut settings = SdkSettings::new(aws.call_timeout());
     settings.profile = aws.profile.clone();
     settings.region = aws.region.clone();
     settings.endpoint_url = aws.endpoint_url.clone();

@@ -56,7 +56,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
     let Some(queue_args) = cli.command.queue() else {
         return run_local(cli.command);
     };
-    let call = std::time::Duration::from_secs(queue_args.aws.call_timeout);
+    let call = queue_args.aws.or_early(&cli.early).call_timeout();
     // Nobody to ask and no --yes: said before any call.
     match &cli.command {
         Command::Replay { replay, change, .. } if !replay.dry_run => {

@@ -19,10 +19,12 @@ async fn main() -> ExitCode {
     }
     let outcome = match cli.command.queue() {
         None => run_local(cli.command),
-        Some(queue) => match connect(&queue.aws.clone(), &queue.queue_url.clone()).await {
-            Ok(clients) => run(cli, &clients).await,
-            Err(error) => Err(error),
-        },
+        Some(queue) => {
+            match connect(&queue.aws.or_early(&cli.early), &queue.queue_url.clone()).await {
+                Ok(clients) => run(cli, &clients).await,
+                Err(error) => Err(error),
+            }
+        }
     };
     match outcome {
         Ok(Finish::Failures { count, dry_run: false }) => {

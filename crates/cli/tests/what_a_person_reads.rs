@@ -97,7 +97,7 @@ fn a_profile_the_config_files_do_not_have_is_refused_not_ignored() {
     )
     .unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_sqs-backpressure"))
-        .args(["stats", "--profile", "opertor", "--queue-url", "q"])
+        .args(["--profile", "opertor", "stats", "--queue-url", "q"])
         .env("AWS_CONFIG_FILE", &config)
         .env("AWS_SHARED_CREDENTIALS_FILE", dir.join("credentials"))
         .output()
@@ -105,6 +105,15 @@ fn a_profile_the_config_files_do_not_have_is_refused_not_ignored() {
     assert_eq!(output.status.code(), Some(2), "{}", text(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("\"opertor\"") && stderr.contains("default, operator"), "{stderr}");
+    // After the subcommand, as its --help lists it, the same.
+    let after = Command::new(env!("CARGO_BIN_EXE_sqs-backpressure"))
+        .args(["stats", "--queue-url", "q", "--profile", "opertor"])
+        .env("AWS_CONFIG_FILE", &config)
+        .env("AWS_SHARED_CREDENTIALS_FILE", dir.join("credentials"))
+        .output()
+        .unwrap();
+    assert_eq!(after.status.code(), Some(2), "{}", text(&after));
+    assert!(String::from_utf8_lossy(&after.stderr).contains("\"opertor\""), "{}", text(&after));
 
     let no_region = Command::new(env!("CARGO_BIN_EXE_sqs-backpressure"))
         .args(["stats", "--queue-url", "q"])
