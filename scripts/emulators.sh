@@ -6,7 +6,9 @@
 #   scripts/emulators.sh start | stop   moto_server (SQS, ECS, STS, DynamoDB, S3, CloudFormation),
 #                                       LocalStack (CloudWatch, SQS, and CloudFormation with what
 #                                       the template's Lambda sets create) and fauxqs (SQS)
-#   scripts/emulators.sh run -- CMD...  start, run CMD with the SDK routed to them, stop (always)
+#   scripts/emulators.sh run -- CMD...  start, run CMD with the SDK routed to them, stop (always);
+#                                       each run has emulators of its own, so runs side by side in
+#                                       one checkout (make demo beside make test) never meet
 # The SDK is routed with the standard AWS_ENDPOINT_URL_<SERVICE> variables, written to
 # .emulators/env for anything that wants to source them. SQS and STS are routed to moto;
 # LocalStack's SQS, a second implementation, is at E2E_LOCALSTACK_SQS for the tests that run
@@ -164,7 +166,7 @@ if "cloudformation" in sys.argv[2].split(","):
     boto3.client("cloudformation", endpoint_url=sys.argv[1], region_name="us-east-1").list_stacks()
 ' "http://127.0.0.1:$localstack_port" "$localstack_services" \
     || { log "LocalStack did not answer"; return 1; }
-  log "ready (endpoints in .emulators/env)"
+  log "ready (endpoints in ${state#"$root"/}/env)"
 }
 
 stop() {
@@ -187,7 +189,10 @@ stop() {
 
 run() {
   [ "${1:-}" = "--" ] && shift
-  trap 'stop' EXIT
+  # A state folder of its own: a `make demo` beside a `make test` in the same checkout
+  # starts and stops its own emulators, never the other's.
+  state="$root/.emulators/run-$$"
+  trap 'stop; rm -rf "$state"' EXIT
   trap 'exit 130' INT TERM
   start
   # shellcheck disable=SC1091
