@@ -78,7 +78,7 @@ simulate:
 ## Builds only the five programs it runs, in one cargo call (so their features resolve once).
 DEMO_BINS := backlog-publisher batch-consumer sqs-worker sqs-backpressure demo
 demo:
-	@echo "== make demo 1/3: building $(DEMO_BINS) (the first time about 3 minutes on 2 cores, after downloading the crates)"
+	@echo "== make demo 1/3: building $(DEMO_BINS) (the first time about 2.5 minutes on 2 cores, after downloading the crates)"
 	$(CARGO) build -p backlog-publisher -p batch-consumer -p sqs-worker -p sqs-backpressure -p e2e-tests \
 	  $(addprefix --bin ,$(DEMO_BINS))
 	@echo "== make demo 2/3: the emulators, into .venv*/ (the first time 1 to 2 minutes)"

@@ -42,6 +42,15 @@ fn emf_summary(line: &str) -> Option<String> {
     Some(format!("metrics {namespace} [{}]: {}", dimensions.join(" "), metrics.join(", ")))
 }
 
+/// Writes `line`, readable, after `prefix` on stderr in one write: the
+/// demo's own lines go to stdout, and a line written in pieces could be cut
+/// by one of them in a terminal.
+pub fn echo(prefix: &str, line: &str) {
+    use std::io::Write;
+    let shown = format!("{prefix}{}\n", readable(line));
+    let _ = std::io::stderr().lock().write_all(shown.as_bytes());
+}
+
 /// Each retried message's cause, in words, from the last `batch summary`
 /// line among `lines` (text or JSON): its `failed` field lists
 /// `messageId:retry:cause` for each message Lambda is told to retry.

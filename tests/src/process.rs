@@ -94,7 +94,7 @@ async fn collect(stream: impl AsyncRead + Unpin, lines: Arc<Mutex<Vec<String>>>)
     let mut reader = BufReader::new(stream).lines();
     while let Ok(Some(line)) = reader.next_line().await {
         if std::env::var_os("WORKER_TEST_ECHO").is_some() {
-            eprintln!("    | {}", crate::log_view::readable(&line));
+            crate::log_view::echo("    | ", &line);
         }
         lines.lock().unwrap_or_else(PoisonError::into_inner).push(line);
     }

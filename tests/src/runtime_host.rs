@@ -290,7 +290,7 @@ async fn collect_lines(stream: impl AsyncRead + Unpin, state: Arc<State>) {
     let mut lines = BufReader::new(stream).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         if std::env::var_os("LAMBDA_HOST_QUIET").is_none() {
-            eprintln!("  | {}", crate::log_view::readable(&line));
+            crate::log_view::echo("  | ", &line);
         }
         lock(&state.logs).push(line);
     }

@@ -151,19 +151,26 @@ fn is_s3(operation: &str) -> bool {
 /// The first error of type `T` in `error`'s chain.
 /// The sources of the SDK's default chain, named as a person sets them.
 fn tried<'a>(providers: impl Iterator<Item = &'a str>) -> String {
-    let named: Vec<&str> = providers
+    let file = |variable: &str, default: &str| {
+        std::env::var(variable).unwrap_or_else(|_| default.to_owned())
+    };
+    let named: Vec<String> = providers
         .map(|provider| match provider {
-            "Environment" => "the environment (AWS_ACCESS_KEY_ID)",
-            "Profile" => "the shared config files (~/.aws/config, ~/.aws/credentials)",
-            "WebIdentityToken" => "a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE)",
-            "EcsContainer" => "the ECS container endpoint",
-            "Ec2InstanceMetadata" => "EC2 instance metadata",
-            other => other,
+            "Environment" => "the environment (AWS_ACCESS_KEY_ID)".to_owned(),
+            "Profile" => format!(
+                "the shared config files ({}, {})",
+                file("AWS_CONFIG_FILE", "~/.aws/config"),
+                file("AWS_SHARED_CREDENTIALS_FILE", "~/.aws/credentials")
+            ),
+            "WebIdentityToken" => "a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE)".to_owned(),
+            "EcsContainer" => "the ECS container endpoint".to_owned(),
+            "Ec2InstanceMetadata" => "EC2 instance metadata".to_owned(),
+            other => other.to_owned(),
         })
         .collect();
     match named.as_slice() {
         [] => "no source".to_owned(),
-        [one] => (*one).to_owned(),
+        [one] => one.clone(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }

@@ -67,6 +67,25 @@ pub async fn stats(
     Ok(finish(shortfall))
 }
 
+/// `export --out`, checked before any AWS call: a new file, in a folder that exists.
+pub fn check_out(path: &Path) -> Result<(), CliError> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    if path.exists() {
+        return Err(CliError::Exists(path.to_owned()));
+    }
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    if folder.is_dir() {
+        return Ok(());
+    }
+    let missing = format!("{} is not a folder that exists", folder.display());
+    Err(CliError::Out {
+        path: path.to_owned(),
+        source: std::io::Error::new(std::io::ErrorKind::NotFound, missing),
+    })
+}
+
 /// The matching messages, one block (or one JSON line) each.
 pub async fn list(
     queue: &Queue,

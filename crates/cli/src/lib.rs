@@ -126,6 +126,15 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
     }
 }
 
+/// What can be checked on this machine before any AWS call (a file to
+/// write), so that a usage error is said before credentials or the network are.
+pub fn check_before_calls(command: &Command) -> Result<(), CliError> {
+    match command {
+        Command::Export { out, .. } => inspect::check_out(out),
+        _ => Ok(()),
+    }
+}
+
 /// Runs a command that calls no AWS API.
 pub fn run_local(command: Command) -> Result<Finish, CliError> {
     use clap::CommandFactory;

@@ -7,7 +7,7 @@ use clap::Parser;
 use sqs_backpressure::args::Cli;
 use sqs_backpressure::connect::connect;
 use sqs_backpressure::finish::Finish;
-use sqs_backpressure::{interrupt, logging, run, run_local};
+use sqs_backpressure::{check_before_calls, interrupt, logging, run, run_local};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
@@ -19,12 +19,15 @@ async fn main() -> ExitCode {
     }
     let outcome = match cli.command.queue() {
         None => run_local(cli.command),
-        Some(queue) => {
-            match connect(&queue.aws.or_early(&cli.early), &queue.queue_url.clone()).await {
-                Ok(clients) => run(cli, &clients).await,
-                Err(error) => Err(error),
+        Some(queue) => match check_before_calls(&cli.command) {
+            Err(error) => Err(error),
+            Ok(()) => {
+                match connect(&queue.aws.or_early(&cli.early), &queue.queue_url.clone()).await {
+                    Ok(clients) => run(cli, &clients).await,
+                    Err(error) => Err(error),
+                }
             }
-        }
+        },
     };
     match outcome {
         Ok(Finish::Failures { count, dry_run: false }) => {

@@ -18,7 +18,10 @@ pub fn render(subcommand: Option<&str>, out: &mut Vec<u8>) -> std::io::Result<()
         .find(|c| c.get_name() == name)
         .cloned()
         .ok_or_else(|| std::io::Error::other(format!("no subcommand {name:?}")))?;
-    clap_mangen::Man::new(page.name(format!("sqs-backpressure-{name}"))).render(out)
+    // The page is sqs-backpressure-NAME(1), as git's are; the synopsis is the command as typed.
+    let page =
+        page.name(format!("sqs-backpressure-{name}")).bin_name(format!("sqs-backpressure {name}"));
+    clap_mangen::Man::new(page).render(out)
 }
 
 fn tool_page(tool: clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {

@@ -73,7 +73,8 @@ fn every_bad_input_is_a_usage_error_with_exit_2() {
             &[
                 "export",
                 "--queue-url",
-                "http://127.0.0.1:9/1/q",
+                // An ARN: the folder is checked before the GetQueueUrl it needs.
+                "arn:aws:sqs:us-east-1:123456789012:q",
                 "--out",
                 "/nonexistent/dir/x.jsonl",
             ],
@@ -136,13 +137,13 @@ fn a_profile_the_config_files_do_not_have_is_refused_not_ignored() {
 /// ARN, and the credentials error names every source the SDK tried.
 #[test]
 fn with_nothing_configured_the_arn_gives_the_region_and_the_error_names_each_source() {
-    let none = std::env::temp_dir().join("sqs-backpressure-no-such-config");
+    let none = "no-such-aws-config";
     let mut command = Command::new(env!("CARGO_BIN_EXE_sqs-backpressure"));
     command
         .args(["stats", "--queue-url", "arn:aws:sqs:us-east-1:123456789012:orders"])
         .args(["--endpoint-url", "http://127.0.0.1:9"])
-        .env("AWS_CONFIG_FILE", &none)
-        .env("AWS_SHARED_CREDENTIALS_FILE", &none)
+        .env("AWS_CONFIG_FILE", none)
+        .env("AWS_SHARED_CREDENTIALS_FILE", none)
         .env("AWS_EC2_METADATA_DISABLED", "true");
     for variable in [
         "AWS_REGION",

@@ -31,8 +31,9 @@ pub fn in_lambda(name: &str) -> bool {
     }
     eprintln!(
         "{name} is a Lambda function and runs only where a Lambda runtime API is ({} not set): \
-         deploy it, or run it locally with `cargo lambda watch` and `cargo lambda invoke` (see \
-         docs/local.md)",
+         deploy it, or run it locally with `cargo lambda watch` and `cargo lambda invoke` \
+         (sqs-backpressure's scripts/cargo-lambda.sh runs the version it pins; its docs/local.md \
+         has the recipe)",
         missing.join(", ")
     );
     false

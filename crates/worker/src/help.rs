@@ -17,7 +17,8 @@ pub fn text() -> String {
          messages are in work and drains on SIGTERM (a second signal cuts the drain short).\n\n\
          Usage: sqs-worker                     run, configured by the variables below\n       \
          sqs-worker healthcheck [PID]   exit 0 when a poll succeeded within HEALTH_MAX_SILENCE_SECONDS\n       \
-         sqs-worker --version\n\nVariables [default; accepted values]:\n",
+         sqs-worker --version\n\nOn a task definition of your own, set the container's stopTimeout above \
+         DRAIN_SECONDS\n(ECS's default is 30 s, Fargate's most 120 s), or ECS kills the task mid-drain.\n\nVariables [default; accepted values]:\n",
         env!("CARGO_PKG_VERSION")
     );
     for variable in variables() {

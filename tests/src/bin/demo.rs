@@ -191,7 +191,10 @@ async fn worker(aws: &Aws) -> Result<(), BoxError> {
     for line in worker.lines() {
         println!("  | {}", readable(&line));
     }
-    println!("\n  exit code: {:?}", status.code());
+    match status.code() {
+        Some(code) => println!("\n  exit code: {code}"),
+        None => println!("\n  ended by a signal, not an exit"),
+    }
     let (visible, in_flight) = aws.counts(&queue_url).await?;
     println!(
         "  work queue afterwards: {visible} visible (released for another worker), {in_flight} in flight"
@@ -234,12 +237,23 @@ async fn publisher(aws: &Aws) -> Result<(), BoxError> {
         "  queue {idle_queue}: 5 messages waiting; ECS service {cluster}/{idle}: 0 running tasks"
     );
     println!("  target backlog per task: 100 (TARGET_BACKLOG_PER_TASK)");
+    println!(
+        "  ScalingLoad, the template's signal: 32 slots a task (CONSUMER_CONCURRENCY), 1 s a \
+         message (AVG_PROCESSING_SECONDS), target 150 % (TARGET_LOAD_PERCENT)"
+    );
 
     let targets = format!(
         r#"[{{"queueUrl":"{queue_url}","cluster":"{cluster}","service":"{busy}"}},
             {{"queueUrl":"{idle_queue_url}","cluster":"{cluster}","service":"{idle}"}}]"#
     );
-    let env = [("TARGETS", targets.as_str()), ("TARGET_BACKLOG_PER_TASK", "100"), READABLE_LOGS];
+    let env = [
+        ("TARGETS", targets.as_str()),
+        ("TARGET_BACKLOG_PER_TASK", "100"),
+        ("TARGET_LOAD_PERCENT", "150"),
+        ("CONSUMER_CONCURRENCY", "32"),
+        ("AVG_PROCESSING_SECONDS", "1"),
+        READABLE_LOGS,
+    ];
     println!("\n== Invoking backlog-publisher with events/schedule.json (its logs follow)");
     let host = LambdaHost::start(&binary("backlog-publisher")?, &env).await?;
     let outcome = host.invoke(&event, Duration::from_secs(30)).await;

@@ -72,8 +72,12 @@ impl Defaults {
         // The attempt timeout already bounds a response that stalls; the stream
         // protection on top of it costs a throughput check on every body poll.
         // Pinned, so an SDK upgrade changes no default (retries, timeouts, the
-        // HTTP client) without this line changing with it.
-        let mut loader = aws_config::defaults(BehaviorVersion::v2026_01_12())
+        // HTTP client) without this line changing with it. A newer aws-config
+        // deprecates each version when it adds the next: that says one exists,
+        // not that this one stopped working, and must not warn in a user's build.
+        #[allow(deprecated)]
+        let behavior = BehaviorVersion::v2026_01_12();
+        let mut loader = aws_config::defaults(behavior)
             .timeout_config(timeouts)
             .stalled_stream_protection(StalledStreamProtectionConfig::disabled())
             .http_client(self.http.clone());

@@ -27,6 +27,10 @@ pub async fn redelivered(aws: &Aws) -> Result<(), BoxError> {
         READABLE_LOGS,
     ];
     let event = sample("sqs-standard.json")?;
+    println!(
+        "== events/sqs-standard.json delivered twice, as SQS does after an invocation whose answer \
+         was lost (the function's logs follow)"
+    );
     for delivery in ["first", "second"] {
         let before = downstream.received().len();
         let host = LambdaHost::start(&binary("batch-consumer")?, &env).await?;
@@ -46,6 +50,20 @@ pub async fn redelivered(aws: &Aws) -> Result<(), BoxError> {
                 other => format!(" (no batch response: {other:?})"),
             }
         );
+        if delivery == "second" {
+            let again: Vec<String> = downstream.received()[before..]
+                .iter()
+                .map(|r| {
+                    format!("{} (HTTP {})", r.idempotency_key.clone().unwrap_or_default(), r.status)
+                })
+                .collect();
+            println!(
+                "  posted again: {}: the retried ones, and the one the downstream refused (a \
+                 permanent failure never marks its key done, so a replay once fixed reaches \
+                 the downstream); the two done the first time were not",
+                again.join(", ")
+            );
+        }
     }
     let stored = table.records().await?;
     let mut states: Vec<(String, String)> = stored
