@@ -187,7 +187,7 @@ pub(crate) async fn worker(
     send(&aws, &deployed.work_queue_url()).await;
     let env = deployed.container_environment();
     let mut env = pairs(&env);
-    // Only to keep the test short: the long poll's 20 s would hold the drain.
+    // A short long poll: the one an idle worker abandons at SIGTERM (below) ends sooner.
     env.push(("RECEIVE_WAIT_SECONDS", "1"));
     let mut worker = Process::start(&binary("sqs-worker").unwrap(), &env).unwrap();
     let give_up = tokio::time::Instant::now() + SETTLED;
@@ -201,6 +201,10 @@ pub(crate) async fn worker(
     worker.signal("TERM").await.unwrap();
     let status = worker.exit(SETTLED).await.unwrap();
     checks.eq("run: worker exit after SIGTERM", status.code(), Some(0));
+    // Idle at SIGTERM, the worker abandoned its long poll, which goes on at SQS
+    // for the rest of its wait and would take the next messages sent (the
+    // publisher's, below) to the gone connection for a visibility timeout.
+    tokio::time::sleep(Duration::from_secs(2)).await;
     outcomes(deployed, &aws, ddb, downstream, checks).await;
 }
 
