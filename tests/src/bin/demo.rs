@@ -286,8 +286,11 @@ async fn publisher(aws: &Aws) -> Result<(), BoxError> {
         }
     }
     println!(
-        "\n  The idle service has no task but 5 messages wait: BacklogPerTask is published at twice\n  \
-         the target (200), above it, so target tracking scales the service out from zero."
+        "\n  The busy service: DesiredTasks is the backlog over the target, 150 / 100 rounded up = 2,\n  \
+         fewer than its 3 tasks, and ScalingLoad is under its 150 % target: both say scale in.\n  \
+         The idle service has no task but 5 messages wait: both signals are published at twice\n  \
+         their target (BacklogPerTask 200, ScalingLoad 300), above it, so target tracking scales\n  \
+         the service out from zero."
     );
     Ok(())
 }
