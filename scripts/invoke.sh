@@ -64,6 +64,7 @@ if [ "$function" = consumer ]; then
   if [ "${KEEP:-}" = 1 ]; then
     echo "== the emulators stay up (KEEP=1). Inspect with the operator's CLI, then stop them:" >&2
     echo "   . .emulators/env && $target/debug/sqs-backpressure stats --queue-url $quarantine" >&2
+    echo "   $target/debug/sqs-backpressure list --queue-url $quarantine" >&2
     echo "   scripts/emulators.sh stop" >&2
   fi
 fi

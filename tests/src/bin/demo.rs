@@ -259,7 +259,7 @@ async fn publisher(aws: &Aws) -> Result<(), BoxError> {
     let outcome = host.invoke(&event, Duration::from_secs(30)).await;
     if let Some(init) = host.time_to_first_next() {
         println!(
-            "\n  process start → first GET /runtime/invocation/next: {:.1} ms",
+            "\n  init (process start → its first request for an event, as Lambda bills it): {:.1} ms",
             init.as_secs_f64() * 1e3
         );
     }
