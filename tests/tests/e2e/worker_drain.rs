@@ -303,6 +303,11 @@ async fn an_idle_worker_stops_without_waiting_out_its_long_poll_on_moto() {
 }
 
 #[tokio::test]
+async fn an_idle_worker_stops_without_waiting_out_its_long_poll_on_localstack() {
+    idle_stop(Sqs::LocalStack).await;
+}
+
+#[tokio::test]
 async fn an_idle_worker_stops_without_waiting_out_its_long_poll_on_fauxqs() {
     idle_stop(Sqs::Fauxqs).await;
 }
