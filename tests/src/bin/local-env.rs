@@ -4,7 +4,7 @@
 //! and, after the invocation, each message's outcome.
 //!
 //! usage: local-env publisher|consumer ENV_FILE
-//!        local-env outcomes EVENT_FILE RESPONSE_FILE QUARANTINE_QUEUE_URL [FUNCTION_LOG]
+//!        local-env outcomes EVENT_FILE RESPONSE_FILE QUARANTINE_QUEUE_URL FUNCTION_LOG?
 
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError};
