@@ -60,7 +60,7 @@ pub async fn stats(
             "{}{}\n{}Read as {identity}.\n",
             headline(&scanned, shortfall.is_some(), None),
             stats.render(),
-            footer(queue, &scanned)
+            closing(queue, &scanned)
         )
     };
     print(&out)?;
@@ -122,7 +122,7 @@ pub async fn list(
         }
     } else {
         let head = headline(&scanned, shortfall.is_some(), stopped_at);
-        out = format!("{head}{out}{shown} shown. {}", footer(queue, &scanned));
+        out = format!("{head}{out}{shown} shown. {}", closing(queue, &scanned));
     }
     print(&out)?;
     Ok(finish(shortfall))
@@ -327,22 +327,36 @@ fn headline(scanned: &Scanned, incomplete: bool, stopped_at: Option<usize>) -> S
 }
 
 fn footer(queue: &Queue, scanned: &Scanned) -> String {
+    let text = format!(
+        "Read {} of the {} message(s) {} counted{}",
+        scanned.read,
+        scanned.counted,
+        queue.url,
+        released(queue, scanned)
+    );
+    text + ".\n"
+}
+
+/// The last line of `stats` and `list`, whose first (`headline`) gave the counts.
+fn closing(queue: &Queue, scanned: &Scanned) -> String {
+    format!("Read from {}{}.\n", queue.url, released(queue, scanned))
+}
+
+/// What became of the messages a read held: moved, and visible again.
+fn released(queue: &Queue, scanned: &Scanned) -> String {
     let moved = if scanned.moved > 0 {
         format!(", {} moved to the end of their group", scanned.moved)
     } else {
         String::new()
     };
-    let mut text = format!(
-        "Read {} of the {} message(s) {} counted{moved}; all visible again",
-        scanned.read, scanned.counted, queue.url
-    );
+    let mut text = format!("{moved}; all visible again");
     if scanned.not_released > 0 {
         text = format!(
             "{text} except {}, which SQS would not release (visible after {} s)",
             scanned.not_released, queue.lease
         );
     }
-    text + ".\n"
+    text
 }
 
 fn print(text: &str) -> Result<(), CliError> {

@@ -203,18 +203,18 @@ pub fn recommendation(
     );
     let describe = |c: &Candidate| {
         format!(
-            "TargetLoadPercent={} MinTasks={}: {:.1} task-min (mean of {} seeds), worst p{:.0} \
-             {}, met on {} of {} seeds, {:.1} actions and {:.1} reversals a day",
+            "TargetLoadPercent={} MinTasks={}: {:.1} task-min, {:.1} actions and {:.1} reversals \
+             a day (means of {} seeds), worst p{:.0} {}, met on {} of {} seeds",
             c.target.get(),
             c.min_tasks,
             c.task_minutes,
+            c.actions_per_day,
+            c.reversals_per_day,
             r.seeds,
             slo.quantile * 100.0,
             c.worst_wait.map_or("-".to_owned(), |w| format!("{w} s")),
             c.seeds_met,
             r.seeds,
-            c.actions_per_day,
-            c.reversals_per_day
         )
     };
     if verbose {
@@ -225,7 +225,17 @@ pub fn recommendation(
     }
     match (&found.best, &found.closest) {
         (Some(best), _) => {
-            let _ = writeln!(out, "recommended: {}\n", describe(best));
+            let _ = writeln!(out, "recommended: {}", describe(best));
+            let largest = targets[targets.len() - 1];
+            if best.target.get() >= largest {
+                // The search cannot say what lies past its grid.
+                let _ = writeln!(
+                    out,
+                    "note: {largest} % is the largest TargetLoadPercent searched; a larger one may \
+                     cost less still, with longer waits (check it with compare --target-load)"
+                );
+            }
+            out.push('\n');
             out.push_str(&one_run(scenario, best, slo.quantile));
             let line = deploy_line(scenario, best);
             let problems = crate::deployable::ecs(scenario);
