@@ -9,6 +9,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -42,10 +43,18 @@ pub struct Received {
 
 const FIXED_PATH: &str = "/work-fixed";
 
+/// Requests being answered, and the most at once.
+#[derive(Debug, Default)]
+struct InFlight {
+    now: AtomicUsize,
+    most: AtomicUsize,
+}
+
 #[derive(Debug)]
 pub struct Downstream {
     address: SocketAddr,
     received: Arc<Mutex<Vec<Received>>>,
+    in_flight: Arc<InFlight>,
     release: watch::Sender<bool>,
     server: JoinHandle<()>,
 }
@@ -55,21 +64,31 @@ impl Downstream {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let address = listener.local_addr()?;
         let received: Arc<Mutex<Vec<Received>>> = Arc::default();
-        let log = received.clone();
+        let in_flight: Arc<InFlight> = Arc::default();
+        let (log, gauge) = (received.clone(), in_flight.clone());
         let release = watch::Sender::new(false);
         let held = release.clone();
         let server = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let (log, held) = (log.clone(), held.clone());
+                let (log, held, gauge) = (log.clone(), held.clone(), gauge.clone());
                 tokio::spawn(async move {
-                    let service =
-                        service_fn(move |request| answer(request, log.clone(), held.subscribe()));
+                    let service = service_fn(move |request| {
+                        let gauge = gauge.clone();
+                        let answering = answer(request, log.clone(), held.subscribe());
+                        async move {
+                            let now = gauge.now.fetch_add(1, Ordering::SeqCst) + 1;
+                            gauge.most.fetch_max(now, Ordering::SeqCst);
+                            let response = answering.await;
+                            gauge.now.fetch_sub(1, Ordering::SeqCst);
+                            response
+                        }
+                    });
                     let _ =
                         http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
                 });
             }
         });
-        Ok(Self { address, received, release, server })
+        Ok(Self { address, received, in_flight, release, server })
     }
 
     pub fn url(&self) -> String {
@@ -84,6 +103,11 @@ impl Downstream {
     /// Answers every `*.hold` request, waiting or still to come.
     pub fn release_held(&self) {
         self.release.send_replace(true);
+    }
+
+    /// The most requests it was answering at once.
+    pub fn most_in_flight(&self) -> usize {
+        self.in_flight.most.load(Ordering::SeqCst)
     }
 
     pub fn received(&self) -> Vec<Received> {

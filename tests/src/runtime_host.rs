@@ -67,8 +67,19 @@ pub enum HostError {
 
 struct Pending {
     id: String,
+    trace: String,
     deadline_ms: u64,
     event: Bytes,
+}
+
+/// One invocation as the host served it.
+#[derive(Debug)]
+pub struct Served {
+    pub outcome: Outcome,
+    /// `Lambda-Runtime-Aws-Request-Id`.
+    pub request_id: String,
+    /// `Lambda-Runtime-Trace-Id`: every invocation has its own.
+    pub trace_header: String,
 }
 
 #[derive(Default)]
@@ -82,6 +93,9 @@ struct State {
     served_at: Mutex<HashMap<String, Instant>>,
     durations: Mutex<HashMap<String, Duration>>,
     logs: Mutex<Vec<String>>,
+    /// Invocations handed to the function and not yet answered, and the most at once.
+    in_flight: AtomicU64,
+    most_in_flight: AtomicU64,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -196,17 +210,39 @@ impl LambdaHost {
         event: Bytes,
         timeout: Duration,
     ) -> (Outcome, Option<Duration>) {
-        let id =
-            format!("00000000-0000-4000-8000-{:012}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (served, duration) = self.serve_invocation(event, timeout).await;
+        (served.outcome, duration)
+    }
+
+    /// `invoke`, with the request id and the trace the invocation was given.
+    pub async fn invoke_served(&self, event: &Value, timeout: Duration) -> Served {
+        self.serve_invocation(Bytes::from(event.to_string()), timeout).await.0
+    }
+
+    async fn serve_invocation(
+        &self,
+        event: Bytes,
+        timeout: Duration,
+    ) -> (Served, Option<Duration>) {
+        let number = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let id = format!("00000000-0000-4000-8000-{number:012}");
+        let trace = format!("Root=1-5759e988-{number:024x};Parent={number:016x};Sampled=1");
         let deadline = SystemTime::now() + timeout;
         let deadline_ms =
             deadline.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
         let (answer, answered) = oneshot::channel();
         lock(&self.state.waiting).insert(id.clone(), answer);
-        lock(&self.state.queue).push_back(Pending { id: id.clone(), deadline_ms, event });
+        let pending = Pending { id: id.clone(), trace: trace.clone(), deadline_ms, event };
+        lock(&self.state.queue).push_back(pending);
         self.state.queued.notify_one();
         let outcome = self.answer(answered, timeout).await;
-        (outcome, lock(&self.state.durations).remove(&id))
+        let duration = lock(&self.state.durations).remove(&id);
+        (Served { outcome, request_id: id, trace_header: trace }, duration)
+    }
+
+    /// The most invocations the function had in hand at once, served and not yet answered.
+    pub fn most_in_flight(&self) -> u64 {
+        self.state.most_in_flight.load(Ordering::SeqCst)
     }
 
     async fn answer(&self, answered: oneshot::Receiver<Outcome>, timeout: Duration) -> Outcome {
@@ -329,6 +365,7 @@ async fn route(state: Arc<State>, request: Request<Incoming>) -> Result<HttpResp
                 if *kind == "response" { Outcome::Response(body) } else { Outcome::Error(body) };
             if let Some(served) = lock(&state.served_at).remove(*id) {
                 lock(&state.durations).insert((*id).to_owned(), served.elapsed());
+                state.in_flight.fetch_sub(1, Ordering::SeqCst);
             }
             match lock(&state.waiting).remove(*id) {
                 Some(waiter) => {
@@ -358,6 +395,8 @@ async fn next(state: &State) -> HttpResponse {
         notified.await;
     };
     lock(&state.served_at).insert(pending.id.clone(), Instant::now());
+    let in_flight = state.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    state.most_in_flight.fetch_max(in_flight, Ordering::SeqCst);
     let mut response = Response::new(Full::new(pending.event));
     let headers = response.headers_mut();
     let header = |value: String| {
@@ -369,10 +408,7 @@ async fn next(state: &State) -> HttpResponse {
         "lambda-runtime-invoked-function-arn",
         header("arn:aws:lambda:us-east-1:123456789012:function:local".to_owned()),
     );
-    headers.insert(
-        "lambda-runtime-trace-id",
-        header("Root=1-00000000-000000000000000000000000".to_owned()),
-    );
+    headers.insert("lambda-runtime-trace-id", header(pending.trace));
     headers.insert(hyper::header::CONTENT_TYPE, header("application/json".to_owned()));
     response
 }

@@ -148,7 +148,10 @@ impl<P, Q, B> Builder<P, Q, B> {
         self
     }
 
-    /// Messages (standard queues) or message groups (FIFO) in flight at once.
+    /// Messages in work at once, across every batch this processor runs at
+    /// a time (a worker's polls, a Managed Instances function's concurrent
+    /// invocations), so concurrent batches never multiply the load on the
+    /// downstream; on a FIFO queue, each group's messages one after another.
     pub fn concurrency(mut self, concurrency: usize) -> Self {
         self.settings.concurrency = concurrency;
         self

@@ -2,7 +2,9 @@
 //! [`serve`], the whole start-up of an SQS-triggered function.
 
 use std::error::Error;
+use std::future::IntoFuture;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::body::Body;
@@ -11,6 +13,7 @@ use crate::event::IncomingEvent;
 use crate::processor::Processor;
 use crate::quarantine::QuarantineStore;
 use crate::report::BatchError;
+use crate::trace::{TraceContext, within_invocation};
 use aws_lambda_events::sqs::SqsBatchResponse;
 use backpressure_core::config::ConfigError;
 use backpressure_core::deadline;
@@ -47,7 +50,9 @@ impl From<HandlerError> for Diagnostic {
 }
 
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
-    /// The handler for `lambda_runtime::run`.
+    /// The handler for `lambda_runtime::run`, one invocation at a time. For
+    /// Lambda Managed Instances, share the processor in an [`Arc`] and give
+    /// `lambda_runtime::run_concurrent` a handler that clones it, as [`serve`] does.
     pub fn lambda_handler(
         &self,
     ) -> impl Service<LambdaEvent<IncomingEvent>, Response = SqsBatchResponse, Error = HandlerError> + '_
@@ -55,7 +60,9 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
         service_fn(move |event| self.handle(event))
     }
 
-    /// One invocation: the batch, processed within the invocation's deadline.
+    /// One invocation: the batch, processed within the invocation's deadline,
+    /// traced by the invocation's own X-Ray trace (never the process's
+    /// `_X_AMZN_TRACE_ID`, which concurrent invocations would share).
     pub async fn handle(
         &self,
         event: LambdaEvent<IncomingEvent>,
@@ -69,14 +76,33 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
                 return Err(HandlerError::InvalidEvent(what));
             }
         };
+        let trace = context.xray_trace_id.as_deref().and_then(TraceContext::from_aws_trace_header);
         info!(
             request_id = %context.request_id,
+            trace_id = trace.as_ref().map_or("", TraceContext::trace_id),
             records = event.records.len(),
             remaining_ms = remaining.as_millis() as u64,
             "batch received"
         );
-        Ok(self.process(&event.records, Instant::now() + remaining).await?.response())
+        let processing = self.process(&event.records, Instant::now() + remaining);
+        Ok(within_invocation(trace, processing.into_future()).await?.response())
     }
+}
+
+/// The Tokio runtime for [`serve`]: one thread while Lambda sends one
+/// invocation at a time; a thread per vCPU when Lambda Managed Instances
+/// send several at once (`AWS_LAMBDA_MAX_CONCURRENCY` above 1).
+pub fn tokio_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    let concurrent = std::env::var("AWS_LAMBDA_MAX_CONCURRENCY")
+        .ok()
+        .and_then(|value| value.trim().parse::<u32>().ok())
+        .is_some_and(|at_once| at_once > 1);
+    let mut builder = if concurrent {
+        tokio::runtime::Builder::new_multi_thread()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+    };
+    builder.enable_all().build()
 }
 
 /// A configuration the engine or the processor refused.
@@ -95,14 +121,21 @@ enum ServeError<E> {
 /// backoff, metrics) plus whatever `processor` reads, the consumer built by
 /// [`ConsumerConfig::consumer`] with clients built on first use, then
 /// `lambda_runtime` until it stops. `name` and `version` go into quarantine records.
+///
+/// Lambda Managed Instances send `AWS_LAMBDA_MAX_CONCURRENCY` invocations at
+/// once; each is then served on its own task with its own deadline, trace,
+/// batch summary and idempotency claims, while the processor, the clients,
+/// `CONSUMER_CONCURRENCY`, `DOWNSTREAM_MAX_RPS` and the per-group cap are the
+/// process's, shared on purpose so the downstream's load does not grow with
+/// the invocations. Run it on [`tokio_runtime`] to use every vCPU.
 pub async fn serve<B, P, E>(
     name: &str,
     version: &str,
     processor: impl FnOnce(&startup::Env) -> Result<P, E>,
 ) -> ExitCode
 where
-    B: Body,
-    P: Processor<B>,
+    B: Body + 'static,
+    P: Processor<B> + 'static,
     E: Error + Send + Sync + 'static,
 {
     if !startup::in_lambda(name) {
@@ -125,7 +158,17 @@ where
     let lease = ClaimLease::UntilDeadline;
     match config.consumer(processor, &clients, Reach::OnFirstUse, version, lease).await {
         Ok(builder) => match builder.build() {
-            Ok(batch) => startup::exit(lambda_runtime::run(batch.lambda_handler()).await),
+            Ok(batch) => {
+                let batch = Arc::new(batch);
+                // One invocation at a time, unless Lambda Managed Instances set
+                // AWS_LAMBDA_MAX_CONCURRENCY: then that many at once, sharing
+                // the processor, its clients and its limits.
+                let handler = service_fn(move |event| {
+                    let batch = Arc::clone(&batch);
+                    async move { batch.handle(event).await }
+                });
+                startup::exit(lambda_runtime::run_concurrent(handler).await)
+            }
             Err(error) => {
                 error!(error = %error_chain(&error), "invalid configuration");
                 ExitCode::FAILURE

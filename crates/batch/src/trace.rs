@@ -3,6 +3,23 @@
 //! (`X-Amzn-Trace-Id`) and as a W3C `traceparent`, so one failed message
 //! can be followed from its producer to the service it was delivered to.
 
+use std::future::Future;
+
+tokio::task_local! {
+    /// The trace of the Lambda invocation this task serves. Managed Instances
+    /// serve several invocations in one process at once, each on its own
+    /// task, so the trace cannot live in the process (`_X_AMZN_TRACE_ID`).
+    static INVOCATION: Option<TraceContext>;
+}
+
+/// Runs `work` as part of the invocation traced by `trace`.
+pub(crate) async fn within_invocation<F: Future>(
+    trace: Option<TraceContext>,
+    work: F,
+) -> F::Output {
+    INVOCATION.scope(trace, work).await
+}
+
 /// The X-Ray trace header of one message, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceContext {
@@ -36,6 +53,11 @@ impl TraceContext {
             .filter(|p| is_lower_hex(p, 16) && !p.bytes().all(|b| b == b'0'))
             .map(str::to_owned);
         Some(Self { header: header.trim().to_owned(), trace_id, parent_id, sampled })
+    }
+
+    /// The trace of the Lambda invocation in work on this task, if any.
+    pub(crate) fn of_invocation() -> Option<Self> {
+        INVOCATION.try_with(Clone::clone).ok().flatten()
     }
 
     /// The header exactly as the producer sent it, for `X-Amzn-Trace-Id`.

@@ -8,7 +8,6 @@ mod groups;
 mod health;
 mod help;
 mod leases;
-mod limit;
 mod metrics;
 mod protection;
 mod queue;

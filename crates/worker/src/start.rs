@@ -22,7 +22,6 @@ use tracing::{error, info};
 use crate::config::WorkerConfig;
 use crate::health::{HealthConfig, Stamp};
 use crate::help;
-use crate::limit::TaskWide;
 use crate::protection::Protection;
 use crate::queue::WorkQueue;
 use crate::worker::Worker;
@@ -69,8 +68,9 @@ pub async fn command(args: &[String]) -> ExitCode {
     }
 }
 
-/// The worker as it runs: HTTP delivery, capped task-wide, quarantining to SQS.
-type DeliveryWorker = Worker<TaskWide<HttpDelivery>, SqsQuarantine, WorkRequest>;
+/// The worker as it runs: HTTP delivery (`CONSUMER_CONCURRENCY` records at
+/// once across every batch in work), quarantining to SQS.
+type DeliveryWorker = Worker<HttpDelivery, SqsQuarantine, WorkRequest>;
 
 /// Everything the worker reads from its environment.
 struct Loaded {
@@ -163,12 +163,11 @@ async fn connect_and_build(loaded: Loaded) -> Option<DeliveryWorker> {
         })
         .ok()?;
     let http = delivery.http_client();
-    let processor = TaskWide::new(delivery, engine.concurrency);
     let version = startup::handler_version("sqs-worker", env!("CARGO_PKG_VERSION"));
     // A claim's lease is the message's: one visibility timeout, renewed on the heartbeat.
     let lease = ClaimLease::Renewed(config.visibility_timeout);
     let builder = engine
-        .consumer(processor, &clients, Reach::AtStart, version, lease)
+        .consumer(delivery, &clients, Reach::AtStart, version, lease)
         .await
         .inspect_err(|error| error!(error = %error_chain(error), "cannot start"))
         .ok()?;

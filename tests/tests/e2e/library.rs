@@ -105,8 +105,8 @@ async fn a_producers_trace_reaches_the_downstream_and_the_failed_records_log() {
     ]);
     event["Records"][0]["attributes"]["AWSTraceHeader"] = json!(TRACE);
 
-    let outcome = host.invoke(&event, TIMEOUT).await;
-    assert_eq!(outcome.batch_item_failures(), Some(vec!["traced-fail".to_owned()]));
+    let served = host.invoke_served(&event, TIMEOUT).await;
+    assert_eq!(served.outcome.batch_item_failures(), Some(vec!["traced-fail".to_owned()]));
 
     let received = downstream.received();
     let traced = received.iter().find(|r| r.idempotency_key.as_deref() == Some("k1")).unwrap();
@@ -116,7 +116,14 @@ async fn a_producers_trace_reaches_the_downstream_and_the_failed_records_log() {
         Some("00-5759e988bd862e3fe1be46a994272793-53995c3f42cd8ad8-01")
     );
     let untraced = received.iter().find(|r| r.idempotency_key.as_deref() == Some("k2")).unwrap();
-    assert_eq!((untraced.amzn_trace_id.as_deref(), untraced.traceparent.as_deref()), (None, None));
+    // A message without a trace of its own is followed in its invocation's.
+    assert_eq!(untraced.amzn_trace_id.as_deref(), Some(served.trace_header.as_str()));
+    let invocation = served.trace_header.split(';').next().unwrap().replace("Root=1-", "");
+    let parent = served.trace_header.split("Parent=").nth(1).unwrap().split(';').next().unwrap();
+    assert_eq!(
+        untraced.traceparent.as_deref(),
+        Some(format!("00-{}-{parent}-01", invocation.replace('-', "")).as_str())
+    );
 
     let summary = host
         .logs()

@@ -11,6 +11,7 @@ mod fault_matrix;
 mod hostile_input;
 mod idempotency;
 mod library;
+mod managed_instances;
 mod operator_cli;
 mod operator_cli_boundaries;
 mod operator_cli_disk;

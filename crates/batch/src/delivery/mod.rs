@@ -14,6 +14,7 @@ use std::time::{Duration, SystemTime};
 
 use crate::outcome::{ErrorCode, Verdict};
 use crate::processor::{Message, Processor};
+use crate::trace::TraceContext;
 use backpressure_core::config::{ConfigError, Vars};
 use backpressure_core::error::error_chain;
 use backpressure_startup::rate::RateLimiter;
@@ -121,9 +122,9 @@ impl HttpDelivery {
             .header(IDEMPOTENCY_KEY, header("idempotencyKey", &message.request.idempotency_key)?)
             .header(CORRELATION_ID, header("correlationId", correlation)?)
             .header(TENANT_ID, header("tenantId", &message.request.tenant_id)?);
-        // The trace is passed on when it can be; a header it cannot travel in
-        // costs the trace, never the message.
-        if let Some(trace) = message.record.trace_context() {
+        // The producer's trace, else the invocation's, is passed on when it
+        // can be; a header it cannot travel in costs the trace, never the message.
+        if let Some(trace) = message.record.trace_context().or_else(TraceContext::of_invocation) {
             if let Ok(value) = HeaderValue::from_str(trace.aws_trace_header()) {
                 request = request.header(AMZN_TRACE_ID, value);
             }

@@ -13,6 +13,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt, stream};
+use tokio::sync::Semaphore;
 use tokio::time::{Instant, sleep_until};
 use tracing::{error, warn};
 
@@ -29,7 +30,9 @@ use crate::schedule::{GroupLimits, admit, schedule};
 /// How the engine runs a batch.
 #[derive(Debug, Clone)]
 pub(crate) struct EngineSettings {
-    /// Messages (standard queues) or message groups (FIFO) in flight at once.
+    /// Messages in work at once, across every batch the engine runs at a
+    /// time (a worker's polls, a Managed Instances function's invocations);
+    /// on a FIFO queue each group's messages one after another.
     pub concurrency: usize,
     /// No message starts, and work in flight is cut, when less than this is left.
     pub deadline_margin: Duration,
@@ -49,6 +52,9 @@ pub(crate) struct Engine<P, Q, B> {
     settings: EngineSettings,
     guard: Option<Guard>,
     group_limits: Option<GroupLimits>,
+    /// `settings.concurrency` permits: concurrent batches share the
+    /// downstream's limit instead of multiplying it.
+    in_work: Semaphore,
     body: PhantomData<fn() -> B>,
 }
 
@@ -103,7 +109,16 @@ impl<B> Batch<'_, '_, B> {
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
     /// An engine with its processor, its quarantine and its settings.
     pub(crate) fn new(processor: P, quarantine: Q, settings: EngineSettings) -> Self {
-        Self { processor, quarantine, settings, guard: None, group_limits: None, body: PhantomData }
+        let in_work = Semaphore::new(settings.concurrency.max(1));
+        Self {
+            processor,
+            quarantine,
+            settings,
+            guard: None,
+            group_limits: None,
+            in_work,
+            body: PhantomData,
+        }
     }
 
     /// Claims each message's idempotency key before its processor runs.
@@ -285,8 +300,12 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             Message { message_id, body, request, record, deadline: batch.processing_deadline };
         // Called inside the future, so a closure that panics before its own
         // future exists is caught too.
-        let work =
-            AssertUnwindSafe(async { self.processor.process(&message).await }).catch_unwind();
+        let work = AssertUnwindSafe(async {
+            // The semaphore is never closed, so a permit always comes.
+            let _permit = self.in_work.acquire().await.ok();
+            self.processor.process(&message).await
+        })
+        .catch_unwind();
         let verdict = match claim {
             None => work.await,
             Some((guard, claims, claim)) => {

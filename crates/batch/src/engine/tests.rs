@@ -266,3 +266,5 @@ async fn fifo_quarantine_failure_blocks_the_group() {
 mod acknowledged;
 #[path = "property_tests.rs"]
 mod property;
+#[path = "shared_limit_tests.rs"]
+mod shared_limit;
