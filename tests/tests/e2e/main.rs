@@ -28,6 +28,7 @@ mod reliability;
 mod template;
 mod template_dashboard;
 mod template_interface;
+mod template_managed;
 mod template_overflow;
 mod template_samconfig;
 mod template_topology;

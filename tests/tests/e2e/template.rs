@@ -22,7 +22,7 @@ pub(crate) fn resource<'t>(template: &'t Value, name: &str) -> &'t Value {
 }
 
 /// The parameter a `!Ref` names.
-fn reference(value: &Value) -> String {
+pub(crate) fn reference(value: &Value) -> String {
     match value {
         Value::Tagged(tagged) if tagged.tag == "Ref" => tagged.value.as_str().unwrap().to_owned(),
         other => panic!("expected a !Ref, got {other:?}"),
@@ -30,7 +30,7 @@ fn reference(value: &Value) -> String {
 }
 
 /// An `!If [condition, then, else]`'s three parts.
-fn if_branches(value: &Value) -> (&str, &Value, &Value) {
+pub(crate) fn if_branches(value: &Value) -> (&str, &Value, &Value) {
     match value {
         Value::Tagged(tagged) if tagged.tag == "If" => {
             let parts = tagged.value.as_sequence().unwrap();
@@ -176,7 +176,11 @@ fn reserved_concurrency_is_not_below_the_mapping_maximum() {
     let template = template();
     let consumer = resource(&template, "ConsumerFunction");
     let mapping = resource(&template, "ConsumerFunctionWorkQueue");
-    assert_eq!(reference(&mapping["FunctionName"]), "ConsumerFunction");
+    let (on, managed, default) = if_branches(&mapping["FunctionName"]);
+    assert_eq!(
+        (on, reference(managed), reference(default)),
+        ("OnManagedInstances", "ConsumerManagedFunction".to_owned(), "ConsumerFunction".to_owned())
+    );
     // Both `!If [HasMaximumConcurrency, <value>, AWS::NoValue]`: set together, or neither.
     let when = |value: &Value| -> (String, Value) {
         let Value::Tagged(tagged) = value else { panic!("expected an !If, got {value:?}") };
