@@ -2,7 +2,7 @@
 //! it, and whether the template's wake-up step policy is attached.
 
 use backlog_publisher::BacklogTarget;
-use backlog_publisher::backlog::{BacklogPolicy, Readings};
+use backlog_publisher::backlog::{BacklogIncludes, BacklogPolicy, Readings};
 use backpressure_core::queue::QueueKind;
 
 use crate::cloudwatch::Statistic;
@@ -53,6 +53,12 @@ pub enum Policy {
     ZeroWhenNoTasks,
     /// Metric math visible ÷ running: the point at zero tasks is dropped.
     MetricMathDropsZero,
+    /// `ScalingSignal=metric-math`, exactly as the template deploys it: the
+    /// backlog `BACKLOG_INCLUDES` counts ÷ `RunningTaskCount` in the policy's
+    /// metric math, the backlog itself at zero running tasks
+    /// ([`METRIC_MATH_PER_TASK`]), `Average`, plus the wake-up step
+    /// ([`METRIC_MATH_WAKE_UP`]); no publisher.
+    MetricMath,
     /// AWS Copilot's worker service: ⌈visible ÷ max(running, 1)⌉.
     Copilot,
     /// Ours with `Sum` instead of `Average` and six samples a minute.
@@ -69,12 +75,13 @@ impl Policy {
     pub const TEMPLATE: Self = Self::Load;
 
     /// Every policy, ours first.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::Load,
         Self::Ours,
         Self::QueueDepth,
         Self::ZeroWhenNoTasks,
         Self::MetricMathDropsZero,
+        Self::MetricMath,
         Self::Copilot,
         Self::SumStatistic,
     ];
@@ -89,6 +96,7 @@ impl Policy {
             Self::QueueDepth => "queue depth",
             Self::ZeroWhenNoTasks => "÷ running, 0 at zero",
             Self::MetricMathDropsZero => "metric math ÷ running",
+            Self::MetricMath => "template: metric math",
             Self::Copilot => "copilot ⌈v÷max(r,1)⌉",
             Self::SumStatistic => "ours with Sum",
         }
@@ -121,7 +129,14 @@ impl Policy {
     /// Whether the template's wake-up step policy (one task when messages
     /// wait and none runs) is attached.
     pub fn wakes_from_zero(self) -> bool {
-        matches!(self, Self::Ours | Self::SumStatistic | Self::Load)
+        matches!(self, Self::Ours | Self::SumStatistic | Self::Load | Self::MetricMath)
+    }
+
+    /// Read from AWS's own metrics (`AWS/SQS`, Container Insights), which
+    /// CloudWatch receives once a minute: no EventBridge schedule's jitter
+    /// or duplicate runs, and the task count is always the running one.
+    pub fn reads_aws_metrics(self) -> bool {
+        self == Self::MetricMath
     }
 
     /// One of ours: the comparisons measure these against the others.
@@ -157,9 +172,38 @@ impl Policy {
             Self::QueueDepth => Some(visible),
             Self::ZeroWhenNoTasks => Some(if running > 0 { visible / running as f64 } else { 0.0 }),
             Self::MetricMathDropsZero => (running > 0).then(|| visible / running as f64),
+            Self::MetricMath => {
+                Some(metric_math_per_task(backlog.includes.backlog(readings.queue), running))
+            }
             Self::Copilot => Some((visible / running.max(1) as f64).ceil()),
         }
     }
+}
+
+/// The template's `backlogPerTask` query (`ScalingSignal=metric-math`): `backlog`
+/// is [`metric_math_backlog`], `running` Container Insights' `RunningTaskCount`.
+pub const METRIC_MATH_PER_TASK: &str =
+    "IF(FILL(running, 0) > 0, backlog / FILL(running, 0), backlog)";
+
+/// The template's wake-up alarm with `ScalingSignal=metric-math`.
+pub const METRIC_MATH_WAKE_UP: &str = "IF(FILL(running, 0) == 0 AND backlog > 0, 1, 0)";
+
+/// The template's `backlog` query for `BACKLOG_INCLUDES`: the `AWS/SQS`
+/// counts it names, each missing point read as 0.
+pub fn metric_math_backlog(includes: BacklogIncludes) -> String {
+    let mut terms = vec!["FILL(visible, 0)"];
+    if includes.in_flight {
+        terms.push("FILL(inflight, 0)");
+    }
+    if includes.delayed {
+        terms.push("FILL(delayed, 0)");
+    }
+    terms.join(" + ")
+}
+
+/// [`METRIC_MATH_PER_TASK`] evaluated: a missing `RunningTaskCount` reads as 0.
+pub fn metric_math_per_task(backlog: u64, running: u64) -> f64 {
+    if running > 0 { backlog as f64 / running as f64 } else { backlog as f64 }
 }
 
 #[cfg(test)]
@@ -190,10 +234,46 @@ mod tests {
             (7, 2, [Some(3.5), Some(7.0), Some(3.5), Some(3.5), Some(4.0)]),
         ];
         for &(visible, running, expected) in cases {
-            let got: Vec<_> =
-                Policy::ALL[1..6].iter().map(|&policy| at(policy, visible, running)).collect();
+            let got: Vec<_> = [
+                Policy::Ours,
+                Policy::QueueDepth,
+                Policy::ZeroWhenNoTasks,
+                Policy::MetricMathDropsZero,
+                Policy::Copilot,
+            ]
+            .iter()
+            .map(|&policy| at(policy, visible, running))
+            .collect();
             assert_eq!(got, expected.to_vec(), "visible {visible}, running {running}");
             assert_eq!(at(Policy::SumStatistic, visible, running), expected[0]);
         }
+    }
+
+    #[test]
+    fn the_templates_metric_math_is_the_backlog_it_counts_over_the_running_tasks() {
+        let target = BacklogTarget::new(100.0).unwrap();
+        let counts = Readings {
+            queue: backlog_publisher::QueueCounts { visible: 90, in_flight: 30, delayed: 6 },
+            service: ServiceCounts { running: 3, pending: 2, desired: 5 },
+            dlq_visible: None,
+        };
+        let with = |in_flight, delayed| BacklogPolicy {
+            includes: BacklogIncludes { in_flight, delayed },
+            ..BacklogPolicy::default()
+        };
+        let at =
+            |policy: BacklogPolicy, readings| Policy::MetricMath.metric(readings, policy, target);
+        assert_eq!(at(with(false, false), counts), Some(30.0));
+        assert_eq!(at(with(true, false), counts), Some(40.0));
+        assert_eq!(at(with(true, true), counts), Some(42.0));
+        // At zero running tasks the backlog itself, never a dropped point; pending tasks never count.
+        let none_running =
+            Readings { service: ServiceCounts { running: 0, pending: 2, desired: 2 }, ..counts };
+        assert_eq!(at(with(false, true), none_running), Some(96.0));
+        assert_eq!(
+            metric_math_backlog(BacklogIncludes { in_flight: true, delayed: true }),
+            "FILL(visible, 0) + FILL(inflight, 0) + FILL(delayed, 0)"
+        );
+        assert!(Policy::MetricMath.wakes_from_zero() && !Policy::MetricMath.is_ours());
     }
 }

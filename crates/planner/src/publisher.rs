@@ -95,7 +95,13 @@ impl Publisher {
             if let Some(value) = value {
                 self.metric.put(now, lag, value);
             }
-            self.task_count.put(now, lag, sample.task_count as f64);
+            // Container Insights' RunningTaskCount, whatever TASK_COUNT says.
+            let tasks = if self.policy.reads_aws_metrics() {
+                readings.service.running
+            } else {
+                sample.task_count
+            };
+            self.task_count.put(now, lag, tasks as f64);
             self.queue_backlog.put(now, lag, sample.backlog as f64);
         }
     }
@@ -104,6 +110,10 @@ impl Publisher {
     /// taking the policy's samples.
     fn schedule_runs(&mut self, now: u64, rng: &mut Rng) {
         let (samples, interval) = self.policy.samples();
+        if self.policy.reads_aws_metrics() {
+            self.sample_times.push(Reverse(now));
+            return;
+        }
         let mut starts = vec![now + rng.u64(0..=self.model.jitter_seconds)];
         if rng.f64() < self.model.duplicate_probability {
             starts.push(now + rng.u64(0..=self.model.jitter_seconds));

@@ -5,6 +5,7 @@
 
 mod common;
 
+use capacity_planner::policy::Policy;
 use std::process::Output;
 
 use common::{assert_deployable, scratch, simulate, text};
@@ -314,7 +315,7 @@ fn json_is_one_object_per_trace_with_every_run_and_its_setting() {
     assert_eq!(lines[0]["slo_seconds"], 300);
     assert!(lines[0]["messages"].as_u64().unwrap() > 0);
     let rows = lines[0]["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 7, "every policy");
+    assert_eq!(rows.len(), Policy::ALL.len(), "every policy");
     for key in [
         "policy",
         "target",
@@ -364,7 +365,7 @@ fn best_settings_runs_each_policy_at_its_own_setting_and_says_which() {
     assert!(output.status.success(), "{}", stderr(&output));
     let line: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     let rows = line["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 7, "every policy");
+    assert_eq!(rows.len(), Policy::ALL.len(), "every policy");
     for row in rows {
         let target = row["target"].as_f64().unwrap();
         let grid = match row["policy"].as_str() {

@@ -51,13 +51,100 @@ fn every_default_the_template_also_sets_is_the_templates() {
     );
     let alarm = resource(&template, "ScaleFromZeroAlarm");
     assert_eq!(alarm["EvaluationPeriods"].as_u64(), Some(1));
-    let periods: Vec<u64> = alarm["Metrics"]
+    // Publisher's metrics or, with ScalingSignal=metric-math, AWS's: a minute either way.
+    let (_, math, published) = if_branches(&alarm["Metrics"]);
+    for queries in [math, published] {
+        let periods: Vec<u64> = queries
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["MetricStat"]["Period"].as_u64())
+            .collect();
+        assert!(!periods.is_empty() && periods.iter().all(|&p| p == defaults::WAKE_UP_PERIOD));
+    }
+}
+
+/// An `!If [condition, then, else]`'s three parts.
+fn if_branches(value: &Value) -> (&str, &Value, &Value) {
+    let Value::Tagged(tagged) = value else { panic!("expected an !If, got {value:?}") };
+    assert_eq!(tagged.tag, "If");
+    let parts = tagged.value.as_sequence().unwrap();
+    (parts[0].as_str().unwrap(), &parts[1], &parts[2])
+}
+
+/// A condition of `Equals` of `BacklogIncludes` under `Or`, for one value of it.
+fn holds_for(template: &Value, condition: &str, backlog_includes: &str) -> bool {
+    let Value::Tagged(or) = &template["Conditions"][condition] else { panic!("{condition}") };
+    assert_eq!(or.tag, "Or");
+    or.value.as_sequence().unwrap().iter().any(|equals| {
+        let Value::Tagged(equals) = equals else { panic!("{condition}: {equals:?}") };
+        equals.value[1].as_str() == Some(backlog_includes)
+    })
+}
+
+/// The query `id` of a list of metric data queries.
+fn query<'t>(queries: &'t Value, id: &str) -> &'t Value {
+    queries.as_sequence().unwrap().iter().find(|q| q["Id"].as_str() == Some(id)).unwrap()
+}
+
+/// `backlog`'s expression as the template resolves it for one BACKLOG_INCLUDES.
+fn backlog_expression(template: &Value, queries: &Value, backlog_includes: &str) -> String {
+    let mut expression = &query(queries, "backlog")["Expression"];
+    while let Value::Tagged(_) = expression {
+        let (condition, then, otherwise) = if_branches(expression);
+        expression =
+            if holds_for(template, condition, backlog_includes) { then } else { otherwise };
+    }
+    expression.as_str().unwrap().to_owned()
+}
+
+#[test]
+fn the_templates_metric_math_signal_is_the_planners() {
+    use backlog_publisher::backlog::BacklogIncludes;
+    use capacity_planner::policy::{
+        METRIC_MATH_PER_TASK, METRIC_MATH_WAKE_UP, Policy, metric_math_backlog,
+    };
+
+    let template = template();
+    let tracking = &resource(&template, "BacklogPerTaskScalingPolicy")["TargetTrackingScalingPolicyConfiguration"];
+    let (condition, math, _) = if_branches(&tracking["CustomizedMetricSpecification"]);
+    assert_eq!(condition, "ScalesOnMetricMath");
+    let policy_queries = &math["Metrics"];
+    let returned: Vec<&str> = policy_queries
         .as_sequence()
         .unwrap()
         .iter()
-        .filter_map(|m| m["MetricStat"]["Period"].as_u64())
+        .filter(|q| q["ReturnData"].as_bool() == Some(true))
+        .map(|q| q["Expression"].as_str().unwrap())
         .collect();
-    assert!(!periods.is_empty() && periods.iter().all(|&p| p == defaults::WAKE_UP_PERIOD));
+    assert_eq!(returned, [METRIC_MATH_PER_TASK], "the one series target tracking reads");
+    let (_, wake_up, _) = if_branches(&resource(&template, "ScaleFromZeroAlarm")["Metrics"]);
+    assert_eq!(query(wake_up, "waiting")["Expression"].as_str(), Some(METRIC_MATH_WAKE_UP));
+
+    let allowed = template["Parameters"]["BacklogIncludes"]["AllowedValues"].as_sequence().unwrap();
+    assert_eq!(allowed.len(), 4);
+    for value in allowed.iter().map(|v| v.as_str().unwrap()) {
+        let includes: BacklogIncludes = value.parse().unwrap();
+        for queries in [policy_queries, wake_up] {
+            assert_eq!(
+                backlog_expression(&template, queries, value),
+                metric_math_backlog(includes),
+                "BacklogIncludes={value}"
+            );
+        }
+    }
+    // Each AWS metric read as the planner reads it: one point a minute, by the policy's statistic.
+    for id in ["visible", "inflight", "delayed", "running"] {
+        let stat = query(policy_queries, id)["MetricStat"]["Stat"].as_str().unwrap();
+        assert_eq!(stat, format!("{:?}", Policy::MetricMath.statistic()), "{id}");
+    }
+    // Its target is TargetBacklogPerTask, the messages per task the planner's TARGETS try.
+    let (_, _, backlog_target) = if_branches(&tracking["TargetValue"]);
+    let Value::Tagged(reference) = backlog_target else { panic!("{backlog_target:?}") };
+    assert_eq!(
+        (reference.tag.to_string().as_str(), reference.value.as_str()),
+        ("!Ref", Some("TargetBacklogPerTask"))
+    );
 }
 
 #[test]

@@ -96,7 +96,8 @@ fn consumer_environment_is_what_the_consumer_reads() {
 fn scaling_policy_reads_the_metric_the_publisher_writes() {
     let template = template();
     let policy = &resource(&template, "BacklogPerTaskScalingPolicy")["TargetTrackingScalingPolicyConfiguration"];
-    let metric = &policy["CustomizedMetricSpecification"];
+    let (math, _, metric) = if_branches(&policy["CustomizedMetricSpecification"]);
+    assert_eq!(math, "ScalesOnMetricMath");
     let (condition, on_load, otherwise) = if_branches(&metric["MetricName"]);
     assert_eq!(condition, "ScalesOnLoad");
     assert_eq!(
@@ -249,7 +250,9 @@ fn no_wildcard_actions_and_star_resources_only_with_a_condition() {
 fn scale_from_zero_alarm_reads_the_publisher_metrics_and_adds_a_task() {
     let template = template();
     let alarm = resource(&template, "ScaleFromZeroAlarm");
-    let metrics = alarm["Metrics"].as_sequence().unwrap();
+    let (math, _, metrics) = if_branches(&alarm["Metrics"]);
+    assert_eq!(math, "ScalesOnMetricMath");
+    let metrics = metrics.as_sequence().unwrap();
     for (id, metric) in [("tasks", "TaskCount"), ("backlog", "QueueBacklog")] {
         let stat =
             &metrics.iter().find(|m| m["Id"].as_str() == Some(id)).unwrap()["MetricStat"]["Metric"];

@@ -22,22 +22,25 @@ type Metric = (String, String, Vec<String>);
 /// What AWS publishes, with the dimension the template reads it by: the SQS
 /// Developer Guide's "Available CloudWatch metrics" (fair queues' quiet-group
 /// metrics among them) and Lambda's function and event source mapping metrics.
-const AWS_PUBLISHED: &[(&str, &str, &str)] = &[
-    ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName"),
-    ("AWS/SQS", "ApproximateNumberOfMessagesNotVisible", "QueueName"),
-    ("AWS/SQS", "ApproximateNumberOfMessagesDelayed", "QueueName"),
-    ("AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName"),
-    ("AWS/SQS", "ApproximateNumberOfNoisyGroups", "QueueName"),
-    ("AWS/SQS", "ApproximateNumberOfMessagesVisibleInQuietGroups", "QueueName"),
-    ("AWS/SQS", "ApproximateAgeOfOldestMessageInQuietGroups", "QueueName"),
-    ("AWS/Lambda", "Errors", "FunctionName"),
-    ("AWS/Lambda", "Throttles", "FunctionName"),
-    ("AWS/Lambda", "ConcurrentExecutions", "FunctionName"),
-    ("AWS/Lambda", "PolledEventCount", "EventSourceMappingUUID"),
-    ("AWS/Lambda", "InvokedEventCount", "EventSourceMappingUUID"),
-    ("AWS/Lambda", "FailedInvokeEventCount", "EventSourceMappingUUID"),
-    ("AWS/Lambda", "DroppedEventCount", "EventSourceMappingUUID"),
-    ("AWS/Lambda", "DeletedEventCount", "EventSourceMappingUUID"),
+const AWS_PUBLISHED: &[(&str, &str, &[&str])] = &[
+    ("AWS/SQS", "ApproximateNumberOfMessagesVisible", &["QueueName"]),
+    ("AWS/SQS", "ApproximateNumberOfMessagesNotVisible", &["QueueName"]),
+    ("AWS/SQS", "ApproximateNumberOfMessagesDelayed", &["QueueName"]),
+    ("AWS/SQS", "ApproximateAgeOfOldestMessage", &["QueueName"]),
+    ("AWS/SQS", "ApproximateNumberOfNoisyGroups", &["QueueName"]),
+    ("AWS/SQS", "ApproximateNumberOfMessagesVisibleInQuietGroups", &["QueueName"]),
+    ("AWS/SQS", "ApproximateAgeOfOldestMessageInQuietGroups", &["QueueName"]),
+    ("AWS/Lambda", "Errors", &["FunctionName"]),
+    ("AWS/Lambda", "Throttles", &["FunctionName"]),
+    ("AWS/Lambda", "ConcurrentExecutions", &["FunctionName"]),
+    ("AWS/Lambda", "PolledEventCount", &["EventSourceMappingUUID"]),
+    ("AWS/Lambda", "InvokedEventCount", &["EventSourceMappingUUID"]),
+    ("AWS/Lambda", "FailedInvokeEventCount", &["EventSourceMappingUUID"]),
+    ("AWS/Lambda", "DroppedEventCount", &["EventSourceMappingUUID"]),
+    ("AWS/Lambda", "DeletedEventCount", &["EventSourceMappingUUID"]),
+    // Container Insights' service metrics (ScalingSignal=metric-math).
+    ("ECS/ContainerInsights", "RunningTaskCount", &["ClusterName", "ServiceName"]),
+    ("ECS/ContainerInsights", "DesiredTaskCount", &["ClusterName", "ServiceName"]),
 ];
 
 /// batch-consumer's EMF documents from one real invocation (the sample
@@ -86,19 +89,25 @@ fn known(metric: &Metric, emitted: &BTreeSet<Metric>) -> bool {
     emitted.contains(metric)
         || AWS_PUBLISHED
             .iter()
-            .any(|(ns, n, d)| ns == namespace && n == name && *dimensions == [*d])
+            .any(|(ns, n, d)| ns == namespace && n == name && dimensions.as_slice() == *d)
 }
 
 /// The dashboard body for one consumer type, its `${...}` filled in: quoted
 /// ones with their own name, bare ones (numbers) with 1, the namespace with
-/// the parameter's default and the ECS scaling signal with `signal`.
+/// the parameter's default and the ECS scaling signal with `signal`
+/// (`metric-math`: the branch that reads AWS's metrics instead of the publisher's).
 fn dashboard(template: &Value, lambda: bool, signal: &str) -> (Json, BTreeSet<String>) {
     let body = &resource(template, "Dashboard")["DashboardBody"];
     let Value::Tagged(join) = body else { panic!("DashboardBody is a !Join") };
     let parts = join.value[1].as_sequence().unwrap();
     let Value::Tagged(choice) = &parts[1] else { panic!("the second part is an !If") };
     assert_eq!(choice.value[0].as_str(), Some("IsLambdaConsumer"));
-    let chosen = &choice.value[if lambda { 1 } else { 2 }];
+    let mut chosen = &choice.value[if lambda { 1 } else { 2 }];
+    if !lambda {
+        let Value::Tagged(math) = chosen else { panic!("the ECS part is an !If") };
+        assert_eq!(math.value[0].as_str(), Some("ScalesOnMetricMath"));
+        chosen = &math.value[if signal == "metric-math" { 1 } else { 2 }];
+    }
     let mut text = String::new();
     let mut names = BTreeSet::new();
     for part in [&parts[0], chosen] {
@@ -145,6 +154,11 @@ fn widget_metrics(body: &Json) -> Vec<Metric> {
         for row in widget["properties"]["metrics"].as_array().unwrap() {
             let fields: Vec<&str> =
                 row.as_array().unwrap().iter().filter_map(Json::as_str).collect();
+            if fields.is_empty() {
+                // A metric math expression over the rows that are metrics.
+                assert!(row[0]["expression"].is_string(), "{row}");
+                continue;
+            }
             let dimensions = fields[2..].iter().step_by(2).map(|d| (*d).to_owned()).collect();
             metrics.push((fields[0].to_owned(), fields[1].to_owned(), dimensions));
         }
@@ -169,11 +183,21 @@ fn alarm_metrics(template: &Value) -> Vec<(String, Metric)> {
             continue;
         }
         let p = &r["Properties"];
-        let stats: Vec<&Value> = match p["Metrics"].as_sequence() {
-            Some(queries) => {
-                queries.iter().filter_map(|q| q.get("MetricStat")).map(|s| &s["Metric"]).collect()
-            }
-            None => vec![p],
+        // Queries, or `!If [condition, queries, queries]`.
+        let query_lists: Vec<&Value> = match &p["Metrics"] {
+            Value::Tagged(choice) if choice.tag == "If" => vec![&choice.value[1], &choice.value[2]],
+            Value::Sequence(_) => vec![&p["Metrics"]],
+            _ => Vec::new(),
+        };
+        let stats: Vec<&Value> = if query_lists.is_empty() {
+            vec![p]
+        } else {
+            query_lists
+                .into_iter()
+                .flat_map(|queries| queries.as_sequence().unwrap())
+                .filter_map(|q| q.get("MetricStat"))
+                .map(|s| &s["Metric"])
+                .collect()
         };
         for m in stats {
             let dimensions = m["Dimensions"].as_sequence().unwrap();
@@ -187,9 +211,9 @@ fn alarm_metrics(template: &Value) -> Vec<(String, Metric)> {
     metrics
 }
 
-/// The Lambda consumer's dashboard, and the ECS consumer's on either scaling signal.
-const VARIANTS: [(bool, &str); 3] =
-    [(true, "-"), (false, "ScalingLoad"), (false, "BacklogPerTask")];
+/// The Lambda consumer's dashboard, and the ECS consumer's on each scaling signal.
+const VARIANTS: [(bool, &str); 4] =
+    [(true, "-"), (false, "ScalingLoad"), (false, "BacklogPerTask"), (false, "metric-math")];
 
 #[tokio::test]
 async fn every_metric_the_dashboard_and_alarms_name_is_emitted_or_published() {
@@ -225,8 +249,11 @@ fn the_dashboard_tiles_its_grid_and_shows_each_consumers_own_scaling() {
         }
         let names: BTreeSet<String> =
             widget_metrics(&body).into_iter().map(|(_, n, _)| n).collect();
-        let own =
-            if lambda { ["PolledEventCount", "Throttles"] } else { ["DesiredTasks", "TaskCount"] };
+        let own = match (lambda, signal) {
+            (true, _) => ["PolledEventCount", "Throttles"],
+            (false, "metric-math") => ["RunningTaskCount", "ApproximateNumberOfMessagesNotVisible"],
+            (false, _) => ["DesiredTasks", "TaskCount"],
+        };
         for name in own.into_iter().chain([
             "MessagesProcessed",
             "DeadlineCuts",
@@ -236,8 +263,8 @@ fn the_dashboard_tiles_its_grid_and_shows_each_consumers_own_scaling() {
         }
         assert_eq!(
             used.contains("SignalMetric"),
-            !lambda,
-            "the scaling signal is the ECS consumer's"
+            !lambda && signal != "metric-math",
+            "the published scaling signal is the ECS consumer's with a publisher"
         );
     }
 }

@@ -83,3 +83,15 @@ async fn a_delete_with_resources_left_out_by_a_condition_is_refused_on_localstac
     says(&outcome, "create", "CREATE_COMPLETE");
     says(&outcome, "delete", "Unresolved resource dependencies");
 }
+
+#[tokio::test]
+async fn an_update_touches_resources_under_a_false_condition_on_moto() {
+    let outcome = reproduce(
+        Emulator::Moto,
+        "get-att-under-false-condition-update.yaml",
+        &["--param", "Tag=b"],
+    )
+    .await;
+    says(&outcome, "create", "CREATE_COMPLETE");
+    says(&outcome, "update", "references undefined resource Role");
+}

@@ -322,6 +322,15 @@ impl Deployed<'_> {
                 }
             }
         }
+        if !self.plan.condition("HasPublisher") {
+            // ScalingSignal=metric-math: `resources` found the stack without them.
+            let absent = ["PublisherFunction", "PublisherRole", "PublisherLogGroup"]
+                .into_iter()
+                .filter(|logical| self.read["resources"].get(*logical).is_none())
+                .count();
+            checks.eq("metric-math: no publisher function, role or log group", absent, 3);
+            return;
+        }
         let env = self.function_environment("PublisherFunction");
         let publisher = template::read(Reader::Publisher);
         let unread: Vec<&String> = env.keys().filter(|n| !publisher.contains(*n)).collect();
