@@ -19,6 +19,8 @@
 # tests/tests/e2e/deployed/; its DynamoDB is moto's (scripts/run_localstack.py says why).
 # LOCALSTACK_SERVICES sets what LocalStack serves.
 # FAUXQS_RECEIPT_HANDLE_CHARS (380) sets fauxqs's receipt handles' length (SQS's: ~320-430).
+# redis-server, Debian's package (downloaded and unpacked into .venv-redis/, no root, no service),
+# is at E2E_REDIS_URL for the idempotency store's tests.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,6 +28,7 @@ venv="$root/.venv"
 localstack_venv="$root/.venv-localstack"
 localstack_services=${LOCALSTACK_SERVICES:-cloudwatch,sqs,cloudformation,lambda,iam,events,s3,logs,kms,sts,dynamodb}
 fauxqs_home="$root/.venv-fauxqs"
+redis_home="$root/.venv-redis"
 # fauxqs 2.4.1 wants Node >= 22.5; an older machine's node gets this one, from the npm registry.
 node_pinned=22.23.3
 state="$root/.emulators"
@@ -54,6 +57,29 @@ install() {
   install_venv "$venv" "$requirements"
   install_venv "$localstack_venv" "$localstack_requirements"
   install_fauxqs
+  install_redis
+}
+
+# Debian's redis-server and the two libraries it needs beyond a base system, unpacked here
+# (apt-get download needs no root, and nothing is installed or started system-wide).
+install_redis() {
+  [ -x "$redis_home/bin/redis-server" ] && return 0
+  command -v apt-get >/dev/null || { log "redis-server comes from Debian's packages: apt-get is missing"; return 1; }
+  log "downloading Debian's redis-server into $redis_home (first run only)"
+  rm -rf "$redis_home"
+  mkdir -p "$redis_home/debs" "$redis_home/root" "$redis_home/bin"
+  (cd "$redis_home/debs" && apt-get download redis-server redis-tools liblzf1 libjemalloc2 >/dev/null 2>&1) \
+    || { log "apt-get download redis-server failed (is Debian's package index reachable?)"; return 1; }
+  for deb in "$redis_home"/debs/*.deb; do dpkg-deb -x "$deb" "$redis_home/root"; done
+  local lib="$redis_home/root/usr/lib/$(uname -m)-linux-gnu"
+  for tool in redis-server redis-cli; do
+    # redis-server is redis-check-rdb started under the name redis-server.
+    printf '#!/usr/bin/env bash\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec -a %s "%s" "$@"\n' \
+      "$lib" "$tool" "$(readlink -f "$redis_home/root/usr/bin/$tool")" >"$redis_home/bin/$tool"
+    chmod +x "$redis_home/bin/$tool"
+  done
+  "$redis_home/bin/redis-server" --version >/dev/null \
+    || { rm -rf "$redis_home"; log "the unpacked redis-server does not start"; return 1; }
 }
 
 # The node that runs fauxqs: the machine's when new enough, else the pinned one.
@@ -110,10 +136,11 @@ start() {
   install
   stop quietly
   mkdir -p "$state/localstack-volume" "$state/localstack-tmp"
-  local moto_port localstack_port fauxqs_port
+  local moto_port localstack_port fauxqs_port redis_port
   moto_port=$(free_port)
   localstack_port=$(free_port)
   fauxqs_port=$(free_port)
+  redis_port=$(free_port)
 
   log "starting moto_server (SQS, ECS, STS, DynamoDB, S3, CloudFormation) on 127.0.0.1:$moto_port"
   setsid "$venv/bin/moto_server" -H 127.0.0.1 -p "$moto_port" >"$state/moto.log" 2>&1 &
@@ -134,6 +161,11 @@ start() {
     setsid "$(node_for_fauxqs)" "$fauxqs_home/serve.mjs" "$fauxqs_port" >"$state/fauxqs.log" 2>&1 &
   echo $! >"$state/fauxqs.pid"
 
+  log "starting redis-server on 127.0.0.1:$redis_port"
+  setsid "$redis_home/bin/redis-server" --bind 127.0.0.1 --port "$redis_port" --save "" \
+    --appendonly no --dir "$state" >"$state/redis.log" 2>&1 &
+  echo $! >"$state/redis.pid"
+
   cat >"$state/env" <<ENV
 export AWS_ENDPOINT_URL_SQS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$moto_port
@@ -144,6 +176,7 @@ export AWS_ENDPOINT_URL_CLOUDWATCH=http://127.0.0.1:$localstack_port
 export E2E_LOCALSTACK_SQS=http://127.0.0.1:$localstack_port
 export E2E_LOCALSTACK_CLOUDFORMATION=http://127.0.0.1:$localstack_port
 export E2E_FAUXQS_SQS=http://127.0.0.1:$fauxqs_port
+export E2E_REDIS_URL=redis://127.0.0.1:$redis_port
 export AWS_ACCESS_KEY_ID=testing
 export AWS_SECRET_ACCESS_KEY=testing
 export AWS_REGION=us-east-1
@@ -153,6 +186,12 @@ ENV
 
   wait_for moto "http://127.0.0.1:$moto_port/moto-api/data.json" '{' "$(cat "$state/moto.pid")"
   wait_for fauxqs "http://127.0.0.1:$fauxqs_port/health" 'ok' "$(cat "$state/fauxqs.pid")"
+  for _ in $(seq 1 100); do
+    "$redis_home/bin/redis-cli" -p "$redis_port" ping 2>/dev/null | grep -q PONG && break
+    kill -0 "$(cat "$state/redis.pid")" 2>/dev/null \
+      || { log "redis-server exited while starting; its log:"; tail -n 20 "$state/redis.log" >&2; return 1; }
+    sleep 0.1
+  done
   wait_for localstack "http://127.0.0.1:$localstack_port/_localstack/health" '"cloudwatch": "\(available\|running\)"' \
     "$(cat "$state/localstack.pid")"
   # LocalStack loads a service on its first request, which can take seconds: pay that
@@ -171,7 +210,7 @@ if "cloudformation" in sys.argv[2].split(","):
 
 stop() {
   local quiet=${1:-}
-  for name in localstack fauxqs moto; do
+  for name in localstack fauxqs moto redis; do
     local pidfile="$state/$name.pid"
     [ -f "$pidfile" ] || continue
     local pid
