@@ -10,6 +10,7 @@ mod fair_queues;
 mod fault_matrix;
 mod hostile_input;
 mod idempotency;
+mod idempotency_stores;
 mod library;
 mod managed_instances;
 mod operator_cli;

@@ -32,6 +32,8 @@ mod erased;
 pub(crate) mod guard;
 mod memory;
 mod record;
+#[cfg(feature = "redis")]
+mod redis;
 mod write;
 
 #[cfg(feature = "dynamodb")]
@@ -39,6 +41,9 @@ mod write;
 pub use dynamodb::DynamoDbStore;
 pub use memory::MemoryStore;
 pub use record::{ClaimOutcome, ClaimRequest, Status, StoredRecord};
+#[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+pub use redis::RedisStore;
 
 /// How much longer a claim is written than its holder works under it: the
 /// clock difference between two consumers this design tolerates.
@@ -65,6 +70,17 @@ pub enum StoreError {
         #[source]
         source: ApiError,
     },
+    /// A call to the Redis or Valkey store failed (refused, timed out, the
+    /// server's error), after the client's reconnects.
+    #[cfg(feature = "redis")]
+    #[error("the Redis store's {operation} failed")]
+    Redis {
+        /// What was asked: `connect`, `claim`, `complete`, `renew`, `release`, `HMGET`, `PING`.
+        operation: &'static str,
+        /// The client's error.
+        #[source]
+        source: ::redis::RedisError,
+    },
     /// The claim is no longer this holder's: its lease ran out and another
     /// holder took the key, or it was released.
     #[error("the claim is no longer held by this consumer")]
@@ -79,8 +95,8 @@ pub enum StoreError {
     },
 }
 
-/// Where claims live: [`DynamoDbStore`] across processes, [`MemoryStore`]
-/// in one. Every call compares expiry times itself: a store may keep
+/// Where claims live: [`DynamoDbStore`] or `RedisStore` across processes,
+/// [`MemoryStore`] in one. Every call compares expiry times itself: a store may keep
 /// expired records readable (DynamoDB's TTL deletes lazily).
 pub trait IdempotencyStore: Send + Sync + 'static {
     /// The records among `ids` that are completed and not expired at `now`:
