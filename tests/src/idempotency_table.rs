@@ -74,3 +74,63 @@ impl Table {
             .collect())
     }
 }
+
+/// The claim stores the consumers take: the DynamoDB table on moto, or Redis
+/// (Debian's redis-server at `E2E_REDIS_URL`) under a key prefix of the test's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    DynamoDb,
+    Redis,
+}
+
+/// One test's claim store.
+#[derive(Debug)]
+pub enum ClaimStore {
+    DynamoDb(Table),
+    Redis { url: String, prefix: String },
+}
+
+impl ClaimStore {
+    pub async fn create(kind: StoreKind) -> Result<Self, BoxError> {
+        Ok(match kind {
+            StoreKind::DynamoDb => Self::DynamoDb(Table::create().await?),
+            StoreKind::Redis => Self::Redis {
+                url: std::env::var("E2E_REDIS_URL")
+                    .map_err(|_| "E2E_REDIS_URL is not set: run the tests with `make test`")?,
+                prefix: unique("test") + ":",
+            },
+        })
+    }
+
+    /// The variables that point a consumer at it.
+    pub fn env(&self) -> Vec<(&'static str, String)> {
+        match self {
+            Self::DynamoDb(table) => vec![("IDEMPOTENCY_TABLE", table.name.clone())],
+            Self::Redis { url, prefix } => {
+                vec![
+                    ("IDEMPOTENCY_REDIS_URL", url.clone()),
+                    ("IDEMPOTENCY_KEY_PREFIX", prefix.clone()),
+                ]
+            }
+        }
+    }
+
+    /// Every record, keyed by id (without the prefix), each as field → text.
+    pub async fn records(&self) -> Result<HashMap<String, HashMap<String, String>>, BoxError> {
+        let (url, prefix) = match self {
+            Self::DynamoDb(table) => return table.records().await,
+            Self::Redis { url, prefix } => (url, prefix),
+        };
+        let client = redis::Client::open(url.as_str())?;
+        let mut connection = client.get_multiplexed_async_connection().await?;
+        let keys: Vec<String> =
+            redis::cmd("KEYS").arg(format!("{prefix}*")).query_async(&mut connection).await?;
+        let mut records = HashMap::new();
+        for key in keys {
+            let fields: HashMap<String, String> =
+                redis::cmd("HGETALL").arg(&key).query_async(&mut connection).await?;
+            records.insert(key.trim_start_matches(prefix.as_str()).to_owned(), fields);
+        }
+        Ok(records)
+    }
+}

@@ -3,16 +3,11 @@
 use std::time::Duration;
 
 use crate::backoff::{Backoff, MAX_VISIBILITY};
-#[cfg(feature = "dynamodb")]
-use crate::idempotency::DynamoDbStore;
-#[cfg(feature = "dynamodb")]
-use crate::idempotency::Idempotency;
-use crate::idempotency::MissingKey;
+pub use crate::idempotency::config::{IdempotencyConfig, StoreChoice};
 use backpressure_core::config::variables::{
     CONSUMER_CONCURRENCY, CONSUMER_MAX_IN_FLIGHT_PER_GROUP, DEADLINE_MARGIN_MS,
-    IDEMPOTENCY_MISSING_KEY, IDEMPOTENCY_TABLE, IDEMPOTENCY_TTL_SECONDS,
-    QUARANTINE_MAX_MESSAGE_BYTES, QUARANTINE_OVERFLOW_BUCKET, QUARANTINE_QUEUE_URL,
-    RETRY_BASE_SECONDS, RETRY_MAX_SECONDS,
+    IDEMPOTENCY_TTL_SECONDS, QUARANTINE_MAX_MESSAGE_BYTES, QUARANTINE_OVERFLOW_BUCKET,
+    QUARANTINE_QUEUE_URL, RETRY_BASE_SECONDS, RETRY_MAX_SECONDS,
 };
 use backpressure_core::config::{ConfigError, Vars, api_call_timeout, namespace};
 use backpressure_core::queue::QueueRef;
@@ -41,56 +36,9 @@ pub struct ConsumerConfig {
     /// `CONSUMER_MAX_IN_FLIGHT_PER_GROUP` (1–10,000; unset or 0: off): at most
     /// this many messages of one `MessageGroupId` in work at once on standard queues.
     pub max_in_flight_per_group: Option<usize>,
-    /// `IDEMPOTENCY_TABLE` and its settings; `None` when the variable is unset.
+    /// The idempotency store (`IDEMPOTENCY_TABLE` or `IDEMPOTENCY_REDIS_URL`)
+    /// and its settings; `None` when neither is set.
     pub idempotency: Option<IdempotencyConfig>,
-}
-
-/// The idempotency store's settings from the environment.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct IdempotencyConfig {
-    /// `IDEMPOTENCY_TABLE`: the DynamoDB table claims are written to.
-    pub table: String,
-    /// `IDEMPOTENCY_TTL_SECONDS` (60–31,536,000, default 3,600): how long a
-    /// completed key is remembered.
-    pub ttl: Duration,
-    /// `IDEMPOTENCY_MISSING_KEY` (`process`, the default, or `quarantine`).
-    pub missing_key: MissingKey,
-}
-
-#[cfg(feature = "dynamodb")]
-#[cfg_attr(docsrs, doc(cfg(feature = "dynamodb")))]
-impl IdempotencyConfig {
-    /// The claim settings on a [`DynamoDbStore`] called with `client`.
-    pub fn store(
-        &self,
-        client: impl Into<backpressure_startup::LazyClient<aws_sdk_dynamodb::Client>>,
-    ) -> Idempotency<DynamoDbStore> {
-        Idempotency::new(DynamoDbStore::new(client, &self.table))
-            .ttl(self.ttl)
-            .missing_key(self.missing_key)
-    }
-}
-
-fn idempotency<F: Fn(&str) -> Option<String>>(
-    vars: &Vars<F>,
-    errors: &mut Vec<ConfigError>,
-) -> Option<IdempotencyConfig> {
-    let ttl = vars.whole_or(&IDEMPOTENCY_TTL_SECONDS, errors);
-    let missing_key = match vars.get(IDEMPOTENCY_MISSING_KEY.name).as_deref() {
-        None | Some("process") => MissingKey::ProcessUnclaimed,
-        Some("quarantine") => MissingKey::Quarantine,
-        Some(other) => {
-            errors.push(ConfigError::invalid(
-                IDEMPOTENCY_MISSING_KEY.name,
-                other,
-                "expected process or quarantine",
-            ));
-            MissingKey::ProcessUnclaimed
-        }
-    };
-    let table = vars.get(IDEMPOTENCY_TABLE.name)?;
-    Some(IdempotencyConfig { table, ttl: Duration::from_secs(ttl), missing_key })
 }
 
 const _: () = assert!(
@@ -146,7 +94,7 @@ impl ConsumerConfig {
         }
         let namespace = namespace(vars).map_err(|e| errors.push(e)).ok();
         let api_call_timeout = api_call_timeout(vars).map_err(|e| errors.push(e)).ok();
-        let idempotency = idempotency(vars, &mut errors);
+        let idempotency = IdempotencyConfig::from_vars(vars, &mut errors);
         let overflow_bucket = vars.get(QUARANTINE_OVERFLOW_BUCKET.name);
         if let Some(problem) = overflow_bucket.as_deref().and_then(bucket_name_problem) {
             let value = overflow_bucket.as_deref().unwrap_or_default();

@@ -168,8 +168,16 @@ mod source;
 #[cfg(feature = "sqs")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
 pub mod sqs;
-#[cfg(all(feature = "sqs", feature = "s3-overflow", feature = "dynamodb"))]
-#[cfg_attr(docsrs, doc(cfg(all(feature = "sqs", feature = "s3-overflow", feature = "dynamodb"))))]
+#[cfg(all(feature = "sqs", feature = "s3-overflow", feature = "dynamodb", feature = "redis"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(all(
+        feature = "sqs",
+        feature = "s3-overflow",
+        feature = "dynamodb",
+        feature = "redis"
+    )))
+)]
 pub mod start;
 mod summary;
 pub mod trace;

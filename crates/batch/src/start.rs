@@ -9,7 +9,8 @@ use aws_sdk_s3::Client as S3Client;
 use aws_sdk_sqs::Client as SqsClient;
 use backpressure_core::config::Vars;
 use backpressure_core::config::variables::{
-    IDEMPOTENCY_MISSING_KEY, IDEMPOTENCY_TABLE, IDEMPOTENCY_TTL_SECONDS,
+    IDEMPOTENCY_KEY_PREFIX, IDEMPOTENCY_MISSING_KEY, IDEMPOTENCY_REDIS_URL, IDEMPOTENCY_TABLE,
+    IDEMPOTENCY_TTL_SECONDS,
 };
 use backpressure_startup::LazyClient;
 use backpressure_startup::sdk::SdkConfig;
@@ -18,7 +19,8 @@ use tracing::{info, warn};
 use crate::batch_processor::BatchProcessor;
 use crate::builder::Builder;
 use crate::config::ConsumerConfig;
-use crate::idempotency::{ClaimLease, StoreError};
+use crate::idempotency::config::StoreChoice;
+use crate::idempotency::{ClaimLease, DynamoDbStore, RedisStore, StoreError};
 use crate::quarantine::QuarantineError;
 use crate::sqs::{S3Overflow, SqsQuarantine, SqsVisibility};
 
@@ -72,26 +74,32 @@ pub enum ReachError {
         #[source]
         source: QuarantineError,
     },
-    /// The idempotency table.
-    #[error("cannot read the idempotency table (IDEMPOTENCY_TABLE) {table}")]
-    IdempotencyTable {
-        /// The table's name.
-        table: String,
+    /// The idempotency store (`IDEMPOTENCY_TABLE` or `IDEMPOTENCY_REDIS_URL`).
+    #[error("cannot reach the idempotency store, the {store}")]
+    IdempotencyStore {
+        /// The table, or the Redis URL without its password.
+        store: String,
         /// Why.
         #[source]
         source: StoreError,
     },
 }
 
-/// Warns of each idempotency variable set while `IDEMPOTENCY_TABLE` is not:
-/// it does nothing, for idempotency is off.
+/// Warns of each idempotency variable set while neither `IDEMPOTENCY_TABLE`
+/// nor `IDEMPOTENCY_REDIS_URL` is: it does nothing, for idempotency is off.
 pub fn warn_of_idempotency_without_table<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) {
-    if vars.get(IDEMPOTENCY_TABLE.name).is_some() {
+    if vars.get(IDEMPOTENCY_TABLE.name).is_some() || vars.get(IDEMPOTENCY_REDIS_URL.name).is_some()
+    {
         return;
     }
-    for name in [IDEMPOTENCY_TTL_SECONDS.name, IDEMPOTENCY_MISSING_KEY.name] {
+    for name in
+        [IDEMPOTENCY_TTL_SECONDS.name, IDEMPOTENCY_MISSING_KEY.name, IDEMPOTENCY_KEY_PREFIX.name]
+    {
         if vars.get(name).is_some() {
-            warn!(variable = name, "set, but IDEMPOTENCY_TABLE is not: idempotency is off");
+            warn!(
+                variable = name,
+                "set, but neither IDEMPOTENCY_TABLE nor IDEMPOTENCY_REDIS_URL is: idempotency is off"
+            );
         }
     }
 }
@@ -135,13 +143,24 @@ impl ConsumerConfig {
             .config(self)
             .handler_version(handler_version);
         let Some(idempotency) = &self.idempotency else { return Ok(builder) };
-        let store = idempotency.store(clients.dynamodb.clone());
-        if reach == Reach::AtStart {
-            store.store().check().await.map_err(|source| ReachError::IdempotencyTable {
-                table: idempotency.table.clone(),
-                source,
-            })?;
-        }
-        Ok(builder.idempotency(store.lease(lease)))
+        let unreachable =
+            |source| ReachError::IdempotencyStore { store: idempotency.store.describe(), source };
+        let builder = match &idempotency.store {
+            StoreChoice::DynamoDb { table } => {
+                let store = DynamoDbStore::new(clients.dynamodb.clone(), table);
+                if reach == Reach::AtStart {
+                    store.check().await.map_err(unreachable)?;
+                }
+                builder.idempotency(idempotency.settings(store).lease(lease))
+            }
+            StoreChoice::Redis { url } => {
+                let store = RedisStore::new(url, "", self.api_call_timeout).map_err(unreachable)?;
+                if reach == Reach::AtStart {
+                    store.check().await.map_err(unreachable)?;
+                }
+                builder.idempotency(idempotency.settings(store).lease(lease))
+            }
+        };
+        Ok(builder)
     }
 }

@@ -141,7 +141,7 @@ fn log_start(Loaded { engine, config, health, .. }: &Loaded) {
         drain_s = config.drain.as_secs(),
         health_file = %health.file.display(),
         task_protection = config.agent_uri.is_some(),
-        idempotency_table = engine.idempotency.as_ref().map_or("off", |i| i.table.as_str()),
+        idempotency = engine.idempotency.as_ref().map_or("off".to_owned(), |i| i.store.describe()),
         quarantine_overflow_bucket = engine.quarantine_overflow_bucket.as_deref().unwrap_or("off"),
         "sqs-worker starting"
     );

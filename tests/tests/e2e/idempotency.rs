@@ -1,47 +1,49 @@
-//! Idempotency end to end: batch-consumer (through the Lambda Runtime API)
-//! and sqs-worker as processes, against moto's DynamoDB and SQS. One
+//! Idempotency end to end in batch-consumer (through the Lambda Runtime API),
+//! against moto's SQS and each claim store: moto's DynamoDB and Redis. One
 //! downstream POST per idempotency key, whatever redelivers the message.
+//! sqs-worker's are in `idempotency_worker.rs`.
 
 use std::time::Duration;
 
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
-use e2e_tests::fixtures::{Aws, Sqs, binary, sqs_record, unique};
-use e2e_tests::idempotency_table::Table;
-use e2e_tests::process::field;
+use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
+use e2e_tests::idempotency_table::{ClaimStore, StoreKind};
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use serde_json::{Value, json};
 
-use crate::worker_setup::{SETTLED, request, setup, setup_on};
+use crate::worker_setup::request;
 
 const TIMEOUT: Duration = Duration::from_secs(12);
 
 struct Lambda {
     aws: Aws,
     downstream: Downstream,
-    table: Table,
+    store: ClaimStore,
     quarantine_url: String,
     arn: String,
 }
 
-async fn lambda() -> Lambda {
+async fn lambda(kind: StoreKind) -> Lambda {
     let aws = Aws::from_env().await.unwrap();
     let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
     let source = aws.create_queue(&unique("work")).await.unwrap();
     let arn = aws.queue_arn(&source).await.unwrap();
-    let (downstream, table) = (Downstream::start().await.unwrap(), Table::create().await.unwrap());
-    Lambda { aws, downstream, table, quarantine_url, arn }
+    let downstream = Downstream::start().await.unwrap();
+    let store = ClaimStore::create(kind).await.unwrap();
+    Lambda { aws, downstream, store, quarantine_url, arn }
 }
 
 impl Lambda {
     /// One invocation in a fresh function process (a new execution environment).
     async fn invoke(&self, records: &[(&str, String)], extra: &[(&str, &str)]) -> Outcome {
         let url = self.downstream.url();
+        let store = self.store.env();
         let mut env = vec![
             ("DOWNSTREAM_URL", url.as_str()),
             ("QUARANTINE_QUEUE_URL", self.quarantine_url.as_str()),
-            ("IDEMPOTENCY_TABLE", self.table.name.as_str()),
         ];
+        env.extend(store.iter().map(|(name, value)| (*name, value.as_str())));
         env.extend_from_slice(extra);
         let event = json!({"Records": records
             .iter()
@@ -62,8 +64,17 @@ fn failures(outcome: &Outcome) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn a_batch_delivered_to_two_invocations_is_posted_once_per_key() {
-    let lambda = lambda().await;
+async fn a_batch_delivered_to_two_invocations_is_posted_once_per_key_with_dynamodb() {
+    delivered_twice(StoreKind::DynamoDb).await;
+}
+
+#[tokio::test]
+async fn a_batch_delivered_to_two_invocations_is_posted_once_per_key_with_redis() {
+    delivered_twice(StoreKind::Redis).await;
+}
+
+async fn delivered_twice(kind: StoreKind) {
+    let lambda = lambda(kind).await;
     // A key past DynamoDB's 2,048-byte partition key is stored by its hash.
     let long = "k".repeat(4_000);
     let records = [
@@ -74,14 +85,23 @@ async fn a_batch_delivered_to_two_invocations_is_posted_once_per_key() {
     assert!(failures(&lambda.invoke(&records, &[]).await).is_empty());
     assert!(failures(&lambda.invoke(&records, &[]).await).is_empty(), "acknowledged as duplicates");
     assert_eq!((lambda.posts("k-1"), lambda.posts("k-2"), lambda.posts(&long)), (1, 1, 1));
-    let stored = lambda.table.records().await.unwrap();
+    let stored = lambda.store.records().await.unwrap();
     let queue = lambda.arn.rsplit(':').next().unwrap();
     assert_eq!(stored[&format!("{queue}#k-1")]["status"], "COMPLETED");
 }
 
 #[tokio::test]
-async fn the_same_key_with_another_body_is_quarantined_with_both_hashes() {
-    let lambda = lambda().await;
+async fn the_same_key_with_another_body_is_quarantined_with_both_hashes_with_dynamodb() {
+    key_reused(StoreKind::DynamoDb).await;
+}
+
+#[tokio::test]
+async fn the_same_key_with_another_body_is_quarantined_with_both_hashes_with_redis() {
+    key_reused(StoreKind::Redis).await;
+}
+
+async fn key_reused(kind: StoreKind) {
+    let lambda = lambda(kind).await;
     let first = request("ledger.post", "k-1");
     let second = request("ledger.other", "k-1");
     assert!(failures(&lambda.invoke(&[("m-1", first.clone())], &[]).await).is_empty());
@@ -117,7 +137,7 @@ async fn every_store_call_under_every_fault_loses_nothing_and_repeats_nothing_un
     let run = |(operation, fault): (&'static str, Fault)| {
         let upstream = upstream.clone();
         async move {
-            let lambda = lambda().await;
+            let lambda = lambda(StoreKind::DynamoDb).await;
             let proxy = FaultProxy::start(&upstream).await.unwrap();
             let rule = Rule::new(operation, fault.clone());
             proxy.inject(if fault == Fault::LoseAnswer { rule.times(1) } else { rule });
@@ -154,161 +174,24 @@ async fn every_store_call_under_every_fault_loses_nothing_and_repeats_nothing_un
     while pending.next().await.is_some() {}
 }
 
-#[tokio::test]
-async fn two_workers_given_each_message_twice_post_once_per_key() {
-    let setup = setup().await;
-    let table = Table::create().await.unwrap();
-    let bodies: Vec<String> =
-        (0..10).flat_map(|i| vec![request("ledger.post", &format!("k-{i}")); 2]).collect();
-    setup.send(&bodies).await;
-    let env = [("IDEMPOTENCY_TABLE", table.name.as_str())];
-    let workers = [setup.start(&env), setup.start(&env)];
-    setup.wait_until_empty().await;
-    let delivered = setup.delivered();
-    assert_eq!(delivered.len(), 10, "{delivered:?}");
-    assert!(delivered.values().all(|&posts| posts == 1), "{delivered:?}");
-    drop(workers);
-}
-
-/// Leases shorter than the work, and no heartbeat (every visibility change
-/// denied): SQS hands each message to the second worker while the first is
-/// still working. The claim, renewed in DynamoDB, keeps it from being done twice.
-#[tokio::test]
-async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice_on_moto() {
-    redelivered_mid_work(Sqs::Moto).await;
-}
-
-#[tokio::test]
-async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice_on_localstack() {
-    redelivered_mid_work(Sqs::LocalStack).await;
-}
-
-#[tokio::test]
-async fn a_message_redelivered_mid_work_to_another_worker_is_not_done_twice_on_fauxqs() {
-    redelivered_mid_work(Sqs::Fauxqs).await;
-}
-
-async fn redelivered_mid_work(sqs: Sqs) {
-    let setup = setup_on(sqs, false).await;
-    let table = Table::create().await.unwrap();
-    let proxy = FaultProxy::start(&setup.sqs.endpoint().unwrap()).await.unwrap();
-    proxy.inject(Rule::new("ChangeMessageVisibilityBatch", Fault::Deny));
-    setup.send(&[request("ledger.slow", "k-a"), request("ledger.slow", "k-b")]).await;
-    let env = [
-        ("IDEMPOTENCY_TABLE", table.name.as_str()),
-        ("VISIBILITY_TIMEOUT_SECONDS", "3"),
-        ("DOWNSTREAM_TIMEOUT_MS", "20000"),
-        ("AWS_ENDPOINT_URL_SQS", proxy.url()),
-    ];
-    let first = setup.start(&env);
-    setup.wait_in_flight(2).await;
-    let second = setup.start(&env);
-    setup.wait_until_empty().await;
-    assert_eq!(
-        setup.delivered().into_iter().collect::<Vec<_>>(),
-        [("k-a".into(), 1), ("k-b".into(), 1)]
-    );
-    let contended = second
-        .lines()
-        .iter()
-        .chain(first.lines().iter())
-        .any(|l| l.contains("claimed by another consumer"));
-    assert!(contended, "a redelivered copy met the other worker's claim");
-    let duplicate = second
-        .lines()
-        .iter()
-        .chain(first.lines().iter())
-        .any(|l| l.contains("duplicate: its idempotency key"));
-    assert!(duplicate, "and was acknowledged as a duplicate once the first finished");
-}
-
-/// A worker killed mid-work: its claim lapses with its lease (no hour-long
-/// "in progress"), and the redelivery is processed once.
-#[tokio::test]
-async fn a_claim_of_a_killed_worker_lapses_with_its_lease_and_the_redelivery_runs_once_on_moto() {
-    killed_mid_work(Sqs::Moto).await;
-}
-
-#[tokio::test]
-async fn a_claim_of_a_killed_worker_lapses_with_its_lease_and_the_redelivery_runs_once_on_localstack()
- {
-    killed_mid_work(Sqs::LocalStack).await;
-}
-
-#[tokio::test]
-async fn a_claim_of_a_killed_worker_lapses_with_its_lease_and_the_redelivery_runs_once_on_fauxqs() {
-    killed_mid_work(Sqs::Fauxqs).await;
-}
-
-async fn killed_mid_work(sqs: Sqs) {
-    let setup = setup_on(sqs, false).await;
-    let table = Table::create().await.unwrap();
-    setup.send(&[request("ledger.hold", "k-kill")]).await;
-    let env = [
-        ("IDEMPOTENCY_TABLE", table.name.as_str()),
-        ("VISIBILITY_TIMEOUT_SECONDS", "3"),
-        ("DOWNSTREAM_TIMEOUT_MS", "60000"),
-    ];
-    let first = setup.start(&env);
-    let give_up = tokio::time::Instant::now() + SETTLED;
-    let first_holder = loop {
-        let stored = table.records().await.unwrap();
-        if let Some(record) = stored.values().find(|r| r["status"] == "INPROGRESS") {
-            break record["holder"].clone();
-        }
-        assert!(tokio::time::Instant::now() < give_up, "never claimed");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    first.signal("KILL").await.unwrap();
-    setup.downstream.release_held();
-    let second = setup.start(&env);
-    setup.wait_until_empty().await;
-    let stored = table.records().await.unwrap();
-    let record = stored.values().next().unwrap();
-    assert_eq!(record["status"], "COMPLETED");
-    assert_ne!(record["holder"], first_holder, "taken over once the killed worker's lease lapsed");
-    let done: u64 = second
-        .lines()
-        .iter()
-        .filter(|l| l.contains("batch summary"))
-        .filter_map(|l| field(l, "done"))
-        .sum();
-    assert_eq!(done, 1, "the redelivery is processed once: {:#?}", second.lines());
-}
-
-/// A table that is not there stops the worker at start, naming it, instead
-/// of retrying every message.
-#[tokio::test]
-async fn a_worker_given_a_missing_table_exits_naming_it() {
-    let setup = setup().await;
-    let mut worker = setup.start(&[("IDEMPOTENCY_TABLE", "no-such-table")]);
-    let status = worker.exit(SETTLED).await.unwrap();
-    assert_eq!(status.code(), Some(1), "{:#?}", worker.lines());
-    let said = worker.lines().join("\n");
-    assert!(said.contains("cannot read the idempotency table (IDEMPOTENCY_TABLE)"), "{said}");
-    assert!(said.contains("no-such-table"), "{said}");
-    assert!(said.contains("ResourceNotFoundException"), "{said}");
-    assert!(setup.downstream.received().is_empty());
-}
-
 /// The deadline guard fires while a done message's completion write hangs
 /// (a 6 s invocation, the default 5 s call timeout and 2 s margin): the
 /// message was delivered, so it is acknowledged, and the unrecorded completion
 /// is counted and said. Redelivering it could only POST a second time.
 #[tokio::test]
 async fn a_completion_cut_by_the_deadline_guard_leaves_the_done_message_acknowledged() {
-    let lambda = lambda().await;
+    let lambda = lambda(StoreKind::DynamoDb).await;
     let upstream = std::env::var("AWS_ENDPOINT_URL_DYNAMODB").unwrap();
     let proxy = FaultProxy::start(&upstream).await.unwrap();
     proxy.inject(Rule::new("UpdateItem", Fault::Hang));
     let event =
         json!({"Records": [sqs_record("m-1", json!(request("ledger.post", "k-1")), &lambda.arn)]});
-    let env = [
+    let mut env = vec![
         ("DOWNSTREAM_URL", lambda.downstream.url()),
         ("QUARANTINE_QUEUE_URL", lambda.quarantine_url.clone()),
-        ("IDEMPOTENCY_TABLE", lambda.table.name.clone()),
         ("AWS_ENDPOINT_URL_DYNAMODB", proxy.url().to_owned()),
     ];
+    env.extend(lambda.store.env());
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap();
     let outcome = host.invoke(&event, Duration::from_secs(6)).await;
@@ -318,30 +201,4 @@ async fn a_completion_cut_by_the_deadline_guard_leaves_the_done_message_acknowle
     let logs = host.logs().join("\n");
     assert!(logs.contains("the completion was not recorded"), "{logs}");
     assert!(logs.contains("\"IdempotencyStoreErrors\":1"), "{logs}");
-}
-
-/// The same race in sqs-worker at MESSAGE_TIMEOUT_SECONDS: the message whose
-/// completion hangs is deleted once delivered, never delivered again.
-#[tokio::test]
-async fn a_worker_completion_cut_at_the_message_timeout_leaves_the_done_message_deleted() {
-    let setup = setup().await;
-    let table = Table::create().await.unwrap();
-    let upstream = std::env::var("AWS_ENDPOINT_URL_DYNAMODB").unwrap();
-    let proxy = FaultProxy::start(&upstream).await.unwrap();
-    proxy.inject(Rule::new("UpdateItem", Fault::Hang));
-    setup.send(&[request("ledger.post", "k-1")]).await;
-    let env = [
-        ("IDEMPOTENCY_TABLE", table.name.as_str()),
-        ("AWS_ENDPOINT_URL_DYNAMODB", proxy.url()),
-        ("MESSAGE_TIMEOUT_SECONDS", "6"),
-        ("VISIBILITY_TIMEOUT_SECONDS", "10"),
-    ];
-    let mut worker = setup.start(&env);
-    setup.wait_until_empty().await;
-    worker.signal("TERM").await.unwrap();
-    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0), "{:#?}", worker.lines());
-    assert_eq!(setup.delivered().get("k-1"), Some(&1), "{:#?}", worker.lines());
-    let said = worker.lines().join("\n");
-    assert!(said.contains("the completion was not recorded"), "{said}");
-    assert!(!said.contains("retry_causes=deadline"), "{said}");
 }

@@ -89,6 +89,9 @@ fn consumer_environment_is_what_the_consumer_reads() {
     // The record size limit is the quarantine queue's own, read from it: not overridden.
     let mut read = read(Reader::Consumer);
     read.remove("QUARANTINE_MAX_MESSAGE_BYTES");
+    // The template's store is its DynamoDB table, for this stack's consumer alone.
+    read.remove("IDEMPOTENCY_REDIS_URL");
+    read.remove("IDEMPOTENCY_KEY_PREFIX");
     assert_eq!(env_names(&template, "ConsumerFunction"), read);
 }
 
@@ -302,7 +305,8 @@ fn worker_environment_is_what_the_worker_reads() {
     let read = read(Reader::Worker);
     let unknown: Vec<_> = set.difference(&read).collect();
     assert!(unknown.is_empty(), "the template sets variables the worker never reads: {unknown:?}");
-    // ECS sets the agent's address; the image sets the stamp file; the long poll keeps its 20 s.
+    // ECS sets the agent's address; the image sets the stamp file; the long poll keeps its 20 s;
+    // the store is the stack's DynamoDB table.
     let left_out: BTreeSet<String> = read.difference(&set).cloned().collect();
     assert_eq!(
         left_out,
@@ -310,6 +314,8 @@ fn worker_environment_is_what_the_worker_reads() {
             "ECS_AGENT_URI",
             "HEALTH_FILE",
             "HEALTH_MAX_SILENCE_SECONDS",
+            "IDEMPOTENCY_KEY_PREFIX",
+            "IDEMPOTENCY_REDIS_URL",
             "QUARANTINE_MAX_MESSAGE_BYTES",
             "RECEIVE_WAIT_SECONDS"
         ])

@@ -81,6 +81,7 @@ pub(crate) struct Guard {
     lease: ClaimLease,
     missing_key: MissingKey,
     scope: Option<String>,
+    key_prefix: String,
     holding: Mutex<HashMap<String, Holding>>,
 }
 
@@ -107,6 +108,7 @@ impl Guard {
             lease: settings.lease,
             missing_key: settings.missing_key,
             scope: settings.scope,
+            key_prefix: settings.key_prefix,
             holding: Mutex::default(),
         }
     }
@@ -129,7 +131,8 @@ impl Guard {
         deadline: Instant,
         processing_deadline: Instant,
     ) -> BatchClaims {
-        let scope = self.scope.as_deref().or(queue).unwrap_or("default").to_owned();
+        let scope = self.scope.as_deref().or(queue).unwrap_or("default");
+        let scope = format!("{}{scope}", self.key_prefix);
         let mut ids: Vec<String> = keys.map(|key| Self::id(&scope, key.as_ref())).collect();
         ids.sort_unstable();
         ids.dedup();

@@ -26,6 +26,7 @@ use std::time::{Duration, SystemTime};
 
 use backpressure_core::error::ApiError;
 
+pub mod config;
 #[cfg(feature = "dynamodb")]
 mod dynamodb;
 mod erased;
@@ -172,6 +173,7 @@ pub struct Idempotency<S> {
     pub(crate) lease: ClaimLease,
     pub(crate) missing_key: MissingKey,
     pub(crate) scope: Option<String>,
+    pub(crate) key_prefix: String,
 }
 
 impl<S: IdempotencyStore> Idempotency<S> {
@@ -184,6 +186,7 @@ impl<S: IdempotencyStore> Idempotency<S> {
             lease: ClaimLease::default(),
             missing_key: MissingKey::default(),
             scope: None,
+            key_prefix: String::new(),
         }
     }
 
@@ -210,7 +213,14 @@ impl<S: IdempotencyStore> Idempotency<S> {
         self
     }
 
-    /// The records' ids are `<scope>#<key>`; the default scope is the
+    /// Put before every record's id (`IDEMPOTENCY_KEY_PREFIX`): consumers that
+    /// share one table or one Redis never meet each other's keys.
+    pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.key_prefix = prefix.into();
+        self
+    }
+
+    /// The records' ids are `<prefix><scope>#<key>`; the default scope is the
     /// source queue's name, so a replay onto the same queue finds its key.
     pub fn scope(mut self, scope: impl Into<String>) -> Self {
         self.scope = Some(scope.into());

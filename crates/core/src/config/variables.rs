@@ -73,6 +73,10 @@ variables! {
         "bodies of records too large for the quarantine queue go here";
     IDEMPOTENCY_TABLE: ENGINE, Off(""), Described("a DynamoDB table"),
         "claims each idempotency key before work";
+    IDEMPOTENCY_REDIS_URL: ENGINE, Off(""), Described("a redis:// or rediss:// URL"),
+        "claims each idempotency key in Redis or Valkey instead (not with IDEMPOTENCY_TABLE)";
+    IDEMPOTENCY_KEY_PREFIX: ENGINE, Off(""), Described("up to 256 bytes"),
+        "put before every idempotency key, so several consumers can share one store";
     IDEMPOTENCY_TTL_SECONDS: ENGINE, Unset::Whole(3_600), Whole { min: 60, max: 31_536_000 },
         "how long a completed key is remembered";
     IDEMPOTENCY_MISSING_KEY: ENGINE, Value("process"), Described("process, quarantine"),
@@ -190,7 +194,7 @@ mod tests {
     #[test]
     fn each_program_reads_its_own() {
         let count = |reader| read_by(reader).count();
-        assert_eq!((count(Consumer), count(Worker), count(Publisher)), (16, 28, 18));
+        assert_eq!((count(Consumer), count(Worker), count(Publisher)), (18, 30, 18));
         assert_eq!(named("CONSUMER_CONCURRENCY").map(|v| v.readers), Some(ALL));
         assert_eq!(named("CONSUMER_CONCURENCY"), None);
         assert_eq!(CONSUMER_MAX_IN_FLIGHT_PER_GROUP.family(), "CONSUMER_");
