@@ -177,6 +177,7 @@ export E2E_LOCALSTACK_SQS=http://127.0.0.1:$localstack_port
 export E2E_LOCALSTACK_CLOUDFORMATION=http://127.0.0.1:$localstack_port
 export E2E_FAUXQS_SQS=http://127.0.0.1:$fauxqs_port
 export E2E_REDIS_URL=redis://127.0.0.1:$redis_port
+export E2E_REDIS_SERVER=$redis_home/bin/redis-server
 export AWS_ACCESS_KEY_ID=testing
 export AWS_SECRET_ACCESS_KEY=testing
 export AWS_REGION=us-east-1

@@ -9,4 +9,5 @@ pub mod idempotency_table;
 pub mod log_view;
 pub mod process;
 pub mod runtime_host;
+pub mod tcp_fault;
 pub mod tls_front;

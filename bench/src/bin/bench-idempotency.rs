@@ -3,7 +3,9 @@
 //! first time, and on the same batch redelivered; then the same DynamoDB
 //! calls made directly through the SDK (no store), so the store's own CPU
 //! beyond its calls is the difference; and the same batches on the
-//! in-memory store, the claim logic's own CPU with no SDK under it. Against moto's DynamoDB, whose wall
+//! in-memory store, the claim logic's own CPU with no SDK under it; and the
+//! same batches on the Redis store (Debian's redis-server), its commands
+//! counted by the server's own `INFO commandstats`. Against moto's DynamoDB, whose wall
 //! clock is the bottleneck: CPU is the fair figure. The processor does
 //! nothing, so the figures are the engine's and the store's alone. A
 //! counting proxy (the tests' fault proxy, with no faults) counts the calls.
@@ -15,7 +17,9 @@
 use std::time::{Duration, SystemTime};
 
 use backpressure_batch::delivery::WorkRequest;
-use backpressure_batch::idempotency::{DynamoDbStore, Idempotency, MemoryStore, body_hash};
+use backpressure_batch::idempotency::{
+    DynamoDbStore, Idempotency, MemoryStore, RedisStore, body_hash,
+};
 use backpressure_batch::{BatchProcessor, Message, SqsRecord, Verdict};
 use e2e_tests::fault_proxy::FaultProxy;
 use e2e_tests::fixtures::BoxError;
@@ -138,6 +142,68 @@ async fn same_calls(
     Ok(at.elapsed().as_secs_f64() * 1e3)
 }
 
+/// Calls per command so far, from the server's `INFO commandstats`.
+async fn command_calls(url: &str) -> Result<std::collections::BTreeMap<String, u64>, BoxError> {
+    let client = redis::Client::open(url)?;
+    let mut connection = client.get_multiplexed_async_connection().await?;
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut connection).await?;
+    Ok(info
+        .lines()
+        .filter_map(|line| {
+            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = stats.split(',').find_map(|kv| kv.strip_prefix("calls="))?;
+            Some((name.to_uppercase(), calls.parse().ok()?))
+        })
+        .collect())
+}
+
+/// `after - before`, the commands a run sent (the counting `INFO` left out).
+fn sent(
+    before: &std::collections::BTreeMap<String, u64>,
+    after: &std::collections::BTreeMap<String, u64>,
+) -> std::collections::BTreeMap<String, u64> {
+    after
+        .iter()
+        .filter(|(name, _)| name.as_str() != "INFO")
+        .map(|(name, n)| (name.clone(), n - before.get(name).copied().unwrap_or(0)))
+        .filter(|(_, n)| *n > 0)
+        .collect()
+}
+
+/// The same batches on the Redis store: CPU and commands per message.
+async fn redis_figures(records: &[SqsRecord], url: &str) -> Result<Value, BoxError> {
+    let messages = records.len();
+    let store =
+        RedisStore::new(url, &format!("bench-{}:", std::process::id()), Duration::from_secs(5))?;
+    let guarded = BatchProcessor::builder(Noop).idempotency(Idempotency::new(store)).build()?;
+    let before = command_calls(url).await?;
+    let started = Instant::now();
+    let first = run(&guarded, records).await?;
+    let first_wall = started.elapsed();
+    let middle = command_calls(url).await?;
+    let redelivered = run(&guarded, records).await?;
+    let after = command_calls(url).await?;
+    // The server counts the commands its Lua scripts run too; the requests a
+    // message sends are its scripts (`EVALSHA`) and its share of the
+    // pre-check's pipelined `HMGET`s.
+    let per = |commands: &std::collections::BTreeMap<String, u64>| {
+        let scripts = commands.get("EVALSHA").copied().unwrap_or(0);
+        json!({
+            "server_commands_with_lua_ones": commands,
+            "scripts_per_message": scripts as f64 / messages as f64,
+        })
+    };
+    Ok(json!({
+        "cpu_us_per_message": {
+            "first_time": first * 1e6 / messages as f64,
+            "redelivered": redelivered * 1e6 / messages as f64,
+        },
+        "first_time": per(&sent(&before, &middle)),
+        "redelivered": per(&sent(&middle, &after)),
+        "first_time_wall_seconds": first_wall.as_secs_f64(),
+    }))
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), BoxError> {
     let args = BenchArgs::from_env(USAGE)?;
@@ -201,6 +267,8 @@ async fn main() -> Result<(), BoxError> {
         sequential_ms.push(same_calls(&dynamodb, &raw.name, messages + i, record).await?);
     }
 
+    let redis = redis_figures(&records, &std::env::var("E2E_REDIS_URL")?).await?;
+
     let us = |seconds: f64| seconds * 1e6 / messages as f64;
     let store_own = (first - without) - raw_calls;
     let result = json!({
@@ -226,6 +294,7 @@ async fn main() -> Result<(), BoxError> {
             "median": summary(&sequential_ms)["median"],
             "max": summary(&sequential_ms)["max"],
         },
+        "redis": redis,
     });
     args.report(&result)
 }

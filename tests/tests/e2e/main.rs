@@ -10,6 +10,7 @@ mod fair_queues;
 mod fault_matrix;
 mod hostile_input;
 mod idempotency;
+mod idempotency_redis_faults;
 mod idempotency_stores;
 mod idempotency_worker;
 mod library;
