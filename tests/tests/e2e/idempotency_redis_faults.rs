@@ -158,7 +158,7 @@ async fn a_refused_connection_retries_every_message_unprocessed() {
     assert_eq!(consumer.invoke(&host, "k-4", Duration::from_secs(10)).await, ["m-1"]);
     assert_eq!(consumer.posts("k-4"), 0);
     let logs = host.logs().join("\n");
-    assert!(logs.contains("the Redis store's connect failed"), "{logs}");
+    assert!(logs.contains(&format!("the Redis store at {closed}: connect failed")), "{logs}");
 }
 
 /// A server of the test's own, restarted on its port without persistence:

@@ -44,15 +44,34 @@ impl StoreChoice {
     }
 }
 
-/// `scheme://user:secret@host` → `scheme://user:****@host`: an AUTH token
-/// never reaches a log line or an error.
+/// `scheme://user:secret@host/?password=secret` → `scheme://user:****@host/?password=****`:
+/// an AUTH token, in either place a URL can carry it, never reaches a log line or an error.
 pub fn without_password(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
-    let Some((userinfo, host)) = rest.rsplit_once('@') else { return url.to_owned() };
-    match userinfo.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:****@{host}"),
-        None => format!("{scheme}://****@{host}"),
+    let (url, query) = match url.split_once('?') {
+        Some((url, query)) => (url, Some(query)),
+        None => (url, None),
+    };
+    let mut masked = match url.split_once("://") {
+        Some((scheme, rest)) => match rest.rsplit_once('@') {
+            Some((userinfo, host)) => match userinfo.split_once(':') {
+                Some((user, _)) => format!("{scheme}://{user}:****@{host}"),
+                None => format!("{scheme}://****@{host}"),
+            },
+            None => format!("{scheme}://{rest}"),
+        },
+        None => url.to_owned(),
+    };
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((name, _)) if name.eq_ignore_ascii_case("password") => format!("{name}=****"),
+                _ => pair.to_owned(),
+            })
+            .collect();
+        masked = format!("{masked}?{}", pairs.join("&"));
     }
+    masked
 }
 
 /// The idempotency settings from the environment.
@@ -150,6 +169,13 @@ fn redis_url_problem(url: &str) -> Option<&'static str> {
     if host.is_empty() || host.starts_with('/') || host.starts_with(':') {
         return Some("it names no host");
     }
+    #[cfg(feature = "redis")]
+    if ::redis::Client::open(url).is_err() {
+        return Some(
+            "the client cannot read it: percent-encode any / # ? @ : or % in the user or the password \
+             (%2F %23 %3F %40 %3A %25)",
+        );
+    }
     None
 }
 
@@ -178,6 +204,10 @@ mod tests {
             config.store.describe(),
             "Redis at rediss://:****@cache.example:6379 (IDEMPOTENCY_REDIS_URL)"
         );
+        assert_eq!(
+            without_password("redis://cache:6379/0?password=s3cret&protocol=resp3"),
+            "redis://cache:6379/0?password=****&protocol=resp3"
+        );
         let (config, _) =
             read(&[("IDEMPOTENCY_TABLE", "claims"), ("IDEMPOTENCY_KEY_PREFIX", "fn-a:")]);
         let config = config.unwrap();
@@ -202,5 +232,8 @@ mod tests {
         assert!(!all.contains("hunter2"), "{all}");
         let (_, errors) = read(&[("IDEMPOTENCY_REDIS_URL", "redis://")]);
         assert!(errors[0].contains("it names no host"), "{errors:?}");
+        let (_, errors) = read(&[("IDEMPOTENCY_REDIS_URL", "redis://:pa/ss#word@cache:6379")]);
+        assert!(errors[0].contains("percent-encode"), "{errors:?}");
+        assert!(!errors[0].contains("ss#word"), "{errors:?}");
     }
 }

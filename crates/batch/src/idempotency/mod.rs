@@ -74,8 +74,10 @@ pub enum StoreError {
     /// A call to the Redis or Valkey store failed (refused, timed out, the
     /// server's error), after the client's reconnects.
     #[cfg(feature = "redis")]
-    #[error("the Redis store's {operation} failed")]
+    #[error("the Redis store at {address}: {operation} failed")]
     Redis {
+        /// `host:port`, never the password.
+        address: String,
         /// What was asked: `connect`, `claim`, `complete`, `renew`, `release`, `HMGET`, `PING`.
         operation: &'static str,
         /// The client's error.

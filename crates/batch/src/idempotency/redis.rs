@@ -101,8 +101,11 @@ impl std::fmt::Debug for RedisStore {
     }
 }
 
-fn failed(operation: &'static str, source: RedisError) -> StoreError {
-    StoreError::Redis { operation, source }
+impl RedisStore {
+    fn failed(&self, operation: &'static str, source: RedisError) -> StoreError {
+        let address = self.client.get_connection_info().addr().to_string();
+        StoreError::Redis { address, operation, source }
+    }
 }
 
 fn unreadable(id: &str, why: &str) -> StoreError {
@@ -132,7 +135,11 @@ impl RedisStore {
     /// can share one server), each call given `call_timeout` to connect and
     /// to answer. Nothing is connected yet.
     pub fn new(url: &str, prefix: &str, call_timeout: Duration) -> Result<Self, StoreError> {
-        let client = Client::open(url).map_err(|source| failed("open", source))?;
+        let client = Client::open(url).map_err(|source| StoreError::Redis {
+            address: super::config::without_password(url),
+            operation: "open",
+            source,
+        })?;
         let scripts = Scripts {
             claim: Script::new(CLAIM),
             complete: Script::new(COMPLETE),
@@ -155,19 +162,20 @@ impl RedisStore {
             .query_async::<String>(&mut connection)
             .await
             .map(|_| ())
-            .map_err(|source| failed("PING", source))
+            .map_err(|source| self.failed("PING", source))
     }
 
     async fn connection(&self) -> Result<ConnectionManager, StoreError> {
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(self.call_timeout))
             .set_response_timeout(Some(self.call_timeout))
-            .set_number_of_retries(2);
+            // One attempt a call: API_CALL_TIMEOUT_MS bounds it; the next call reconnects.
+            .set_number_of_retries(0);
         self.connection
             .get_or_try_init(|| ConnectionManager::new_with_config(self.client.clone(), config))
             .await
             .cloned()
-            .map_err(|source| failed("connect", source))
+            .map_err(|source| self.failed("connect", source))
     }
 
     fn key(&self, id: &str) -> String {
@@ -189,7 +197,7 @@ impl RedisStore {
         match invocation.invoke_async::<i64>(&mut connection).await {
             Ok(1) => Ok(()),
             Ok(_) => Err(StoreError::NotHeld),
-            Err(source) => Err(failed(operation, source)),
+            Err(source) => Err(self.failed(operation, source)),
         }
     }
 }
@@ -206,7 +214,7 @@ impl IdempotencyStore for RedisStore {
             pipeline.cmd("HMGET").arg(self.key(id)).arg(&FIELDS[..]);
         }
         let rows: Vec<Vec<Option<String>>> =
-            pipeline.query_async(&mut connection).await.map_err(|e| failed("HMGET", e))?;
+            pipeline.query_async(&mut connection).await.map_err(|e| self.failed("HMGET", e))?;
         let mut completed = HashMap::new();
         for (id, fields) in ids.iter().zip(rows) {
             if fields.iter().all(Option::is_none) {
@@ -237,7 +245,7 @@ impl IdempotencyStore for RedisStore {
             .arg(record.expiration)
             .invoke_async(&mut connection)
             .await
-            .map_err(|source| failed("claim", source))?;
+            .map_err(|source| self.failed("claim", source))?;
         let claimed = match &answer {
             redis::Value::SimpleString(text) => text == "CLAIMED",
             redis::Value::BulkString(bytes) => bytes == b"CLAIMED",
@@ -247,7 +255,7 @@ impl IdempotencyStore for RedisStore {
             return Ok(ClaimOutcome::Claimed);
         }
         let fields: Vec<Option<String>> =
-            redis::from_redis_value(answer).map_err(|e| failed("claim", e.into()))?;
+            redis::from_redis_value(answer).map_err(|e| self.failed("claim", e.into()))?;
         let found = parse(request.id, &fields)?;
         // The script wrote nothing, so the record counts at the caller's now.
         found.found(request.now).ok_or_else(|| unreadable(request.id, "claimable, yet not claimed"))
