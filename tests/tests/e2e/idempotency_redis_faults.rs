@@ -208,3 +208,39 @@ async fn a_restarted_server_without_persistence_forgets_its_keys_and_is_reconnec
     assert!(consumer.invoke(&host, "k-5", Duration::from_secs(10)).await.is_empty());
     assert_eq!(consumer.posts("k-5"), 2, "processed again: the restart forgot the key");
 }
+
+/// `rediss://` through a TLS front whose certificate a CA of the test's own
+/// signed: trusted through `SSL_CERT_FILE`, claims work; without it, the
+/// handshake fails and the message is retried unprocessed.
+#[tokio::test]
+async fn a_rediss_url_claims_over_tls_with_the_trust_store_of_ssl_cert_file() {
+    let front = e2e_tests::tls_front::TlsFront::start(&format!("http://{}", address(&redis_url())))
+        .await
+        .unwrap();
+    let tls_url = front.url().replace("https://", "rediss://");
+    let consumer = Consumer::new().await;
+    let downstream = consumer.downstream.url();
+    let ca = front.ca_file().display().to_string();
+    let run = |trust: Option<&str>| {
+        let mut env = vec![
+            ("DOWNSTREAM_URL", downstream.clone()),
+            ("QUARANTINE_QUEUE_URL", consumer.quarantine_url.clone()),
+            ("IDEMPOTENCY_REDIS_URL", tls_url.clone()),
+            ("IDEMPOTENCY_KEY_PREFIX", consumer.prefix.clone()),
+            ("API_CALL_TIMEOUT_MS", "1500".to_owned()),
+        ];
+        env.extend(trust.map(|file| ("SSL_CERT_FILE", file.to_owned())));
+        env
+    };
+    let untrusted = run(None);
+    let untrusted: Vec<(&str, &str)> = untrusted.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &untrusted).await.unwrap();
+    assert_eq!(consumer.invoke(&host, "k-6", Duration::from_secs(10)).await, ["m-1"]);
+    assert_eq!(consumer.posts("k-6"), 0, "no claim, no processing");
+    let trusted = run(Some(&ca));
+    let trusted: Vec<(&str, &str)> = trusted.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &trusted).await.unwrap();
+    assert!(consumer.invoke(&host, "k-6", Duration::from_secs(10)).await.is_empty());
+    assert!(consumer.invoke(&host, "k-6", Duration::from_secs(10)).await.is_empty());
+    assert_eq!(consumer.posts("k-6"), 1, "claimed over TLS, then a duplicate");
+}
