@@ -19,6 +19,9 @@ pub enum TcpFault {
     /// Forwarded, its reply read from the server and dropped, the client's
     /// connection closed.
     LoseReply,
+    /// Not forwarded; answered with a Redis error reply (`-ERR …`): the
+    /// server refusing a command, its 5xx.
+    ErrorReply,
 }
 
 #[derive(Debug, Default)]
@@ -118,7 +121,9 @@ async fn relay(
     rule: Arc<Mutex<Rule>>,
     hits: Arc<AtomicU64>,
 ) -> std::io::Result<()> {
-    let (mut from_client, mut to_client) = client.into_split();
+    let (mut from_client, to_client) = client.into_split();
+    let to_client = Arc::new(tokio::sync::Mutex::new(to_client));
+    let replies = to_client.clone();
     let (mut from_server, mut to_server) = server.into_split();
     let lose = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let losing = lose.clone();
@@ -127,9 +132,9 @@ async fn relay(
         loop {
             let read = from_server.read(&mut reply).await?;
             if read == 0 || losing.load(Ordering::SeqCst) {
-                return to_client.shutdown().await;
+                return replies.lock().await.shutdown().await;
             }
-            to_client.write_all(&reply[..read]).await?;
+            replies.lock().await.write_all(&reply[..read]).await?;
         }
     });
     let mut request = vec![0u8; 64 * 1024];
@@ -154,6 +159,10 @@ async fn relay(
                 // answer was dropped): the write landed.
                 let _ = back.await;
                 return Ok(());
+            }
+            Some(TcpFault::ErrorReply) => {
+                hits.fetch_add(1, Ordering::SeqCst);
+                to_client.lock().await.write_all(b"-ERR injected by the test's proxy\r\n").await?;
             }
             None => to_server.write_all(chunk).await?,
         }

@@ -244,3 +244,69 @@ async fn a_rediss_url_claims_over_tls_with_the_trust_store_of_ssl_cert_file() {
     assert!(consumer.invoke(&host, "k-6", Duration::from_secs(10)).await.is_empty());
     assert_eq!(consumer.posts("k-6"), 1, "claimed over TLS, then a duplicate");
 }
+
+/// The server refusing each call in turn with an error reply (its 5xx): the
+/// pre-check's refusal leaves the claim to decide; a refused claim retries
+/// the message unprocessed; a refused completion leaves the done message
+/// acknowledged, said and counted. Each message is processed once.
+#[tokio::test]
+async fn each_call_answered_with_a_server_error_loses_nothing_and_repeats_nothing() {
+    scripts_loaded().await;
+    let consumer = Consumer::new().await;
+    let proxy = TcpFaultProxy::start(&address(&redis_url())).await.unwrap();
+    let ten = Duration::from_secs(10);
+
+    proxy.inject("HMGET", TcpFault::ErrorReply, 0, 1);
+    let host = consumer.host(&proxy.address()).await;
+    assert!(consumer.invoke(&host, "k-pre", ten).await.is_empty());
+    assert_eq!((proxy.hits(), consumer.posts("k-pre")), (1, 1), "the claim decided");
+
+    proxy.inject("EVALSHA", TcpFault::ErrorReply, 0, 1);
+    let host = consumer.host(&proxy.address()).await;
+    assert_eq!(consumer.invoke(&host, "k-claim", ten).await, ["m-1"]);
+    assert_eq!((proxy.hits(), consumer.posts("k-claim")), (2, 0), "no claim, no processing");
+    assert!(host.logs().join("\n").contains("injected by the test's proxy"));
+    let host = consumer.host(&proxy.address()).await;
+    assert!(consumer.invoke(&host, "k-claim", ten).await.is_empty());
+    assert_eq!(consumer.posts("k-claim"), 1);
+
+    proxy.inject("EVALSHA", TcpFault::ErrorReply, 1, 1);
+    let host = consumer.host(&proxy.address()).await;
+    assert!(consumer.invoke(&host, "k-done", ten).await.is_empty(), "done, so acknowledged");
+    assert_eq!((proxy.hits(), consumer.posts("k-done")), (3, 1));
+    let logs = host.logs().join("\n");
+    assert!(logs.contains("the completion was not recorded"), "{logs}");
+    assert!(logs.contains("\"IdempotencyStoreErrors\":1"), "{logs}");
+}
+
+/// A wrong AUTH password (Redis's deny): every message retried unprocessed,
+/// the server's reason logged, the password never.
+#[tokio::test]
+async fn a_wrong_password_retries_every_message_unprocessed_and_never_logs_it() {
+    let binary_path =
+        std::env::var("E2E_REDIS_SERVER").expect("E2E_REDIS_SERVER: run with make test");
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let _server = tokio::process::Command::new(&binary_path)
+        .args(["--bind", "127.0.0.1", "--port", &port.to_string(), "--save", ""])
+        .args(["--requirepass", "the-right-one"])
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let consumer = Consumer::new().await;
+    let host = consumer.host(&format!(":wrong-secret@127.0.0.1:{port}")).await;
+    assert_eq!(consumer.invoke(&host, "k-7", Duration::from_secs(10)).await, ["m-1"]);
+    assert_eq!(consumer.posts("k-7"), 0);
+    let logs = host.logs().join("\n");
+    let named = format!(
+        "the Redis store at 127.0.0.1:{port}: connect failed: Password authentication failed"
+    );
+    assert!(logs.contains(&named), "{logs}");
+    assert!(!logs.contains("wrong-secret"), "{logs}");
+}
