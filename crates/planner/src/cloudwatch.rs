@@ -1,5 +1,5 @@
 //! CloudWatch as the scaling alarms see it: datapoints aggregated into
-//! one-minute periods by a statistic, visible only after the metric lag, and
+//! periods (a minute, or `--metric-period`) by a statistic, visible only after the metric lag, and
 //! alarms that need M of N periods breaching.
 
 /// The load scale-in alarm's threshold, as a fraction of the target: above
@@ -40,32 +40,73 @@ impl Statistic {
     }
 }
 
-/// The period every alarm here evaluates: target tracking's alarms and the
-/// template's wake-up alarm use one-minute periods.
+/// The period target tracking's alarms and the template's wake-up alarm
+/// use: one minute. Target tracking on a custom metric evaluates per minute
+/// on ECS today; `--metric-period` simulates a shorter one.
 pub const PERIOD_SECONDS: u64 = 60;
 
-/// One metric's datapoints, bucketed by the minute of their timestamp.
-#[derive(Debug, Clone, Default)]
+/// Alarm periods CloudWatch accepts below a minute, for metrics stored at
+/// one-second resolution (`PutMetricAlarm`, `Period`: 10, 20, 30 or a
+/// multiple of 60).
+pub const HIGH_RESOLUTION_PERIODS: [u64; 3] = [10, 20, 30];
+
+/// How often CloudWatch evaluates an alarm of `period` seconds: each minute,
+/// or every 10 seconds for a high-resolution alarm ("If the alarm period is
+/// 10 seconds or 30 seconds, the alarm is evaluated every 10 seconds",
+/// <https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html>;
+/// 20 seconds is taken as the same).
+pub fn evaluation_interval(period: u64) -> u64 {
+    if period < PERIOD_SECONDS { 10 } else { PERIOD_SECONDS }
+}
+
+/// One metric's datapoints, bucketed by the period of their timestamp.
+#[derive(Debug, Clone)]
 pub struct Series {
-    /// Per minute: (second the datapoint becomes visible, value).
-    minutes: Vec<Vec<(u64, f64)>>,
+    /// Seconds per period.
+    period: u64,
+    /// Per period: (second the datapoint becomes visible, value).
+    periods: Vec<Vec<(u64, f64)>>,
+}
+
+impl Default for Series {
+    fn default() -> Self {
+        Self::with_period(PERIOD_SECONDS)
+    }
 }
 
 impl Series {
-    /// `PutMetricData` at `timestamp`, readable from `timestamp + lag`.
-    pub fn put(&mut self, timestamp: u64, lag: u64, value: f64) {
-        let minute = (timestamp / PERIOD_SECONDS) as usize;
-        if self.minutes.len() <= minute {
-            self.minutes.resize_with(minute + 1, Vec::new);
-        }
-        self.minutes[minute].push((timestamp + lag, value));
+    /// Periods of `period` seconds (at least 1).
+    pub fn with_period(period: u64) -> Self {
+        Self { period: period.max(1), periods: Vec::new() }
     }
 
-    /// The period's value as an alarm evaluating at `now` reads it; `None`
-    /// when no datapoint of that minute is visible yet (missing data).
-    pub fn period(&self, minute: u64, statistic: Statistic, now: u64) -> Option<f64> {
-        let points = self.minutes.get(minute as usize)?;
-        statistic.aggregate(points.iter().filter(|(visible, _)| *visible <= now).map(|&(_, v)| v))
+    /// Seconds per period.
+    pub fn seconds(&self) -> u64 {
+        self.period
+    }
+
+    /// `PutMetricData` at `timestamp`, readable from `timestamp + lag`.
+    pub fn put(&mut self, timestamp: u64, lag: u64, value: f64) {
+        let index = (timestamp / self.period) as usize;
+        if self.periods.len() <= index {
+            self.periods.resize_with(index + 1, Vec::new);
+        }
+        self.periods[index].push((timestamp + lag, value));
+    }
+
+    /// Period `index`'s value as an alarm evaluating at `now` reads it;
+    /// `None` when no datapoint of it is visible yet (missing data).
+    pub fn period(&self, index: u64, statistic: Statistic, now: u64) -> Option<f64> {
+        self.span(index, index + 1, statistic, now)
+    }
+
+    /// Periods `first..end` as one value: for a minute of 20-second periods.
+    pub fn span(&self, first: u64, end: u64, statistic: Statistic, now: u64) -> Option<f64> {
+        let end = (end as usize).min(self.periods.len());
+        let points = self.periods.get(first as usize..end)?;
+        statistic.aggregate(
+            points.iter().flatten().filter(|(visible, _)| *visible <= now).map(|&(_, v)| v),
+        )
     }
 }
 
@@ -89,14 +130,16 @@ pub enum AlarmState {
     InsufficientData,
 }
 
-/// An alarm on one-minute periods: `datapoints` of the last `periods` must
+/// An alarm on its metric's periods: `datapoints` of the last `periods` must
 /// breach. A missing period does not breach (target tracking's alarms treat
 /// missing data as missing, the wake-up alarm as `notBreaching`): with M = N,
 /// one missing minute keeps the alarm out of ALARM, so nothing scales on
-/// missing data. CloudWatch may look further back for data when periods are
-/// missing ("Configuring how CloudWatch alarms treat missing data",
-/// <https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html>);
-/// the model does not, which can only delay an alarm, never start one.
+/// missing data. When periods of the evaluation range are missing,
+/// CloudWatch evaluates "the most recent real data points" in it ("How
+/// CloudWatch alarms treat missing data",
+/// <https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/AlarmThatSendsEmail.html>):
+/// a datapoint that arrives later than its period still counts, as
+/// [`recent`] reads them.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AlarmShape {
     /// The threshold.
@@ -156,20 +199,36 @@ impl AlarmShape {
         if breaching >= self.datapoints { AlarmState::Alarm } else { AlarmState::Ok }
     }
 
-    /// Evaluates the alarm at `now` (a minute boundary) over the periods that
-    /// ended by then.
+    /// Evaluates the alarm at `now` over the periods that ended by then.
     pub fn evaluate_series(&self, series: &Series, statistic: Statistic, now: u64) -> AlarmState {
-        self.evaluate(&window(series, statistic, now, self.periods))
+        self.evaluate(&recent(series, statistic, now, self.periods))
     }
 }
 
-/// The last `periods` complete minutes before `now`, oldest first.
+/// Periods beyond N an alarm's evaluation range reaches back. CloudWatch
+/// retrieves "a higher number of data points than the number specified as
+/// Evaluation Periods", by an amount it does not publish: three is assumed.
+pub const EVALUATION_RANGE_EXTRA: usize = 3;
+
+/// The `periods` most recent periods with a visible datapoint within the
+/// evaluation range before `now`, oldest first; padded with missing ones
+/// at the front when the range holds fewer.
+pub fn recent(series: &Series, statistic: Statistic, now: u64, periods: usize) -> Vec<Option<f64>> {
+    let range = window(series, statistic, now, periods + EVALUATION_RANGE_EXTRA);
+    let present: Vec<_> = range.into_iter().flatten().collect();
+    let kept = present.len().min(periods);
+    let mut values = vec![None; periods - kept];
+    values.extend(present[present.len() - kept..].iter().map(|&v| Some(v)));
+    values
+}
+
+/// The last `periods` complete periods before `now`, oldest first.
 pub fn window(series: &Series, statistic: Statistic, now: u64, periods: usize) -> Vec<Option<f64>> {
-    let current = now / PERIOD_SECONDS;
+    let current = now / series.period;
     (1..=periods as u64)
         .rev()
         .map(|back| {
-            current.checked_sub(back).and_then(|minute| series.period(minute, statistic, now))
+            current.checked_sub(back).and_then(|index| series.period(index, statistic, now))
         })
         .collect()
 }
@@ -217,6 +276,44 @@ mod tests {
         values[7] = None;
         assert_eq!(low.evaluate(&values), AlarmState::Ok, "a missing minute");
         assert_eq!(low.evaluate(&[Some(0.0); 14]), AlarmState::Ok, "fourteen are not fifteen");
+    }
+
+    #[test]
+    fn a_datapoint_later_than_its_period_still_counts_and_periods_can_be_20_seconds() {
+        // One sample per 20-second period, 30 s late: at every evaluation the
+        // latest period is still missing, and the alarm reads the three before it.
+        let mut series = Series::with_period(20);
+        for period in 0..6 {
+            series.put(period * 20 + 5, 30, 150.0);
+        }
+        let high = AlarmShape::target_tracking_high(100.0);
+        assert_eq!(
+            window(&series, Statistic::Average, 100, 3)[2],
+            None,
+            "period 4 not yet visible"
+        );
+        assert_eq!(high.evaluate_series(&series, Statistic::Average, 100), AlarmState::Alarm);
+        assert_eq!(
+            high.evaluate_series(&series, Statistic::Average, 60),
+            AlarmState::Ok,
+            "two visible"
+        );
+        assert_eq!(series.span(0, 3, Statistic::Sum, u64::MAX), Some(450.0), "a minute of three");
+        let mut gap = Series::default();
+        gap.put(5, 0, 150.0);
+        gap.put(65, 0, 150.0);
+        gap.put(245, 0, 150.0);
+        assert_eq!(
+            recent(&gap, Statistic::Average, 300, 3),
+            vec![Some(150.0), Some(150.0), Some(150.0)],
+            "missing minutes inside the range are skipped"
+        );
+        assert_eq!(recent(&gap, Statistic::Average, 600, 3), vec![None, None, Some(150.0)]);
+        assert_eq!(
+            recent(&gap, Statistic::Average, 660, 3),
+            vec![None, None, None],
+            "out of range"
+        );
     }
 
     #[test]

@@ -80,7 +80,7 @@ fn compare_at_best_settings(
 }
 
 /// Flags only the ECS worker's model reads.
-const ECS_ONLY: [&str; 16] = [
+const ECS_ONLY: [&str; 17] = [
     "target",
     "target_load",
     "load_drain_seconds",
@@ -93,6 +93,7 @@ const ECS_ONLY: [&str; 16] = [
     "no_protection",
     "schedule_seconds",
     "metric_lag_seconds",
+    "metric_period",
     "backlog_includes",
     "task_count",
     "zero_capacity",

@@ -25,6 +25,10 @@ pub struct PublisherModel {
     pub duplicate_probability: f64,
     /// Seconds from `PutMetricData` until alarms can read the datapoint.
     pub metric_lag_seconds: u64,
+    /// The scaling metric's period, seconds: 60, or 10, 20 or 30 when the
+    /// publisher samples that often at one-second resolution and target
+    /// tracking reads it at that period (`--metric-period`).
+    pub metric_period: u64,
     /// `BACKLOG_INCLUDES` and `TASK_COUNT`.
     pub backlog: BacklogPolicy,
     /// The load's settings (its target is `TARGET_LOAD_PERCENT`).
@@ -58,7 +62,12 @@ impl Publisher {
             low: AlarmShape::target_tracking_low(target.get()),
             step_low: AlarmShape::load_scale_in(target.get()),
             sample_times: BinaryHeap::new(),
-            metric: Series::default(),
+            metric: Series::with_period(if policy.reads_aws_metrics() {
+                // AWS/SQS and Container Insights publish once a minute.
+                crate::cloudwatch::PERIOD_SECONDS
+            } else {
+                model.metric_period
+            }),
             task_count: Series::default(),
             queue_backlog: Series::default(),
             load: LoadMemory::default(),
@@ -109,7 +118,14 @@ impl Publisher {
     /// The period's runs: one after a jitter, sometimes a duplicate, each
     /// taking the policy's samples.
     fn schedule_runs(&mut self, now: u64, rng: &mut Rng) {
-        let (samples, interval) = self.policy.samples();
+        let (samples, interval) = match self.policy.samples() {
+            // One sample a period, as SAMPLES_PER_INVOCATION and SAMPLE_INTERVAL_SECONDS set it.
+            (1, _) if self.metric.seconds() < crate::cloudwatch::PERIOD_SECONDS => {
+                let period = self.metric.seconds();
+                ((crate::cloudwatch::PERIOD_SECONDS / period) as u32, period)
+            }
+            given => given,
+        };
         if self.policy.reads_aws_metrics() {
             self.sample_times.push(Reverse(now));
             return;
@@ -125,14 +141,22 @@ impl Publisher {
         }
     }
 
-    /// What the alarms say at `now`, a minute boundary.
+    /// Seconds between evaluations of the scaling metric's alarms.
+    pub fn evaluation_interval(&self) -> u64 {
+        crate::cloudwatch::evaluation_interval(self.metric.seconds())
+    }
+
+    /// What the alarms say at `now`, an evaluation of the metric's alarms
+    /// ([`crate::cloudwatch::evaluation_interval`]). The wake-up alarm has a
+    /// one-minute period and is evaluated on minute boundaries only.
     pub fn evaluation(&self, now: u64) -> Evaluation {
         let statistic = self.policy.statistic();
+        let minute_boundary = now.is_multiple_of(crate::cloudwatch::PERIOD_SECONDS);
         Evaluation {
             high: self.high.evaluate_series(&self.metric, statistic, now),
             low: self.low.evaluate_series(&self.metric, statistic, now),
-            metric: window(&self.metric, statistic, now, 1)[0],
-            wake_up: self.policy.wakes_from_zero() && self.wake_up_alarm(now),
+            metric: crate::cloudwatch::recent(&self.metric, statistic, now, 1)[0],
+            wake_up: minute_boundary && self.policy.wakes_from_zero() && self.wake_up_alarm(now),
             step_low: match self.policy {
                 Policy::Load => self.step_low.evaluate_series(&self.metric, statistic, now),
                 _ => crate::cloudwatch::AlarmState::Ok,
@@ -152,6 +176,8 @@ impl Publisher {
     /// The policy's metric for `minute` as its statistic reads it, once every
     /// datapoint is visible; `None` when nothing was published.
     pub fn minute(&self, minute: u64) -> Option<f64> {
-        self.metric.period(minute, self.policy.statistic(), u64::MAX)
+        let per_minute = crate::cloudwatch::PERIOD_SECONDS / self.metric.seconds();
+        let first = minute * per_minute;
+        self.metric.span(first, first + per_minute, self.policy.statistic(), u64::MAX)
     }
 }

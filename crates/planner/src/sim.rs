@@ -83,6 +83,7 @@ impl Scenario {
                 jitter_seconds: 10,
                 duplicate_probability: 0.01,
                 metric_lag_seconds: 30,
+                metric_period: crate::cloudwatch::PERIOD_SECONDS,
                 backlog: BacklogPolicy::default(),
                 load: LoadSettings::DEFAULT,
             },
@@ -160,6 +161,7 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
     );
     fleet.reconcile(0, scaler.desired(), &mut queue, &mut rngs.startup);
     let mut publisher = Publisher::new(scenario.publisher, policy, target);
+    let every = publisher.evaluation_interval();
     let mut waits = Waits::default();
     let mut actions = Vec::new();
     let mut episodes = Vec::new();
@@ -195,7 +197,7 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
         };
         publisher.tick(now, read, &mut rngs.schedule);
         if now > 0
-            && now.is_multiple_of(PERIOD_SECONDS)
+            && now.is_multiple_of(every)
             && let Some(action) = scaler.evaluate(now, fleet.running(), publisher.evaluation(now))
         {
             actions.push(action);

@@ -98,6 +98,14 @@ fn margin(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--metric-period`: a period CloudWatch alarms accept for target tracking.
+fn metric_period(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(value @ (10 | 20 | 30 | 60)) => Ok(value),
+        _ => Err(format!("{text:?} is not 10, 20, 30 or 60 seconds")),
+    }
+}
+
 /// The service-time distribution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Distribution {
@@ -199,6 +207,11 @@ pub struct ScenarioArgs {
     /// Seconds from PutMetricData until the alarms read a datapoint.
     #[arg(long, default_value_t = 30, help_heading = ECS)]
     pub metric_lag_seconds: u64,
+    /// The scaling metric's period, seconds: 60 (what ECS target tracking evaluates a custom
+    /// metric at today), or 10, 20 or 30: the publisher samples once a period at one-second
+    /// resolution and the alarms evaluate every 10 s, for the day custom metrics get them.
+    #[arg(long, default_value_t = crate::cloudwatch::PERIOD_SECONDS, value_parser = metric_period, help_heading = ECS)]
+    pub metric_period: u64,
     /// BACKLOG_INCLUDES, as the publisher reads it (no delayed messages are simulated).
     #[arg(long, default_value = "visible", help_heading = ECS)]
     pub backlog_includes: BacklogIncludes,
@@ -347,6 +360,7 @@ impl ScenarioArgs {
         scenario.queue.poison_fraction = self.poison_fraction;
         scenario.publisher.schedule_seconds = self.schedule_seconds;
         scenario.publisher.metric_lag_seconds = self.metric_lag_seconds;
+        scenario.publisher.metric_period = self.metric_period;
         scenario.publisher.backlog =
             BacklogPolicy { includes: self.backlog_includes, task_count: self.task_count };
         // The publisher's AVG_PROCESSING_SECONDS and CONSUMER_CONCURRENCY are the service's own.
