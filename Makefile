@@ -10,11 +10,14 @@ TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nexte
 
 .PHONY: test demo simulate lint template-lint supply-chain doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
-## make test: formatting, lints, template checks, the supply chain, docs, unit and adapter tests,
+## make test: formatting, lints, template checks, the supply chain, docs, the planner against
+## AWS's published figures (simulate fidelity), unit and adapter tests,
 ## end-to-end tests (the functions and the library's example as binaries), doctests, packaging;
 ## the test runner's summary comes last, for CI to count
 test: lint template-lint supply-chain doc
 	$(CARGO) build --workspace --bins --examples
+	$(TARGET_DIR)/debug/simulate fidelity >$(TARGET_DIR)/fidelity.md || { cat $(TARGET_DIR)/fidelity.md; exit 1; }
+	@echo "simulate fidelity: $$(tail -1 $(TARGET_DIR)/fidelity.md) (table: $(TARGET_DIR)/fidelity.md)"
 	$(MAKE) --no-print-directory cli-docs
 	$(CARGO) test --quiet --doc --workspace
 	scripts/public-api.sh

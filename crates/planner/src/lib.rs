@@ -10,6 +10,8 @@ pub mod cloudwatch;
 pub mod csv_trace;
 pub mod defaults;
 pub mod deployable;
+pub mod fidelity;
+pub mod fidelity_report;
 pub mod fleet;
 pub mod lambda;
 pub mod parallel;

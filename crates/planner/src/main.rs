@@ -119,6 +119,9 @@ const LAMBDA_ONLY: [&str; 11] = [
 /// for the other consumer, or one `recommend` searches itself.
 fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
     let Some((name, sub)) = matches.subcommand() else { return };
+    if name == "fidelity" {
+        return;
+    }
     let consumer = sub.get_one::<ConsumerKind>("consumer").copied().unwrap_or(ConsumerKind::Ecs);
     // `best_settings` is compare's alone: an id a subcommand lacks is not given.
     let given = |flag: &str| {
@@ -192,9 +195,27 @@ fn is_broken_pipe(error: &(dyn std::error::Error + 'static)) -> bool {
     error.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
 }
 
+/// A check outside its band and its explanation.
+#[derive(Debug, thiserror::Error)]
+#[error("{0} of the fidelity checks left their band unexplained (the table above names them)")]
+struct FidelityFailed(usize);
+
 fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let mut w = io::stdout().lock();
     match cli.command {
+        Command::Fidelity { json } => {
+            let checks = capacity_planner::fidelity::checks();
+            if json {
+                writeln!(w, "{}", capacity_planner::fidelity_report::json(&checks))?;
+            } else {
+                write!(w, "{}", capacity_planner::fidelity_report::table(&checks))?;
+            }
+            w.flush()?;
+            let failed = checks.iter().filter(|c| !c.holds()).count();
+            if failed > 0 {
+                return Err(FidelityFailed(failed).into());
+            }
+        }
         Command::Compare { scenario, out, best_settings, json } => {
             let scenarios = scenario.scenarios()?;
             std::fs::create_dir_all(&out).map_err(|e| format!("--out {}: {e}", out.display()))?;

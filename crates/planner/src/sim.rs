@@ -18,6 +18,10 @@ use crate::random::ServiceTime;
 use crate::stats::{Minute, Outcome, Waits, leftovers};
 use crate::trace::Trace;
 
+/// Mean seconds from launch to running of a Fargate task pulling the
+/// worker's image: the planner's default `--startup-seconds`.
+pub const FARGATE_STARTUP: f64 = 57.0;
+
 /// The latency objective.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Slo {
@@ -71,7 +75,7 @@ impl Scenario {
                 ),
             },
             workers: WorkerModel {
-                startup_seconds: 57.0,
+                startup_seconds: FARGATE_STARTUP,
                 startup_jitter: 8.0,
                 slots: defaults::SLOTS,
                 service: ServiceTime::Exponential(1.0),

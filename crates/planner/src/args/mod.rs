@@ -86,6 +86,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The model beside figures AWS has published (ECS's scale-out with 60- and 20-second
+    /// metrics, target tracking's scale-in, the SQS event source mapping's scaling), each
+    /// within ±15 % or explained; exits 1 when one is neither.
+    Fidelity {
+        /// One JSON object on stdout: {"checks":[{"name","published","simulated","unit","source",
+        /// "within",…}]}.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// `--margin`: a fraction of the SLO from 0.1 to 1.
@@ -183,7 +192,7 @@ pub struct ScenarioArgs {
     #[arg(long, default_value_t = defaults::SLOTS, value_parser = clap::value_parser!(u32).range(1..=1_000))]
     pub slots: u32,
     /// Mean task start-up, seconds (Fargate: 57).
-    #[arg(long, default_value_t = 57.0, help_heading = ECS)]
+    #[arg(long, default_value_t = crate::sim::FARGATE_STARTUP, help_heading = ECS)]
     pub startup_seconds: f64,
     /// Seconds a stopping task may drain; 0 stops it at once.
     #[arg(long, default_value_t = defaults::DRAIN_SECONDS, help_heading = ECS)]
