@@ -59,13 +59,14 @@ pub fn evaluation_interval(period: u64) -> u64 {
     if period < PERIOD_SECONDS { 10 } else { PERIOD_SECONDS }
 }
 
-/// One metric's datapoints, bucketed by the period of their timestamp.
+/// One metric's datapoints, in the order of their periods.
 #[derive(Debug, Clone)]
 pub struct Series {
     /// Seconds per period.
     period: u64,
-    /// Per period: (second the datapoint becomes visible, value).
-    periods: Vec<Vec<(u64, f64)>>,
+    /// (period, second the datapoint becomes visible, value), by period:
+    /// one flat array, as a month of minutes holds tens of thousands.
+    points: Vec<(u64, u64, f64)>,
 }
 
 impl Default for Series {
@@ -77,7 +78,7 @@ impl Default for Series {
 impl Series {
     /// Periods of `period` seconds (at least 1).
     pub fn with_period(period: u64) -> Self {
-        Self { period: period.max(1), periods: Vec::new() }
+        Self { period: period.max(1), points: Vec::new() }
     }
 
     /// Seconds per period.
@@ -87,11 +88,11 @@ impl Series {
 
     /// `PutMetricData` at `timestamp`, readable from `timestamp + lag`.
     pub fn put(&mut self, timestamp: u64, lag: u64, value: f64) {
-        let index = (timestamp / self.period) as usize;
-        if self.periods.len() <= index {
-            self.periods.resize_with(index + 1, Vec::new);
-        }
-        self.periods[index].push((timestamp + lag, value));
+        let index = timestamp / self.period;
+        let point = (index, timestamp + lag, value);
+        // Puts come in time order, so this is almost always the end.
+        let at = self.points.partition_point(|&(i, _, _)| i <= index);
+        self.points.insert(at, point);
     }
 
     /// Period `index`'s value as an alarm evaluating at `now` reads it;
@@ -102,11 +103,11 @@ impl Series {
 
     /// Periods `first..end` as one value: for a minute of 20-second periods.
     pub fn span(&self, first: u64, end: u64, statistic: Statistic, now: u64) -> Option<f64> {
-        let end = (end as usize).min(self.periods.len());
-        let points = self.periods.get(first as usize..end)?;
-        statistic.aggregate(
-            points.iter().flatten().filter(|(visible, _)| *visible <= now).map(|&(_, v)| v),
-        )
+        let from = self.points.partition_point(|&(i, _, _)| i < first);
+        let to = self.points.partition_point(|&(i, _, _)| i < end);
+        let points = self.points.get(from..to.max(from))?;
+        statistic
+            .aggregate(points.iter().filter(|&&(_, visible, _)| visible <= now).map(|&(_, _, v)| v))
     }
 }
 

@@ -128,6 +128,7 @@ pub fn step_response(period: u64, delay: u64, after: f64, startup: f64) -> Optio
         service: ServiceTime::Fixed(1.0),
         drain_seconds: None,
         idle_first: true,
+        slowdown: None,
     };
     let mut fleet = Fleet::new(workers, INITIAL);
     let mut scaler = Scaler::new(config, INITIAL);

@@ -24,6 +24,19 @@ pub struct WorkerModel {
     pub drain_seconds: Option<u64>,
     /// Scale-in stops idle tasks before busy ones (task scale-in protection).
     pub idle_first: bool,
+    /// A spell in which every message takes longer (a slow downstream).
+    pub slowdown: Option<Slowdown>,
+}
+
+/// Messages started from `from` until `until` (seconds) take `factor` × as long.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slowdown {
+    /// First second.
+    pub from: u64,
+    /// Second after the last.
+    pub until: u64,
+    /// How many times as long.
+    pub factor: f64,
 }
 
 /// Fargate bills per second from the image download until the task stops,
@@ -38,16 +51,15 @@ enum State {
 }
 
 #[derive(Debug, Clone)]
-struct Slot {
-    busy_until: f64,
-    work: Option<(Message, f64)>,
-}
-
-#[derive(Debug, Clone)]
 struct Task {
     launched: u64,
     state: State,
-    slots: Vec<Slot>,
+    /// Per slot: when its message finishes (or its last one finished, when
+    /// idle). Apart from `work` so that a second's scan for slots that are
+    /// due or idle reads one small array.
+    busy_until: Vec<f64>,
+    /// Per slot: the message and when its processing started.
+    work: Vec<Option<(Message, f64)>>,
     /// When its first working slot finishes (infinity with none working) and
     /// how many slots are idle, as of its last second of work: a second in
     /// which nothing finishes and nothing can be received skips its slots.
@@ -57,7 +69,7 @@ struct Task {
 
 impl Task {
     fn busy(&self) -> usize {
-        self.slots.iter().filter(|slot| slot.work.is_some()).count()
+        self.work.iter().filter(|work| work.is_some()).count()
     }
 }
 
@@ -81,9 +93,15 @@ impl Fleet {
     }
 
     fn task(&self, launched: u64, state: State) -> Task {
-        let slot = Slot { busy_until: 0.0, work: None };
         let slots = self.model.slots as usize;
-        Task { launched, state, slots: vec![slot; slots], next_due: f64::INFINITY, idle: slots }
+        Task {
+            launched,
+            state,
+            busy_until: vec![0.0; slots],
+            work: vec![None; slots],
+            next_due: f64::INFINITY,
+            idle: slots,
+        }
     }
 
     /// Tasks in RUNNING and receiving (ECS `runningCount`).
@@ -114,9 +132,7 @@ impl Fleet {
 
     /// Messages held in slots.
     pub fn holding(&self) -> impl Iterator<Item = Message> + '_ {
-        self.tasks
-            .iter()
-            .flat_map(|task| task.slots.iter().filter_map(|slot| slot.work.map(|(m, _)| m)))
+        self.tasks.iter().flat_map(|task| task.work.iter().filter_map(|work| work.map(|(m, _)| m)))
     }
 
     /// Moves the service towards `desired` tasks at `now`.
@@ -162,7 +178,7 @@ impl Fleet {
     fn remove(&mut self, index: usize, now: u64, queue: &mut Queue, exit: Exit) {
         let task = self.tasks.swap_remove(index);
         self.billed_seconds += bill(task.launched, now);
-        for (message, _) in task.slots.into_iter().filter_map(|slot| slot.work) {
+        for (message, _) in task.work.into_iter().flatten() {
             match exit {
                 // sqs-worker's drain: unfinished messages are released at once.
                 Exit::Drained => queue.release(message),
@@ -191,19 +207,23 @@ impl Fleet {
             if task.next_due > end && (task.idle == 0 || !receiving || queue.visible() == 0) {
                 continue;
             }
-            for slot in &mut task.slots {
+            for (busy_until, work) in task.busy_until.iter_mut().zip(&mut task.work) {
+                // Busy past this second: nothing to do (an idle slot's time is in the past).
+                if *busy_until > end {
+                    continue;
+                }
                 loop {
-                    if let Some((message, started)) = slot.work {
-                        if slot.busy_until > end {
+                    if let Some((message, started)) = *work {
+                        if *busy_until > end {
                             break;
                         }
-                        slot.work = None;
+                        *work = None;
                         if message.poison {
                             // Fails; retried when its lease runs out.
                             queue.lapse(message, started as u64);
                         } else {
                             queue.delete();
-                            self.last_finish = Some(slot.busy_until);
+                            self.last_finish = Some(*busy_until);
                             waits.record(started - f64::from(message.sent));
                         }
                     }
@@ -211,14 +231,25 @@ impl Fleet {
                         break;
                     }
                     let Some(message) = queue.receive() else { break };
-                    let started = slot.busy_until.max(now as f64);
-                    slot.busy_until = started + self.model.service.draw(rng);
-                    slot.work = Some((message, started));
+                    let started = busy_until.max(now as f64);
+                    let slower = self
+                        .model
+                        .slowdown
+                        .filter(|slow| (slow.from..slow.until).contains(&now))
+                        .map_or(1.0, |slow| slow.factor);
+                    *busy_until = started + self.model.service.draw(rng) * slower;
+                    *work = Some((message, started));
                 }
             }
-            let working = task.slots.iter().filter(|slot| slot.work.is_some());
-            task.next_due = working.map(|slot| slot.busy_until).fold(f64::INFINITY, f64::min);
-            task.idle = task.slots.iter().filter(|slot| slot.work.is_none()).count();
+            let (mut next_due, mut idle) = (f64::INFINITY, 0);
+            for (busy_until, work) in task.busy_until.iter().zip(&task.work) {
+                match work {
+                    Some(_) => next_due = next_due.min(*busy_until),
+                    None => idle += 1,
+                }
+            }
+            task.next_due = next_due;
+            task.idle = idle;
         }
         let finished: Vec<(usize, Exit)> = self
             .tasks

@@ -13,6 +13,8 @@ pub mod deployable;
 pub mod fidelity;
 pub mod fidelity_report;
 pub mod fleet;
+pub mod held_out;
+pub mod held_out_report;
 pub mod lambda;
 pub mod parallel;
 pub mod plot;

@@ -122,6 +122,7 @@ fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
     if name == "fidelity" {
         return;
     }
+
     let consumer = sub.get_one::<ConsumerKind>("consumer").copied().unwrap_or(ConsumerKind::Ecs);
     // `best_settings` is compare's alone: an id a subcommand lacks is not given.
     let given = |flag: &str| {
@@ -133,6 +134,7 @@ fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
         ("recommend", ConsumerKind::Lambda) => {
             &["maximum_concurrency", "batch_size", "provisioned_min_pollers"]
         }
+        ("cross-validate", _) => &["target_load", "load_hold_seconds", "min_tasks"],
         _ => &[],
     };
     let other = match consumer {
@@ -147,6 +149,10 @@ fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
                 × MinTasks); --target is backlog per task's: `simulate compare --best-settings` \
                 finds that policy's best target"
                 .to_owned(),
+            flag if name == "cross-validate" => format!(
+                "cross-validate chooses --{} itself: give it to `simulate compare` instead",
+                flag.replace('_', "-")
+            ),
             flag => {
                 let flag = flag.replace('_', "-");
                 format!(
@@ -203,6 +209,29 @@ struct FidelityFailed(usize);
 fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let mut w = io::stdout().lock();
     match cli.command {
+        Command::CrossValidate { scenario, seeds } => {
+            let robustness = recommend::Robustness { seeds, ..recommend::Robustness::default() };
+            if scenario.consumer == ConsumerKind::Lambda {
+                return Err(
+                    "cross-validate chooses the ECS worker's scaling defaults; the Lambda \
+                            consumer has none: use `simulate recommend --consumer lambda`"
+                        .into(),
+                );
+            }
+            let scenarios = scenario.scenarios()?;
+            if scenarios.len() < 2 {
+                return Err("cross-validate leaves one trace out at a time: give at least two                             --trace (or none, for every built-in trace)"
+                    .into());
+            }
+            let mut results = Vec::new();
+            for scenario in &scenarios {
+                let started = std::time::Instant::now();
+                results.push(capacity_planner::held_out::evaluate(scenario, robustness));
+                eprintln!("{}: {:.0} s", scenario.trace.name, started.elapsed().as_secs_f64());
+            }
+            let rows = capacity_planner::held_out::rows(&results, seeds);
+            write!(w, "{}", capacity_planner::held_out_report::table(&results, &rows, seeds))?;
+        }
         Command::Fidelity { json } => {
             let checks = capacity_planner::fidelity::checks();
             if json {
@@ -228,8 +257,9 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 return compare_at_best_settings(&scenarios, &out, json, &mut w);
             }
             for scenario in &scenarios {
-                let outcomes: Vec<_> =
-                    Policy::ALL.iter().map(|&policy| run(scenario, policy)).collect();
+                // Each policy's run is independent: one per core.
+                let outcomes =
+                    capacity_planner::parallel::map(&Policy::ALL, |&policy| run(scenario, policy));
                 let path = out.join(format!("{}.svg", scenario.trace.name));
                 let panels: Vec<_> = Policy::ALL
                     .iter()

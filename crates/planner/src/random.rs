@@ -54,6 +54,15 @@ impl ServiceTime {
         }
     }
 
+    /// The same shape, `factor` × as long.
+    pub fn scaled(self, factor: f64) -> Self {
+        match self {
+            Self::Fixed(mean) => Self::Fixed(mean * factor),
+            Self::Exponential(mean) => Self::Exponential(mean * factor),
+            Self::LogNormal { mean, cv } => Self::LogNormal { mean: mean * factor, cv },
+        }
+    }
+
     /// One draw, at least a millisecond so that a slot always moves on.
     pub fn draw(self, rng: &mut Rng) -> f64 {
         let seconds = match self {

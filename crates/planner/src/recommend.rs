@@ -72,7 +72,7 @@ pub struct Recommendation {
 }
 
 /// Runs `scenario` at one setting on each seed.
-fn evaluate(
+pub(crate) fn evaluate(
     scenario: &Scenario,
     policy: Policy,
     (target, min_tasks): (BacklogTarget, u64),

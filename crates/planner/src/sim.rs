@@ -81,6 +81,7 @@ impl Scenario {
                 service: ServiceTime::Exponential(1.0),
                 drain_seconds: Some(defaults::DRAIN_SECONDS),
                 idle_first: true,
+                slowdown: None,
             },
             publisher: PublisherModel {
                 schedule_seconds: defaults::SCHEDULE_SECONDS,

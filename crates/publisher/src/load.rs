@@ -82,14 +82,28 @@ pub fn slots_needed(
     working as f64 + growing + waiting * settings.processing_seconds / settings.drain_seconds
 }
 
+/// How many times a hold may double ([`LoadMemory`]): up to 8 ×
+/// `LOAD_HOLD_SECONDS` (4 hours at the default 30 minutes).
+pub const HOLD_DOUBLINGS: u32 = 3;
+
 /// What one target's earlier samples left behind, for the growth rate and
 /// the hold. The publisher keeps one per target in its execution
 /// environment; a new environment starts empty, which only delays the
 /// growth term by one sample and shortens a hold already under way.
+///
+/// The hold has hysteresis. A sample a minute sees a trickle's messages
+/// only now and then, so a hold can end while the trickle goes on: the last
+/// task stops, the next message starts one, and the service flaps. So when
+/// work waits with no task running within one hold of the last task being
+/// let go, the next hold is twice as long (at most [`HOLD_DOUBLINGS`] times);
+/// when work comes back later than that, it halves again.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LoadMemory {
     previous: Option<(f64, u64)>,
     last_work: Option<f64>,
+    /// When a hold last ran out with tasks running.
+    released: Option<f64>,
+    doublings: u32,
 }
 
 impl LoadMemory {
@@ -112,11 +126,27 @@ impl LoadMemory {
         };
         self.previous = Some((at, total));
         let needed = slots_needed(counts, includes, growth, tasks, settings);
+        let hold = self.hold_seconds(settings);
         if needed > 0.0 {
+            match (tasks, self.released.take()) {
+                (0, Some(released)) if at - released < hold => {
+                    self.doublings = (self.doublings + 1).min(HOLD_DOUBLINGS);
+                }
+                (0, Some(_)) => self.doublings = self.doublings.saturating_sub(1),
+                _ => {}
+            }
             self.last_work = Some(at);
         }
-        let held = self.last_work.is_some_and(|seen| at - seen < settings.hold_seconds);
+        let held = self.last_work.is_some_and(|seen| at - seen < hold);
+        if needed <= 0.0 && tasks > 0 && !held && self.last_work.is_some() {
+            self.released.get_or_insert(at);
+        }
         scaling_load(needed, tasks, settings, held)
+    }
+
+    /// The hold now: `LOAD_HOLD_SECONDS`, doubled for each hold that ended too soon.
+    pub fn hold_seconds(&self, settings: LoadSettings) -> f64 {
+        settings.hold_seconds * f64::from(1_u32 << self.doublings)
     }
 }
 

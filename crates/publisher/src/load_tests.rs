@@ -91,6 +91,33 @@ fn the_last_task_is_held_until_nothing_was_seen_for_the_hold() {
     assert_eq!(LoadMemory::default().observe(0.0, counts(0, 0), includes, 1, SETTINGS), 0.0);
 }
 
+#[test]
+fn a_hold_that_ended_too_soon_doubles_and_one_that_did_not_halves() {
+    let includes = BacklogIncludes::default();
+    let hold = SETTINGS.hold_seconds;
+    let mut memory = LoadMemory::default();
+    memory.observe(0.0, counts(0, 1), includes, 1, SETTINGS);
+    assert_eq!(memory.observe(hold, counts(0, 0), includes, 1, SETTINGS), 0.0, "let go");
+    // Work waits with no task, within one hold of letting it go: the next hold is twice as long.
+    memory.observe(1.5 * hold, counts(1, 0), includes, 0, SETTINGS);
+    assert_eq!(memory.hold_seconds(SETTINGS), 2.0 * hold);
+    let later = 3.0 * hold;
+    assert!(memory.observe(later, counts(0, 0), includes, 1, SETTINGS) > 0.0, "still held");
+    for round in 0..5 {
+        let at = 1e6 * f64::from(round + 1);
+        let released = memory.observe(at, counts(0, 0), includes, 1, SETTINGS);
+        assert_eq!(released, 0.0);
+        memory.observe(at + 60.0, counts(1, 0), includes, 0, SETTINGS);
+        memory.observe(at + 120.0, counts(0, 1), includes, 1, SETTINGS);
+    }
+    assert_eq!(memory.hold_seconds(SETTINGS), 8.0 * hold, "at most three doublings");
+    // Let go, and work comes back only after a whole hold: it halves.
+    let gone = 1e7;
+    memory.observe(gone, counts(0, 0), includes, 1, SETTINGS);
+    memory.observe(gone + 9.0 * hold, counts(1, 0), includes, 0, SETTINGS);
+    assert_eq!(memory.hold_seconds(SETTINGS), 4.0 * hold);
+}
+
 proptest::proptest! {
     #[test]
     fn the_load_is_finite_and_never_zero_with_work(

@@ -21,7 +21,7 @@ use crate::lambda::esm::Mode;
 use crate::lambda::invoke::DownstreamModel;
 use crate::random::ServiceTime;
 use crate::sim::Scenario;
-use crate::trace::{BuiltIn, Trace};
+use crate::trace::{BuiltIn, ServiceShape, Trace};
 
 /// Simulates an SQS queue and its consumer on a traffic trace: ECS workers
 /// under backlog-publisher and Application Auto Scaling, comparing scaling
@@ -85,6 +85,17 @@ pub enum Command {
         /// One JSON object per trace on stdout, one line each, instead of the tables.
         #[arg(long)]
         json: bool,
+    },
+    /// The load's defaults chosen by cross-validation: for each trace, TargetLoadPercent,
+    /// LoadHoldSeconds and MinTasks chosen on the others and judged on it, beside the cheapest
+    /// alternative at its own best setting and a bound on reversals (a Markdown table).
+    CrossValidate {
+        /// The settings (all built-in traces unless --trace is given; at least two).
+        #[command(flatten)]
+        scenario: ScenarioArgs,
+        /// Seeds each setting runs on; it must meet the SLO on every one.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=50))]
+        seeds: u32,
     },
     /// The model beside figures AWS has published (ECS's scale-out with 60- and 20-second
     /// metrics, target tracking's scale-in, the SQS event source mapping's scaling), each
@@ -301,7 +312,7 @@ impl ScenarioArgs {
              exceeds the queue's visibility timeout",
         )?;
 
-        let mut traces: Vec<(Trace, u64)> = Vec::new();
+        let mut traces: Vec<(Trace, u64, ServiceShape)> = Vec::new();
         if let Some(path) = &self.csv {
             let read = |source| ArgsError::Read { path: path.clone(), source };
             let bytes = std::fs::metadata(path).map_err(read)?.len();
@@ -324,7 +335,7 @@ impl ScenarioArgs {
                     parsed.rows
                 );
             }
-            traces.push((parsed.trace, self.initial_tasks));
+            traces.push((parsed.trace, self.initial_tasks, ServiceShape::AsGiven));
         }
         let builtins = if self.traces.is_empty() && self.csv.is_none() {
             BuiltIn::ALL.to_vec()
@@ -332,11 +343,32 @@ impl ScenarioArgs {
             self.traces.clone()
         };
         for builtin in builtins {
-            traces.push((builtin.trace(self.seed), builtin.initial_tasks()));
+            traces.push((
+                builtin.trace(self.seed),
+                builtin.initial_tasks(),
+                builtin.service_shape(),
+            ));
         }
         Ok(traces
             .into_iter()
-            .map(|(trace, initial)| self.scenario(trace, initial, target))
+            .map(|(trace, initial, shape)| {
+                let mut scenario = self.scenario(trace, initial, target);
+                match shape {
+                    ServiceShape::AsGiven => {}
+                    ServiceShape::Slower(factor) => {
+                        scenario.workers.service = scenario.workers.service.scaled(factor);
+                        scenario.lambda.invocation.service = scenario.workers.service;
+                        scenario.publisher.load.processing_seconds *= factor;
+                    }
+                    ServiceShape::HeavyTailed(cv) => {
+                        let mean = scenario.workers.service.mean();
+                        scenario.workers.service = ServiceTime::LogNormal { mean, cv };
+                        scenario.lambda.invocation.service = scenario.workers.service;
+                    }
+                    ServiceShape::Slowdown(slowdown) => scenario.workers.slowdown = Some(slowdown),
+                }
+                scenario
+            })
             .collect())
     }
 

@@ -1,0 +1,207 @@
+//! `simulate cross-validate`: the template's load defaults chosen on some
+//! traces and judged on one left out, beside the cheapest alternative at its
+//! own best setting on it, and a bound on reversals every choice must keep.
+
+use crate::policy::Policy;
+use crate::recommend::{self, Candidate, Robustness};
+use crate::sim::Scenario;
+
+/// Reversals an hour no setting may exceed on any trace.
+pub const REVERSALS_PER_HOUR: f64 = 2.0;
+
+/// Reversals a day ours may have beyond the alternative's, where the
+/// alternative's best keeps a task running (`MinTasks` ≥ 1).
+pub const REVERSALS_BEYOND_ALTERNATIVE: f64 = 1.0;
+
+/// The task-minutes ratio the project aims for on every trace.
+pub const GOAL: f64 = 0.9;
+
+/// `LOAD_HOLD_SECONDS` values the defaults are chosen from.
+pub const HOLDS: [f64; 3] = [900.0, 1_800.0, 3_600.0];
+
+/// `MinTasks` values the defaults are chosen from.
+pub const MIN_TASKS: [u64; 2] = [0, 1];
+
+/// One setting of the load's defaults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Setting {
+    /// `TargetLoadPercent`.
+    pub target: f64,
+    /// `LoadHoldSeconds`.
+    pub hold: f64,
+    /// `MinTasks`.
+    pub min_tasks: u64,
+}
+
+/// Every setting tried, in one order.
+pub fn settings() -> Vec<Setting> {
+    let mut all = Vec::new();
+    for &min_tasks in &MIN_TASKS {
+        for &hold in &HOLDS {
+            for &target in &recommend::LOAD_TARGETS {
+                all.push(Setting { target, hold, min_tasks });
+            }
+        }
+    }
+    all
+}
+
+/// What one setting did over the seeds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Score {
+    /// Mean billed task-minutes.
+    pub task_minutes: f64,
+    /// Mean reversals a day.
+    pub reversals_per_day: f64,
+    /// Seeds on which it met the SLO with the margin.
+    pub seeds_met: u32,
+    /// The setting's `MinTasks`.
+    pub min_tasks: u64,
+    /// The setting's target (percent for the load).
+    pub target: f64,
+}
+
+impl From<&Candidate> for Score {
+    fn from(c: &Candidate) -> Self {
+        Self {
+            task_minutes: c.task_minutes,
+            reversals_per_day: c.reversals_per_day,
+            seeds_met: c.seeds_met,
+            min_tasks: c.min_tasks,
+            target: c.target.get(),
+        }
+    }
+}
+
+/// What one trace showed.
+#[derive(Debug, Clone)]
+pub struct TraceResult {
+    /// The trace's name.
+    pub name: String,
+    /// The cheapest alternative meeting the SLO at its own best setting.
+    pub alternative: Option<(Policy, Score)>,
+    /// The load at each of [`settings`], in that order.
+    pub load: Vec<Score>,
+    /// The reversals a day the bound allows on this trace.
+    pub bound: f64,
+}
+
+impl TraceResult {
+    /// Whether `load[index]` meets the SLO on every seed and keeps the bound.
+    pub fn eligible(&self, index: usize, seeds: u32) -> bool {
+        let c = &self.load[index];
+        c.seeds_met == seeds && c.reversals_per_day <= self.bound + 1e-9
+    }
+
+    /// `load[index]`'s task-minutes over the alternative's (`None` without one).
+    pub fn ratio(&self, index: usize) -> Option<f64> {
+        let (_, alternative) = self.alternative.as_ref()?;
+        Some(self.load[index].task_minutes / alternative.task_minutes)
+    }
+}
+
+/// Runs every alternative's search and the load's grid on `scenario`.
+pub fn evaluate(scenario: &Scenario, robustness: Robustness) -> TraceResult {
+    let alternative = Policy::ALL
+        .iter()
+        .filter(|policy| !policy.is_ours())
+        .filter_map(|&policy| {
+            let best = recommend::search_policy(scenario, policy, robustness).best?;
+            Some((policy, Score::from(&best)))
+        })
+        .min_by(|a, b| a.1.task_minutes.total_cmp(&b.1.task_minutes));
+    let grid = settings();
+    let load = crate::parallel::map(&grid, |setting| {
+        let mut trial = scenario.clone();
+        trial.publisher.load.hold_seconds = setting.hold;
+        let target = backlog_publisher::BacklogTarget::new(setting.target);
+        let target = target.unwrap_or(scenario.scaling.target);
+        Score::from(&recommend::evaluate(
+            &trial,
+            Policy::Load,
+            (target, setting.min_tasks),
+            robustness,
+        ))
+    });
+    let days = scenario.trace.seconds().max(1) as f64 / 86_400.0;
+    let bound = bound(alternative.as_ref().map(|(_, alt)| alt), days);
+    TraceResult { name: scenario.trace.name.clone(), alternative, load, bound }
+}
+
+/// Reversals a day allowed on a trace of `days`: [`REVERSALS_PER_HOUR`],
+/// and where the alternative keeps a task running, its reversals and one
+/// more a day (one more in all on a trace shorter than a day).
+pub fn bound(alternative: Option<&Score>, days: f64) -> f64 {
+    let hourly = REVERSALS_PER_HOUR * 24.0;
+    match alternative {
+        Some(alt) if alt.min_tasks >= 1 => {
+            hourly.min(alt.reversals_per_day + REVERSALS_BEYOND_ALTERNATIVE / days.min(1.0))
+        }
+        _ => hourly,
+    }
+}
+
+/// The setting chosen on `traces`: among those eligible on all of them,
+/// the smallest worst ratio (ties within 1 % to the smaller mean ratio);
+/// if none is eligible on all, the one eligible on the most.
+pub fn choose(traces: &[&TraceResult], seeds: u32) -> Option<usize> {
+    let count = traces.first()?.load.len();
+    let score = |index: usize| {
+        let eligible = traces.iter().filter(|t| t.eligible(index, seeds)).count();
+        let ratios: Vec<f64> = traces.iter().filter_map(|t| t.ratio(index)).collect();
+        let worst = ratios.iter().copied().fold(0.0, f64::max);
+        let mean = ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len().max(1) as f64;
+        (eligible, worst, mean.exp())
+    };
+    let scores: Vec<_> = (0..count).map(score).collect();
+    let most = scores.iter().map(|s| s.0).max()?;
+    let best_worst =
+        scores.iter().filter(|s| s.0 == most).map(|s| s.1).fold(f64::INFINITY, f64::min);
+    (0..count)
+        .filter(|&i| scores[i].0 == most && scores[i].1 <= best_worst * 1.01)
+        .min_by(|&a, &b| scores[a].2.total_cmp(&scores[b].2))
+}
+
+/// The best eligible setting on one trace alone (its in-sample optimum).
+pub fn own_best(trace: &TraceResult, seeds: u32) -> Option<usize> {
+    (0..trace.load.len())
+        .filter(|&i| trace.eligible(i, seeds))
+        .min_by(|&a, &b| trace.load[a].task_minutes.total_cmp(&trace.load[b].task_minutes))
+}
+
+/// One row of the table.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// The trace.
+    pub name: String,
+    /// The setting chosen on every trace, and the one chosen without this one.
+    pub all: Option<usize>,
+    /// See `all`.
+    pub held_out: Option<usize>,
+    /// This trace's own best.
+    pub own: Option<usize>,
+}
+
+/// Each trace left out in turn.
+pub fn rows(results: &[TraceResult], seeds: u32) -> Vec<Row> {
+    let every: Vec<&TraceResult> = results.iter().collect();
+    let all = choose(&every, seeds);
+    results
+        .iter()
+        .enumerate()
+        .map(|(i, result)| {
+            let others: Vec<&TraceResult> =
+                results.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, r)| r).collect();
+            Row {
+                name: result.name.clone(),
+                all,
+                held_out: choose(&others, seeds),
+                own: own_best(result, seeds),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+#[path = "held_out_tests.rs"]
+mod tests;

@@ -1,0 +1,81 @@
+//! What `simulate cross-validate` prints: the held-out table, in Markdown so
+//! docs/deploy.md can carry it as printed.
+
+use std::fmt::Write;
+
+use crate::held_out::{GOAL, Row, TraceResult, settings};
+
+fn setting(index: usize) -> String {
+    settings().get(index).map_or("-".to_owned(), |s| {
+        format!("{} %, hold {} min, MinTasks {}", s.target, s.hold / 60.0, s.min_tasks)
+    })
+}
+
+fn judged(result: &TraceResult, index: Option<usize>, seeds: u32) -> String {
+    let Some(index) = index else { return "-".to_owned() };
+    let score = &result.load[index];
+    let ratio = result.ratio(index).map_or("-".to_owned(), |r| format!("{r:.2}"));
+    let slo = if score.seeds_met == seeds {
+        String::new()
+    } else {
+        format!(", SLO met on {} of {seeds} seeds", score.seeds_met)
+    };
+    let over = if score.reversals_per_day > result.bound + 1e-9 { ", over the bound" } else { "" };
+    format!("{ratio} ({:.1}{over}{slo})", score.reversals_per_day)
+}
+
+/// The table, the defaults chosen on every trace, and what held out.
+pub fn table(results: &[TraceResult], rows: &[Row], seeds: u32) -> String {
+    let mut out = String::new();
+    let n = results.len();
+    let _ = writeln!(
+        out,
+        "| trace | cheapest alternative at its best | ours at its own best | chosen on all {n} | \
+         chosen on the other {} | held out | reversal bound a day |\n|---|---|---|---:|---|---:|---:|",
+        n.saturating_sub(1)
+    );
+    let (mut goal, mut bounded, mut met) = (0, 0, 0);
+    for (result, row) in results.iter().zip(rows) {
+        let alternative =
+            result.alternative.as_ref().map_or("none meets the SLO".to_owned(), |(p, a)| {
+                format!(
+                    "{} (target {}, MinTasks {}): {:.1} ({:.1})",
+                    p.label(),
+                    a.target,
+                    a.min_tasks,
+                    a.task_minutes,
+                    a.reversals_per_day
+                )
+            });
+        let own = row.own.map_or("no setting meets the SLO and the bound".to_owned(), |i| {
+            format!("{}: {}", setting(i), judged(result, Some(i), seeds))
+        });
+        if let Some(i) = row.held_out {
+            goal += usize::from(result.ratio(i).is_some_and(|r| r <= GOAL));
+            bounded += usize::from(result.load[i].reversals_per_day <= result.bound + 1e-9);
+            met += usize::from(result.load[i].seeds_met == seeds);
+        }
+        let _ = writeln!(
+            out,
+            "| {} | {alternative} | {own} | {} | {}: {} | {} | {:.1} |",
+            result.name,
+            judged(result, row.all, seeds),
+            setting(row.held_out.unwrap_or(usize::MAX)),
+            judged(result, row.held_out, seeds),
+            row.held_out
+                .and_then(|i| result.ratio(i))
+                .map_or("-".to_owned(), |r| format!("{r:.2}")),
+            result.bound
+        );
+    }
+    let all = rows.first().and_then(|r| r.all);
+    let _ = writeln!(
+        out,
+        "\nTask-minutes (means of {seeds} seeds); reversals a day in brackets. Chosen on all {n}: \
+         {}.\nHeld out, each trace judged at the defaults chosen without it: {goal} of {n} at or \
+         below {GOAL} × the cheapest alternative, {bounded} of {n} within the reversal bound, \
+         the SLO met on every seed on {met} of {n}.",
+        setting(all.unwrap_or(usize::MAX))
+    );
+    out
+}
