@@ -6,11 +6,11 @@ use crate::policy::Policy;
 use crate::recommend::{self, Candidate, Robustness};
 use crate::sim::Scenario;
 
-/// Reversals an hour no setting may exceed on any trace.
-pub const REVERSALS_PER_HOUR: f64 = 2.0;
+pub use crate::recommend::MAX_REVERSALS_PER_HOUR as REVERSALS_PER_HOUR;
 
-/// Reversals a day ours may have beyond the alternative's, where the
-/// alternative's best keeps a task running (`MinTasks` ≥ 1).
+/// Reversals a day ours may have beyond the alternative's, where ours
+/// keeps a task running (`MinTasks` ≥ 1): with a task always there, no
+/// reversal is a wake-up from zero.
 pub const REVERSALS_BEYOND_ALTERNATIVE: f64 = 1.0;
 
 /// The task-minutes ratio the project aims for on every trace.
@@ -78,19 +78,28 @@ impl From<&Candidate> for Score {
 pub struct TraceResult {
     /// The trace's name.
     pub name: String,
-    /// The cheapest alternative meeting the SLO at its own best setting.
+    /// The cheapest alternative meeting the SLO at its own best setting,
+    /// within [`REVERSALS_PER_HOUR`].
     pub alternative: Option<(Policy, Score)>,
+    /// An alternative cheaper still at more reversals, if one is.
+    pub flapping: Option<(Policy, Score)>,
     /// The load at each of [`settings`], in that order.
     pub load: Vec<Score>,
-    /// The reversals a day the bound allows on this trace.
-    pub bound: f64,
+    /// The reversals a day the bound allows ours on this trace at
+    /// `MinTasks` 0, and at `MinTasks` ≥ 1.
+    pub bound: (f64, f64),
 }
 
 impl TraceResult {
     /// Whether `load[index]` meets the SLO on every seed and keeps the bound.
     pub fn eligible(&self, index: usize, seeds: u32) -> bool {
         let c = &self.load[index];
-        c.seeds_met == seeds && c.reversals_per_day <= self.bound + 1e-9
+        c.seeds_met == seeds && c.reversals_per_day <= self.bound_for(c) + 1e-9
+    }
+
+    /// The reversals a day allowed at `score`'s `MinTasks`.
+    pub fn bound_for(&self, score: &Score) -> f64 {
+        if score.min_tasks >= 1 { self.bound.1 } else { self.bound.0 }
     }
 
     /// `load[index]`'s task-minutes over the alternative's (`None` without one).
@@ -102,14 +111,20 @@ impl TraceResult {
 
 /// Runs every alternative's search and the load's grid on `scenario`.
 pub fn evaluate(scenario: &Scenario, robustness: Robustness) -> TraceResult {
-    let alternative = Policy::ALL
+    let searched: Vec<_> = Policy::ALL
         .iter()
         .filter(|policy| !policy.is_ours())
-        .filter_map(|&policy| {
-            let best = recommend::search_policy(scenario, policy, robustness).best?;
-            Some((policy, Score::from(&best)))
-        })
-        .min_by(|a, b| a.1.task_minutes.total_cmp(&b.1.task_minutes));
+        .map(|&policy| (policy, recommend::search_policy(scenario, policy, robustness)))
+        .collect();
+    let cheapest = |pick: &dyn Fn(&recommend::Recommendation) -> Option<Score>| {
+        searched
+            .iter()
+            .filter_map(|(policy, found)| Some((*policy, pick(found)?)))
+            .min_by(|a, b| a.1.task_minutes.total_cmp(&b.1.task_minutes))
+    };
+    let alternative = cheapest(&|found| found.best.as_ref().map(Score::from));
+    let flapping = cheapest(&|found| found.cheapest_flapping.as_ref().map(Score::from))
+        .filter(|(_, f)| alternative.is_none_or(|(_, a)| f.task_minutes < a.task_minutes));
     let grid = settings();
     let load = crate::parallel::map(&grid, |setting| {
         let mut trial = scenario.clone();
@@ -125,20 +140,18 @@ pub fn evaluate(scenario: &Scenario, robustness: Robustness) -> TraceResult {
     });
     let days = scenario.trace.seconds().max(1) as f64 / 86_400.0;
     let bound = bound(alternative.as_ref().map(|(_, alt)| alt), days);
-    TraceResult { name: scenario.trace.name.clone(), alternative, load, bound }
+    TraceResult { name: scenario.trace.name.clone(), alternative, flapping, load, bound }
 }
 
-/// Reversals a day allowed on a trace of `days`: [`REVERSALS_PER_HOUR`],
-/// and where the alternative keeps a task running, its reversals and one
-/// more a day (one more in all on a trace shorter than a day).
-pub fn bound(alternative: Option<&Score>, days: f64) -> f64 {
+/// Reversals a day allowed on a trace of `days`, at `MinTasks` 0 and at
+/// `MinTasks` ≥ 1: [`REVERSALS_PER_HOUR`]; with a task always running, also
+/// no more than the alternative's and one more a day (one more in all on a
+/// trace shorter than a day).
+pub fn bound(alternative: Option<&Score>, days: f64) -> (f64, f64) {
     let hourly = REVERSALS_PER_HOUR * 24.0;
-    match alternative {
-        Some(alt) if alt.min_tasks >= 1 => {
-            hourly.min(alt.reversals_per_day + REVERSALS_BEYOND_ALTERNATIVE / days.min(1.0))
-        }
-        _ => hourly,
-    }
+    let beyond = REVERSALS_BEYOND_ALTERNATIVE / days.min(1.0);
+    let floor = alternative.map_or(hourly, |alt| hourly.min(alt.reversals_per_day + beyond));
+    (hourly, floor)
 }
 
 /// The setting chosen on `traces`: among those eligible on all of them,

@@ -20,7 +20,11 @@ fn judged(result: &TraceResult, index: Option<usize>, seeds: u32) -> String {
     } else {
         format!(", SLO met on {} of {seeds} seeds", score.seeds_met)
     };
-    let over = if score.reversals_per_day > result.bound + 1e-9 { ", over the bound" } else { "" };
+    let over = if score.reversals_per_day > result.bound_for(score) + 1e-9 {
+        ", over the bound"
+    } else {
+        ""
+    };
     format!("{ratio} ({:.1}{over}{slo})", score.reversals_per_day)
 }
 
@@ -31,33 +35,38 @@ pub fn table(results: &[TraceResult], rows: &[Row], seeds: u32) -> String {
     let _ = writeln!(
         out,
         "| trace | cheapest alternative at its best | ours at its own best | chosen on all {n} | \
-         chosen on the other {} | held out | reversal bound a day |\n|---|---|---|---:|---|---:|---:|",
+         chosen on the other {} | held out | reversal bound a day (MinTasks 0 / ≥ 1) |\n|---|---|---|---:|---|---:|---:|",
         n.saturating_sub(1)
     );
     let (mut goal, mut bounded, mut met) = (0, 0, 0);
     for (result, row) in results.iter().zip(rows) {
-        let alternative =
-            result.alternative.as_ref().map_or("none meets the SLO".to_owned(), |(p, a)| {
-                format!(
-                    "{} (target {}, MinTasks {}): {:.1} ({:.1})",
-                    p.label(),
-                    a.target,
-                    a.min_tasks,
-                    a.task_minutes,
-                    a.reversals_per_day
-                )
-            });
+        let describe = |(policy, a): &(crate::policy::Policy, crate::held_out::Score)| {
+            format!(
+                "{} (target {}, MinTasks {}): {:.1} ({:.1})",
+                policy.label(),
+                a.target,
+                a.min_tasks,
+                a.task_minutes,
+                a.reversals_per_day
+            )
+        };
+        let mut alternative =
+            result.alternative.as_ref().map_or("none meets the SLO".to_owned(), describe);
+        if let Some(flapping) = &result.flapping {
+            let _ = write!(alternative, "; over the bound: {}", describe(flapping));
+        }
         let own = row.own.map_or("no setting meets the SLO and the bound".to_owned(), |i| {
             format!("{}: {}", setting(i), judged(result, Some(i), seeds))
         });
         if let Some(i) = row.held_out {
             goal += usize::from(result.ratio(i).is_some_and(|r| r <= GOAL));
-            bounded += usize::from(result.load[i].reversals_per_day <= result.bound + 1e-9);
+            let score = &result.load[i];
+            bounded += usize::from(score.reversals_per_day <= result.bound_for(score) + 1e-9);
             met += usize::from(result.load[i].seeds_met == seeds);
         }
         let _ = writeln!(
             out,
-            "| {} | {alternative} | {own} | {} | {}: {} | {} | {:.1} |",
+            "| {} | {alternative} | {own} | {} | {}: {} | {} | {:.0} / {:.1} |",
             result.name,
             judged(result, row.all, seeds),
             setting(row.held_out.unwrap_or(usize::MAX)),
@@ -65,7 +74,8 @@ pub fn table(results: &[TraceResult], rows: &[Row], seeds: u32) -> String {
             row.held_out
                 .and_then(|i| result.ratio(i))
                 .map_or("-".to_owned(), |r| format!("{r:.2}")),
-            result.bound
+            result.bound.0,
+            result.bound.1
         );
     }
     let all = rows.first().and_then(|r| r.all);

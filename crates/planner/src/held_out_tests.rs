@@ -13,8 +13,9 @@ fn trace(name: &str, costs: [f64; 3], reversals: [f64; 3], missed: Option<usize>
     TraceResult {
         name: name.to_owned(),
         alternative: Some((Policy::QueueDepth, score(100.0, 0.0, 5))),
+        flapping: None,
         load,
-        bound: 48.0,
+        bound: (48.0, 48.0),
     }
 }
 
@@ -46,12 +47,15 @@ fn each_trace_is_judged_at_the_setting_chosen_without_it() {
 }
 
 #[test]
-fn the_bound_is_two_an_hour_or_the_alternatives_reversals_and_one_a_day() {
-    let alt =
-        |min_tasks, reversals_per_day| Score { min_tasks, ..score(100.0, reversals_per_day, 5) };
-    assert_eq!(bound(Some(&alt(0, 300.0)), 1.0), 48.0);
-    assert_eq!(bound(Some(&alt(1, 6.0)), 2.0), 7.0);
-    assert_eq!(bound(Some(&alt(1, 0.0)), 0.5), 2.0, "one more in all on half a day");
-    assert_eq!(bound(Some(&alt(1, 100.0)), 1.0), 48.0);
-    assert_eq!(bound(None, 1.0), 48.0);
+fn the_bound_is_two_an_hour_and_with_a_task_always_running_the_alternatives_and_one_a_day() {
+    let alt = |reversals_per_day| score(100.0, reversals_per_day, 5);
+    assert_eq!(bound(Some(&alt(30.0)), 1.0), (48.0, 31.0));
+    assert_eq!(bound(Some(&alt(6.0)), 2.0), (48.0, 7.0));
+    assert_eq!(bound(Some(&alt(0.0)), 0.5), (48.0, 2.0), "one more in all on half a day");
+    assert_eq!(bound(Some(&alt(100.0)), 1.0), (48.0, 48.0));
+    assert_eq!(bound(None, 1.0), (48.0, 48.0));
+    let mut trace = trace("a", [50.0, 80.0, 85.0], [40.0, 40.0, 0.0], None);
+    trace.bound = (48.0, 10.0);
+    trace.load[1].min_tasks = 1;
+    assert!(trace.eligible(0, 5) && !trace.eligible(1, 5) && trace.eligible(2, 5));
 }

@@ -311,6 +311,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             }
             for scenario in scenario.scenarios()? {
                 let found = recommend::search(&scenario, robustness);
+                let alternatives = recommend::deployable_alternatives(&scenario, robustness);
                 let shown = found.best.as_ref().or(found.closest.as_ref());
                 let path = out.join(format!("{}-recommended.svg", scenario.trace.name));
                 if let Some(shown) = shown {
@@ -341,6 +342,20 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                         capacity_planner::deployable::ECS_FIRST_DEPLOY,
                         Vec::new(),
                     );
+                    line["cheaper_alternative"] = report::cheaper_alternative(
+                        found.best.as_ref(),
+                        &alternatives,
+                    )
+                    .map_or(serde_json::Value::Null, |(policy, c)| {
+                        serde_json::json!({
+                            "policy": policy.label(),
+                            "target": c.target.get(),
+                            "min_tasks": c.min_tasks,
+                            "task_minutes": c.task_minutes,
+                            "reversals_per_day": c.reversals_per_day,
+                            "deploy": report::alternative_deploy_line(&scenario, policy, c),
+                        })
+                    });
                     if let (None, Some(closest)) = (&found.best, &found.closest) {
                         line["binding_limit"] =
                             recommend::binding_limit(&scenario, closest, robustness).into();
@@ -348,7 +363,8 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     writeln!(w, "{line}")?;
                     continue;
                 }
-                writeln!(w, "{}", report::recommendation(&scenario, &found, verbose))?;
+                let text = report::recommendation(&scenario, &found, &alternatives, verbose);
+                writeln!(w, "{text}")?;
                 if shown.is_some() {
                     plot::announce(&mut w, &path)?;
                 }

@@ -17,6 +17,17 @@ pub const MIN_TASKS: [u64; 3] = [0, 1, 2];
 /// fewer reversals: a setting that flaps costs what its task-minutes do not say.
 pub const NEAR_TIE: f64 = 0.05;
 
+/// Reversals of the scaling direction an hour beyond which no setting of
+/// any policy counts as meeting the objective: every reversal is a task
+/// stopped while work comes and another started (its start-up, a cold
+/// cache, a deregistration), which its task-minutes do not show.
+pub const MAX_REVERSALS_PER_HOUR: f64 = 2.0;
+
+/// Whether `candidate` keeps [`MAX_REVERSALS_PER_HOUR`].
+pub fn within_reversal_bound(candidate: &Candidate) -> bool {
+    candidate.reversals_per_day <= MAX_REVERSALS_PER_HOUR * 24.0 + 1e-9
+}
+
 /// How hard a setting must meet the SLO to count.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Robustness {
@@ -63,8 +74,12 @@ pub struct Recommendation {
     pub tried: usize,
     /// How hard a setting had to meet the SLO.
     pub robustness: Robustness,
-    /// The cheapest that meets it (near-ties to fewer reversals), if any does.
+    /// The cheapest that meets it within [`MAX_REVERSALS_PER_HOUR`]
+    /// (near-ties to fewer reversals), if any does.
     pub best: Option<Candidate>,
+    /// The cheapest that meets the SLO at any number of reversals, when it
+    /// is not `best`: what the bound costs.
+    pub cheapest_flapping: Option<Candidate>,
     /// The setting that met it on the most seeds, then with the shortest worst wait.
     pub closest: Option<Candidate>,
     /// Every setting, in search order, for `--verbose`.
@@ -136,7 +151,16 @@ pub fn search_policy(
     let candidates =
         crate::parallel::map(&settings, |&setting| evaluate(scenario, policy, setting, robustness));
     let seeds = robustness.seeds.max(1);
-    let meeting: Vec<&Candidate> = candidates.iter().filter(|c| c.seeds_met == seeds).collect();
+    let met_slo = |c: &&Candidate| c.seeds_met == seeds;
+    let meeting: Vec<&Candidate> =
+        candidates.iter().filter(met_slo).filter(|c| within_reversal_bound(c)).collect();
+    let cheapest_flapping = candidates
+        .iter()
+        .filter(met_slo)
+        .filter(|c| !within_reversal_bound(c))
+        .min_by(|a, b| a.task_minutes.total_cmp(&b.task_minutes))
+        .filter(|c| meeting.iter().all(|m| c.task_minutes < m.task_minutes))
+        .cloned();
     let cheapest = meeting.iter().map(|c| c.task_minutes).fold(f64::INFINITY, f64::min);
     let best = meeting
         .iter()
@@ -151,7 +175,26 @@ pub fn search_policy(
         .iter()
         .max_by_key(|c| (c.seeds_met, std::cmp::Reverse(c.worst_wait.unwrap_or(u64::MAX))))
         .cloned();
-    Recommendation { tried: candidates.len(), robustness, best, closest, candidates }
+    Recommendation {
+        tried: candidates.len(),
+        robustness,
+        best,
+        cheapest_flapping,
+        closest,
+        candidates,
+    }
+}
+
+/// The signals the template deploys besides the load, each at its own best
+/// setting: what `recommend` weighs the load against.
+pub fn deployable_alternatives(
+    scenario: &Scenario,
+    robustness: Robustness,
+) -> Vec<(Policy, Recommendation)> {
+    [Policy::Ours, Policy::MetricMath]
+        .into_iter()
+        .map(|policy| (policy, search_policy(scenario, policy, robustness)))
+        .collect()
 }
 
 /// What kept the closest setting from meeting the SLO, for a person: the

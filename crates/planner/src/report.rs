@@ -177,6 +177,7 @@ pub fn verdict(outcomes: &[Outcome], quantile: f64) -> String {
 pub fn recommendation(
     scenario: &Scenario,
     found: &crate::recommend::Recommendation,
+    alternatives: &[(Policy, crate::recommend::Recommendation)],
     verbose: bool,
 ) -> String {
     use crate::recommend::{Candidate, binding_limit};
@@ -249,7 +250,114 @@ pub fn recommendation(
         }
         (None, None) => out.push_str("nothing was simulated\n"),
     }
+    out.push_str(&alternatives_verdict(scenario, found.best.as_ref(), alternatives));
     out
+}
+
+/// Whether a signal the template deploys besides the load costs less on
+/// this trace at its own best setting, and how to deploy it if so.
+fn alternatives_verdict(
+    scenario: &Scenario,
+    ours: Option<&crate::recommend::Candidate>,
+    alternatives: &[(Policy, crate::recommend::Recommendation)],
+) -> String {
+    let mut out = String::new();
+    let found: Vec<_> =
+        alternatives.iter().filter_map(|(p, r)| Some((*p, r.best.as_ref()?))).collect();
+    let cheaper = cheaper_alternative(ours, alternatives);
+    let ratio = |c: &crate::recommend::Candidate| {
+        ours.map_or(String::new(), |o| {
+            format!(" ({:.2} × the load's)", c.task_minutes / o.task_minutes)
+        })
+    };
+    match cheaper {
+        Some((policy, c)) => {
+            let policy = &policy;
+            let problems = crate::deployable::ecs(scenario);
+            let deploy = if problems.is_empty() {
+                format!(
+                    "To deploy it instead:\n  {}",
+                    alternative_deploy_line(scenario, *policy, c)
+                )
+            } else {
+                format!(
+                    "No deploy line: the template cannot deploy it as simulated: {}",
+                    problems.join(", ")
+                )
+            };
+            let _ = writeln!(
+                out,
+                "\ncheaper on this trace: {} at its best, target {} and MinTasks {}: {:.1} \
+                 task-min{}, {:.1} reversals a day (means of {} seeds, within {} an hour). {deploy}",
+                policy.label(),
+                c.target.get(),
+                c.min_tasks,
+                c.task_minutes,
+                ratio(c),
+                c.reversals_per_day,
+                c.seeds_met,
+                crate::recommend::MAX_REVERSALS_PER_HOUR,
+            );
+        }
+        None if !found.is_empty() => {
+            let each: Vec<String> = found
+                .iter()
+                .map(|(p, c)| format!("{} {:.1} task-min{}", p.label(), c.task_minutes, ratio(c)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "\nthe template's other signals cost more here, each at its best: {}",
+                each.join("; ")
+            );
+        }
+        None => {}
+    }
+    out
+}
+
+/// The cheapest of `alternatives` at its best, when it costs less than
+/// `ours` (or ours meets the SLO at no setting).
+pub fn cheaper_alternative<'a>(
+    ours: Option<&crate::recommend::Candidate>,
+    alternatives: &'a [(Policy, crate::recommend::Recommendation)],
+) -> Option<(Policy, &'a crate::recommend::Candidate)> {
+    alternatives
+        .iter()
+        .filter_map(|(p, r)| Some((*p, r.best.as_ref()?)))
+        .filter(|(_, c)| ours.is_none_or(|o| c.task_minutes < o.task_minutes))
+        .min_by(|a, b| a.1.task_minutes.total_cmp(&b.1.task_minutes))
+}
+
+/// The `sam deploy` line for `ScalingSignal=backlog-per-task` or
+/// `metric-math` at `c`, with the run's other settings.
+pub fn alternative_deploy_line(
+    scenario: &Scenario,
+    policy: Policy,
+    c: &crate::recommend::Candidate,
+) -> String {
+    let signal = match policy {
+        Policy::MetricMath => "metric-math",
+        _ => "backlog-per-task",
+    };
+    let load_line = deploy_line(scenario, c);
+    let rest = load_line
+        .split(' ')
+        .filter(|word| {
+            !["ScalingSignal=", "TargetLoadPercent=", "LoadDrainSeconds=", "LoadHoldSeconds="]
+                .iter()
+                .any(|p| word.starts_with(p))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replacen(
+            "ConsumerType=ecs",
+            &format!(
+                "ConsumerType=ecs ScalingSignal={signal} TargetBacklogPerTask={}",
+                c.target.get()
+            ),
+            1,
+        );
+    rest
 }
 
 /// A searched setting's run on the scenario's seed, as a table named for
