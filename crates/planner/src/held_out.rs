@@ -85,6 +85,8 @@ pub struct TraceResult {
     pub flapping: Option<(Policy, Score)>,
     /// The load at each of [`settings`], in that order.
     pub load: Vec<Score>,
+    /// Minutes simulated (the trace and its tail): what one task all along costs.
+    pub run_minutes: f64,
     /// The reversals a day the bound allows ours on this trace at
     /// `MinTasks` 0, and at `MinTasks` ≥ 1.
     pub bound: (f64, f64),
@@ -100,6 +102,15 @@ impl TraceResult {
     /// The reversals a day allowed at `score`'s `MinTasks`.
     pub fn bound_for(&self, score: &Score) -> f64 {
         if score.min_tasks >= 1 { self.bound.1 } else { self.bound.0 }
+    }
+
+    /// Whether the alternative's best is its `MinTasks` running all along
+    /// (within 5 %): a floor no setting that keeps a task through the
+    /// trace's quiet spells goes under, so [`GOAL`] is out of reach there.
+    pub fn floor_is_the_answer(&self) -> bool {
+        self.alternative.as_ref().is_some_and(|(_, alt)| {
+            alt.min_tasks >= 1 && alt.task_minutes <= 1.05 * alt.min_tasks as f64 * self.run_minutes
+        })
     }
 
     /// `load[index]`'s task-minutes over the alternative's (`None` without one).
@@ -140,7 +151,15 @@ pub fn evaluate(scenario: &Scenario, robustness: Robustness) -> TraceResult {
     });
     let days = scenario.trace.seconds().max(1) as f64 / 86_400.0;
     let bound = bound(alternative.as_ref().map(|(_, alt)| alt), days);
-    TraceResult { name: scenario.trace.name.clone(), alternative, flapping, load, bound }
+    let run_minutes = (scenario.trace.seconds() + scenario.tail_seconds) as f64 / 60.0;
+    TraceResult {
+        name: scenario.trace.name.clone(),
+        alternative,
+        flapping,
+        load,
+        bound,
+        run_minutes,
+    }
 }
 
 /// Reversals a day allowed on a trace of `days`, at `MinTasks` 0 and at

@@ -78,6 +78,27 @@ pub fn table(results: &[TraceResult], rows: &[Row], seeds: u32) -> String {
             result.bound.1
         );
     }
+    let limits: Vec<String> = results
+        .iter()
+        .zip(rows)
+        .filter(|(result, row)| {
+            result.floor_is_the_answer()
+                && row.own.and_then(|i| result.ratio(i)).is_none_or(|r| r > GOAL)
+        })
+        .map(|(result, _)| {
+            let minutes = result.run_minutes;
+            format!("{} (one task for its {minutes:.0} minutes)", result.name)
+        })
+        .collect();
+    if !limits.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nThe limit, where {GOAL} × is out of reach: the cheapest alternative within the bound \
+             is its MinTasks running all along, which nothing that keeps a task through the quiet \
+             spells undercuts: {}.",
+            limits.join("; ")
+        );
+    }
     let all = rows.first().and_then(|r| r.all);
     let _ = writeln!(
         out,

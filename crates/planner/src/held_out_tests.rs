@@ -16,6 +16,7 @@ fn trace(name: &str, costs: [f64; 3], reversals: [f64; 3], missed: Option<usize>
         flapping: None,
         load,
         bound: (48.0, 48.0),
+        run_minutes: 1_000.0,
     }
 }
 

@@ -333,7 +333,7 @@ fn json_is_one_object_per_trace_with_every_run_and_its_setting() {
         assert!(rows.iter().all(|r| r.get(key).is_some()), "{key} in every row");
     }
     assert_eq!(rows[0]["policy"], "ours: load");
-    assert_eq!(rows[0]["target"], 150.0, "TargetLoadPercent's default");
+    assert_eq!(rows[0]["target"], 120.0, "TargetLoadPercent's default");
     assert_eq!(rows[1]["policy"], "ours: backlog per task");
     assert_eq!(rows[1]["target"], 100.0, "TargetBacklogPerTask's default");
 

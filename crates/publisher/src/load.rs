@@ -55,7 +55,7 @@ impl LoadSettings {
         processing_seconds: 1.0,
         drain_seconds: LOAD_DRAIN_SECONDS.whole_default() as f64,
         hold_seconds: LOAD_HOLD_SECONDS.whole_default() as f64,
-        target_percent: 150.0,
+        target_percent: 120.0,
     };
 }
 
