@@ -1,8 +1,11 @@
-//! Whether a run's fixed settings are ones `template.yaml` can deploy: a
-//! deploy line carries them, and `sam deploy` refuses a value outside a
-//! parameter's range.
+//! The `sam deploy` lines the planner prints, and whether a run's fixed
+//! settings are ones `template.yaml` can deploy: a deploy line carries them,
+//! and `sam deploy` refuses a value outside a parameter's range.
+
+use backlog_publisher::backlog::TaskCountMode;
 
 use crate::defaults;
+use crate::policy::Policy;
 use crate::sim::Scenario;
 
 fn within(name: &str, value: u64, (min, max): (u64, u64), out: &mut Vec<String>) {
@@ -100,4 +103,71 @@ pub fn json_fields(
     line["deploy"] = deploy.into();
     line["not_deployable"] = problems.into();
     line["notes"] = notes.into();
+}
+
+/// The `sam deploy` line for `best`: every template parameter the run was
+/// simulated with, so a deploy (whose `--parameter-overrides` replace, not
+/// merge with, a samconfig.toml's) is what was simulated.
+pub fn deploy_line(scenario: &Scenario, best: &crate::recommend::Candidate) -> String {
+    let schedule = crate::deployable::schedule_rate(scenario);
+    format!(
+        "sam deploy --parameter-overrides ConsumerType=ecs ScalingSignal=load \
+         TargetLoadPercent={} AvgProcessingSeconds={} LoadDrainSeconds={} LoadHoldSeconds={} \
+         MinTasks={} MaxTasks={} ConsumerConcurrency={} WorkerVisibilityTimeout={} \
+         MaxReceiveCount={} DrainSeconds={} TaskCount={} BacklogIncludes={} {schedule} \
+         SamplesPerInvocation=1",
+        best.target.get(),
+        scenario.publisher.load.processing_seconds,
+        scenario.publisher.load.drain_seconds,
+        scenario.publisher.load.hold_seconds,
+        best.min_tasks,
+        scenario.scaling.max_tasks,
+        scenario.workers.slots,
+        scenario.queue.visibility_timeout,
+        scenario.queue.max_receive_count,
+        scenario.workers.drain_seconds.unwrap_or(0),
+        match scenario.publisher.backlog.task_count {
+            TaskCountMode::Running => "running",
+            TaskCountMode::RunningPlusPending => "running+pending",
+            TaskCountMode::Desired => "desired",
+        },
+        {
+            let includes = scenario.publisher.backlog.includes;
+            let mut listed = vec!["visible"];
+            listed.extend(includes.in_flight.then_some("inflight"));
+            listed.extend(includes.delayed.then_some("delayed"));
+            listed.join(",")
+        },
+    )
+}
+
+/// The `sam deploy` line for `ScalingSignal=backlog-per-task` or
+/// `metric-math` at `c`, with the run's other settings.
+pub fn alternative_deploy_line(
+    scenario: &Scenario,
+    policy: Policy,
+    c: &crate::recommend::Candidate,
+) -> String {
+    let signal = match policy {
+        Policy::MetricMath => "metric-math",
+        _ => "backlog-per-task",
+    };
+    let load_line = deploy_line(scenario, c);
+    load_line
+        .split(' ')
+        .filter(|word| {
+            !["ScalingSignal=", "TargetLoadPercent=", "LoadDrainSeconds=", "LoadHoldSeconds="]
+                .iter()
+                .any(|p| word.starts_with(p))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replacen(
+            "ConsumerType=ecs",
+            &format!(
+                "ConsumerType=ecs ScalingSignal={signal} TargetBacklogPerTask={}",
+                c.target.get()
+            ),
+            1,
+        )
 }

@@ -25,6 +25,7 @@ pub mod random;
 pub mod recommend;
 pub mod report;
 pub mod report_json;
+pub mod report_recommend;
 pub mod sim;
 pub mod stats;
 pub mod trace;

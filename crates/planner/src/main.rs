@@ -334,7 +334,10 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     line["settings_tried"] = found.tried.into();
                     line["seeds"] = seeds.into();
                     line["met"] = found.best.is_some().into();
-                    let deploy = found.best.as_ref().map(|b| report::deploy_line(&scenario, b));
+                    let deploy = found
+                        .best
+                        .as_ref()
+                        .map(|b| capacity_planner::deployable::deploy_line(&scenario, b));
                     capacity_planner::deployable::json_fields(
                         &mut line,
                         deploy,
@@ -342,7 +345,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                         capacity_planner::deployable::ECS_FIRST_DEPLOY,
                         Vec::new(),
                     );
-                    line["cheaper_alternative"] = report::cheaper_alternative(
+                    line["cheaper_alternative"] = recommend::cheaper_alternative(
                         found.best.as_ref(),
                         &alternatives,
                     )
@@ -353,7 +356,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                             "min_tasks": c.min_tasks,
                             "task_minutes": c.task_minutes,
                             "reversals_per_day": c.reversals_per_day,
-                            "deploy": report::alternative_deploy_line(&scenario, policy, c),
+                            "deploy": capacity_planner::deployable::alternative_deploy_line(&scenario, policy, c),
                         })
                     });
                     if let (None, Some(closest)) = (&found.best, &found.closest) {
@@ -363,7 +366,12 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     writeln!(w, "{line}")?;
                     continue;
                 }
-                let text = report::recommendation(&scenario, &found, &alternatives, verbose);
+                let text = capacity_planner::report_recommend::recommendation(
+                    &scenario,
+                    &found,
+                    &alternatives,
+                    verbose,
+                );
                 writeln!(w, "{text}")?;
                 if shown.is_some() {
                     plot::announce(&mut w, &path)?;

@@ -234,3 +234,16 @@ pub fn binding_limit(scenario: &Scenario, closest: &Candidate, robustness: Robus
         MIN_TASKS[MIN_TASKS.len() - 1]
     )
 }
+
+/// The cheapest of `alternatives` at its best, when it costs less than
+/// `ours` (or ours meets the SLO at no setting).
+pub fn cheaper_alternative<'a>(
+    ours: Option<&crate::recommend::Candidate>,
+    alternatives: &'a [(Policy, crate::recommend::Recommendation)],
+) -> Option<(Policy, &'a crate::recommend::Candidate)> {
+    alternatives
+        .iter()
+        .filter_map(|(p, r)| Some((*p, r.best.as_ref()?)))
+        .filter(|(_, c)| ours.is_none_or(|o| c.task_minutes < o.task_minutes))
+        .min_by(|a, b| a.1.task_minutes.total_cmp(&b.1.task_minutes))
+}

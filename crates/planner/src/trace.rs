@@ -81,6 +81,27 @@ pub enum ServiceShape {
     Slowdown(crate::fleet::Slowdown),
 }
 
+impl ServiceShape {
+    /// Changes `scenario`'s service time (and, for a slower worker, the
+    /// publisher's `AvgProcessingSeconds` to match) as the trace says.
+    pub fn apply(self, scenario: &mut crate::sim::Scenario) {
+        match self {
+            Self::AsGiven => {}
+            Self::Slower(factor) => {
+                scenario.workers.service = scenario.workers.service.scaled(factor);
+                scenario.lambda.invocation.service = scenario.workers.service;
+                scenario.publisher.load.processing_seconds *= factor;
+            }
+            Self::HeavyTailed(cv) => {
+                let mean = scenario.workers.service.mean();
+                scenario.workers.service = crate::random::ServiceTime::LogNormal { mean, cv };
+                scenario.lambda.invocation.service = scenario.workers.service;
+            }
+            Self::Slowdown(slowdown) => scenario.workers.slowdown = Some(slowdown),
+        }
+    }
+}
+
 impl BuiltIn {
     /// Every built-in trace, in the order tables show them.
     pub const ALL: [Self; 15] = [

@@ -5,9 +5,13 @@ use std::path::PathBuf;
 
 use backlog_publisher::BacklogTarget;
 use backlog_publisher::backlog::{BacklogIncludes, BacklogPolicy, TaskCountMode};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 pub(crate) mod error;
+mod values;
+
+pub use values::{ConsumerKind, Distribution};
+use values::{margin, metric_period};
 
 pub use error::ArgsError;
 pub(crate) use error::{MAX_CSV_BYTES, check};
@@ -106,44 +110,6 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-}
-
-/// `--margin`: a fraction of the SLO from 0.1 to 1.
-fn margin(text: &str) -> Result<f64, String> {
-    let value: f64 = text.parse().map_err(|_| format!("{text:?} is not a number"))?;
-    if (0.1..=1.0).contains(&value) {
-        Ok(value)
-    } else {
-        Err(format!("{value} is not a fraction of the SLO from 0.1 to 1"))
-    }
-}
-
-/// `--metric-period`: a period CloudWatch alarms accept for target tracking.
-fn metric_period(text: &str) -> Result<u64, String> {
-    match text.parse::<u64>() {
-        Ok(value @ (10 | 20 | 30 | 60)) => Ok(value),
-        _ => Err(format!("{text:?} is not 10, 20, 30 or 60 seconds")),
-    }
-}
-
-/// The service-time distribution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Distribution {
-    /// Always the mean.
-    Fixed,
-    /// Exponential.
-    Exponential,
-    /// Log-normal, coefficient of variation 1.5: a long tail.
-    Lognormal,
-}
-
-/// What consumes the queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ConsumerKind {
-    /// sqs-worker tasks on ECS, scaled by the policies compared (`ConsumerType=ecs`).
-    Ecs,
-    /// batch-consumer on Lambda, scaled by its SQS event source mapping (`ConsumerType=lambda`).
-    Lambda,
 }
 
 /// Everything a scenario can be told.
@@ -353,20 +319,7 @@ impl ScenarioArgs {
             .into_iter()
             .map(|(trace, initial, shape)| {
                 let mut scenario = self.scenario(trace, initial, target);
-                match shape {
-                    ServiceShape::AsGiven => {}
-                    ServiceShape::Slower(factor) => {
-                        scenario.workers.service = scenario.workers.service.scaled(factor);
-                        scenario.lambda.invocation.service = scenario.workers.service;
-                        scenario.publisher.load.processing_seconds *= factor;
-                    }
-                    ServiceShape::HeavyTailed(cv) => {
-                        let mean = scenario.workers.service.mean();
-                        scenario.workers.service = ServiceTime::LogNormal { mean, cv };
-                        scenario.lambda.invocation.service = scenario.workers.service;
-                    }
-                    ServiceShape::Slowdown(slowdown) => scenario.workers.slowdown = Some(slowdown),
-                }
+                shape.apply(&mut scenario);
                 scenario
             })
             .collect())
