@@ -35,7 +35,7 @@ pub fn table(results: &[TraceResult], rows: &[Row], seeds: u32) -> String {
     let _ = writeln!(
         out,
         "| trace | cheapest alternative at its best | ours at its own best | chosen on all {n} | \
-         chosen on the other {} | held out | reversal bound a day (MinTasks 0 / ≥ 1) |\n|---|---|---|---:|---|---:|---:|",
+         chosen on the other {} (held out) | reversal bound a day (MinTasks 0 / ≥ 1) |\n|---|---|---|---:|---|---:|",
         n.saturating_sub(1)
     );
     let (mut goal, mut bounded, mut met) = (0, 0, 0);
@@ -66,14 +66,11 @@ pub fn table(results: &[TraceResult], rows: &[Row], seeds: u32) -> String {
         }
         let _ = writeln!(
             out,
-            "| {} | {alternative} | {own} | {} | {}: {} | {} | {:.0} / {:.1} |",
+            "| {} | {alternative} | {own} | {} | {}: {} | {:.0} / {:.1} |",
             result.name,
             judged(result, row.all, seeds),
             setting(row.held_out.unwrap_or(usize::MAX)),
             judged(result, row.held_out, seeds),
-            row.held_out
-                .and_then(|i| result.ratio(i))
-                .map_or("-".to_owned(), |r| format!("{r:.2}")),
             result.bound.0,
             result.bound.1
         );
@@ -102,11 +99,14 @@ pub fn table(results: &[TraceResult], rows: &[Row], seeds: u32) -> String {
     let all = rows.first().and_then(|r| r.all);
     let _ = writeln!(
         out,
-        "\nTask-minutes (means of {seeds} seeds); reversals a day in brackets. Chosen on all {n}: \
-         {}.\nHeld out, each trace judged at the defaults chosen without it: {goal} of {n} at or \
+        "\nTask-minutes (means of {seeds} seed(s)); reversals a day in brackets. Chosen on all {n}: \
+         {} (the template deploys {} %, hold {} min, MinTasks {}).\nHeld out, each trace judged at the defaults chosen without it: {goal} of {n} at or \
          below {GOAL} × the cheapest alternative, {bounded} of {n} within the reversal bound, \
          the SLO met on every seed on {met} of {n}.",
-        setting(all.unwrap_or(usize::MAX))
+        setting(all.unwrap_or(usize::MAX)),
+        backlog_publisher::load::LoadSettings::DEFAULT.target_percent,
+        backlog_publisher::load::LoadSettings::DEFAULT.hold_seconds / 60.0,
+        crate::defaults::MIN_TASKS
     );
     out
 }

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use capacity_planner::args::{Cli, Command, ConsumerKind};
 use capacity_planner::lambda;
+use capacity_planner::trace::BuiltIn;
 use capacity_planner::{Policy, plot, recommend, report, report_json, run};
 use clap::{CommandFactory, FromArgMatches};
 
@@ -134,17 +135,37 @@ fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
         ("recommend", ConsumerKind::Lambda) => {
             &["maximum_concurrency", "batch_size", "provisioned_min_pollers"]
         }
-        ("cross-validate", _) => &["target_load", "load_hold_seconds", "min_tasks"],
+        ("cross-validate", _) => &["target_load", "load_hold_seconds", "min_tasks", "target"],
         _ => &[],
     };
     let other = match consumer {
         ConsumerKind::Ecs => &LAMBDA_ONLY[..],
         ConsumerKind::Lambda => &ECS_ONLY[..],
     };
-    let refusal = searched
+    let given_traces = sub.get_many::<BuiltIn>("traces").map_or(0, Iterator::count)
+        + usize::from(sub.try_get_one::<std::path::PathBuf>("csv").ok().flatten().is_some());
+    let cross_validate = match name {
+        "cross-validate" if consumer == ConsumerKind::Lambda => Some(
+            "cross-validate chooses the ECS worker's scaling defaults, which the Lambda consumer \
+             does not have: use `simulate recommend --consumer lambda`"
+                .to_owned(),
+        ),
+        "cross-validate" if given_traces == 1 => Some(
+            "cross-validate leaves one trace out at a time: give --trace at least twice (or \
+             none, for every built-in trace)"
+                .to_owned(),
+        ),
+        _ => None,
+    };
+    let refusal =
+        cross_validate.or_else(|| {
+            searched
         .iter()
         .find(|flag| given(flag))
         .map(|flag| match *flag {
+            "target" if name == "cross-validate" => "cross-validate runs each alternative at its \
+                own best target: --target is not read"
+                .to_owned(),
             "target" => "recommend searches the template's signal, the load (TargetLoadPercent \
                 × MinTasks); --target is backlog per task's: `simulate compare --best-settings` \
                 finds that policy's best target"
@@ -183,6 +204,7 @@ fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
                     ),
                 }
             })
+        })
         });
     if let Some(message) = refusal {
         // The subcommand's own usage line under the message, not the top level's.
@@ -211,18 +233,7 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     match cli.command {
         Command::CrossValidate { scenario, seeds } => {
             let robustness = recommend::Robustness { seeds, ..recommend::Robustness::default() };
-            if scenario.consumer == ConsumerKind::Lambda {
-                return Err(
-                    "cross-validate chooses the ECS worker's scaling defaults; the Lambda \
-                            consumer has none: use `simulate recommend --consumer lambda`"
-                        .into(),
-                );
-            }
             let scenarios = scenario.scenarios()?;
-            if scenarios.len() < 2 {
-                return Err("cross-validate leaves one trace out at a time: give at least two                             --trace (or none, for every built-in trace)"
-                    .into());
-            }
             let mut results = Vec::new();
             for scenario in &scenarios {
                 let started = std::time::Instant::now();
@@ -267,12 +278,13 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                     .map(|(&policy, o)| plot::Panel::of(o, Some(scenario.target_of(policy).get())))
                     .collect();
                 let title = format!(
-                    "{}: target {} % for the load, {} for the others, MinTasks {}, seed {}",
+                    "{}: target {} % for the load, {} for the others, MinTasks {}, seed {}{}",
                     scenario.trace.name,
                     scenario.publisher.load.target_percent,
                     scenario.scaling.target.get(),
                     scenario.scaling.min_tasks,
-                    scenario.seed
+                    scenario.seed,
+                    report::metric_period(scenario)
                 );
                 plot::write(&path, &title, &panels, plot::Frame::of(scenario))?;
                 if json {
@@ -354,9 +366,11 @@ fn execute(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                             "policy": policy.label(),
                             "target": c.target.get(),
                             "min_tasks": c.min_tasks,
-                            "task_minutes": c.task_minutes,
-                            "reversals_per_day": c.reversals_per_day,
-                            "deploy": capacity_planner::deployable::alternative_deploy_line(&scenario, policy, c),
+                            "task_minutes": (c.task_minutes * 10.0).round() / 10.0,
+                            "reversals_per_day": (c.reversals_per_day * 10.0).round() / 10.0,
+                            "deploy": capacity_planner::deployable::ecs(&scenario).is_empty().then(
+                                || capacity_planner::deployable::alternative_deploy_line(&scenario, policy, c)
+                            ),
                         })
                     });
                     if let (None, Some(closest)) = (&found.best, &found.closest) {

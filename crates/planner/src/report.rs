@@ -96,7 +96,7 @@ pub fn comparison(scenario: &Scenario, outcomes: &[Outcome]) -> String {
     let _ = writeln!(
         out,
         "targets: load {} %, the others {} per task; {}–{} tasks, {} slots × {:.2} s mean \
-         service, start-up {:.0} s, seed {}{}\n",
+         service, start-up {:.0} s, seed {}{}{}\n",
         scenario.publisher.load.target_percent,
         scenario.scaling.target.get(),
         scenario.scaling.min_tasks,
@@ -105,6 +105,7 @@ pub fn comparison(scenario: &Scenario, outcomes: &[Outcome]) -> String {
         scenario.workers.service.mean(),
         scenario.workers.startup_seconds,
         scenario.seed,
+        metric_period(scenario),
         if at_defaults(scenario) { " (targets and tasks: the template's defaults)" } else { "" },
     );
     out.push_str(&header("policy"));
@@ -115,6 +116,16 @@ pub fn comparison(scenario: &Scenario, outcomes: &[Outcome]) -> String {
     out
 }
 
+/// `, metric period 20 s` when the scaling metric's period is not a minute.
+pub fn metric_period(scenario: &Scenario) -> String {
+    let period = scenario.publisher.metric_period;
+    if period == crate::cloudwatch::PERIOD_SECONDS {
+        String::new()
+    } else {
+        format!(", metric period {period} s")
+    }
+}
+
 /// Whether every policy runs at the template's default targets and task range.
 fn at_defaults(scenario: &Scenario) -> bool {
     let load = backlog_publisher::load::LoadSettings::DEFAULT.target_percent;
@@ -122,6 +133,7 @@ fn at_defaults(scenario: &Scenario) -> bool {
         && scenario.scaling.target.get() == crate::defaults::TARGET
         && scenario.scaling.min_tasks == crate::defaults::MIN_TASKS
         && scenario.scaling.max_tasks == crate::defaults::MAX_TASKS
+        && scenario.publisher.metric_period == crate::cloudwatch::PERIOD_SECONDS
 }
 
 /// Whether the template's policy meets the SLO with fewer task-minutes than

@@ -58,6 +58,7 @@ pub fn json_trace(scenario: &Scenario, rows: Vec<serde_json::Value>) -> serde_js
         "messages": scenario.trace.total(),
         "slo_seconds": scenario.slo.latency_seconds,
         "slo_quantile": scenario.slo.quantile,
+        "metric_period_s": scenario.publisher.metric_period,
         "rows": rows,
     })
 }

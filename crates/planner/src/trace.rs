@@ -122,19 +122,6 @@ impl BuiltIn {
         Self::SlowDownstream,
     ];
 
-    /// The traces the template's defaults were first chosen on; the others
-    /// were added to judge them on shapes no one tuned on.
-    pub const FIRST_EIGHT: [Self; 8] = [
-        Self::Steady,
-        Self::Diurnal,
-        Self::BurstFromIdle,
-        Self::SpikeOnWarmFleet,
-        Self::SparseTrickle,
-        Self::OfficeHours,
-        Self::BatchEvery4h,
-        Self::SlowRamp,
-    ];
-
     /// The kebab-case name the command line takes.
     pub fn name(self) -> &'static str {
         match self {

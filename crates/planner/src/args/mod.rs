@@ -93,6 +93,25 @@ pub enum Command {
     /// The load's defaults chosen by cross-validation: for each trace, TargetLoadPercent,
     /// LoadHoldSeconds and MinTasks chosen on the others and judged on it, beside the cheapest
     /// alternative at its own best setting and a bound on reversals (a Markdown table).
+    // What it chooses, and the Lambda consumer's flags, are not settings it takes: hidden.
+    #[command(
+        mut_arg("target", |a| a.hide(true)),
+        mut_arg("target_load", |a| a.hide(true)),
+        mut_arg("load_hold_seconds", |a| a.hide(true)),
+        mut_arg("min_tasks", |a| a.hide(true)),
+        mut_arg("consumer", |a| a.hide(true)),
+        mut_arg("batch_size", |a| a.hide(true)),
+        mut_arg("batching_window", |a| a.hide(true)),
+        mut_arg("maximum_concurrency", |a| a.hide(true)),
+        mut_arg("provisioned_min_pollers", |a| a.hide(true)),
+        mut_arg("provisioned_max_pollers", |a| a.hide(true)),
+        mut_arg("account_concurrency", |a| a.hide(true)),
+        mut_arg("function_timeout", |a| a.hide(true)),
+        mut_arg("deadline_margin_ms", |a| a.hide(true)),
+        mut_arg("memory_mb", |a| a.hide(true)),
+        mut_arg("downstream_max_rps", |a| a.hide(true)),
+        mut_arg("downstream_capacity", |a| a.hide(true))
+    )]
     CrossValidate {
         /// The settings (all built-in traces unless --trace is given; at least two).
         #[command(flatten)]
@@ -105,8 +124,9 @@ pub enum Command {
     /// metrics, target tracking's scale-in, the SQS event source mapping's scaling), each
     /// within ±15 % or explained; exits 1 when one is neither.
     Fidelity {
-        /// One JSON object on stdout: {"checks":[{"name","published","simulated","unit","source",
-        /// "within",…}]}.
+        /// One JSON object on stdout: {"band","holds","checks":[{"name","published","simulated",
+        /// "unit","source","within","difference","setup","explained"}]}; "explained" is null
+        /// for a check within the band, else {"why","range","holds"}.
         #[arg(long)]
         json: bool,
     },
