@@ -2,6 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+// Only `simulate` and `text` of the shared helpers are needed here.
+#[allow(dead_code)]
 mod common;
 
 use common::{simulate, text};
