@@ -47,6 +47,12 @@ pub enum Fault {
     /// The write lands: forwarded, then its answer is thrown away and the
     /// caller told 500 InternalFailure (S3: InternalError), which the SDK retries.
     LoseAnswer,
+    /// DynamoDB: a conditional write refused (`ConditionalCheckFailedException`)
+    /// without the old item, as a DynamoDB-compatible store that ignores
+    /// `ReturnValuesOnConditionCheckFailure` answers. Not forwarded.
+    RefuseWithoutItem,
+    /// DynamoDB `GetItem`: answered with no item, as if the record were gone.
+    NoItem,
 }
 
 impl Fault {
@@ -60,6 +66,8 @@ impl Fault {
             Self::FailEntries(_) => "partial batch failure",
             Self::UnprocessedKeys => "unprocessed keys",
             Self::LoseAnswer => "lost answer",
+            Self::RefuseWithoutItem => "refused without the old item",
+            Self::NoItem => "no item",
         }
     }
 }
@@ -387,14 +395,15 @@ async fn handle(
         }
         Some(Fault::UnprocessedKeys) => {
             let request: Value = serde_json::from_slice(&body).unwrap_or_default();
-            let answer = json!({"Responses": {}, "UnprocessedKeys": request["RequestItems"]});
-            let mut response = Response::new(Full::new(Bytes::from(answer.to_string())));
-            response.headers_mut().insert(
-                hyper::header::CONTENT_TYPE,
-                hyper::header::HeaderValue::from_static("application/x-amz-json-1.0"),
-            );
-            response
+            json_response(&json!({"Responses": {}, "UnprocessedKeys": request["RequestItems"]}))
         }
+        Some(Fault::RefuseWithoutItem) => error_response(
+            protocol,
+            StatusCode::BAD_REQUEST,
+            "ConditionalCheckFailedException",
+            "The conditional request failed",
+        ),
+        Some(Fault::NoItem) => json_response(&json!({})),
         Some(Fault::LoseAnswer) => {
             let _landed =
                 forward_sqs_checked(parts, body, &name, &[], &client, &upstream, &state).await;
@@ -408,6 +417,16 @@ async fn handle(
         None => forward_sqs_checked(parts, body, &name, &[], &client, &upstream, &state).await,
     };
     Ok(response)
+}
+
+/// A 200 answer in AWS JSON.
+fn json_response(answer: &Value) -> HttpResponse {
+    let mut response = Response::new(Full::new(Bytes::from(answer.to_string())));
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static("application/x-amz-json-1.0"),
+    );
+    response
 }
 
 /// Forwards the request. SQS sends have entries with characters SQS refuses
@@ -460,13 +479,7 @@ async fn forward_sqs_checked(
                 }
             }
             if kept.is_empty() {
-                let answer = json!({"Successful": [], "Failed": failed});
-                let mut response = Response::new(Full::new(Bytes::from(answer.to_string())));
-                response.headers_mut().insert(
-                    hyper::header::CONTENT_TYPE,
-                    hyper::header::HeaderValue::from_static("application/x-amz-json-1.0"),
-                );
-                return response;
+                return json_response(&json!({"Successful": [], "Failed": failed}));
             }
             request["Entries"] = Value::Array(kept);
             (Bytes::from(request.to_string()), failed)

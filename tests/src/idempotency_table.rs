@@ -115,7 +115,15 @@ impl ClaimStore {
         }
     }
 
-    /// Every record, keyed by id (without the prefix), each as field → text.
+    /// `IDEMPOTENCY_KEY_PREFIX`: `""` for a table (one each), a unique one in Redis.
+    pub fn prefix(&self) -> &str {
+        match self {
+            Self::DynamoDb(_) => "",
+            Self::Redis { prefix, .. } => prefix,
+        }
+    }
+
+    /// Every record, keyed by id, each as field → text.
     pub async fn records(&self) -> Result<HashMap<String, HashMap<String, String>>, BoxError> {
         let (url, prefix) = match self {
             Self::DynamoDb(table) => return table.records().await,
@@ -124,12 +132,13 @@ impl ClaimStore {
         let client = redis::Client::open(url.as_str())?;
         let mut connection = client.get_multiplexed_async_connection().await?;
         let keys: Vec<String> =
-            redis::cmd("KEYS").arg(format!("{prefix}*")).query_async(&mut connection).await?;
+            // An id begins with its prefix's length and the prefix (`record_id`).
+            redis::cmd("KEYS").arg(format!("{}:{prefix}*", prefix.len())).query_async(&mut connection).await?;
         let mut records = HashMap::new();
         for key in keys {
             let fields: HashMap<String, String> =
                 redis::cmd("HGETALL").arg(&key).query_async(&mut connection).await?;
-            records.insert(key.trim_start_matches(prefix.as_str()).to_owned(), fields);
+            records.insert(key, fields);
         }
         Ok(records)
     }

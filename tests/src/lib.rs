@@ -8,6 +8,7 @@ pub mod fixtures;
 pub mod idempotency_table;
 pub mod log_view;
 pub mod process;
+pub mod redis_server;
 pub mod runtime_host;
 pub mod tcp_fault;
 pub mod tls_front;

@@ -2,7 +2,9 @@
 //! request-reply protocol (Redis): it passes every byte, or, for the request
 //! whose bytes contain a given text (a Lua script's SHA, a command's name),
 //! never answers it, or forwards it and then loses the reply by closing the
-//! client's connection: the write landed, the caller cannot know.
+//! client's connection: the write landed, the caller cannot know. It can also
+//! silence the connections already open while new ones pass: a half-open
+//! peer (a failover, a dropped NAT mapping).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -38,6 +40,9 @@ pub struct TcpFaultProxy {
     address: std::net::SocketAddr,
     rule: Arc<Mutex<Rule>>,
     hits: Arc<AtomicU64>,
+    /// Connections numbered below this pass nothing either way.
+    silenced_below: Arc<AtomicU64>,
+    opened: Arc<AtomicU64>,
     server: JoinHandle<()>,
 }
 
@@ -52,18 +57,22 @@ impl TcpFaultProxy {
         let address = listener.local_addr()?;
         let rule: Arc<Mutex<Rule>> = Arc::default();
         let hits = Arc::new(AtomicU64::new(0));
+        let (silenced_below, opened) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
         let (shared, counted, upstream) = (rule.clone(), hits.clone(), upstream.to_owned());
+        let (silenced, numbering) = (silenced_below.clone(), opened.clone());
         let server = tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let (rule, hits, upstream) = (shared.clone(), counted.clone(), upstream.clone());
+                let serial = numbering.fetch_add(1, Ordering::SeqCst);
+                let silent = Silent { serial, below: silenced.clone() };
                 tokio::spawn(async move {
                     if let Ok(server) = TcpStream::connect(&upstream).await {
-                        let _ = relay(client, server, rule, hits).await;
+                        let _ = relay(client, server, rule, hits, silent).await;
                     }
                 });
             }
         });
-        Ok(Self { address, rule, hits, server })
+        Ok(Self { address, rule, hits, silenced_below, opened, server })
     }
 
     /// `host:port` to connect to instead of the server.
@@ -81,6 +90,17 @@ impl TcpFaultProxy {
     /// Everything passes again.
     pub fn clear(&self) {
         *lock(&self.rule) = Rule::default();
+    }
+
+    /// Every connection open now stops passing bytes, either way, and stays
+    /// open; connections made later pass.
+    pub fn silence_open_connections(&self) {
+        self.silenced_below.store(self.opened.load(Ordering::SeqCst), Ordering::SeqCst);
+    }
+
+    /// How many connections were made through the proxy.
+    pub fn connections(&self) -> u64 {
+        self.opened.load(Ordering::SeqCst)
     }
 
     /// How many requests a fault was applied to.
@@ -112,6 +132,19 @@ fn fault_for(chunk: &[u8], rule: &Mutex<Rule>) -> Option<TcpFault> {
     rule.fault
 }
 
+/// Whether one connection has been silenced.
+#[derive(Debug, Clone)]
+struct Silent {
+    serial: u64,
+    below: Arc<AtomicU64>,
+}
+
+impl Silent {
+    fn now(&self) -> bool {
+        self.serial < self.below.load(Ordering::SeqCst)
+    }
+}
+
 /// Passes bytes both ways. A request that matches the rule is never sent
 /// (`Hang`), or is sent with the way back cut first (`LoseReply`): the
 /// server's answer is read and dropped, and the client's connection closed.
@@ -120,6 +153,7 @@ async fn relay(
     server: TcpStream,
     rule: Arc<Mutex<Rule>>,
     hits: Arc<AtomicU64>,
+    silent: Silent,
 ) -> std::io::Result<()> {
     let (mut from_client, to_client) = client.into_split();
     let to_client = Arc::new(tokio::sync::Mutex::new(to_client));
@@ -127,12 +161,16 @@ async fn relay(
     let (mut from_server, mut to_server) = server.into_split();
     let lose = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let losing = lose.clone();
+    let silent_back = silent.clone();
     let back = tokio::spawn(async move {
         let mut reply = vec![0u8; 64 * 1024];
         loop {
             let read = from_server.read(&mut reply).await?;
             if read == 0 || losing.load(Ordering::SeqCst) {
                 return replies.lock().await.shutdown().await;
+            }
+            if silent_back.now() {
+                continue;
             }
             replies.lock().await.write_all(&reply[..read]).await?;
         }
@@ -144,6 +182,9 @@ async fn relay(
             break Ok(());
         }
         let chunk = &request[..read];
+        if silent.now() {
+            continue;
+        }
         match fault_for(chunk, &rule) {
             Some(TcpFault::Hang) => {
                 hits.fetch_add(1, Ordering::SeqCst);

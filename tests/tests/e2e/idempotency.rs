@@ -16,15 +16,15 @@ use crate::worker_setup::request;
 
 const TIMEOUT: Duration = Duration::from_secs(12);
 
-struct Lambda {
+pub(crate) struct Lambda {
     aws: Aws,
-    downstream: Downstream,
-    store: ClaimStore,
-    quarantine_url: String,
-    arn: String,
+    pub(crate) downstream: Downstream,
+    pub(crate) store: ClaimStore,
+    pub(crate) quarantine_url: String,
+    pub(crate) arn: String,
 }
 
-async fn lambda(kind: StoreKind) -> Lambda {
+pub(crate) async fn lambda(kind: StoreKind) -> Lambda {
     let aws = Aws::from_env().await.unwrap();
     let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
     let source = aws.create_queue(&unique("work")).await.unwrap();
@@ -36,7 +36,21 @@ async fn lambda(kind: StoreKind) -> Lambda {
 
 impl Lambda {
     /// One invocation in a fresh function process (a new execution environment).
-    async fn invoke(&self, records: &[(&str, String)], extra: &[(&str, &str)]) -> Outcome {
+    pub(crate) async fn invoke(
+        &self,
+        records: &[(&str, String)],
+        extra: &[(&str, &str)],
+    ) -> Outcome {
+        self.invoke_from(&self.arn, records, extra).await
+    }
+
+    /// The same, for records from the queue `arn`.
+    pub(crate) async fn invoke_from(
+        &self,
+        arn: &str,
+        records: &[(&str, String)],
+        extra: &[(&str, &str)],
+    ) -> Outcome {
         let url = self.downstream.url();
         let store = self.store.env();
         let mut env = vec![
@@ -47,19 +61,19 @@ impl Lambda {
         env.extend_from_slice(extra);
         let event = json!({"Records": records
             .iter()
-            .map(|(id, body)| sqs_record(id, json!(body), &self.arn))
+            .map(|(id, body)| sqs_record(id, json!(body), arn))
             .collect::<Vec<Value>>()});
         let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap();
         host.invoke(&event, TIMEOUT).await
     }
 
-    fn posts(&self, key: &str) -> usize {
+    pub(crate) fn posts(&self, key: &str) -> usize {
         let received = self.downstream.received();
         received.iter().filter(|r| r.idempotency_key.as_deref() == Some(key)).count()
     }
 }
 
-fn failures(outcome: &Outcome) -> Vec<String> {
+pub(crate) fn failures(outcome: &Outcome) -> Vec<String> {
     outcome.batch_item_failures().unwrap_or_else(|| panic!("no batch response: {outcome:?}"))
 }
 

@@ -12,6 +12,7 @@ use std::time::Duration;
 use backpressure_batch::idempotency::{ClaimOutcome, ClaimRequest, IdempotencyStore, RedisStore};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
+use e2e_tests::redis_server::RedisServer;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
 use e2e_tests::tcp_fault::{TcpFault, TcpFaultProxy};
 use serde_json::json;
@@ -21,14 +22,14 @@ use crate::worker_setup::request;
 
 const ARN: &str = "arn:aws:sqs:us-east-1:123456789012:ledger";
 
-struct Consumer {
+pub(crate) struct Consumer {
     downstream: Downstream,
     quarantine_url: String,
     prefix: String,
 }
 
 impl Consumer {
-    async fn new() -> Self {
+    pub(crate) async fn new() -> Self {
         let aws = Aws::from_env().await.unwrap();
         let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
         Self {
@@ -39,7 +40,7 @@ impl Consumer {
     }
 
     /// A function process whose Redis is at `address`.
-    async fn host(&self, address: &str) -> LambdaHost {
+    pub(crate) async fn host(&self, address: &str) -> LambdaHost {
         let url = format!("redis://{address}");
         let downstream = self.downstream.url();
         let env = [
@@ -52,14 +53,34 @@ impl Consumer {
         LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap()
     }
 
-    async fn invoke(&self, host: &LambdaHost, key: &str, timeout: Duration) -> Vec<String> {
-        let event =
-            json!({"Records": [sqs_record("m-1", json!(request("ledger.post", key)), ARN)]});
-        let outcome = host.invoke(&event, timeout).await;
+    pub(crate) async fn invoke(
+        &self,
+        host: &LambdaHost,
+        key: &str,
+        timeout: Duration,
+    ) -> Vec<String> {
+        self.invoke_keys(host, &[key], timeout).await
+    }
+
+    /// One record a key, message ids `m-1`, `m-2`, ….
+    pub(crate) async fn invoke_keys(
+        &self,
+        host: &LambdaHost,
+        keys: &[&str],
+        timeout: Duration,
+    ) -> Vec<String> {
+        let records: Vec<_> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, key)| {
+                sqs_record(&format!("m-{}", i + 1), json!(request("ledger.post", key)), ARN)
+            })
+            .collect();
+        let outcome = host.invoke(&json!({ "Records": records }), timeout).await;
         failures(&outcome, host)
     }
 
-    fn posts(&self, key: &str) -> usize {
+    pub(crate) fn posts(&self, key: &str) -> usize {
         let received = self.downstream.received();
         received.iter().filter(|r| r.idempotency_key.as_deref() == Some(key)).count()
     }
@@ -166,45 +187,15 @@ async fn a_refused_connection_retries_every_message_unprocessed() {
 /// (docs/idempotency.md says so). The function process reconnects by itself.
 #[tokio::test]
 async fn a_restarted_server_without_persistence_forgets_its_keys_and_is_reconnected() {
-    let binary_path =
-        std::env::var("E2E_REDIS_SERVER").expect("E2E_REDIS_SERVER: run with make test");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let start = || {
-        tokio::process::Command::new(&binary_path)
-            .args([
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                &port.to_string(),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .stdout(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap()
-    };
-    let ready = || async {
-        for _ in 0..100 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("redis-server did not listen on {port}");
-    };
-    let mut server = start();
-    ready().await;
+    let server = RedisServer::start(&[]).await;
     let consumer = Consumer::new().await;
-    let host = consumer.host(&format!("127.0.0.1:{port}")).await;
+    let (address, port) = (server.address(), server.port());
+    let host = consumer.host(&address).await;
     assert!(consumer.invoke(&host, "k-5", Duration::from_secs(10)).await.is_empty());
     assert!(consumer.invoke(&host, "k-5", Duration::from_secs(10)).await.is_empty());
     assert_eq!(consumer.posts("k-5"), 1, "a duplicate while the server keeps the key");
-    server.kill().await.unwrap();
-    let _restarted = start();
-    ready().await;
+    server.kill().await;
+    let _restarted = RedisServer::start_on(port, &[]).await;
     assert!(consumer.invoke(&host, "k-5", Duration::from_secs(10)).await.is_empty());
     assert_eq!(consumer.posts("k-5"), 2, "processed again: the restart forgot the key");
 }

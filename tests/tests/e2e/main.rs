@@ -11,6 +11,7 @@ mod fault_matrix;
 mod hostile_input;
 mod idempotency;
 mod idempotency_redis_faults;
+mod idempotency_store_faults;
 mod idempotency_stores;
 mod idempotency_worker;
 mod library;

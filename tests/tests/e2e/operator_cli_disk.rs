@@ -2,9 +2,10 @@
 //! of a queue larger than the stores' caches must spill to disk, and a disk
 //! that refuses the write ends the command with one sentence and exit 1,
 //! prints no count, and loses nothing: every message it held is visible
-//! again by the end of its lease, and a rerun with room reads them all.
+//! again by the end of its lease, and a rerun with room reads them all. A file-size limit
+//! reached by a replay's audit file stops it the same way, not by a signal.
 //!
-//! On fauxqs only: a store spills past its 4 MiB cache, some 9,000 held
+//! The full disk on fauxqs only: a store spills past its 4 MiB cache, some 9,000 held
 //! messages with SQS-sized receipt handles (fauxqs's are padded to 380
 //! characters by `scripts/emulators.sh`), and moto accepts about 40 a second.
 
@@ -95,4 +96,35 @@ async fn a_full_disk_under_a_reads_store_ends_it_with_a_sentence_and_loses_nothi
     let leftovers = std::fs::read_dir(&spill_dir).unwrap().count();
     assert_eq!(leftovers, 0, "SQLite removes its temporary files");
     aws.wait_for_counts(&dlq, (MESSAGES as u64, 0), within, every).await.unwrap();
+}
+
+/// A replay under a file-size limit its audit file reaches (`ulimit -f 4`, and SIGXFSZ left at
+/// its default, which would kill the process): the write fails instead, and the command stops
+/// with the sentence about space, exit 1; the same command with room finishes the replay.
+#[tokio::test]
+async fn a_file_size_limit_stops_a_replay_with_a_sentence_not_a_signal() {
+    let aws = e2e_tests::fixtures::Aws::from_env().await.unwrap();
+    let bodies: Vec<String> = (0..30).map(|i| format!("{i:03}-{}", "x".repeat(200))).collect();
+    let (dlq, _) = crate::operator_cli::dead_letter_queue(&aws, false, &bodies).await;
+    let target = aws.create_queue(&e2e_tests::fixtures::unique("target")).await.unwrap();
+    let audit = temp_path("audit.jsonl");
+    let replay = |limited: bool| {
+        let mut command = tokio::process::Command::new("sh");
+        let limit = if limited { "ulimit -f 4 && " } else { "" };
+        command.arg("-c").arg(format!("{limit}exec \"$0\" \"$@\""));
+        command.arg(binary("sqs-backpressure").unwrap());
+        command.args(["replay", "--queue-url", &dlq, "--to", &target, "--yes", "--audit"]);
+        command.arg(&audit).stdin(Stdio::null());
+        command
+    };
+    let output = replay(true).output().await.unwrap();
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(1), "{:?}: {said}", output.status);
+    assert!(said.contains("no room for it") && said.contains("--audit"), "{said}");
+    let output = replay(false).output().await.unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (within, every) = (Duration::from_secs(10), Duration::from_millis(200));
+    aws.wait_for_counts(&dlq, (0, 0), within, every).await.unwrap();
+    let (arrived, in_flight) = aws.counts(&target).await.unwrap();
+    assert!((30..=40).contains(&arrived) && in_flight == 0, "{arrived} on the target");
 }

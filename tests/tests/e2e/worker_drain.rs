@@ -1,6 +1,7 @@
 //! sqs-worker's drain on moto and on LocalStack's SQS: what finished is
 //! deleted at once, whatever its batch siblings do; a second signal cuts the
-//! drain short even mid long poll; an idle worker does not wait out its long
+//! drain short even mid long poll, releasing the work in hand at once, so a
+//! third signal leaves none of it held; an idle worker does not wait out its long
 //! poll; FIFO order comes from the `.fifo` suffix,
 //! never from a group id (a fair queue's tenant); a retried FIFO message is
 //! back at once and holds the rest of its group, not other groups.
@@ -8,6 +9,7 @@
 use std::time::Duration;
 
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
 use e2e_tests::fixtures::Sqs;
 use e2e_tests::process::field;
 
@@ -166,6 +168,60 @@ async fn a_second_signal_releases_the_messages_in_work_for_real_on_localstack() 
 #[tokio::test]
 async fn a_second_signal_releases_the_messages_in_work_for_real_on_fauxqs() {
     second_signal_releases_what_is_in_work(Sqs::Fauxqs).await;
+}
+
+/// Six slow messages in work and a receive under way that never returns (the
+/// fault proxy holds it, so it cannot take what is released): SIGTERM,
+/// SIGTERM 200 ms later, then SIGINT. The second signal released the six at
+/// once, so the third leaves none of them held, and says so: exit 1, and the
+/// six visible a second later, not at their visibility timeout.
+async fn third_signal_finds_the_work_released(sqs: Sqs) {
+    let setup = setup_on(sqs, false).await;
+    let bodies: Vec<String> =
+        (0..6).map(|i| request("ledger.hold", &format!("slow-{i}"))).collect();
+    setup.send(&bodies).await;
+    let proxy = FaultProxy::start(&sqs.endpoint().unwrap()).await.unwrap();
+    let mut worker = setup.start(&[
+        ("AWS_ENDPOINT_URL_SQS", proxy.url()),
+        ("VISIBILITY_TIMEOUT_SECONDS", "60"),
+        ("DRAIN_SECONDS", "30"),
+        ("DOWNSTREAM_TIMEOUT_MS", "120000"),
+    ]);
+    setup.wait_in_flight(6).await;
+    let receives = || proxy.counts().get("ReceiveMessage").copied().unwrap_or(0);
+    let before = receives();
+    proxy.inject(Rule::new("ReceiveMessage", Fault::Hang));
+    // The next receive is held: one counted after the rule went in.
+    setup.wait_until("a receive held by the proxy", |_| receives() > before).await;
+    worker.signal("TERM").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    worker.signal("TERM").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    worker.signal("INT").await.unwrap();
+    let status = worker.exit(STARTED).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let counts = setup.counts().await;
+    setup.downstream.release_held();
+    let lines = worker.lines();
+    assert_eq!(status.code(), Some(1), "{sqs:?}: {lines:#?}");
+    assert_eq!(counts, (6, 0), "{sqs:?}: released at the second signal: {lines:#?}");
+    let third = lines.iter().find(|l| l.contains("third signal")).expect("the third is said");
+    assert_eq!(field(third, "released"), Some(6), "{sqs:?}: {third}");
+}
+
+#[tokio::test]
+async fn a_third_signal_finds_the_work_in_hand_released_by_the_second_on_moto() {
+    third_signal_finds_the_work_released(Sqs::Moto).await;
+}
+
+#[tokio::test]
+async fn a_third_signal_finds_the_work_in_hand_released_by_the_second_on_localstack() {
+    third_signal_finds_the_work_released(Sqs::LocalStack).await;
+}
+
+#[tokio::test]
+async fn a_third_signal_finds_the_work_in_hand_released_by_the_second_on_fauxqs() {
+    third_signal_finds_the_work_released(Sqs::Fauxqs).await;
 }
 
 /// A standard queue whose messages carry one group id (a fair queue's tenant):
