@@ -295,6 +295,6 @@ async fn a_key_too_long_for_dynamodb_is_stored_by_its_hash_and_still_deduplicate
     let again = batch.process(&records, soon()).await.unwrap();
     assert!(matches!(again.outcomes[0].outcome, Outcome::Duplicate { .. }));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
-    let id = format!("payments#sha256:{}", body_hash(&key));
+    let id = format!("0:8:payments@sha256:{}", body_hash(&key));
     assert!(store.get(&id).is_some(), "stored under {id}");
 }

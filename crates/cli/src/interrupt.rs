@@ -2,6 +2,8 @@
 //! point — after the call in progress, never between a confirmed send and its
 //! audit line — and release everything it holds; the second ends the process
 //! at once (exit 130), leaving what is held to come back at its lease's end.
+//! SIGXFSZ (a file-size limit reached) does not end it: the write fails with
+//! EFBIG instead, and the command stops with its sentence about space.
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,10 +21,14 @@ fn notify() -> &'static Notify {
     NOTIFY.get_or_init(Notify::new)
 }
 
-/// Listens for SIGINT and SIGTERM for the rest of the process.
+/// Listens for SIGINT and SIGTERM for the rest of the process, and takes
+/// SIGXFSZ's default action (ending the process) away.
 pub fn listen() -> std::io::Result<()> {
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
+    // Tokio's handler replaces the default action for the rest of the process;
+    // what it receives is never read.
+    drop(signal(SignalKind::from_raw(libc::SIGXFSZ))?);
     tokio::spawn(async move {
         for second in [false, true] {
             tokio::select! {

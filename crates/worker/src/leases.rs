@@ -113,9 +113,12 @@ impl Leases {
         last
     }
 
-    /// Gives up every lease: the changes that put their messages back at once.
-    pub fn release_all(&self) -> Vec<VisibilityChange> {
-        let unfinished = lock(&self.table).drain().map(|(handle, _)| release_now(handle)).collect();
+    /// Gives up every lease: each message's id, and the change that puts it back at once.
+    pub fn release_all(&self) -> Vec<(String, VisibilityChange)> {
+        let unfinished = lock(&self.table)
+            .drain()
+            .map(|(handle, lease)| (lease.message_id, release_now(handle)))
+            .collect();
         self.busy.send_replace(false);
         unfinished
     }

@@ -24,7 +24,7 @@ use crate::health::{HealthConfig, Stamp};
 use crate::help;
 use crate::protection::Protection;
 use crate::queue::WorkQueue;
-use crate::worker::Worker;
+use crate::worker::{Ended, Worker};
 
 /// Why the worker cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -89,12 +89,15 @@ pub async fn run() -> ExitCode {
     let Some(worker) = connect_and_build(loaded).await else { return ExitCode::FAILURE };
     let (stop_tx, stop) = watch::channel(false);
     let (hurry_tx, hurry) = watch::channel(false);
-    if let Err(error) = listen(stop_tx, hurry_tx) {
+    let (quit_tx, quit) = watch::channel(false);
+    if let Err(error) = listen([stop_tx, hurry_tx, quit_tx]) {
         error!(error = %error, "cannot listen for SIGTERM");
         return ExitCode::FAILURE;
     }
-    Arc::new(worker).run(stop, hurry).await;
-    ExitCode::SUCCESS
+    match Arc::new(worker).run(stop, hurry, quit).await {
+        Ended::Drained => ExitCode::SUCCESS,
+        Ended::Quit => ExitCode::FAILURE,
+    }
 }
 
 /// The configuration, or every bad variable at once.
@@ -195,24 +198,19 @@ async fn connect_and_build(loaded: Loaded) -> Option<DeliveryWorker> {
 }
 
 /// The first SIGTERM or SIGINT starts the drain, the second cuts it short
-/// (after the receive under way), a third ends the process at once.
-fn listen(stop: watch::Sender<bool>, hurry: watch::Sender<bool>) -> std::io::Result<()> {
+/// (the work in hand released at once), a third ends the wait for the
+/// receive under way.
+fn listen(signals: [watch::Sender<bool>; 3]) -> std::io::Result<()> {
     let mut term = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     tokio::spawn(async move {
-        for sender in [stop, hurry] {
+        for sender in signals {
             tokio::select! {
                 _ = term.recv() => {}
                 _ = interrupt.recv() => {}
             }
             let _ = sender.send(true);
         }
-        tokio::select! {
-            _ = term.recv() => {}
-            _ = interrupt.recv() => {}
-        }
-        error!("third signal: exiting now; messages still held return at their visibility timeout");
-        std::process::exit(1);
     });
     Ok(())
 }

@@ -2,7 +2,9 @@
 //! most `WORKER_MAX_IN_FLIGHT` messages at a time; a heartbeat renews the
 //! lease of every message still in work; SIGTERM drains.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use backpressure_batch::backoff::VisibilityChange;
@@ -37,6 +39,40 @@ pub struct Worker<P, Q, B> {
     /// FIFO: the message groups some batch is working on.
     groups: Groups,
     deleter: Deleter,
+    given_back: GivenBack,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// Drained: every receive returned, the work in hand finished or released.
+    Drained,
+    /// A third signal: the receives under way were not waited for.
+    Quit,
+}
+
+/// The messages given back while draining, so each is counted once.
+#[derive(Debug, Default)]
+struct GivenBack {
+    draining: AtomicBool,
+    ids: Mutex<HashSet<String>>,
+}
+
+impl GivenBack {
+    /// How many of `ids` count as released now: all of them before the
+    /// drain; during it, those not released before.
+    fn first_time<'a>(&self, ids: impl Iterator<Item = &'a str>) -> usize {
+        if !self.draining.load(Ordering::SeqCst) {
+            return ids.count();
+        }
+        let mut given = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
+        ids.filter(|id| given.insert((*id).to_owned())).count()
+    }
+
+    /// Messages released during the drain.
+    fn count(&self) -> usize {
+        self.ids.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
 }
 
 impl<B, P, Q> Worker<P, Q, B>
@@ -69,16 +105,20 @@ where
             namespace,
             groups: Groups::default(),
             deleter,
+            given_back: GivenBack::default(),
         }
     }
 
-    /// Works until `stop` turns true, then drains; `hurry` turning true
-    /// (a second signal) ends the drain at once.
+    /// Works until `stop` turns true, then drains. `hurry` turning true (a
+    /// second signal) ends the drain at once: the work in hand is released
+    /// then, and what the receives under way return as they return. `quit`
+    /// (a third) ends the wait for those receives: [`Ended::Quit`].
     pub async fn run(
         self: Arc<Self>,
         stop: watch::Receiver<bool>,
         mut hurry: watch::Receiver<bool>,
-    ) {
+        mut quit: watch::Receiver<bool>,
+    ) -> Ended {
         let beating = self.clone();
         let heartbeat = tokio::spawn(async move {
             tokio::join!(beating.leases.heartbeat(&beating.queue), beating.keep_claims())
@@ -92,6 +132,7 @@ where
         );
         let mut stopped = stop.clone();
         let _ = stopped.wait_for(|stop| *stop).await;
+        self.given_back.draining.store(true, Ordering::SeqCst);
         let started = Instant::now();
         let deadline = started + self.config.drain;
         info!(drain_seconds = self.config.drain.as_secs(), "SIGTERM: receiving stopped, draining");
@@ -99,7 +140,8 @@ where
             info!("nothing in work: the long polls under way are abandoned, not waited out");
         }
         // Pollers finish the receive they are in and release what it returns;
-        // then the work in hand finishes. A second signal ends the wait for the work.
+        // then the work in hand finishes. A second signal, or the drain's
+        // budget, ends the wait for the work.
         let all = u32::try_from(self.config.max_in_flight).unwrap_or(u32::MAX);
         let mut polls_over = false;
         let drained = async {
@@ -110,34 +152,66 @@ where
         tokio::select! {
             _ = timeout_at(deadline, drained) => {}
             _ = hurry.wait_for(|hurry| *hurry) => {
-                warn!("second signal: the drain is cut short; unfinished messages are released once the receive under way has returned");
+                warn!("second signal: the drain is cut short; the messages in work are released now, and what the receive under way returns as it returns");
             }
-        }
-        if !polls_over {
-            // A receive abandoned mid long poll would go on at SQS and take
-            // the messages released next to a connection that is gone, for a
-            // whole visibility timeout; so it is waited out (at most
-            // RECEIVE_WAIT_SECONDS), and what it returns is released too.
-            (&mut pollers).await;
         }
         heartbeat.abort();
         metrics.abort();
-        let unfinished = self.leases.release_all();
+        // Released before the receive under way is waited out: that receive
+        // may take some of them back (one more receive each, counted towards
+        // maxReceiveCount), and gives them back as it returns.
+        self.release_in_hand().await;
+        let mut ended = Ended::Drained;
+        if !polls_over {
+            // A receive abandoned mid long poll would go on at SQS and take
+            // the messages just released to a connection that is gone, for a
+            // whole visibility timeout; so it is waited out (at most
+            // RECEIVE_WAIT_SECONDS), unless a third signal says not to.
+            tokio::select! {
+                _ = &mut pollers => {}
+                _ = quit.wait_for(|quit| *quit) => {
+                    error!(
+                        released = self.given_back.count(),
+                        receives_under_way = self.config.pollers,
+                        "third signal: exiting now; the messages in work were released, and only what the receives under way take is held until its visibility timeout"
+                    );
+                    ended = Ended::Quit;
+                }
+            }
+        }
         // What finished is deleted before the process ends, within the drain's budget.
         let _ =
             timeout_at(deadline.max(Instant::now()) + Duration::from_secs(5), self.deleter.flush())
                 .await;
-        let refused = self.queue.set_visibility(&unfinished).await;
-        Counts::add(&self.counts.released, unfinished.len() - refused.len());
+        let deleted = self.deleter.counts.deleted.load(Ordering::Relaxed);
+        self.counts.summary(deleted, started.elapsed());
+        self.emit_metrics(Some(started.elapsed()));
+        ended
+    }
+
+    /// Gives up every lease: the messages in work are visible again at once.
+    async fn release_in_hand(&self) {
+        let unfinished = self.leases.release_all();
+        let (ids, changes): (Vec<String>, Vec<VisibilityChange>) = unfinished.into_iter().unzip();
+        let refused = self.queue.set_visibility(&changes).await;
+        self.count_released(&ids, &changes, &refused);
         if !refused.is_empty() {
             warn!(
                 count = refused.len(),
                 "unfinished messages could not be released; they return at their visibility timeout"
             );
         }
-        let deleted = self.deleter.counts.deleted.load(std::sync::atomic::Ordering::Relaxed);
-        self.counts.summary(deleted, started.elapsed());
-        self.emit_metrics(Some(started.elapsed()));
+    }
+
+    /// Counts the releases SQS confirmed; while draining, each message once,
+    /// however often it came back and went again.
+    fn count_released(&self, ids: &[String], changes: &[VisibilityChange], refused: &[String]) {
+        let confirmed = ids
+            .iter()
+            .zip(changes)
+            .filter(|(_, change)| !refused.contains(&change.receipt_handle))
+            .map(|(id, _)| id.as_str());
+        Counts::add(&self.counts.released, self.given_back.first_time(confirmed));
     }
 
     /// Renews the idempotency claims of the work in flight on the
@@ -235,10 +309,15 @@ where
     }
 
     async fn release(&self, records: &[SqsRecord]) {
-        let handles: Vec<VisibilityChange> =
-            records.iter().filter_map(|r| Some(release_now(r.receipt_handle.clone()?))).collect();
-        let refused = self.queue.set_visibility(&handles).await;
-        Counts::add(&self.counts.released, handles.len() - refused.len());
+        let (ids, changes): (Vec<String>, Vec<VisibilityChange>) = records
+            .iter()
+            .filter_map(|r| {
+                let id = r.message_id.clone().unwrap_or_default();
+                Some((id, release_now(r.receipt_handle.clone()?)))
+            })
+            .unzip();
+        let refused = self.queue.set_visibility(&changes).await;
+        self.count_released(&ids, &changes, &refused);
     }
 
     /// One received batch through the engine. Each message is deleted as soon

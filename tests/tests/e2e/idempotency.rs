@@ -5,6 +5,7 @@
 
 use std::time::Duration;
 
+use backpressure_batch::idempotency::record_id;
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
 use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
@@ -101,7 +102,7 @@ async fn delivered_twice(kind: StoreKind) {
     assert_eq!((lambda.posts("k-1"), lambda.posts("k-2"), lambda.posts(&long)), (1, 1, 1));
     let stored = lambda.store.records().await.unwrap();
     let queue = lambda.arn.rsplit(':').next().unwrap();
-    assert_eq!(stored[&format!("{queue}#k-1")]["status"], "COMPLETED");
+    assert_eq!(stored[&record_id(lambda.store.prefix(), queue, "k-1")]["status"], "COMPLETED");
 }
 
 #[tokio::test]

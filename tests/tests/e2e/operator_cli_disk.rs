@@ -125,6 +125,8 @@ async fn a_file_size_limit_stops_a_replay_with_a_sentence_not_a_signal() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let (within, every) = (Duration::from_secs(10), Duration::from_millis(200));
     aws.wait_for_counts(&dlq, (0, 0), within, every).await.unwrap();
+    // Sent twice at most: what SQS accepted before the audit line that says so was refused,
+    // one batch for each of the 4 concurrent loops (docs/operator-cli.md).
     let (arrived, in_flight) = aws.counts(&target).await.unwrap();
-    assert!((30..=40).contains(&arrived) && in_flight == 0, "{arrived} on the target");
+    assert!((30..=70).contains(&arrived) && in_flight == 0, "{arrived} on the target");
 }

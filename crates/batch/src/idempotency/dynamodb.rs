@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime};
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemError;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, KeysAndAttributes, ReturnValuesOnConditionCheckFailure,
@@ -28,6 +29,15 @@ const UNPROCESSED_ROUNDS: u32 = 3;
 const CLAIMABLE: &str = "attribute_not_exists(id) OR expiration <= :now_s \
                          OR (#status = :in_progress AND in_progress_expiration <= :now_ms)";
 const HELD: &str = "#status = :in_progress AND holder = :holder";
+
+/// What a claim's conditional write did.
+enum Put {
+    /// It landed: the claim is this holder's.
+    Written,
+    /// Its condition refused it, with the record that refused it when one
+    /// could be read (returned with the refusal, or read back after it).
+    Refused(Option<StoredRecord>),
+}
 
 /// Claims in the DynamoDB table `table` (`IDEMPOTENCY_TABLE`).
 #[derive(Debug, Clone)]
@@ -186,10 +196,7 @@ impl DynamoDbStore {
         output.item().map(|item| parse(id, item)).transpose()
     }
 
-    async fn put_claim(
-        &self,
-        request: &ClaimRequest<'_>,
-    ) -> Result<Option<StoredRecord>, StoreError> {
+    async fn put_claim(&self, request: &ClaimRequest<'_>) -> Result<Put, StoreError> {
         let record = request.record();
         let now_ms = epoch_ms(request.now);
         let item = HashMap::from([
@@ -218,18 +225,13 @@ impl DynamoDbStore {
             .send()
             .await;
         match sent {
-            Ok(_) => Ok(None),
+            Ok(_) => Ok(Put::Written),
             Err(e) => match e.as_service_error() {
-                Some(refused) if refused.is_conditional_check_failed_exception() => {
-                    let old = match refused {
-                        aws_sdk_dynamodb::operation::put_item::PutItemError::ConditionalCheckFailedException(c) => {
-                            c.item().map(|item| parse(request.id, item)).transpose()?
-                        }
-                        _ => None,
-                    };
+                Some(PutItemError::ConditionalCheckFailedException(refused)) => {
+                    let old = refused.item().map(|item| parse(request.id, item)).transpose()?;
                     match old {
-                        Some(old) => Ok(Some(old)),
-                        None => self.get(request.id).await,
+                        Some(old) => Ok(Put::Refused(Some(old))),
+                        None => self.get(request.id).await.map(Put::Refused),
                     }
                 }
                 _ => Err(self.failed("PutItem", e)),
@@ -281,11 +283,14 @@ impl IdempotencyStore for DynamoDbStore {
     }
 
     async fn claim(&self, request: &ClaimRequest<'_>) -> Result<ClaimOutcome, StoreError> {
-        // A record that stopped counting between the refused write and its
-        // read back is claimable: one more write decides.
+        // A record that stopped counting (or was deleted) between the refused
+        // write and its read back is claimable: one more write decides. Only a
+        // write that landed is a claim; a refusal never is.
         for _ in 0..2 {
-            let Some(old) = self.put_claim(request).await? else {
-                return Ok(ClaimOutcome::Claimed);
+            let old = match self.put_claim(request).await? {
+                Put::Written => return Ok(ClaimOutcome::Claimed),
+                Put::Refused(None) => continue,
+                Put::Refused(Some(old)) => old,
             };
             // The SDK retried a claim whose answer was lost: the record is ours.
             if old.held_by(request.holder) {
@@ -295,7 +300,11 @@ impl IdempotencyStore for DynamoDbStore {
                 return Ok(found);
             }
         }
-        Err(unreadable(request.id, "the claim was refused twice by a record that no longer counts"))
+        Err(unreadable(
+            request.id,
+            "the claim's write was refused twice, and no record that refuses it could be read \
+             (the table answers inconsistently); the message is retried unprocessed",
+        ))
     }
 
     async fn complete(

@@ -14,13 +14,12 @@ use tokio::time::{Instant, sleep_until, timeout_at};
 use tracing::{info, warn};
 
 use super::erased::ErasedStore;
+use super::id::{id_head, id_in};
 use super::record::{ClaimOutcome, ClaimRequest};
 use super::write::UnfinishedWrite;
 use super::{CLOCK_SKEW_MARGIN, ClaimLease, Idempotency, IdempotencyStore, MissingKey, body_hash};
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 
-/// Keys longer than this are stored by their hash.
-pub(crate) const MAX_KEY_BYTES: usize = 1024;
 /// Results longer than this are not stored: a DynamoDB item holds at most 400 KB.
 pub(crate) const MAX_STORED_RESULT_BYTES: usize = 300_000;
 
@@ -67,6 +66,7 @@ fn contended(until: SystemTime) -> Outcome {
 /// One batch's view of the store: the pre-check's answers and its counts.
 #[derive(Debug)]
 pub(crate) struct BatchClaims {
+    /// What every id of the batch begins with: the prefix and the scope.
     scope: String,
     completed: HashMap<String, ClaimOutcome>,
     deadline: Instant,
@@ -113,15 +113,6 @@ impl Guard {
         }
     }
 
-    /// `<scope>#<key>`; a key longer than [`MAX_KEY_BYTES`] by its SHA-256,
-    /// so the id stays within DynamoDB's 2,048-byte partition key.
-    fn id(scope: &str, key: &str) -> String {
-        if key.len() > MAX_KEY_BYTES {
-            return format!("{scope}#sha256:{}", body_hash(key));
-        }
-        format!("{scope}#{key}")
-    }
-
     /// The batch's pre-check: which of its keys are already completed, one
     /// read per 100 keys, so a redelivered batch costs reads, not writes.
     pub(crate) async fn begin_batch<K: AsRef<str>>(
@@ -132,8 +123,8 @@ impl Guard {
         processing_deadline: Instant,
     ) -> BatchClaims {
         let scope = self.scope.as_deref().or(queue).unwrap_or("default");
-        let scope = format!("{}{scope}", self.key_prefix);
-        let mut ids: Vec<String> = keys.map(|key| Self::id(&scope, key.as_ref())).collect();
+        let scope = id_head(&self.key_prefix, scope);
+        let mut ids: Vec<String> = keys.map(|key| id_in(&scope, key.as_ref())).collect();
         ids.sort_unstable();
         ids.dedup();
         let claims = BatchClaims {
@@ -184,7 +175,7 @@ impl Guard {
                 ),
             };
         };
-        let id = Self::id(&claims.scope, key);
+        let id = id_in(&claims.scope, key);
         let validation = body_hash(body);
         if let Some(found) = claims.completed.get(&id) {
             return Self::found(&id, &validation, found.clone(), message_id);

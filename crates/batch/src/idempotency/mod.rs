@@ -31,15 +31,19 @@ pub mod config;
 mod dynamodb;
 mod erased;
 pub(crate) mod guard;
+mod id;
 mod memory;
 mod record;
 #[cfg(feature = "redis")]
 mod redis;
+#[cfg(feature = "redis")]
+mod redis_link;
 mod write;
 
 #[cfg(feature = "dynamodb")]
 #[cfg_attr(docsrs, doc(cfg(feature = "dynamodb")))]
 pub use dynamodb::DynamoDbStore;
+pub use id::record_id;
 pub use memory::MemoryStore;
 pub use record::{ClaimOutcome, ClaimRequest, Status, StoredRecord};
 #[cfg(feature = "redis")]
@@ -215,14 +219,15 @@ impl<S: IdempotencyStore> Idempotency<S> {
         self
     }
 
-    /// Put before every record's id (`IDEMPOTENCY_KEY_PREFIX`): consumers that
-    /// share one table or one Redis never meet each other's keys.
+    /// Put before the scope in every record's id (`IDEMPOTENCY_KEY_PREFIX`,
+    /// see [`record_id`]): consumers that share one table or one Redis never
+    /// meet each other's keys, whatever their prefixes and scopes.
     pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.key_prefix = prefix.into();
         self
     }
 
-    /// The records' ids are `<prefix><scope>#<key>`; the default scope is the
+    /// The scope of every key (see [`record_id`]); the default scope is the
     /// source queue's name, so a replay onto the same queue finds its key.
     pub fn scope(mut self, scope: impl Into<String>) -> Self {
         self.scope = Some(scope.into());

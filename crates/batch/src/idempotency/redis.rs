@@ -10,10 +10,10 @@
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime};
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{Client, RedisError, Script};
-use tokio::sync::OnceCell;
+use redis::{Client, RedisError, RedisResult, Script};
 
+use super::id::redis_key;
+use super::redis_link::{Connection, Link};
 use super::record::{ClaimOutcome, ClaimRequest, Status, StoredRecord, epoch_ms, epoch_s_ceil};
 use super::{IdempotencyStore, StoreError};
 
@@ -21,8 +21,11 @@ const FIELDS: [&str; 6] =
     ["status", "expiration", "in_progress_expiration", "validation", "holder", "data"];
 
 /// Written when the key is absent, expired, or in progress past its lease;
-/// otherwise the record is returned as it is.
-const CLAIM: &str = r"
+/// otherwise the record is returned as it is. A script with flags (Redis 7.0,
+/// Valkey 7.2): without `allow-oom`, a server at its `maxmemory` refuses it
+/// whole, so no claim lands that could not be completed (a script without
+/// flags is checked at its first write, and `DEL` passes that check).
+const CLAIM: &str = r"#!lua
 local r = redis.call('HMGET', KEYS[1], 'status', 'expiration', 'in_progress_expiration',
                      'validation', 'holder', 'data')
 local now_ms = tonumber(ARGV[1])
@@ -41,7 +44,9 @@ return r
 
 /// The holder's claim completed until ARGV[2], with ARGV[3] as data if given.
 /// Already completed by this holder (a retried call whose answer was lost) is done too.
-const COMPLETE: &str = r"
+/// Allowed past `maxmemory`: the work is done, and only claims made before the
+/// server filled (at most the consumers' concurrency) can still complete.
+const COMPLETE: &str = r"#!lua flags=allow-oom
 local status = redis.call('HGET', KEYS[1], 'status')
 local holder = redis.call('HGET', KEYS[1], 'holder')
 if holder ~= ARGV[1] then return 0 end
@@ -53,8 +58,9 @@ redis.call('PEXPIREAT', KEYS[1], tonumber(ARGV[2]) * 1000)
 return 1
 ";
 
-/// The holder's lease until ARGV[2] (ms), the record until ARGV[3] (s).
-const RENEW: &str = r"
+/// The holder's lease until ARGV[2] (ms), the record until ARGV[3] (s); it
+/// rewrites numbers in place, so it is allowed past `maxmemory`.
+const RENEW: &str = r"#!lua flags=allow-oom
 if redis.call('HGET', KEYS[1], 'status') ~= 'INPROGRESS'
    or redis.call('HGET', KEYS[1], 'holder') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'in_progress_expiration', ARGV[2], 'expiration', ARGV[3])
@@ -63,7 +69,8 @@ return 1
 ";
 
 /// The holder's claim removed; already gone (a retried call) is removed too.
-const RELEASE: &str = r"
+/// It frees memory, so it is allowed past `maxmemory`.
+const RELEASE: &str = r"#!lua flags=allow-oom
 if redis.call('EXISTS', KEYS[1]) == 0 then return 1 end
 if redis.call('HGET', KEYS[1], 'status') ~= 'INPROGRESS'
    or redis.call('HGET', KEYS[1], 'holder') ~= ARGV[1] then return 0 end
@@ -73,14 +80,14 @@ return 1
 
 /// Claims in Redis or Valkey at a `redis://` or `rediss://` (TLS) URL
 /// (`IDEMPOTENCY_REDIS_URL`), with the AUTH user and password the URL gives
-/// (ElastiCache's AUTH token is the password). Connects on first use and
-/// reconnects after a lost connection; clones share the connection.
+/// (ElastiCache's AUTH token is the password), Redis 7.0 or later or Valkey
+/// 7.2 or later. Connects on first use, and makes a new connection after a
+/// call on the old one timed out or broke; clones share the connection.
 #[derive(Clone)]
 pub struct RedisStore {
     client: Client,
-    prefix: String,
-    call_timeout: Duration,
-    connection: std::sync::Arc<OnceCell<ConnectionManager>>,
+    namespace: String,
+    link: Link,
     scripts: std::sync::Arc<Scripts>,
 }
 
@@ -96,7 +103,7 @@ impl std::fmt::Debug for RedisStore {
         let info = self.client.get_connection_info();
         f.debug_struct("RedisStore")
             .field("address", &info.addr().to_string())
-            .field("prefix", &self.prefix)
+            .field("namespace", &self.namespace)
             .finish_non_exhaustive()
     }
 }
@@ -134,7 +141,7 @@ impl RedisStore {
     /// A store at `url`, its keys prefixed with `prefix` (several functions
     /// can share one server), each call given `call_timeout` to connect and
     /// to answer. Nothing is connected yet.
-    pub fn new(url: &str, prefix: &str, call_timeout: Duration) -> Result<Self, StoreError> {
+    pub fn new(url: &str, namespace: &str, call_timeout: Duration) -> Result<Self, StoreError> {
         let client = Client::open(url).map_err(|source| StoreError::Redis {
             address: super::config::without_password(url),
             operation: "open",
@@ -147,39 +154,48 @@ impl RedisStore {
             release: Script::new(RELEASE),
         };
         Ok(Self {
+            link: Link::new(client.clone(), call_timeout),
             client,
-            prefix: prefix.to_owned(),
-            call_timeout,
-            connection: std::sync::Arc::default(),
+            namespace: namespace.to_owned(),
             scripts: std::sync::Arc::new(scripts),
         })
     }
 
-    /// Connects and sends `PING`, so a wrong address or password shows at start-up.
+    /// Connects, sends `PING` and runs a script with flags, so a wrong
+    /// address or password, or a server older than Redis 7.0, shows at start-up.
     pub async fn check(&self) -> Result<(), StoreError> {
-        let mut connection = self.connection().await?;
-        redis::cmd("PING")
-            .query_async::<String>(&mut connection)
-            .await
+        let used = self.connection().await?;
+        let mut connection = used.connection.clone();
+        let ping = redis::cmd("PING").query_async::<String>(&mut connection).await;
+        self.answered(&used, "PING", ping)?;
+        let flagged = redis::cmd("EVAL")
+            .arg("#!lua flags=no-writes\nreturn 1")
+            .arg(0)
+            .query_async::<i64>(&mut connection)
+            .await;
+        self.answered(&used, "a script with flags (Redis 7.0 or later, Valkey 7.2 or later)", flagged)
             .map(|_| ())
-            .map_err(|source| self.failed("PING", source))
     }
 
-    async fn connection(&self) -> Result<ConnectionManager, StoreError> {
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(self.call_timeout))
-            .set_response_timeout(Some(self.call_timeout))
-            // One attempt a call: API_CALL_TIMEOUT_MS bounds it; the next call reconnects.
-            .set_number_of_retries(0);
-        self.connection
-            .get_or_try_init(|| ConnectionManager::new_with_config(self.client.clone(), config))
-            .await
-            .cloned()
-            .map_err(|source| self.failed("connect", source))
+    async fn connection(&self) -> Result<Connection, StoreError> {
+        self.link.get().await.map_err(|source| self.failed("connect", source))
+    }
+
+    /// A call's answer; a connection that timed out or broke is dropped.
+    fn answered<T>(
+        &self,
+        used: &Connection,
+        operation: &'static str,
+        answer: RedisResult<T>,
+    ) -> Result<T, StoreError> {
+        answer.map_err(|source| {
+            self.link.failed(used, &source);
+            self.failed(operation, source)
+        })
     }
 
     fn key(&self, id: &str) -> String {
-        format!("{}{id}", self.prefix)
+        redis_key(&self.namespace, id)
     }
 
     async fn held(
@@ -189,15 +205,16 @@ impl RedisStore {
         id: &str,
         args: &[String],
     ) -> Result<(), StoreError> {
-        let mut connection = self.connection().await?;
+        let used = self.connection().await?;
+        let mut connection = used.connection.clone();
         let mut invocation = script.key(self.key(id));
         for arg in args {
             invocation.arg(arg);
         }
-        match invocation.invoke_async::<i64>(&mut connection).await {
-            Ok(1) => Ok(()),
-            Ok(_) => Err(StoreError::NotHeld),
-            Err(source) => Err(self.failed(operation, source)),
+        let answer = invocation.invoke_async::<i64>(&mut connection).await;
+        match self.answered(&used, operation, answer)? {
+            1 => Ok(()),
+            _ => Err(StoreError::NotHeld),
         }
     }
 }
@@ -208,13 +225,14 @@ impl IdempotencyStore for RedisStore {
         ids: &[String],
         now: SystemTime,
     ) -> Result<HashMap<String, ClaimOutcome>, StoreError> {
-        let mut connection = self.connection().await?;
+        let used = self.connection().await?;
+        let mut connection = used.connection.clone();
         let mut pipeline = redis::pipe();
         for id in ids {
             pipeline.cmd("HMGET").arg(self.key(id)).arg(&FIELDS[..]);
         }
-        let rows: Vec<Vec<Option<String>>> =
-            pipeline.query_async(&mut connection).await.map_err(|e| self.failed("HMGET", e))?;
+        let rows = pipeline.query_async::<Vec<Vec<Option<String>>>>(&mut connection).await;
+        let rows = self.answered(&used, "HMGET", rows)?;
         let mut completed = HashMap::new();
         for (id, fields) in ids.iter().zip(rows) {
             if fields.iter().all(Option::is_none) {
@@ -232,9 +250,10 @@ impl IdempotencyStore for RedisStore {
     }
 
     async fn claim(&self, request: &ClaimRequest<'_>) -> Result<ClaimOutcome, StoreError> {
-        let mut connection = self.connection().await?;
+        let used = self.connection().await?;
+        let mut connection = used.connection.clone();
         let record = request.record();
-        let answer: redis::Value = self
+        let answer = self
             .scripts
             .claim
             .key(self.key(request.id))
@@ -243,9 +262,9 @@ impl IdempotencyStore for RedisStore {
             .arg(request.validation)
             .arg(record.in_progress_until)
             .arg(record.expiration)
-            .invoke_async(&mut connection)
-            .await
-            .map_err(|source| self.failed("claim", source))?;
+            .invoke_async::<redis::Value>(&mut connection)
+            .await;
+        let answer = self.answered(&used, "claim", answer)?;
         let claimed = match &answer {
             redis::Value::SimpleString(text) => text == "CLAIMED",
             redis::Value::BulkString(bytes) => bytes == b"CLAIMED",
