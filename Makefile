@@ -8,13 +8,13 @@ TARGET_DIR = $(shell $(CARGO) metadata --format-version 1 --no-deps | python3 -c
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test demo simulate lint template-lint supply-chain doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
+.PHONY: test demo simulate lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
-## make test: formatting, lints, template checks, the supply chain, docs, the planner against
-## AWS's published figures (simulate fidelity), unit and adapter tests,
+## make test: formatting, lints, template checks, the supply chain, docs, every package built on
+## its own (builds-alone), the planner against AWS's published figures (simulate fidelity), unit and adapter tests,
 ## end-to-end tests (the functions and the library's example as binaries), doctests, packaging;
 ## the test runner's summary comes last, for CI to count
-test: lint template-lint supply-chain doc
+test: lint template-lint supply-chain doc builds-alone
 	$(CARGO) build --workspace --bins --examples
 	$(TARGET_DIR)/debug/simulate fidelity >$(TARGET_DIR)/fidelity.md || { cat $(TARGET_DIR)/fidelity.md; exit 1; }
 	@echo "simulate fidelity: $$(tail -1 $(TARGET_DIR)/fidelity.md) (table: $(TARGET_DIR)/fidelity.md)"
@@ -48,6 +48,12 @@ doc:
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## make builds-alone: every package checked on its own and the library with each feature alone
+## (cargo-hack, pinned, installed on first use; a warning fails it), then the Dockerfile's cargo
+## command as the Dockerfile writes it: no package leans on features another turns on
+builds-alone:
+	scripts/builds-alone.sh
 
 ## make supply-chain: cargo deny check licenses bans sources (deny.toml), offline; the pinned
 ## cargo-deny is installed into the cargo home on first use
@@ -120,7 +126,7 @@ deploy:
 	scripts/sam.sh deploy --guided --capabilities CAPABILITY_IAM --parameter-overrides Architecture=$(ARCH)
 
 ## make worker-image: the sqs-worker container image (Dockerfile). Needs a container engine,
-## which our CI machines do not have: the one step of the project not run there.
+## which our CI machines do not have; make test runs the Dockerfile's cargo command (builds-alone).
 WORKER_IMAGE ?= sqs-worker:latest
 worker-image:
 	docker build --tag $(WORKER_IMAGE) .

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use tokio::process::{Child, Command};
 
+use crate::fixtures::BoxError;
+
 /// One server; dropped, it is killed.
 #[derive(Debug)]
 pub struct RedisServer {
@@ -16,15 +18,15 @@ pub struct RedisServer {
 
 impl RedisServer {
     /// A server on a free port, with `settings` (`["--maxmemory", "1mb"]`, say).
-    pub async fn start(settings: &[&str]) -> Self {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    pub async fn start(settings: &[&str]) -> Result<Self, BoxError> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         Self::start_on(port, settings).await
     }
 
     /// A server on `port` (a restarted one: the same address, nothing kept).
-    pub async fn start_on(port: u16, settings: &[&str]) -> Self {
-        let binary =
-            std::env::var("E2E_REDIS_SERVER").expect("E2E_REDIS_SERVER: run with make test");
+    pub async fn start_on(port: u16, settings: &[&str]) -> Result<Self, BoxError> {
+        let binary = std::env::var("E2E_REDIS_SERVER")
+            .map_err(|_| "E2E_REDIS_SERVER is not set: run the tests with `make test`")?;
         let port_text = port.to_string();
         let mut args =
             vec!["--bind", "127.0.0.1", "--port", &port_text, "--save", "", "--appendonly", "no"];
@@ -33,15 +35,14 @@ impl RedisServer {
             .args(&args)
             .stdout(std::process::Stdio::null())
             .kill_on_drop(true)
-            .spawn()
-            .unwrap();
+            .spawn()?;
         for _ in 0..100 {
             if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-                return Self { port, child };
+                return Ok(Self { port, child });
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        panic!("redis-server did not listen on {port}");
+        Err(format!("redis-server did not listen on {port}").into())
     }
 
     /// `127.0.0.1:<port>`.
@@ -54,7 +55,7 @@ impl RedisServer {
     }
 
     /// Killed, and waited for.
-    pub async fn kill(mut self) {
-        self.child.kill().await.unwrap();
+    pub async fn kill(mut self) -> std::io::Result<()> {
+        self.child.kill().await
     }
 }

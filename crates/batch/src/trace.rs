@@ -3,8 +3,6 @@
 //! (`X-Amzn-Trace-Id`) and as a W3C `traceparent`, so one failed message
 //! can be followed from its producer to the service it was delivered to.
 
-use std::future::Future;
-
 tokio::task_local! {
     /// The trace of the Lambda invocation this task serves. Managed Instances
     /// serve several invocations in one process at once, each on its own
@@ -13,7 +11,8 @@ tokio::task_local! {
 }
 
 /// Runs `work` as part of the invocation traced by `trace`.
-pub(crate) async fn within_invocation<F: Future>(
+#[cfg(feature = "lambda")]
+pub(crate) async fn within_invocation<F: std::future::Future>(
     trace: Option<TraceContext>,
     work: F,
 ) -> F::Output {
@@ -56,6 +55,7 @@ impl TraceContext {
     }
 
     /// The trace of the Lambda invocation in work on this task, if any.
+    #[cfg(feature = "http-delivery")]
     pub(crate) fn of_invocation() -> Option<Self> {
         INVOCATION.try_with(Clone::clone).ok().flatten()
     }

@@ -88,7 +88,7 @@ async fn a_redelivered_key_is_acknowledged_as_a_duplicate_with_its_stored_result
     assert_eq!(report.outcomes[1], duplicate);
     assert!(report.batch_item_failures.is_empty());
     assert_eq!(runs.load(Ordering::SeqCst), 1, "the processor ran once for the key");
-    assert_eq!(store.get("payments#p-1").unwrap().validation, body_hash(body));
+    assert_eq!(store.get("0:8:payments#p-1").unwrap().validation, body_hash(body));
 }
 
 #[tokio::test]
@@ -121,7 +121,7 @@ async fn a_key_in_progress_elsewhere_is_retried_after_that_lease_without_process
     let now = SystemTime::now();
     let hash = body_hash(body);
     let other = ClaimRequest {
-        id: "payments#p-1",
+        id: "0:8:payments#p-1",
         holder: "another-worker",
         validation: &hash,
         lease_until: now + Duration::from_secs(40),
@@ -276,7 +276,7 @@ async fn work_stops_when_its_claim_lapses_unrenewed_and_runs_on_while_renewed() 
     };
     assert_eq!(report.outcomes[0], Outcome::Done);
     assert_eq!(
-        store.get("payments#p-1").unwrap().status,
+        store.get("0:8:payments#p-1").unwrap().status,
         backpressure_batch::idempotency::Status::Completed
     );
 }

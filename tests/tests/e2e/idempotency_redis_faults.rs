@@ -187,15 +187,15 @@ async fn a_refused_connection_retries_every_message_unprocessed() {
 /// (docs/idempotency.md says so). The function process reconnects by itself.
 #[tokio::test]
 async fn a_restarted_server_without_persistence_forgets_its_keys_and_is_reconnected() {
-    let server = RedisServer::start(&[]).await;
+    let server = RedisServer::start(&[]).await.unwrap();
     let consumer = Consumer::new().await;
     let (address, port) = (server.address(), server.port());
     let host = consumer.host(&address).await;
     assert!(consumer.invoke(&host, "k-5", Duration::from_secs(10)).await.is_empty());
     assert!(consumer.invoke(&host, "k-5", Duration::from_secs(10)).await.is_empty());
     assert_eq!(consumer.posts("k-5"), 1, "a duplicate while the server keeps the key");
-    server.kill().await;
-    let _restarted = RedisServer::start_on(port, &[]).await;
+    server.kill().await.unwrap();
+    let _restarted = RedisServer::start_on(port, &[]).await.unwrap();
     assert!(consumer.invoke(&host, "k-5", Duration::from_secs(10)).await.is_empty());
     assert_eq!(consumer.posts("k-5"), 2, "processed again: the restart forgot the key");
 }

@@ -99,7 +99,7 @@ async fn a_connection_gone_silent_is_replaced_after_its_call_times_out() {
 /// store's error is said; with room again, it is processed once.
 #[tokio::test]
 async fn a_full_redis_refuses_the_claim_and_the_message_is_retried_unprocessed() {
-    let server = RedisServer::start(&["--maxmemory-policy", "noeviction"]).await;
+    let server = RedisServer::start(&["--maxmemory-policy", "noeviction"]).await.unwrap();
     let consumer = Consumer::new().await;
     let host = consumer.host(&server.address()).await;
     let client = redis::Client::open(format!("redis://{}", server.address())).unwrap();

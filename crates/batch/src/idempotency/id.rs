@@ -38,6 +38,7 @@ pub fn record_id(prefix: &str, scope: &str, key: &str) -> String {
 /// namespace, `<bytes>:<namespace><id>` with one. An id always goes on with a
 /// digit where a scope would end in `#` or `@`, so no namespaced key is
 /// another namespace's, or none's.
+#[cfg(any(feature = "redis", test))]
 pub(crate) fn redis_key(namespace: &str, id: &str) -> String {
     if namespace.is_empty() {
         return id.to_owned();

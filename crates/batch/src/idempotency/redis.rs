@@ -13,8 +13,8 @@ use std::time::{Duration, SystemTime};
 use redis::{Client, RedisError, RedisResult, Script};
 
 use super::id::redis_key;
-use super::redis_link::{Connection, Link};
 use super::record::{ClaimOutcome, ClaimRequest, Status, StoredRecord, epoch_ms, epoch_s_ceil};
+use super::redis_link::{Connection, Link};
 use super::{IdempotencyStore, StoreError};
 
 const FIELDS: [&str; 6] =
@@ -173,8 +173,12 @@ impl RedisStore {
             .arg(0)
             .query_async::<i64>(&mut connection)
             .await;
-        self.answered(&used, "a script with flags (Redis 7.0 or later, Valkey 7.2 or later)", flagged)
-            .map(|_| ())
+        self.answered(
+            &used,
+            "a script with flags (Redis 7.0 or later, Valkey 7.2 or later)",
+            flagged,
+        )
+        .map(|_| ())
     }
 
     async fn connection(&self) -> Result<Connection, StoreError> {

@@ -99,9 +99,10 @@ impl Link {
         if matches!(state, State::Connecting { serial: current, .. } if *current == serial) {
             *state = match &result {
                 Ok(connection) => State::Up { connection: connection.clone(), serial },
-                Err(error) => {
-                    State::Failed { error: error.clone(), until: Instant::now() + self.failure_holds }
-                }
+                Err(error) => State::Failed {
+                    error: error.clone(),
+                    until: Instant::now() + self.failure_holds,
+                },
             };
         }
         result.map(|connection| Connection { connection, serial })

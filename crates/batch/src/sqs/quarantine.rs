@@ -8,7 +8,9 @@ use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageBatchRequestEntry};
 use backpressure_core::error::ApiError;
 use backpressure_core::queue::{QueueKind, QueueRef};
-use backpressure_core::sqs_limits::{MAX_BATCH_BYTES, plan_batches};
+#[cfg(feature = "s3-overflow")]
+use backpressure_core::sqs_limits::MAX_BATCH_BYTES;
+use backpressure_core::sqs_limits::plan_batches;
 use backpressure_startup::LazyClient;
 use backpressure_startup::sqs_batch::{self, EntryResult};
 use futures::future::join_all;
@@ -157,6 +159,7 @@ impl QuarantineStore for SqsQuarantine {
             vec![Err(QuarantineError::Unreported); records.len()];
         let mut bodies: Vec<Option<String>> = Vec::with_capacity(records.len());
         let mut sizes = Vec::with_capacity(records.len());
+        #[cfg_attr(not(feature = "s3-overflow"), allow(unused_mut))]
         let mut overflowed = vec![false; records.len()];
         #[cfg(feature = "s3-overflow")]
         let mut puts = Vec::new();

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# make test's check that no package leans on features another package turns on: inside the
+# workspace, cargo unifies features, so a package that forgot one still builds there and fails
+# alone (sqs-worker once did, and with it the Dockerfile). cargo-hack checks every package on its
+# own and the library with each of its features alone (dev-dependencies left out, as a user's
+# build has them), any warning failing the step; then the Dockerfile's own cargo command runs, as
+# the Dockerfile writes it. The pinned cargo-hack is installed into the cargo home on first use.
+# No --locked for cargo-hack: without dev-dependencies the lock file would lose entries, which
+# --locked refuses; cargo-hack puts Cargo.toml and Cargo.lock back as they were.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+version=0.6.46
+if [ "$(cargo hack --version 2>/dev/null)" != "cargo-hack $version" ]; then
+  echo "builds-alone: installing cargo-hack $version (first run only; under a minute)" >&2
+  cargo install --locked --quiet "cargo-hack@$version"
+fi
+cd "$root"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo hack check --workspace --no-dev-deps 2>&1 | tee "$log"
+cargo hack check --package backpressure-batch --each-feature --no-dev-deps 2>&1 | tee -a "$log"
+if grep -q '^warning' "$log"; then
+  echo "builds-alone: a package warns when built on its own or with one feature (above)" >&2
+  exit 1
+fi
+build=$(sed -n 's/^RUN \(cargo build .*\)$/\1/p' Dockerfile)
+if [ -z "$build" ]; then
+  echo "builds-alone: no 'RUN cargo build …' line in the Dockerfile" >&2
+  exit 1
+fi
+echo "builds-alone: the Dockerfile's build: $build"
+$build
