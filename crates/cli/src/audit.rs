@@ -179,7 +179,7 @@ impl Audit {
             handle
                 .write_all(text.as_bytes())
                 .and_then(|()| file.sync_data())
-                .map_err(|e| CliError::file(&self.path, e))?;
+                .map_err(|source| CliError::AuditWrite { path: self.path.clone(), source })?;
         }
         let replayed = || lines.iter().filter(|l| l.result == Outcome::Replayed);
         if let Ok(mut sent) = self.sent.lock() {

@@ -240,4 +240,11 @@ pub fn summary(tally: &Tally, audit: &Audit, replay: bool) {
         tally.moved,
         audit.path().display()
     );
+    if tally.sent_not_on_record > 0 {
+        eprintln!(
+            "sent_not_on_record={}: SQS accepted them, but their audit lines could not be \
+             written, so they are still on this queue and a rerun sends them again",
+            tally.sent_not_on_record
+        );
+    }
 }

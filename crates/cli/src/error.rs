@@ -33,6 +33,12 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    #[error("the audit file {path} could not be written: {source}{}", file_hint(.source))]
+    AuditWrite {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error(
         "{path} line {line}: not an audit entry ({source}): give --audit this tool's audit file \
          of earlier runs, or a new one"
@@ -84,7 +90,12 @@ pub enum CliError {
 fn file_hint(error: &std::io::Error) -> &'static str {
     use std::io::ErrorKind;
     match error.kind() {
-        ErrorKind::StorageFull | ErrorKind::FileTooLarge | ErrorKind::QuotaExceeded => {
+        ErrorKind::FileTooLarge => {
+            " (a file-size limit was reached, such as the shell's `ulimit -f`: raise it or name a \
+             file where it allows more, then run the same command again; with the same --audit a \
+             replay or discard resumes)"
+        }
+        ErrorKind::StorageFull | ErrorKind::QuotaExceeded => {
             " (no room for it: free space on its disk or name a file on another, then run the same \
              command again; with the same --audit a replay or discard resumes)"
         }

@@ -14,7 +14,9 @@ pub fn text() -> String {
     let mut out = format!(
         "sqs-worker {}: the batch engine as an ECS service. It long-polls QUEUE_URL, POSTs each\n\
          work request to DOWNSTREAM_URL, quarantines permanent failures, renews leases while\n\
-         messages are in work and drains on SIGTERM (a second signal cuts the drain short).\n\n\
+         messages are in work and drains on SIGTERM or SIGINT, exit 0. A second signal cuts the\n\
+         drain short: the messages in work are released at once, the receive under way is waited\n\
+         for, exit 0. A third ends that wait: exit 1.\n\n\
          Usage: sqs-worker                     run, configured by the variables below\n       \
          sqs-worker healthcheck [PID]   exit 0 when a poll succeeded within HEALTH_MAX_SILENCE_SECONDS\n       \
          sqs-worker --version\n\nOn a task definition of your own, set the container's stopTimeout above \

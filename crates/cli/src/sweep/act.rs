@@ -115,6 +115,7 @@ impl Sweep<'_> {
         if let Err(error) = self.audit.map_or(Ok(()), |a| a.write(&lines)) {
             // Not on record: must not be deleted. A rerun sends them again.
             self.hold(&sent);
+            self.with_state(|s| s.tally.sent_not_on_record += sent.len() as u64);
             return Err(error);
         }
         self.with_state(|s| {

@@ -40,6 +40,10 @@ pub enum Action<'a> {
     Discard,
 }
 
+fn is_zero(count: &u64) -> bool {
+    *count == 0
+}
+
 /// What a sweep did.
 #[derive(Debug, Default, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -55,6 +59,10 @@ pub struct Tally {
     pub would_send: u64,
     /// Left on the queue because SQS refused them or they cannot be sent.
     pub failed: u64,
+    /// Sent (SQS accepted them), but their audit lines could not be written:
+    /// left on the queue, so a rerun sends them again.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sent_not_on_record: u64,
     /// Did not match the filters; left on the queue.
     pub not_matching: u64,
     /// Not matching, moved to the end of their FIFO group (`--rotate-groups`).
@@ -86,6 +94,7 @@ impl Tally {
         total.lapsed += tally.lapsed;
         total.would_send += tally.would_send;
         total.failed += tally.failed;
+        total.sent_not_on_record += tally.sent_not_on_record;
         total.not_matching = total.not_matching.max(tally.not_matching);
         total.moved += tally.moved;
         // What the queue holds is what the last sweep read: an earlier one released
