@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use aws_sdk_sqs::types::MessageSystemAttributeName;
+use backpressure_batch::idempotency::record_id;
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, binary, sqs_record};
 use e2e_tests::idempotency_table::Table;
@@ -100,7 +101,9 @@ async fn outcomes(
         let queue = work.rsplit('/').next().unwrap();
         let completed = (0..GOOD)
             .filter(|i| {
-                stored.get(&format!("{queue}#ok-{i}")).is_some_and(|r| r["status"] == "COMPLETED")
+                stored
+                    .get(&record_id("", queue, &format!("ok-{i}")))
+                    .is_some_and(|r| r["status"] == "COMPLETED")
             })
             .count();
         checks.eq("run: completed records in the deployed table", completed, GOOD);
