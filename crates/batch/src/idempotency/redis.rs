@@ -164,14 +164,13 @@ impl RedisStore {
     /// Connects, sends `PING` and runs a script with flags, so a wrong
     /// address or password, or a server older than Redis 7.0, shows at start-up.
     pub async fn check(&self) -> Result<(), StoreError> {
-        let used = self.connection().await?;
-        let mut connection = used.connection.clone();
-        let ping = redis::cmd("PING").query_async::<String>(&mut connection).await;
+        let mut used = self.connection().await?;
+        let ping = redis::cmd("PING").query_async::<String>(&mut used.connection).await;
         self.answered(&used, "PING", ping)?;
         let flagged = redis::cmd("EVAL")
             .arg("#!lua flags=no-writes\nreturn 1")
             .arg(0)
-            .query_async::<i64>(&mut connection)
+            .query_async::<i64>(&mut used.connection)
             .await;
         self.answered(
             &used,
@@ -209,13 +208,12 @@ impl RedisStore {
         id: &str,
         args: &[String],
     ) -> Result<(), StoreError> {
-        let used = self.connection().await?;
-        let mut connection = used.connection.clone();
+        let mut used = self.connection().await?;
         let mut invocation = script.key(self.key(id));
         for arg in args {
             invocation.arg(arg);
         }
-        let answer = invocation.invoke_async::<i64>(&mut connection).await;
+        let answer = invocation.invoke_async::<i64>(&mut used.connection).await;
         match self.answered(&used, operation, answer)? {
             1 => Ok(()),
             _ => Err(StoreError::NotHeld),
@@ -229,13 +227,12 @@ impl IdempotencyStore for RedisStore {
         ids: &[String],
         now: SystemTime,
     ) -> Result<HashMap<String, ClaimOutcome>, StoreError> {
-        let used = self.connection().await?;
-        let mut connection = used.connection.clone();
+        let mut used = self.connection().await?;
         let mut pipeline = redis::pipe();
         for id in ids {
             pipeline.cmd("HMGET").arg(self.key(id)).arg(&FIELDS[..]);
         }
-        let rows = pipeline.query_async::<Vec<Vec<Option<String>>>>(&mut connection).await;
+        let rows = pipeline.query_async::<Vec<Vec<Option<String>>>>(&mut used.connection).await;
         let rows = self.answered(&used, "HMGET", rows)?;
         let mut completed = HashMap::new();
         for (id, fields) in ids.iter().zip(rows) {
@@ -254,8 +251,7 @@ impl IdempotencyStore for RedisStore {
     }
 
     async fn claim(&self, request: &ClaimRequest<'_>) -> Result<ClaimOutcome, StoreError> {
-        let used = self.connection().await?;
-        let mut connection = used.connection.clone();
+        let mut used = self.connection().await?;
         let record = request.record();
         let answer = self
             .scripts
@@ -266,7 +262,7 @@ impl IdempotencyStore for RedisStore {
             .arg(request.validation)
             .arg(record.in_progress_until)
             .arg(record.expiration)
-            .invoke_async::<redis::Value>(&mut connection)
+            .invoke_async::<redis::Value>(&mut used.connection)
             .await;
         let answer = self.answered(&used, "claim", answer)?;
         let claimed = match &answer {

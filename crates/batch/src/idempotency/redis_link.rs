@@ -48,7 +48,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Whether an error says the connection itself is no good.
-pub(crate) fn connection_lost(error: &RedisError) -> bool {
+fn connection_lost(error: &RedisError) -> bool {
     error.is_timeout() || error.is_io_error() || error.is_connection_dropped()
 }
 
