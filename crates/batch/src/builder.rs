@@ -186,6 +186,28 @@ impl<P, Q, B> Builder<P, Q, B> {
         self
     }
 
+    /// A worker's claims: leased for its visibility timeout and renewed on
+    /// its heartbeat, whatever lease the [`Idempotency`] settings gave.
+    #[cfg(feature = "worker")]
+    pub(crate) fn claims_renewed(mut self, lease: Duration) -> Self {
+        if let Some(guard) = self.guard.as_mut() {
+            guard.set_lease(crate::idempotency::ClaimLease::Renewed(lease));
+        }
+        self
+    }
+
+    /// The namespace of the EMF metrics, when set.
+    #[cfg(feature = "worker")]
+    pub(crate) fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    /// The deadline margin: a worker's message timeout must exceed it.
+    #[cfg(feature = "worker")]
+    pub(crate) fn margin(&self) -> Duration {
+        self.settings.deadline_margin
+    }
+
     /// Concurrency, deadline margin, backoff and metrics namespace from a
     /// [`ConsumerConfig`] read from the environment.
     pub fn config(self, config: &ConsumerConfig) -> Self {

@@ -185,6 +185,9 @@ pub mod trace;
 mod visibility;
 #[cfg(feature = "http-delivery")]
 mod work_request;
+#[cfg(feature = "worker")]
+#[cfg_attr(docsrs, doc(cfg(feature = "worker")))]
+pub mod worker;
 
 pub use backoff::Backoff;
 #[cfg(feature = "lambda")]

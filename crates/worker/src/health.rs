@@ -1,12 +1,12 @@
-//! Liveness for the task definition's health check: the worker stamps a file
-//! after every successful poll, and `sqs-worker healthcheck` fails when that
-//! stamp is older than `HEALTH_MAX_SILENCE_SECONDS` (or missing). A file, not
-//! a port: the check runs inside the container and needs nothing listening.
+//! `sqs-worker healthcheck` for the task definition's health check: fails
+//! when the worker's stamp (`HEALTH_FILE`) is older than
+//! `HEALTH_MAX_SILENCE_SECONDS`, or missing.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+
+use backpressure_batch::worker::{default_health_file, health_check};
 
 use backpressure_core::config::variables::{HEALTH_FILE, HEALTH_MAX_SILENCE_SECONDS};
 use backpressure_core::config::{ConfigError, Vars};
@@ -30,56 +30,11 @@ impl HealthConfig {
         pid: u32,
     ) -> Result<Self, ConfigError> {
         Ok(Self {
-            file: vars.get(HEALTH_FILE.name).map_or_else(|| default_file(pid), PathBuf::from),
+            file: vars
+                .get(HEALTH_FILE.name)
+                .map_or_else(|| default_health_file(pid), PathBuf::from),
             max_silence: Duration::from_secs(vars.whole_or_default(&HEALTH_MAX_SILENCE_SECONDS)?),
         })
-    }
-}
-
-/// Where a worker process stamps its polls when `HEALTH_FILE` is unset.
-pub fn default_file(pid: u32) -> PathBuf {
-    std::env::temp_dir().join(format!("sqs-worker-{pid}.last-poll"))
-}
-
-/// Stamps the file, at most once a second.
-#[derive(Debug)]
-pub struct Stamp {
-    file: PathBuf,
-    last: Mutex<Option<tokio::time::Instant>>,
-}
-
-impl Stamp {
-    /// A stamp on `file`. A stamp already there is another process's (its
-    /// path holds a PID, and PIDs are used again): removed, so a health check
-    /// before this process's first poll fails instead of reading it.
-    pub fn new(file: &Path) -> Self {
-        match std::fs::remove_file(file) {
-            Ok(()) => {
-                tracing::info!(file = %file.display(), "an earlier process's health stamp removed")
-            }
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
-            Err(error) => {
-                tracing::warn!(error = %error, file = %file.display(), "cannot remove an earlier health stamp");
-            }
-        }
-        Self { file: file.to_owned(), last: Mutex::new(None) }
-    }
-
-    /// Records a successful poll; a write that fails is only logged (the
-    /// health check then fails, which is what it is for).
-    pub fn poll_succeeded(&self) {
-        let now = tokio::time::Instant::now();
-        {
-            let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
-            if last.is_some_and(|at| now.duration_since(at) < Duration::from_secs(1)) {
-                return;
-            }
-            *last = Some(now);
-        }
-        let millis = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis();
-        if let Err(error) = std::fs::write(&self.file, millis.to_string()) {
-            tracing::warn!(error = %error, file = %self.file.display(), "cannot write the health stamp");
-        }
     }
 }
 
@@ -103,37 +58,14 @@ pub fn check(pid: Option<&str>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let stamp =
-        std::fs::read_to_string(&config.file).ok().and_then(|t| t.trim().parse::<u64>().ok());
-    let Some(millis) = stamp else {
-        eprintln!("unhealthy: no successful poll recorded in {}", config.file.display());
-        return ExitCode::FAILURE;
-    };
-    let age = SystemTime::now()
-        .duration_since(UNIX_EPOCH + Duration::from_millis(millis))
-        .unwrap_or_default();
-    if age > config.max_silence {
-        eprintln!("unhealthy: the last successful poll was {} s ago", age.as_secs());
-        ExitCode::FAILURE
-    } else {
-        println!("healthy: the last successful poll was {} ms ago", age.as_millis());
-        ExitCode::SUCCESS
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-
-    #[test]
-    fn a_stamp_left_by_an_earlier_process_is_not_taken_for_this_ones() {
-        let file =
-            std::env::temp_dir().join(format!("stamp-test-{}.last-poll", std::process::id()));
-        std::fs::write(&file, "1").unwrap();
-        let _stamp = Stamp::new(&file);
-        assert!(!file.exists(), "removed before the first poll");
-        let _ = std::fs::remove_file(&file);
+    match health_check(&config.file, config.max_silence) {
+        Ok(age) => {
+            println!("healthy: the last successful poll was {} ms ago", age.as_millis());
+            ExitCode::SUCCESS
+        }
+        Err(unhealthy) => {
+            eprintln!("unhealthy: {unhealthy}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -3,13 +3,6 @@
 //! graceful drain on SIGTERM.
 
 pub mod config;
-mod deleter;
-mod groups;
-mod health;
+pub mod health;
 mod help;
-mod leases;
-mod metrics;
-mod protection;
-mod queue;
 pub mod start;
-mod worker;

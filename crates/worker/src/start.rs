@@ -2,7 +2,6 @@
 //! logged exit, one SDK configuration), the queue's ARN, the engine, signals.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use backpressure_batch::builder::BuildError;
 use backpressure_batch::config::ConsumerConfig;
@@ -11,20 +10,16 @@ use backpressure_batch::delivery::{HttpDelivery, WorkRequest};
 use backpressure_batch::idempotency::ClaimLease;
 use backpressure_batch::sqs::SqsQuarantine;
 use backpressure_batch::start::{ConsumerClients, Reach};
+use backpressure_batch::worker::{Ended, Worker, WorkerError};
 use backpressure_core::config::ConfigError;
 use backpressure_core::config::variables::{Reader, WORKER_LOG_FORMAT};
 use backpressure_core::error::error_chain;
 use backpressure_startup as startup;
-use tokio::signal::unix::{SignalKind, signal};
-use tokio::sync::watch;
 use tracing::{error, info};
 
 use crate::config::WorkerConfig;
-use crate::health::{HealthConfig, Stamp};
+use crate::health::HealthConfig;
 use crate::help;
-use crate::protection::Protection;
-use crate::queue::WorkQueue;
-use crate::worker::{Ended, Worker};
 
 /// Why the worker cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -87,16 +82,13 @@ pub async fn run() -> ExitCode {
     let Some(loaded) = startup::read(load) else { return ExitCode::FAILURE };
     log_start(&loaded);
     let Some(worker) = connect_and_build(loaded).await else { return ExitCode::FAILURE };
-    let (stop_tx, stop) = watch::channel(false);
-    let (hurry_tx, hurry) = watch::channel(false);
-    let (quit_tx, quit) = watch::channel(false);
-    if let Err(error) = listen([stop_tx, hurry_tx, quit_tx]) {
-        error!(error = %error, "cannot listen for SIGTERM");
-        return ExitCode::FAILURE;
-    }
-    match Arc::new(worker).run(stop, hurry, quit).await {
-        Ended::Drained => ExitCode::SUCCESS,
-        Ended::Quit => ExitCode::FAILURE,
+    match worker.run().await {
+        Ok(Ended::Drained) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::FAILURE,
+        Err(error) => {
+            error!(error = %error, "cannot listen for SIGTERM");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -150,7 +142,7 @@ fn log_start(Loaded { engine, config, health, .. }: &Loaded) {
     );
 }
 
-/// The work queue, the quarantine queue and the idempotency table reached
+/// The quarantine queue, the idempotency store and the work queue reached
 /// (a task that cannot reach them stops now, not at its first message), and
 /// the worker built; `None` after logging why not.
 async fn connect_and_build(loaded: Loaded) -> Option<DeliveryWorker> {
@@ -158,59 +150,39 @@ async fn connect_and_build(loaded: Loaded) -> Option<DeliveryWorker> {
     let sdk = startup::sdk_config(engine.api_call_timeout).await;
     let clients = ConsumerClients::new(&sdk);
     let sqs = clients.sqs.get().clone();
-    let (wait, visibility) = (config.receive_wait, config.visibility_timeout);
-    let queue = WorkQueue::connect(sqs, &config.queue, wait, visibility, engine.api_call_timeout)
-        .await
-        .inspect_err(|error| {
-            error!(error = %error_chain(error), queue = config.queue.url(), "cannot read the work queue");
-        })
-        .ok()?;
-    let http = delivery.http_client();
     let version = startup::handler_version("sqs-worker", env!("CARGO_PKG_VERSION"));
-    // A claim's lease is the message's: one visibility timeout, renewed on the heartbeat.
+    // The worker leases a claim for one visibility timeout and renews it on its heartbeat.
     let lease = ClaimLease::Renewed(config.visibility_timeout);
-    let builder = engine
+    let batch = engine
         .consumer(delivery, &clients, Reach::AtStart, version, lease)
         .await
         .inspect_err(|error| error!(error = %error_chain(error), "cannot start"))
         .ok()?;
-    // The worker holds a FIFO group only while a batch of it is in work:
-    // a retried message goes back at once, so its group keeps its order.
-    let batch = builder
-        .fifo_retries_at_once()
-        .build()
-        .inspect_err(|error| {
-            error!(error = %error_chain(&StartError::from(error.clone())), "invalid configuration");
-        })
-        .ok()?;
-    // Protected for longer than one batch may work and hold its lease.
-    let horizon = config.message_timeout + config.visibility_timeout;
-    let protection = match config.agent_uri.as_deref() {
-        None => None,
-        Some(uri) => Some(
-            Protection::new(uri, horizon, config.protection_idle, http)
-                .inspect_err(|error| error!(error = %error, "invalid configuration"))
-                .ok()?,
-        ),
-    };
-    let (stamp, namespace) = (Stamp::new(&health.file), engine.namespace.clone());
-    Some(Worker::new(queue, batch, config, protection, stamp, namespace))
-}
-
-/// The first SIGTERM or SIGINT starts the drain, the second cuts it short
-/// (the work in hand released at once), a third ends the wait for the
-/// receive under way.
-fn listen(signals: [watch::Sender<bool>; 3]) -> std::io::Result<()> {
-    let mut term = signal(SignalKind::terminate())?;
-    let mut interrupt = signal(SignalKind::interrupt())?;
-    tokio::spawn(async move {
-        for sender in signals {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = interrupt.recv() => {}
-            }
-            let _ = sender.send(true);
+    let mut worker = Worker::builder(batch, sqs, config.queue.clone())
+        .pollers(config.pollers)
+        .max_in_flight(config.max_in_flight)
+        .receive_wait(config.receive_wait)
+        .visibility_timeout(config.visibility_timeout)
+        .message_timeout(config.message_timeout)
+        .drain(config.drain)
+        .api_call_timeout(engine.api_call_timeout)
+        .health_file(health.file);
+    if let Some(uri) = &config.agent_uri {
+        worker = worker.task_protection(uri, config.protection_idle);
+    }
+    match worker.build().await {
+        Ok(worker) => Some(worker),
+        Err(WorkerError::Queue { queue, source }) => {
+            error!(error = %error_chain(&source), queue, "cannot read the work queue");
+            None
         }
-    });
-    Ok(())
+        Err(WorkerError::Build(error)) => {
+            error!(error = %error_chain(&StartError::from(error)), "invalid configuration");
+            None
+        }
+        Err(error) => {
+            error!(error = %error_chain(&error), "invalid configuration");
+            None
+        }
+    }
 }

@@ -15,6 +15,7 @@ mod idempotency_store_faults;
 mod idempotency_stores;
 mod idempotency_worker;
 mod library;
+mod library_worker;
 mod managed_instances;
 mod operator_cli;
 mod operator_cli_boundaries;

@@ -22,7 +22,9 @@ fn summary(worker: &e2e_tests::process::Process) -> String {
 async fn a_queue_that_cannot_be_read_at_start_is_a_clear_failure() {
     let setup = setup().await;
     let proxy = proxy().await;
-    proxy.inject(Rule::new("GetQueueAttributes", Fault::Deny));
+    // The work queue's call only: the quarantine queue is read before it.
+    let work_queue_name = setup.work_url.rsplit('/').next().unwrap();
+    proxy.inject(Rule::new("GetQueueAttributes", Fault::Deny).when_body_contains(work_queue_name));
     let mut worker =
         setup.start(&[("AWS_ENDPOINT_URL_SQS", proxy.url()), ("API_CALL_TIMEOUT_MS", "1000")]);
     assert_eq!(worker.exit(STARTED).await.unwrap().code(), Some(1));

@@ -113,6 +113,13 @@ impl Guard {
         }
     }
 
+    /// Claims of `lease` from now on (a worker's: its visibility timeout,
+    /// renewed on its heartbeat).
+    #[cfg(feature = "worker")]
+    pub(crate) fn set_lease(&mut self, lease: ClaimLease) {
+        self.lease = lease;
+    }
+
     /// The batch's pre-check: which of its keys are already completed, one
     /// read per 100 keys, so a redelivered batch costs reads, not writes.
     pub(crate) async fn begin_batch<K: AsRef<str>>(

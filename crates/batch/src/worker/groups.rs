@@ -3,22 +3,22 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
-use backpressure_batch::SqsRecord;
+use crate::SqsRecord;
 
 /// The message groups some batch of this worker is working on.
 #[derive(Debug, Default)]
-pub struct Groups {
+pub(crate) struct Groups {
     held: Mutex<HashSet<String>>,
 }
 
 impl Groups {
     /// Claims the groups of `records` for one batch (see [`claim`]).
-    pub fn claim(&self, records: Vec<SqsRecord>) -> (Vec<SqsRecord>, Vec<SqsRecord>) {
+    pub(crate) fn claim(&self, records: Vec<SqsRecord>) -> (Vec<SqsRecord>, Vec<SqsRecord>) {
         claim(&mut self.held.lock().unwrap_or_else(PoisonError::into_inner), records)
     }
 
     /// The groups of a settled batch, free for the next.
-    pub fn free(&self, records: &[SqsRecord]) {
+    pub(crate) fn free(&self, records: &[SqsRecord]) {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
         for record in records {
             if let Some(group) = record.message_group_id() {
@@ -30,7 +30,7 @@ impl Groups {
 
 /// Claims each record's message group for one batch: returns the records it
 /// may work on and, apart, those whose group another batch holds (`held`).
-pub fn claim(
+pub(crate) fn claim(
     held: &mut HashSet<String>,
     records: Vec<SqsRecord>,
 ) -> (Vec<SqsRecord>, Vec<SqsRecord>) {

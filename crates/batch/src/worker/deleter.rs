@@ -15,12 +15,12 @@ use tokio::task::JoinSet;
 use tokio::time::{Instant, timeout_at};
 use tracing::warn;
 
-use crate::queue::{MAX_BATCH, WorkQueue};
+use crate::worker::queue::{MAX_BATCH, WorkQueue};
 
 /// How long a settled message waits for others to share its delete call: far
 /// below any lease, and above the few milliseconds a batch's fast messages
 /// finish apart.
-pub const LINGER: Duration = Duration::from_millis(50);
+pub(crate) const LINGER: Duration = Duration::from_millis(50);
 
 enum Request {
     Delete(String),
@@ -30,22 +30,22 @@ enum Request {
 
 /// What the deleter did, for the summary line.
 #[derive(Debug, Default)]
-pub struct Deleted {
-    pub deleted: AtomicU64,
+pub(crate) struct Deleted {
+    pub(crate) deleted: AtomicU64,
     /// Refused twice: those messages come back.
-    pub undeleted: AtomicU64,
+    pub(crate) undeleted: AtomicU64,
 }
 
 /// The handle the worker settles messages through.
 #[derive(Debug, Clone)]
-pub struct Deleter {
+pub(crate) struct Deleter {
     requests: mpsc::UnboundedSender<Request>,
-    pub counts: Arc<Deleted>,
+    pub(crate) counts: Arc<Deleted>,
 }
 
 impl Deleter {
     /// Starts deleting from `queue`.
-    pub fn start(queue: WorkQueue) -> Self {
+    pub(crate) fn start(queue: WorkQueue) -> Self {
         let (requests, receiver) = mpsc::unbounded_channel();
         let counts = Arc::new(Deleted::default());
         tokio::spawn(run(queue, receiver, counts.clone()));
@@ -53,12 +53,12 @@ impl Deleter {
     }
 
     /// Deletes the message of `receipt_handle` soon.
-    pub fn delete(&self, receipt_handle: String) {
+    pub(crate) fn delete(&self, receipt_handle: String) {
         let _ = self.requests.send(Request::Delete(receipt_handle));
     }
 
     /// Waits until every delete asked for so far has been made (or refused).
-    pub async fn flush(&self) {
+    pub(crate) async fn flush(&self) {
         let (done, wait) = oneshot::channel();
         if self.requests.send(Request::Flush(done)).is_ok() {
             let _ = wait.await;

@@ -1,41 +1,44 @@
-//! The worker: pollers feed received batches to the library's engine, at
-//! most `WORKER_MAX_IN_FLIGHT` messages at a time; a heartbeat renews the
-//! lease of every message still in work; SIGTERM drains.
+//! The worker: pollers feed received batches to the batch processor, at
+//! most `max_in_flight` messages at a time; a heartbeat renews the lease of
+//! every message still in work; SIGTERM drains.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use backpressure_batch::backoff::VisibilityChange;
-use backpressure_batch::quarantine::QuarantineStore;
-use backpressure_batch::{BatchProcessor, Body, Processor, SqsRecord};
+use crate::backoff::VisibilityChange;
+use crate::quarantine::QuarantineStore;
+use crate::{BatchProcessor, Body, Processor, SqsRecord};
 use backpressure_core::error::error_chain;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::{Instant, sleep, timeout_at};
 use tracing::{error, info, warn};
 
-use crate::config::WorkerConfig;
-use crate::deleter::Deleter;
-use crate::groups::Groups;
-use crate::health::Stamp;
-use crate::leases::{Leases, Unleased, release_now};
-use crate::metrics::Counts;
-use crate::protection::Protection;
-use crate::queue::{MAX_BATCH, WorkQueue};
+use crate::worker::builder::Settings;
+use crate::worker::deleter::Deleter;
+use crate::worker::groups::Groups;
+use crate::worker::health::Stamp;
+use crate::worker::leases::{Leases, Unleased, release_now};
+use crate::worker::metrics::Counts;
+use crate::worker::protection::Protection;
+use crate::worker::queue::{MAX_BATCH, WorkQueue};
+use crate::worker::signals::listen;
 
-/// One worker process.
+/// A long-running consumer of one SQS queue, running each received batch
+/// through a [`BatchProcessor`]; built by [`Worker::builder`], started by
+/// [`Worker::run`].
 #[derive(Debug)]
 pub struct Worker<P, Q, B> {
     queue: WorkQueue,
     batch: BatchProcessor<P, Q, B>,
-    config: WorkerConfig,
+    config: Settings,
     in_flight: Arc<Semaphore>,
     leases: Leases,
     counts: Counts,
     protection: Option<Protection>,
     health: Stamp,
-    namespace: String,
+    namespace: Option<String>,
     /// FIFO: the message groups some batch is working on.
     groups: Groups,
     deleter: Deleter,
@@ -44,6 +47,7 @@ pub struct Worker<P, Q, B> {
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Ended {
     /// Drained: every receive returned, the work in hand finished or released.
     Drained,
@@ -82,13 +86,13 @@ where
     Q: QuarantineStore + 'static,
 {
     /// A worker for `queue`, running `batch`; `protection` when on ECS.
-    pub fn new(
+    pub(crate) fn new(
         queue: WorkQueue,
         batch: BatchProcessor<P, Q, B>,
-        config: WorkerConfig,
+        config: Settings,
         protection: Option<Protection>,
         health: Stamp,
-        namespace: String,
+        namespace: Option<String>,
     ) -> Self {
         let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
         let deleter = Deleter::start(queue.clone());
@@ -109,11 +113,22 @@ where
         }
     }
 
+    /// Works until the first SIGTERM or SIGINT, then drains: receiving
+    /// stops, the work in hand finishes within the drain's time and what
+    /// finished is deleted. A second signal cuts the drain short (the work in
+    /// hand is released at once); a third ends the wait for the receives
+    /// under way ([`Ended::Quit`]). Fails only if the signals cannot be
+    /// listened for.
+    pub async fn run(self) -> std::io::Result<Ended> {
+        let [stop, hurry, quit] = listen()?;
+        Ok(Arc::new(self).run_until(stop, hurry, quit).await)
+    }
+
     /// Works until `stop` turns true, then drains. `hurry` turning true (a
     /// second signal) ends the drain at once: the work in hand is released
     /// then, and what the receives under way return as they return. `quit`
     /// (a third) ends the wait for those receives: [`Ended::Quit`].
-    pub async fn run(
+    async fn run_until(
         self: Arc<Self>,
         stop: watch::Receiver<bool>,
         mut hurry: watch::Receiver<bool>,
@@ -234,7 +249,9 @@ where
     }
 
     fn emit_metrics(&self, drain: Option<Duration>) {
-        self.counts.emit(&self.namespace, self.config.queue.name(), self.leases.len(), drain);
+        if let Some(namespace) = &self.namespace {
+            self.counts.emit(namespace, &self.config.queue_name, self.leases.len(), drain);
+        }
     }
 
     async fn poll(self: Arc<Self>, mut stop: watch::Receiver<bool>) {

@@ -7,10 +7,12 @@
 
 use std::time::Duration;
 
-use backpressure_batch::delivery::HttpClient;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Method, Request, Uri};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep, sleep_until};
@@ -19,10 +21,14 @@ use tracing::{info, warn};
 /// How long one agent call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// The container agent listens on plain HTTP at a link-local address
+/// (`http://169.254.170.2/...`): no TLS to set up.
+type AgentClient = Client<HttpConnector, Full<Bytes>>;
+
 /// The agent's endpoint and the protection's length.
 #[derive(Debug, Clone)]
-pub struct Protection {
-    client: HttpClient,
+pub(crate) struct Protection {
+    client: AgentClient,
     state_url: Uri,
     expires_in: Duration,
     idle_release: Duration,
@@ -30,6 +36,7 @@ pub struct Protection {
 
 /// Why the agent did not protect or release.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProtectionError {
     /// `ECS_AGENT_URI` does not make a URL.
     #[error("ECS_AGENT_URI={0:?} does not make a valid URL")]
@@ -49,14 +56,13 @@ pub enum ProtectionError {
 
 impl Protection {
     /// Protection for `expires_in` (whole minutes, 1 to 2,880, as the agent
-    /// accepts) at a time, released after `idle_release` without work; its
-    /// calls go through `client` (the process's one HTTP client).
-    pub fn new(
+    /// accepts) at a time, released after `idle_release` without work.
+    pub(crate) fn new(
         agent_uri: &str,
         expires_in: Duration,
         idle_release: Duration,
-        client: HttpClient,
     ) -> Result<Self, ProtectionError> {
+        let client = Client::builder(TokioExecutor::new()).build_http();
         let url = format!("{}/task-protection/v1/state", agent_uri.trim_end_matches('/'));
         let state_url = url.parse().map_err(|_| ProtectionError::Url(agent_uri.to_owned()))?;
         Ok(Self { client, state_url, expires_in, idle_release })
@@ -101,7 +107,7 @@ impl Protection {
     /// releases once idle for `idle_release` (work resuming within that time
     /// is the same busy period). One call to protect and one to release per
     /// busy period, plus renewals in a long one.
-    pub async fn follow(self, mut busy: watch::Receiver<bool>) {
+    pub(crate) async fn follow(self, mut busy: watch::Receiver<bool>) {
         let mut protected_until: Option<Instant> = None;
         loop {
             if closed(&mut busy, true).await {

@@ -6,16 +6,16 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use backpressure_batch::SqsRecord;
-use backpressure_batch::backoff::VisibilityChange;
+use crate::SqsRecord;
+use crate::backoff::VisibilityChange;
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep};
 use tracing::warn;
 
-use crate::queue::WorkQueue;
+use crate::worker::queue::WorkQueue;
 
 /// SQS's limit on a message's visibility, counted from its first receipt.
-pub const MAX_LEASE: Duration = Duration::from_secs(12 * 3600);
+pub(crate) const MAX_LEASE: Duration = Duration::from_secs(12 * 3600);
 
 /// A message received and not yet settled.
 #[derive(Debug)]
@@ -30,7 +30,7 @@ struct Lease {
 
 /// What became of a lease when its message settled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unleased {
+pub(crate) enum Unleased {
     /// Still held: the result may delete the message.
     Held,
     /// Lost: another consumer may hold the message; its result must not delete it.
@@ -40,13 +40,13 @@ pub enum Unleased {
 }
 
 /// Back on the queue at once.
-pub fn release_now(receipt_handle: String) -> VisibilityChange {
+pub(crate) fn release_now(receipt_handle: String) -> VisibilityChange {
     VisibilityChange { receipt_handle, timeout: Duration::ZERO }
 }
 
 /// Every lease the worker holds, keyed by receipt handle.
 #[derive(Debug)]
-pub struct Leases {
+pub(crate) struct Leases {
     table: Mutex<HashMap<String, Lease>>,
     visibility: Duration,
     /// Whether any message is in work, for task scale-in protection.
@@ -59,22 +59,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Leases {
     /// An empty table for leases of `visibility` each.
-    pub fn new(visibility: Duration) -> Self {
+    pub(crate) fn new(visibility: Duration) -> Self {
         Self { table: Mutex::default(), visibility, busy: watch::Sender::new(false) }
     }
 
     /// Turns true while any message is in work.
-    pub fn busy(&self) -> watch::Receiver<bool> {
+    pub(crate) fn busy(&self) -> watch::Receiver<bool> {
         self.busy.subscribe()
     }
 
     /// Messages held.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         lock(&self.table).len()
     }
 
     /// Leases the received records.
-    pub fn lease(&self, records: &[SqsRecord]) {
+    pub(crate) fn lease(&self, records: &[SqsRecord]) {
         let now = SystemTime::now();
         let expires = Instant::now() + self.visibility;
         let mut table = lock(&self.table);
@@ -93,7 +93,11 @@ impl Leases {
 
     /// Stops renewing these leases; says whether the last was still held,
     /// lost (its result must not delete it), or already given up, and counts the lost ones.
-    pub fn unlease<'a>(&self, handles: impl Iterator<Item = &'a str>, lost: &mut u64) -> Unleased {
+    pub(crate) fn unlease<'a>(
+        &self,
+        handles: impl Iterator<Item = &'a str>,
+        lost: &mut u64,
+    ) -> Unleased {
         let mut table = lock(&self.table);
         let mut last = Unleased::Gone;
         for handle in handles {
@@ -114,7 +118,7 @@ impl Leases {
     }
 
     /// Gives up every lease: each message's id, and the change that puts it back at once.
-    pub fn release_all(&self) -> Vec<(String, VisibilityChange)> {
+    pub(crate) fn release_all(&self) -> Vec<(String, VisibilityChange)> {
         let unfinished = lock(&self.table)
             .drain()
             .map(|(handle, lease)| (lease.message_id, release_now(handle)))
@@ -158,7 +162,7 @@ impl Leases {
     }
 
     /// Renews, before it runs out, the lease of every message still in work.
-    pub async fn heartbeat(&self, queue: &WorkQueue) {
+    pub(crate) async fn heartbeat(&self, queue: &WorkQueue) {
         loop {
             sleep(self.visibility / 3).await;
             let now = Instant::now();

@@ -9,25 +9,31 @@ use tracing::info;
 
 /// Counts for the summary line and the metrics.
 #[derive(Debug, Default)]
-pub struct Counts {
-    pub received: AtomicU64,
-    pub retried: AtomicU64,
-    pub released: AtomicU64,
-    pub lost: AtomicU64,
-    pub receives_empty: AtomicU64,
+pub(crate) struct Counts {
+    pub(crate) received: AtomicU64,
+    pub(crate) retried: AtomicU64,
+    pub(crate) released: AtomicU64,
+    pub(crate) lost: AtomicU64,
+    pub(crate) receives_empty: AtomicU64,
     /// Idempotency claim renewals that failed (the batch summaries count the rest).
-    pub claim_renewals_failed: AtomicU64,
+    pub(crate) claim_renewals_failed: AtomicU64,
 }
 
 impl Counts {
     /// Adds `n` to `counter`.
-    pub fn add(counter: &AtomicU64, n: usize) {
+    pub(crate) fn add(counter: &AtomicU64, n: usize) {
         counter.fetch_add(n as u64, Ordering::Relaxed);
     }
 
     /// One EMF document: messages in flight, empty receives since the last
     /// document, and the drain's duration once it is over.
-    pub fn emit(&self, namespace: &str, queue: &str, in_flight: usize, drain: Option<Duration>) {
+    pub(crate) fn emit(
+        &self,
+        namespace: &str,
+        queue: &str,
+        in_flight: usize,
+        drain: Option<Duration>,
+    ) {
         let empty = self.receives_empty.swap(0, Ordering::Relaxed);
         let renewals_failed = self.claim_renewals_failed.swap(0, Ordering::Relaxed);
         let mut document = Document::new(namespace, SystemTime::now())
@@ -43,7 +49,7 @@ impl Counts {
     }
 
     /// The line the worker logs when it stops.
-    pub fn summary(&self, deleted: u64, drain: Duration) {
+    pub(crate) fn summary(&self, deleted: u64, drain: Duration) {
         let count = |c: &AtomicU64| c.load(Ordering::Relaxed);
         info!(
             received = count(&self.received),

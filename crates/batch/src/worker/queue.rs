@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
+use crate::SqsRecord;
+use crate::backoff::VisibilityChange;
+use crate::sqs::{SqsVisibility, record_from_message};
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::config::timeout::TimeoutConfig;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
-use backpressure_batch::SqsRecord;
-use backpressure_batch::backoff::VisibilityChange;
-use backpressure_batch::sqs::{SqsVisibility, record_from_message};
 use backpressure_core::error::{ApiError, error_chain};
 use backpressure_core::queue::{QueueArn, QueueKind, QueueRef};
 use backpressure_startup::sqs_batch::{self, MAX_ENTRIES};
@@ -16,11 +16,11 @@ use futures::future::join_all;
 use tracing::warn;
 
 /// SQS takes at most ten entries a batch call and ten messages a receive.
-pub const MAX_BATCH: usize = MAX_ENTRIES;
+pub(crate) const MAX_BATCH: usize = MAX_ENTRIES;
 
 /// The queue the worker drains.
 #[derive(Debug, Clone)]
-pub struct WorkQueue {
+pub(crate) struct WorkQueue {
     client: Client,
     /// The same client with the long poll's timeouts, built once: a per-call
     /// override rebuilds the client's runtime components on every receive.
@@ -34,7 +34,7 @@ pub struct WorkQueue {
 
 impl WorkQueue {
     /// Reads the queue's ARN once (records carry it, and FIFO order depends on it).
-    pub async fn connect(
+    pub(crate) async fn connect(
         client: Client,
         queue: &QueueRef,
         wait: Duration,
@@ -68,13 +68,13 @@ impl WorkQueue {
     }
 
     /// Whether messages of one group must be worked in order.
-    pub fn is_fifo(&self) -> bool {
+    pub(crate) fn is_fifo(&self) -> bool {
         self.arn.kind() == QueueKind::Fifo
     }
 
     /// One long poll for up to `max` messages, with every system and message
     /// attribute, on the long poll's timeouts.
-    pub async fn receive(&self, max: usize) -> Result<Vec<SqsRecord>, ApiError> {
+    pub(crate) async fn receive(&self, max: usize) -> Result<Vec<SqsRecord>, ApiError> {
         let output = self
             .poll_client
             .receive_message()
@@ -97,7 +97,7 @@ impl WorkQueue {
 
     /// Deletes the messages; a refused entry is tried once more. Returns the
     /// receipt handles still not deleted (those messages will come back).
-    pub async fn delete(&self, handles: &[String]) -> Vec<String> {
+    pub(crate) async fn delete(&self, handles: &[String]) -> Vec<String> {
         let mut left = self.delete_once(handles).await;
         if !left.is_empty() {
             left = self.delete_once(&left).await;
@@ -119,7 +119,7 @@ impl WorkQueue {
     }
 
     /// Sets each message's visibility timeout; returns the handles SQS refused.
-    pub async fn set_visibility(&self, changes: &[VisibilityChange]) -> Vec<String> {
+    pub(crate) async fn set_visibility(&self, changes: &[VisibilityChange]) -> Vec<String> {
         self.visibility_changes.refused(&self.url, changes).await
     }
 }

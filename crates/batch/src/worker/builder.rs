@@ -1,0 +1,271 @@
+//! [`WorkerBuilder`]: a worker's settings, and what it reaches before its
+//! first poll.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use aws_sdk_sqs::Client;
+use backpressure_core::error::ApiError;
+use backpressure_core::queue::QueueRef;
+
+use crate::body::Body;
+use crate::builder::{BuildError, Builder};
+use crate::processor::Processor;
+use crate::quarantine::QuarantineStore;
+use crate::sqs::SqsVisibility;
+use crate::worker::health::{Stamp, default_health_file};
+use crate::worker::leases::MAX_LEASE;
+use crate::worker::protection::{Protection, ProtectionError};
+use crate::worker::queue::WorkQueue;
+use crate::worker::runtime::Worker;
+
+/// Why a worker cannot start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkerError {
+    /// A setting is out of its range; the message names it and the value.
+    #[error("{0}")]
+    Setting(String),
+    /// The batch processor's settings cannot work.
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    /// The work queue cannot be read (its ARN, at start-up).
+    #[error("cannot read the work queue {queue}")]
+    Queue {
+        /// The queue's URL.
+        queue: String,
+        /// Why.
+        #[source]
+        source: ApiError,
+    },
+    /// The ECS agent's URI does not make a URL.
+    #[error(transparent)]
+    Protection(#[from] ProtectionError),
+}
+
+/// How the worker polls, leases and drains (see [`WorkerBuilder`]'s setters).
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) queue_name: String,
+    pub(crate) pollers: usize,
+    pub(crate) max_in_flight: usize,
+    pub(crate) receive_wait: Duration,
+    pub(crate) visibility_timeout: Duration,
+    pub(crate) message_timeout: Duration,
+    pub(crate) drain: Duration,
+}
+
+/// Builds a [`Worker`]; see [`Worker::builder`].
+#[derive(Debug)]
+pub struct WorkerBuilder<P, Q, B> {
+    batch: Builder<P, Q, B>,
+    sqs: Client,
+    queue: QueueRef,
+    settings: Settings,
+    api_call_timeout: Duration,
+    protection: Option<(String, Duration)>,
+    health_file: PathBuf,
+}
+
+impl<P, Q, B> Worker<P, Q, B> {
+    /// A worker receiving from `queue` with `sqs`, each received batch run by
+    /// `batch` (its quarantine, idempotency, concurrency, backoff and metrics
+    /// namespace as set there). The defaults are sqs-worker's: 2 pollers, 100
+    /// messages in flight, 20 s long polls, a 60 s visibility timeout renewed
+    /// while a message is in work, 900 s for a batch, a 90 s drain, no task
+    /// protection, the health stamp in the temporary directory.
+    pub fn builder(
+        batch: Builder<P, Q, B>,
+        sqs: Client,
+        queue: QueueRef,
+    ) -> WorkerBuilder<P, Q, B> {
+        WorkerBuilder {
+            batch,
+            sqs,
+            settings: Settings {
+                queue_name: queue.name().to_owned(),
+                pollers: 2,
+                max_in_flight: 100,
+                receive_wait: Duration::from_secs(20),
+                visibility_timeout: Duration::from_secs(60),
+                message_timeout: Duration::from_secs(900),
+                drain: Duration::from_secs(90),
+            },
+            queue,
+            api_call_timeout: Duration::from_secs(10),
+            protection: None,
+            health_file: default_health_file(std::process::id()),
+        }
+    }
+}
+
+impl<P, Q, B> WorkerBuilder<P, Q, B> {
+    /// `ReceiveMessage` long polls at once (1–20).
+    pub fn pollers(mut self, pollers: usize) -> Self {
+        self.settings.pollers = pollers;
+        self
+    }
+
+    /// Messages received and not yet settled (10–10,000): no receive while
+    /// it is reached, so memory stays bounded.
+    pub fn max_in_flight(mut self, max_in_flight: usize) -> Self {
+        self.settings.max_in_flight = max_in_flight;
+        self
+    }
+
+    /// A long poll's wait (1–20 s).
+    pub fn receive_wait(mut self, wait: Duration) -> Self {
+        self.settings.receive_wait = wait;
+        self
+    }
+
+    /// The lease a receive takes (1 s–12 h), renewed by the heartbeat while
+    /// the message is in work; an idempotency claim is leased as long.
+    pub fn visibility_timeout(mut self, visibility: Duration) -> Self {
+        self.settings.visibility_timeout = visibility;
+        self
+    }
+
+    /// How long one received batch may work before its unfinished messages
+    /// are retried; above the batch processor's deadline margin.
+    pub fn message_timeout(mut self, timeout: Duration) -> Self {
+        self.settings.message_timeout = timeout;
+        self
+    }
+
+    /// After the first SIGTERM or SIGINT, how long the work in hand may
+    /// finish (below the container's `stopTimeout`: 120 s at most on Fargate).
+    pub fn drain(mut self, drain: Duration) -> Self {
+        self.settings.drain = drain;
+        self
+    }
+
+    /// The budget of one SQS call (deletes, visibility changes; a receive
+    /// gets it on top of its wait).
+    pub fn api_call_timeout(mut self, timeout: Duration) -> Self {
+        self.api_call_timeout = timeout;
+        self
+    }
+
+    /// ECS task scale-in protection through the container agent at
+    /// `agent_uri` (ECS sets `ECS_AGENT_URI`): protected while messages are
+    /// in work, released after `idle` without any.
+    pub fn task_protection(mut self, agent_uri: impl Into<String>, idle: Duration) -> Self {
+        self.protection = Some((agent_uri.into(), idle));
+        self
+    }
+
+    /// The file stamped after every successful poll, for [`super::health_check`].
+    pub fn health_file(mut self, file: impl Into<PathBuf>) -> Self {
+        self.health_file = file.into();
+        self
+    }
+}
+
+impl<B, P, Q> WorkerBuilder<P, Q, B>
+where
+    B: Body + 'static,
+    P: Processor<B> + 'static,
+    Q: QuarantineStore + 'static,
+{
+    /// Checks the settings, reads the work queue's ARN (a task that cannot
+    /// reach its queue stops now, not at its first poll) and builds the
+    /// worker. Retried FIFO messages go back at once: the worker holds a
+    /// group only while a batch of it is in work.
+    pub async fn build(self) -> Result<Worker<P, Q, B>, WorkerError> {
+        let Self { batch, sqs, queue, settings, api_call_timeout, protection, health_file } = self;
+        check(&settings, batch.margin())?;
+        let namespace = batch.namespace().map(str::to_owned);
+        let batch = batch
+            .visibility(SqsVisibility::new(sqs.clone()))
+            .fifo_retries_at_once()
+            .claims_renewed(settings.visibility_timeout)
+            .build()?;
+        // Protected for longer than one batch may work and hold its lease.
+        let horizon = settings.message_timeout + settings.visibility_timeout;
+        let protection =
+            protection.map(|(uri, idle)| Protection::new(&uri, horizon, idle)).transpose()?;
+        let (wait, visibility) = (settings.receive_wait, settings.visibility_timeout);
+        let work_queue = WorkQueue::connect(sqs, &queue, wait, visibility, api_call_timeout)
+            .await
+            .map_err(|source| WorkerError::Queue { queue: queue.url().to_owned(), source })?;
+        let health = Stamp::new(&health_file);
+        Ok(Worker::new(work_queue, batch, settings, protection, health, namespace))
+    }
+}
+
+/// Every setting in its range, or the first that is not.
+fn check(settings: &Settings, margin: Duration) -> Result<(), WorkerError> {
+    let out = |what: &str, value: String, range: &str| {
+        Err(WorkerError::Setting(format!("{what} {value} is out of range: give {range}")))
+    };
+    let seconds = |d: Duration| format!("{} s", d.as_secs_f64());
+    let in_secs =
+        |d: Duration, low: u64, high: Duration| d >= Duration::from_secs(low) && d <= high;
+    if !(1..=20).contains(&settings.pollers) {
+        return out("pollers", settings.pollers.to_string(), "1 to 20");
+    }
+    if !(10..=10_000).contains(&settings.max_in_flight) {
+        return out("max_in_flight", settings.max_in_flight.to_string(), "10 to 10,000");
+    }
+    if !in_secs(settings.receive_wait, 1, Duration::from_secs(20)) {
+        return out("receive_wait", seconds(settings.receive_wait), "1 to 20 s");
+    }
+    if !in_secs(settings.visibility_timeout, 1, MAX_LEASE) {
+        return out("visibility_timeout", seconds(settings.visibility_timeout), "1 s to 12 h");
+    }
+    if !in_secs(settings.message_timeout, 1, MAX_LEASE) {
+        return out("message_timeout", seconds(settings.message_timeout), "1 s to 12 h");
+    }
+    if settings.drain.is_zero() {
+        return out("drain", seconds(settings.drain), "at least 1 s");
+    }
+    if margin >= settings.message_timeout {
+        return Err(WorkerError::Setting(format!(
+            "the deadline margin ({}) must be below the message timeout ({}): the margin is kept \
+             free of each batch's time, and nothing would be left to work in",
+            seconds(margin),
+            seconds(settings.message_timeout)
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defaults() -> Settings {
+        Settings {
+            queue_name: "work".to_owned(),
+            pollers: 2,
+            max_in_flight: 100,
+            receive_wait: Duration::from_secs(20),
+            visibility_timeout: Duration::from_secs(60),
+            message_timeout: Duration::from_secs(900),
+            drain: Duration::from_secs(90),
+        }
+    }
+
+    #[test]
+    fn a_setting_out_of_range_is_named_with_its_value() {
+        let margin = Duration::from_secs(2);
+        assert!(check(&defaults(), margin).is_ok());
+        let cases: [(fn(&mut Settings), &str); 5] = [
+            (|s| s.pollers = 21, "pollers 21 is out of range: give 1 to 20"),
+            (|s| s.max_in_flight = 5, "max_in_flight 5 is out of range"),
+            (|s| s.receive_wait = Duration::from_secs(21), "receive_wait 21 s is out of range"),
+            (|s| s.drain = Duration::ZERO, "drain 0 s is out of range"),
+            (
+                |s| s.message_timeout = Duration::from_secs(2),
+                "the deadline margin (2 s) must be below",
+            ),
+        ];
+        for (change, expected) in cases {
+            let mut settings = defaults();
+            change(&mut settings);
+            let error = check(&settings, margin).unwrap_err().to_string();
+            assert!(error.starts_with(expected), "{error}");
+        }
+    }
+}

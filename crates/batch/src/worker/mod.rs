@@ -1,0 +1,62 @@
+//! The batch processor as a long-running ECS (or any) service: what
+//! sqs-worker is, around a processor of your own.
+//!
+//! A [`Worker`] long-polls one queue with several pollers, at most
+//! `max_in_flight` messages in work at once; runs each received batch through
+//! your [`crate::BatchProcessor`] (quarantine, idempotency, FIFO order,
+//! backoff as set there); deletes each message as soon as it settles; renews
+//! the lease (the visibility timeout, and an idempotency claim's) of every
+//! message still in work; stamps a health file after every successful poll;
+//! holds ECS task scale-in protection while busy; and on SIGTERM stops
+//! receiving and drains. A second signal releases the work in hand at once, a
+//! third ends the wait for the receives under way.
+//!
+//! ```no_run
+//! use backpressure_batch::prelude::*;
+//! use backpressure_batch::sqs::QueueRef;
+//! use backpressure_batch::worker::{Ended, Worker};
+//! use serde::Deserialize;
+//! use std::time::Duration;
+//!
+//! #[derive(Deserialize)]
+//! struct Resize { image: String }
+//! impl Validate for Resize {}
+//!
+//! struct Resizer;
+//! impl Processor<Resize> for Resizer {
+//!     async fn process(&self, message: &Message<'_, Resize>) -> Verdict {
+//!         # let _ = &message.request.image;
+//!         Verdict::Done
+//!     }
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! let sqs = aws_sdk_sqs::Client::new(&aws_config::load_from_env().await);
+//! let queue = QueueRef::parse("https://sqs.eu-west-1.amazonaws.com/123456789012/resize")?;
+//! let batch = BatchProcessor::builder(Resizer).concurrency(16);
+//! let worker = Worker::builder(batch, sqs, queue).drain(Duration::from_secs(60)).build().await?;
+//! match worker.run().await? {
+//!     Ended::Drained => {}
+//!     _ => std::process::exit(1),
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! In a container, stamp the health file where the task definition's health
+//! check reads it ([`WorkerBuilder::health_file`], [`health_check`]).
+
+mod builder;
+mod deleter;
+mod groups;
+mod health;
+mod leases;
+mod metrics;
+mod protection;
+mod queue;
+mod runtime;
+mod signals;
+
+pub use builder::{WorkerBuilder, WorkerError};
+pub use health::{Unhealthy, default_health_file, health_check};
+pub use protection::ProtectionError;
+pub use runtime::{Ended, Worker};
