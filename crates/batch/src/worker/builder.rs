@@ -251,7 +251,8 @@ mod tests {
     fn a_setting_out_of_range_is_named_with_its_value() {
         let margin = Duration::from_secs(2);
         assert!(check(&defaults(), margin).is_ok());
-        let cases: [(fn(&mut Settings), &str); 5] = [
+        type Change = fn(&mut Settings);
+        let cases: [(Change, &str); 5] = [
             (|s| s.pollers = 21, "pollers 21 is out of range: give 1 to 20"),
             (|s| s.max_in_flight = 5, "max_in_flight 5 is out of range"),
             (|s| s.receive_wait = Duration::from_secs(21), "receive_wait 21 s is out of range"),
