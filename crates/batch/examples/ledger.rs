@@ -1,6 +1,6 @@
 //! A Lambda function posting ledger entries: its own body type and processor; partial batch
 //! responses, quarantine, FIFO order, the deadline guard, backoff and metrics come with the library.
-use std::{convert::Infallible, process::ExitCode};
+use std::{borrow::Cow, convert::Infallible, process::ExitCode};
 
 use backpressure_batch::prelude::*;
 use serde::Deserialize;
@@ -15,6 +15,13 @@ impl Validate for Entry {
     fn validate(&self) -> Result<(), ContractViolation> {
         let zero = || ContractViolation::new(ErrorCode::Custom("zero_amount".into()), "0 cents");
         if self.cents == 0 { Err(zero()) } else { Ok(()) }
+    }
+    // Labels for quarantine records, which the operator's CLI selects by (--tenant, --operation).
+    fn tenant_id(&self) -> Option<Cow<'_, str>> {
+        Some(self.account.as_str().into())
+    }
+    fn operation(&self) -> Option<Cow<'_, str>> {
+        Some(if self.cents < 0 { "debit" } else { "credit" }.into())
     }
 }
 

@@ -89,6 +89,27 @@ pub trait Validate {
     fn idempotency_key(&self) -> Option<Cow<'_, str>> {
         None
     }
+
+    /// The tenant the body belongs to, for its quarantine record's
+    /// `tenantId` (what the operator's `--tenant` selects by); none by default.
+    fn tenant_id(&self) -> Option<Cow<'_, str>> {
+        None
+    }
+
+    /// What the body asks for, for its quarantine record's `operation`
+    /// (what the operator's `--operation` selects by); none by default.
+    fn operation(&self) -> Option<Cow<'_, str>> {
+        None
+    }
+}
+
+/// The labels a [`Validate`] body gives its quarantine record.
+fn labels<T: Validate>(body: &T) -> PartialRequest {
+    PartialRequest {
+        schema_version: None,
+        operation: body.operation().map(Cow::into_owned),
+        tenant_id: body.tenant_id().map(Cow::into_owned),
+    }
 }
 
 impl<T: DeserializeOwned + Validate + Send + Sync> Body for T {
@@ -100,8 +121,17 @@ impl<T: DeserializeOwned + Validate + Send + Sync> Body for T {
             };
             ContractViolation::new(code, error.to_string())
         })?;
-        body.validate()?;
+        if let Err(mut violation) = body.validate() {
+            if violation.partial == PartialRequest::default() {
+                violation.partial = labels(&body);
+            }
+            return Err(violation);
+        }
         Ok(body)
+    }
+
+    fn quarantine_fields(&self) -> PartialRequest {
+        labels(self)
     }
 
     fn idempotency_key(&self) -> Option<Cow<'_, str>> {
@@ -139,6 +169,46 @@ mod tests {
         assert_eq!(code(r#"{"cents":"five"}"#), ErrorCode::SchemaViolation);
         assert_eq!(code(r#"{}"#), ErrorCode::SchemaViolation);
         assert_eq!(code(r#"{"cents":0}"#), ErrorCode::Custom("non_positive".into()));
+    }
+
+    #[derive(Debug, Deserialize)]
+    struct Invoice {
+        customer: String,
+        kind: String,
+        cents: i64,
+    }
+
+    impl Validate for Invoice {
+        fn validate(&self) -> Result<(), ContractViolation> {
+            if self.cents >= 0 {
+                Ok(())
+            } else {
+                Err(ContractViolation::new(ErrorCode::Custom("negative".into()), "cents < 0"))
+            }
+        }
+        fn tenant_id(&self) -> Option<Cow<'_, str>> {
+            Some(self.customer.as_str().into())
+        }
+        fn operation(&self) -> Option<Cow<'_, str>> {
+            Some(format!("invoice.{}", self.kind).into())
+        }
+    }
+
+    #[test]
+    fn a_custom_body_labels_its_quarantine_record_also_when_it_fails_validation() {
+        let labelled = |tenant: &str, operation: &str| PartialRequest {
+            schema_version: None,
+            operation: Some(operation.to_owned()),
+            tenant_id: Some(tenant.to_owned()),
+        };
+        let invoice = Invoice::decode(r#"{"customer":"acme","kind":"monthly","cents":5}"#).unwrap();
+        assert_eq!(invoice.quarantine_fields(), labelled("acme", "invoice.monthly"));
+        let refused =
+            Invoice::decode(r#"{"customer":"acme","kind":"refund","cents":-5}"#).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::Custom("negative".into()));
+        assert_eq!(refused.partial, labelled("acme", "invoice.refund"));
+        let unlabelled = Transfer::decode(r#"{"cents":5}"#).unwrap().quarantine_fields();
+        assert_eq!(unlabelled, PartialRequest::default(), "no labels unless the body gives them");
     }
 
     #[cfg(feature = "http-delivery")]

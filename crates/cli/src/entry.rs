@@ -7,7 +7,7 @@ use aws_sdk_sqs::types::{Message, MessageAttributeValue, MessageSystemAttributeN
 use aws_smithy_types::base64;
 use backpressure_batch::body::PartialRequest;
 use backpressure_batch::delivery::WorkRequest;
-use backpressure_batch::quarantine::BodyObject;
+use backpressure_batch::quarantine::{BodyObject, QuarantineRecord};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -85,33 +85,14 @@ pub struct Entry {
     pub origin: Origin,
 }
 
-/// The fields of a quarantine record this tool reads (the consumer writes more).
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Record {
-    message_id: String,
-    error_code: String,
-    #[serde(default)]
-    error_detail: Option<String>,
-    #[serde(default)]
-    tenant_id: Option<String>,
-    #[serde(default)]
-    operation: Option<String>,
-    #[serde(default)]
-    source_queue_arn: Option<String>,
-    #[serde(default)]
-    message_group_id: Option<String>,
-    #[serde(default)]
-    last_seen: Option<String>,
-    #[serde(default)]
-    body: Option<String>,
-    #[serde(default)]
-    body_object: Option<BodyObject>,
-    #[serde(default)]
-    message_attributes: BTreeMap<String, Attribute>,
-    // Present in every record; a JSON body without it is somebody else's message.
-    #[allow(dead_code)]
-    remediation_status: String,
+/// A quarantine record, read with the type the consumer and the worker write
+/// it with; `None` for a body that is not one, or whose message attributes
+/// are not SQS's.
+fn quarantine_record(body: &str) -> Option<(QuarantineRecord, BTreeMap<String, Attribute>)> {
+    let mut record: QuarantineRecord = serde_json::from_str(body).ok()?;
+    let attributes = std::mem::take(&mut record.message_attributes);
+    let attributes = serde_json::from_value(Value::Object(attributes)).ok()?;
+    Some((record, attributes))
 }
 
 impl Entry {
@@ -137,25 +118,25 @@ impl Entry {
             })
             .unwrap_or_default();
         let queue_message_id = origin.id.clone();
-        let record = if raw { None } else { serde_json::from_str::<Record>(&queue_body).ok() };
+        let record = if raw { None } else { quarantine_record(&queue_body) };
         let entry = match record {
-            Some(record) => Self {
+            Some((record, message_attributes)) => Self {
                 queue_message_id,
                 received_id,
                 receipt_handle,
                 kind: Kind::Quarantine,
                 original_message_id: record.message_id,
                 error_code: Some(record.error_code),
-                error_detail: record.error_detail,
+                error_detail: Some(record.error_detail).filter(|detail| !detail.is_empty()),
                 tenant_id: record.tenant_id,
                 operation: record.operation,
                 source_queue_arn: record.source_queue_arn,
                 group_id: record.message_group_id,
-                at: record.last_seen.as_deref().and_then(|t| t.parse().ok()),
+                at: record.last_seen.parse().ok(),
                 body: record.body,
                 body_object: record.body_object,
                 body_problem: None,
-                message_attributes: record.message_attributes,
+                message_attributes,
                 queue_body,
                 queue_attributes,
                 queue_message_attributes,

@@ -58,6 +58,40 @@ async fn the_example_embeds_the_library_with_its_own_body_type_and_processor() {
     assert!(records.is_empty(), "nothing else was quarantined: {records:?}");
 }
 
+/// The body's own labels (`Validate::tenant_id`, `operation`) reach its
+/// quarantine record, and the operator's CLI selects by them.
+#[tokio::test]
+async fn the_examples_own_labels_are_in_its_quarantine_records_and_the_cli_selects_by_them() {
+    let aws = Aws::from_env().await.unwrap();
+    let quarantine_url = quarantine(&aws).await;
+    let env = [("QUARANTINE_QUEUE_URL", quarantine_url.as_str())];
+    let host = LambdaHost::start(&binary("examples/ledger").unwrap(), &env).await.unwrap();
+    let event = records(&[
+        ("zero-acme", json!(r#"{"account":"acme","cents":0}"#)),
+        ("zero-globex", json!(r#"{"account":"globex","cents":0}"#)),
+        ("not-json", json!("cents=5")),
+    ]);
+    let outcome = host.invoke(&event, TIMEOUT).await;
+    assert_eq!(outcome.batch_item_failures(), Some(vec![]), "{outcome:?}");
+    let cli = |args: &'static [&'static str]| {
+        let url = quarantine_url.clone();
+        async move {
+            let mut all = vec!["stats", "--queue-url", url.as_str(), "--json"];
+            all.extend_from_slice(args);
+            let output = crate::operator_cli::cli(&all).await;
+            assert!(output.status.success(), "{}", crate::operator_cli::stderr(&output));
+            let stats: Value = serde_json::from_slice(&output.stdout).unwrap();
+            stats["total"].as_u64().unwrap()
+        }
+    };
+    // The CLI counts by receiving every record (a scan); each count is of all three.
+    assert_eq!(cli(&[]).await, 3);
+    assert_eq!(cli(&["--tenant", "acme"]).await, 1, "the body named its tenant");
+    assert_eq!(cli(&["--tenant", "acme", "--operation", "credit"]).await, 1);
+    assert_eq!(cli(&["--operation", "debit"]).await, 0);
+    assert_eq!(cli(&["--error-code", "invalid_json"]).await, 1, "no labels: not JSON");
+}
+
 #[tokio::test]
 async fn the_example_and_the_consumer_answer_a_non_sqs_event_with_invalid_event() {
     let aws = Aws::from_env().await.unwrap();

@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use std::borrow::Cow;
 use std::io;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::ser::Formatter;
 use serde_json::{Map, Value};
 
@@ -17,48 +17,76 @@ use crate::outcome::ErrorCode;
 use backpressure_core::sqs_limits::{sqs_accepts, sqs_safe};
 use backpressure_core::time::{checked_rfc3339, rfc3339};
 
-/// One poison message, as written to the quarantine queue. Field names are the JSON's, in camelCase.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One poison message, as written to the quarantine queue and as the
+/// operator's CLI reads it back. Field names are the JSON's, in camelCase.
+/// Reading, only `messageId`, `errorCode` and `remediationStatus` are
+/// required: a record written by an older version, or edited by hand, reads
+/// with the rest empty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QuarantineRecord {
     /// The poison message's `messageId`.
     pub message_id: String,
     /// The queue it came from.
+    #[serde(default)]
     pub source_queue_arn: Option<String>,
     /// Why it failed: a stable code.
     pub error_code: String,
     /// Why it failed: for a person.
+    #[serde(default, deserialize_with = "null_as_default")]
     pub error_detail: String,
     /// Its `schemaVersion`, when readable.
+    #[serde(default)]
     pub schema_version: Option<String>,
-    /// Its `operation`, when readable.
+    /// What it asked for: the envelope's `operation`, or what a body of
+    /// its own names ([`crate::Validate::operation`]).
+    #[serde(default)]
     pub operation: Option<String>,
-    /// Its `tenantId`, when readable.
+    /// Whose it is: the envelope's `tenantId`, or what a body of its own
+    /// names ([`crate::Validate::tenant_id`]).
+    #[serde(default)]
     pub tenant_id: Option<String>,
     /// How many times SQS had delivered it.
+    #[serde(default)]
     pub receive_count: Option<u32>,
     /// When SQS accepted the message (`SentTimestamp`), RFC 3339.
+    #[serde(default)]
     pub first_seen: Option<String>,
     /// When this handler gave up on it, RFC 3339.
+    #[serde(default, deserialize_with = "null_as_default")]
     pub last_seen: String,
     /// Which code gave up on it.
+    #[serde(default, deserialize_with = "null_as_default")]
     pub handler_version: String,
-    /// `new` until an operator handles it.
-    pub remediation_status: &'static str,
+    /// `new` until an operator handles it; present in every record (a JSON
+    /// body without it is somebody else's message).
+    pub remediation_status: String,
     /// Its FIFO message group.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_group_id: Option<String>,
     /// The body exactly as sent, for a replay; `None` when it is in
     /// [`QuarantineRecord::body_object`] instead.
+    #[serde(default)]
     pub body: Option<String>,
     /// Where the body is when the record with it would not fit the quarantine
     /// queue: an S3 object, with the size and SHA-256 to check it by.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body_object: Option<BodyObject>,
     /// Its system attributes, unchanged.
+    #[serde(default, deserialize_with = "null_as_default")]
     pub attributes: Map<String, Value>,
     /// Its message attributes, unchanged.
+    #[serde(default, deserialize_with = "null_as_default")]
     pub message_attributes: Map<String, Value>,
+}
+
+/// A field written as `null` (by hand) reads as empty, as a missing one does.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// What the engine knows when it quarantines a message.
@@ -94,7 +122,7 @@ impl QuarantineRecord {
                 .and_then(|ms| checked_rfc3339(UNIX_EPOCH + Duration::from_millis(ms))),
             last_seen: rfc3339(now),
             handler_version: handler_version.to_owned(),
-            remediation_status: "new",
+            remediation_status: "new".to_owned(),
             message_group_id: record.message_group_id().map(str::to_owned),
             body: record.body.clone(),
             body_object: None,
@@ -202,6 +230,19 @@ mod tests {
         let attributes: Vec<(&str, &str)> =
             attributes.iter().map(|(n, v)| (*n, v.as_ref())).collect();
         assert_eq!(attributes, [("errorCode", "invalid_json"), ("tenantId", "t-9")]);
+    }
+
+    #[test]
+    fn a_record_reads_back_as_written_and_a_hand_edited_one_reads_with_its_gaps_empty() {
+        let written = poisoned("{\"tenantId\":\"\u{0}\"}", "t\u{fffe}");
+        let back: QuarantineRecord = serde_json::from_str(&written.to_sqs_json().unwrap()).unwrap();
+        assert_eq!(back, written);
+        let edited = r#"{"messageId":"m","errorCode":"e","remediationStatus":"new",
+            "errorDetail":null,"lastSeen":null,"attributes":null,"tenantId":null}"#;
+        let edited: QuarantineRecord = serde_json::from_str(edited).unwrap();
+        assert_eq!((edited.error_detail.as_str(), edited.tenant_id), ("", None));
+        let not_a_record = r#"{"messageId":"m","errorCode":"e"}"#;
+        assert!(serde_json::from_str::<QuarantineRecord>(not_a_record).is_err());
     }
 
     fn poisoned(body: &str, tenant: &str) -> QuarantineRecord {
