@@ -34,6 +34,49 @@ pub struct PartialRequest {
     pub tenant_id: Option<String>,
 }
 
+/// What a message is labelled with, when its processor names it
+/// ([`crate::Processor::labels`]): the key claimed before processing, and the
+/// tenant and operation of its quarantine record.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Labels {
+    /// The idempotency key; `None`: the message has none.
+    pub idempotency_key: Option<String>,
+    /// The tenant (`tenantId` in its quarantine record).
+    pub tenant_id: Option<String>,
+    /// The operation (`operation` in its quarantine record).
+    pub operation: Option<String>,
+}
+
+impl Labels {
+    /// These labels with `key` as the idempotency key.
+    pub fn idempotency_key(mut self, key: Option<String>) -> Self {
+        self.idempotency_key = key;
+        self
+    }
+
+    /// These labels with `tenant` as the tenant.
+    pub fn tenant_id(mut self, tenant: Option<String>) -> Self {
+        self.tenant_id = tenant;
+        self
+    }
+
+    /// These labels with `operation` as the operation.
+    pub fn operation(mut self, operation: Option<String>) -> Self {
+        self.operation = operation;
+        self
+    }
+
+    /// The quarantine record's fields these labels give.
+    pub(crate) fn quarantine_fields(&self) -> PartialRequest {
+        PartialRequest {
+            schema_version: None,
+            operation: self.operation.clone(),
+            tenant_id: self.tenant_id.clone(),
+        }
+    }
+}
+
 impl ContractViolation {
     /// A violation found before any contract field could be read.
     pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {

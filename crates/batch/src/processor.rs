@@ -5,6 +5,7 @@ use std::future::Future;
 
 use tokio::time::Instant;
 
+use crate::body::Labels;
 use crate::event::SqsRecord;
 use crate::outcome::{IntoVerdict, Verdict};
 
@@ -29,6 +30,16 @@ pub struct Message<'a, B> {
 pub trait Processor<B>: Send + Sync {
     /// Processes one message. A panic is caught and retries only this message.
     fn process(&self, message: &Message<'_, B>) -> impl Future<Output = Verdict> + Send;
+
+    /// The message's labels when the processor knows them better than the
+    /// body does (a forwarder configured to find the key in a message
+    /// attribute, say): `Some` replaces the body's idempotency key, tenant
+    /// and operation ([`crate::Validate`]) for the claim and the quarantine
+    /// record. `None` (the default) leaves them to the body.
+    fn labels(&self, record: &SqsRecord, body: &B) -> Option<Labels> {
+        let _ = (record, body);
+        None
+    }
 }
 
 /// A closure is a processor: `|message: &Message<'_, Order>| { … async move { … } }`.

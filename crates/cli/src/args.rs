@@ -217,6 +217,13 @@ pub struct FilterArgs {
     /// The message's `tenantId`.
     #[arg(long = "tenant")]
     pub tenants: Vec<String>,
+    /// Messages with no tenant (no `tenantId`, or an empty one).
+    #[arg(long, conflicts_with = "tenants")]
+    pub no_tenant: bool,
+    /// Messages whose body is not JSON (a dead-lettered `<html>502`, say); a body kept in S3 is
+    /// not read for this, and does not match.
+    #[arg(long)]
+    pub not_json: bool,
     /// The message's `operation`.
     #[arg(long = "operation")]
     pub operations: Vec<String>,

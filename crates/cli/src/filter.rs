@@ -12,6 +12,8 @@ use crate::instant::parse_time;
 pub struct Filter {
     error_codes: Vec<String>,
     tenants: Vec<String>,
+    no_tenant: bool,
+    not_json: bool,
     operations: Vec<String>,
     groups: Vec<String>,
     message_ids: Vec<String>,
@@ -41,6 +43,8 @@ impl Filter {
             until,
             error_codes: args.error_codes,
             tenants: args.tenants,
+            no_tenant: args.no_tenant,
+            not_json: args.not_json,
             operations: args.operations,
             groups: args.groups,
             message_ids: args.message_ids,
@@ -70,8 +74,15 @@ impl Filter {
                 since.is_none_or(|s| at >= s) && until.is_none_or(|u| at < u)
             }
         };
+        let tenantless = entry.tenant_id.as_deref().is_none_or(str::is_empty);
+        let not_json = entry
+            .body
+            .as_deref()
+            .is_some_and(|body| serde_json::from_str::<serde::de::IgnoredAny>(body).is_err());
         one_of(&self.error_codes, entry.error_code.as_deref())
             && one_of(&self.tenants, entry.tenant_id.as_deref())
+            && (!self.no_tenant || tenantless)
+            && (!self.not_json || not_json)
             && one_of(&self.operations, entry.operation.as_deref())
             && one_of(&self.groups, entry.group_id.as_deref())
             && id_matches
@@ -158,5 +169,23 @@ mod tests {
             let error = Filter::new(args, Timestamp::UNIX_EPOCH).unwrap_err().to_string();
             assert!(error.contains("--until") && error.contains(bad), "{error}");
         }
+    }
+
+    #[test]
+    fn no_tenant_and_not_json_select_what_no_value_could() {
+        let with_body = |tenant: Option<&str>, body: Option<&str>| {
+            let mut entry = entry(None, tenant, "2026-11-30T11:00:00Z");
+            entry.body = body.map(str::to_owned);
+            entry
+        };
+        let no_tenant = filter(FilterArgs { no_tenant: true, ..Default::default() });
+        assert!(no_tenant.matches(&with_body(None, Some("{}"))));
+        assert!(no_tenant.matches(&with_body(Some(""), Some("{}"))), "an empty tenant is none");
+        assert!(!no_tenant.matches(&with_body(Some("t-1"), Some("{}"))));
+        let not_json = filter(FilterArgs { not_json: true, ..Default::default() });
+        assert!(not_json.matches(&with_body(None, Some("<html>502</html>"))));
+        assert!(not_json.matches(&with_body(None, Some(""))));
+        assert!(!not_json.matches(&with_body(None, Some(r#"{"a":[1]}"#))));
+        assert!(!not_json.matches(&with_body(None, None)), "a body in S3 is not read for it");
     }
 }

@@ -1,13 +1,24 @@
-//! batch-consumer: the batch library with its HTTP delivery processor.
+//! batch-consumer: the batch library with its HTTP delivery processor, on
+//! this project's work requests or on bodies as they are (`BODY_FORMAT`).
 
 use std::process::ExitCode;
 
-use backpressure_batch::delivery::HttpDelivery;
+use backpressure_batch::Env;
+use backpressure_batch::delivery::{BodyFormat, HttpDelivery, RawBody, WorkRequest};
 use backpressure_batch::lambda::tokio_runtime;
 use backpressure_batch::serve;
 
 fn main() -> ExitCode {
     #[allow(clippy::expect_used)]
     let runtime = tokio_runtime().expect("cannot start the Tokio runtime");
-    runtime.block_on(serve("batch-consumer", env!("CARGO_PKG_VERSION"), HttpDelivery::from_vars))
+    let (name, version) = ("batch-consumer", env!("CARGO_PKG_VERSION"));
+    // A BODY_FORMAT that is neither is named, with every other bad variable, by HttpDelivery.
+    let raw = matches!(BodyFormat::from_vars(&Env::from_process_env()), Ok(BodyFormat::Raw));
+    runtime.block_on(async {
+        if raw {
+            serve::<RawBody, _, _>(name, version, HttpDelivery::from_vars).await
+        } else {
+            serve::<WorkRequest, _, _>(name, version, HttpDelivery::from_vars).await
+        }
+    })
 }

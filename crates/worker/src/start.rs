@@ -6,11 +6,12 @@ use std::process::ExitCode;
 use backpressure_batch::builder::BuildError;
 use backpressure_batch::config::ConsumerConfig;
 use backpressure_batch::delivery::DeliveryError;
-use backpressure_batch::delivery::{HttpDelivery, WorkRequest};
+use backpressure_batch::delivery::{BodyFormat, HttpDelivery, RawBody, WorkRequest};
 use backpressure_batch::idempotency::ClaimLease;
 use backpressure_batch::sqs::SqsQuarantine;
 use backpressure_batch::start::{ConsumerClients, Reach};
 use backpressure_batch::worker::{Ended, Worker, WorkerError};
+use backpressure_batch::{Body, Processor};
 use backpressure_core::config::ConfigError;
 use backpressure_core::config::variables::{Reader, WORKER_LOG_FORMAT};
 use backpressure_core::error::error_chain;
@@ -64,8 +65,9 @@ pub async fn command(args: &[String]) -> ExitCode {
 }
 
 /// The worker as it runs: HTTP delivery (`CONSUMER_CONCURRENCY` records at
-/// once across every batch in work), quarantining to SQS.
-type DeliveryWorker = Worker<HttpDelivery, SqsQuarantine, WorkRequest>;
+/// once across every batch in work) of work requests or of raw bodies (`B`),
+/// quarantining to SQS.
+type DeliveryWorker<B> = Worker<HttpDelivery, SqsQuarantine, B>;
 
 /// Everything the worker reads from its environment.
 struct Loaded {
@@ -81,15 +83,32 @@ pub async fn run() -> ExitCode {
     startup::logging::init_for_tool(std::io::stdout, "info", WORKER_LOG_FORMAT.name);
     let Some(loaded) = startup::read(load) else { return ExitCode::FAILURE };
     log_start(&loaded);
-    let Some(worker) = connect_and_build(loaded).await else { return ExitCode::FAILURE };
-    match worker.run().await {
+    let ended = if matches!(
+        BodyFormat::from_vars(&startup::Env::from_process_env()),
+        Ok(BodyFormat::Raw)
+    ) {
+        run_on::<RawBody>(loaded).await
+    } else {
+        run_on::<WorkRequest>(loaded).await
+    };
+    ended.unwrap_or(ExitCode::FAILURE)
+}
+
+/// The worker on bodies of type `B`; `None` when it could not start.
+async fn run_on<B>(loaded: Loaded) -> Option<ExitCode>
+where
+    B: Body + 'static,
+    HttpDelivery: Processor<B>,
+{
+    let worker = connect_and_build::<B>(loaded).await?;
+    Some(match worker.run().await {
         Ok(Ended::Drained) => ExitCode::SUCCESS,
         Ok(_) => ExitCode::FAILURE,
         Err(error) => {
             error!(error = %error, "cannot listen for SIGTERM");
             ExitCode::FAILURE
         }
-    }
+    })
 }
 
 /// The configuration, or every bad variable at once.
@@ -145,7 +164,11 @@ fn log_start(Loaded { engine, config, health, .. }: &Loaded) {
 /// The quarantine queue, the idempotency store and the work queue reached
 /// (a task that cannot reach them stops now, not at its first message), and
 /// the worker built; `None` after logging why not.
-async fn connect_and_build(loaded: Loaded) -> Option<DeliveryWorker> {
+async fn connect_and_build<B>(loaded: Loaded) -> Option<DeliveryWorker<B>>
+where
+    B: Body + 'static,
+    HttpDelivery: Processor<B>,
+{
     let Loaded { engine, config, health, delivery } = loaded;
     let sdk = startup::sdk_config(engine.api_call_timeout).await;
     let clients = ConsumerClients::new(&sdk);

@@ -29,6 +29,7 @@ mod planner_vs_worker;
 mod publisher;
 mod publisher_load;
 mod quarantine_overflow;
+mod raw_forwarder;
 mod reliability;
 mod template;
 mod template_dashboard;

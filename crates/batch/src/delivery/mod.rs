@@ -3,15 +3,19 @@
 //! settings, its status table, `Retry-After`, its rate limit and its trace
 //! headers all in this module.
 
+mod raw;
 mod settings;
 mod status;
 
 pub use crate::work_request::{SUPPORTED_MAJOR_VERSION, WorkRequest};
+pub use raw::{BodyFormat, RawBody, RawLabels, Selector};
 pub use settings::Downstream;
 pub use status::{retry_after_seconds, verdict_for_status};
 
 use std::time::{Duration, SystemTime};
 
+use crate::body::Labels;
+use crate::event::SqsRecord;
 use crate::outcome::{ErrorCode, Verdict};
 use crate::processor::{Message, Processor};
 use crate::trace::TraceContext;
@@ -76,21 +80,41 @@ pub fn https_client() -> std::io::Result<HttpClient> {
         .build(connector))
 }
 
-/// The default processor: delivers each [`WorkRequest`]
-/// to [`Downstream::url`] and turns the answer into a verdict
-/// ([`verdict_for_status`]).
+/// The default processor: delivers each [`WorkRequest`] (or, as they are,
+/// each [`RawBody`]) to [`Downstream::url`] and turns the answer into a
+/// verdict ([`verdict_for_status`]).
 #[derive(Debug)]
 pub struct HttpDelivery {
     client: HttpClient,
     url: Uri,
     timeout: Duration,
     limiter: Option<RateLimiter>,
+    raw: RawLabels,
 }
 
 impl HttpDelivery {
-    /// From the `DOWNSTREAM_*` variables ([`Downstream::from_vars`]).
+    /// From the `DOWNSTREAM_*` variables ([`Downstream::from_vars`]), and
+    /// `BODY_FORMAT`, `IDEMPOTENCY_KEY_FROM` and `TENANT_FROM` checked (the
+    /// caller picks the body type by [`BodyFormat::from_vars`]); every bad
+    /// one is named at once.
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, DeliveryError> {
-        Self::new(&Downstream::from_vars(vars)?)
+        let mut errors = Vec::new();
+        let downstream = ConfigError::kept(Downstream::from_vars(vars), &mut errors);
+        ConfigError::kept(BodyFormat::from_vars(vars), &mut errors);
+        let raw = ConfigError::kept(RawLabels::from_vars(vars), &mut errors);
+        match (downstream, raw) {
+            (Some(downstream), Some(raw)) if errors.is_empty() => {
+                Ok(Self::new(&downstream)?.raw_labels(raw))
+            }
+            _ => Err(ConfigError::gathered(errors).into()),
+        }
+    }
+
+    /// Where a raw body's idempotency key and tenant are (by default, the
+    /// message id and none).
+    pub fn raw_labels(mut self, raw: RawLabels) -> Self {
+        self.raw = raw;
+        self
     }
 
     /// A client for the downstream, with its timeout and rate limit.
@@ -103,6 +127,7 @@ impl HttpDelivery {
             url,
             timeout: downstream.timeout,
             limiter: downstream.max_rps.and_then(RateLimiter::per_second),
+            raw: RawLabels::default(),
         })
     }
 
@@ -112,19 +137,49 @@ impl HttpDelivery {
     }
 
     fn request(&self, message: &Message<'_, WorkRequest>) -> Result<Request<Full<Bytes>>, String> {
-        let header = |name: &str, value: &str| {
-            HeaderValue::from_str(value)
-                .map_err(|_| format!("{name} contains characters an HTTP header cannot carry"))
-        };
         let correlation = message.request.correlation_id.as_deref().unwrap_or(message.message_id);
-        let mut request = Request::post(self.url.clone())
-            .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-            .header(IDEMPOTENCY_KEY, header("idempotencyKey", &message.request.idempotency_key)?)
-            .header(CORRELATION_ID, header("correlationId", correlation)?)
-            .header(TENANT_ID, header("tenantId", &message.request.tenant_id)?);
+        let headers = [
+            (IDEMPOTENCY_KEY, "idempotencyKey", Some(message.request.idempotency_key.as_str())),
+            (CORRELATION_ID, "correlationId", Some(correlation)),
+            (TENANT_ID, "tenantId", Some(message.request.tenant_id.as_str())),
+        ];
+        self.post(message.record, message.body, "application/json", headers)
+    }
+
+    fn raw_request(&self, message: &Message<'_, RawBody>) -> Result<Request<Full<Bytes>>, String> {
+        let labels = self.raw.of(message.record, message.request);
+        let content_type = content_type(message.record, message.request);
+        let headers = [
+            (IDEMPOTENCY_KEY, "the idempotency key", labels.idempotency_key.as_deref()),
+            (CORRELATION_ID, "the message id", Some(message.message_id)),
+            (TENANT_ID, "the tenant", labels.tenant_id.as_deref()),
+        ];
+        self.post(message.record, message.body, content_type, headers)
+    }
+
+    /// A POST of `body` with these headers (a `None` value left out) and the
+    /// record's trace; `Err` names a value an HTTP header cannot carry.
+    fn post(
+        &self,
+        record: &SqsRecord,
+        body: &str,
+        content_type: &str,
+        headers: [(HeaderName, &str, Option<&str>); 3],
+    ) -> Result<Request<Full<Bytes>>, String> {
+        let mut request = Request::post(self.url.clone()).header(
+            CONTENT_TYPE,
+            HeaderValue::from_str(content_type)
+                .map_err(|_| "the content type is not one an HTTP header can carry".to_owned())?,
+        );
+        for (name, what, value) in headers {
+            let Some(value) = value else { continue };
+            let value = HeaderValue::from_str(value)
+                .map_err(|_| format!("{what} contains characters an HTTP header cannot carry"))?;
+            request = request.header(name, value);
+        }
         // The producer's trace, else the invocation's, is passed on when it
         // can be; a header it cannot travel in costs the trace, never the message.
-        if let Some(trace) = message.record.trace_context().or_else(TraceContext::of_invocation) {
+        if let Some(trace) = record.trace_context().or_else(TraceContext::of_invocation) {
             if let Ok(value) = HeaderValue::from_str(trace.aws_trace_header()) {
                 request = request.header(AMZN_TRACE_ID, value);
             }
@@ -132,26 +187,18 @@ impl HttpDelivery {
                 request = request.header(TRACEPARENT, value);
             }
         }
-        request
-            .body(Full::new(Bytes::copy_from_slice(message.body.as_bytes())))
-            .map_err(|e| e.to_string())
+        request.body(Full::new(Bytes::copy_from_slice(body.as_bytes()))).map_err(|e| e.to_string())
     }
-}
 
-impl Processor<WorkRequest> for HttpDelivery {
-    async fn process(&self, message: &Message<'_, WorkRequest>) -> Verdict {
-        let request = match self.request(message) {
-            Ok(request) => request,
-            Err(detail) => return Verdict::permanent(ErrorCode::SchemaViolation, detail),
-        };
+    async fn send(&self, request: Request<Full<Bytes>>, deadline: Instant) -> Verdict {
         if let Some(limiter) = &self.limiter
-            && !limiter.wait(message.deadline).await
+            && !limiter.wait(deadline).await
         {
             return Verdict::retry("DOWNSTREAM_MAX_RPS leaves no request slot before the deadline");
         }
         // Never past the engine's deadline: a late answer could not be reported anyway.
         let started = Instant::now();
-        let give_up = (started + self.timeout).min(message.deadline);
+        let give_up = (started + self.timeout).min(deadline);
         // The verdict comes from the status line: a slow or endless body must
         // not turn a delivered message into a retry (a duplicate downstream).
         match timeout_at(give_up, self.client.request(request)).await {
@@ -173,6 +220,43 @@ impl Processor<WorkRequest> for HttpDelivery {
                 "the downstream did not answer within {} ms",
                 started.elapsed().as_millis()
             )),
+        }
+    }
+}
+
+/// A raw body's content type: its `contentType` (or `Content-Type`) message
+/// attribute, else JSON's when it is JSON, else UTF-8 text.
+fn content_type<'a>(record: &'a SqsRecord, body: &RawBody) -> &'a str {
+    let given = ["contentType", "Content-Type", "content-type"]
+        .into_iter()
+        .find_map(|name| record.message_attribute(name));
+    match given {
+        Some(given) => given,
+        None if body.json().is_some() => "application/json",
+        None => "text/plain; charset=utf-8",
+    }
+}
+
+impl Processor<RawBody> for HttpDelivery {
+    async fn process(&self, message: &Message<'_, RawBody>) -> Verdict {
+        match self.raw_request(message) {
+            Ok(request) => self.send(request, message.deadline).await,
+            Err(detail) => {
+                Verdict::permanent(ErrorCode::Custom("unsendable_header".into()), detail)
+            }
+        }
+    }
+
+    fn labels(&self, record: &SqsRecord, body: &RawBody) -> Option<Labels> {
+        Some(self.raw.of(record, body))
+    }
+}
+
+impl Processor<WorkRequest> for HttpDelivery {
+    async fn process(&self, message: &Message<'_, WorkRequest>) -> Verdict {
+        match self.request(message) {
+            Ok(request) => self.send(request, message.deadline).await,
+            Err(detail) => Verdict::permanent(ErrorCode::SchemaViolation, detail),
         }
     }
 }

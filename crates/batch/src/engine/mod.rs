@@ -6,6 +6,7 @@
 //! message both convert into, so a Lambda function and a long-running worker
 //! run the same engine.
 
+use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
@@ -281,15 +282,23 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
                 return self.permanent(batch, index, code, detail, partial).await;
             }
         };
+        let labels = self.processor.labels(record, request);
+        let quarantine_fields = || match &labels {
+            Some(labels) => labels.quarantine_fields(),
+            None => request.quarantine_fields(),
+        };
         let claim = match (&self.guard, &batch.claims) {
             (Some(guard), Some(claims)) => {
-                let key = request.idempotency_key();
+                let key = match &labels {
+                    Some(labels) => labels.idempotency_key.as_deref().map(Cow::Borrowed),
+                    None => request.idempotency_key(),
+                };
                 let begin = guard.begin(claims, key.as_deref(), body, message_id);
                 match begin.await {
                     Before::Process(claim) => claim.map(|claim| (guard, claims, claim)),
                     Before::Settled(outcome) => return Slot::Final(outcome),
                     Before::Permanent(code, detail) => {
-                        let partial = request.quarantine_fields();
+                        let partial = quarantine_fields();
                         return self.permanent(batch, index, code, detail, partial).await;
                     }
                 }
@@ -328,7 +337,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
                 Slot::Final(Outcome::Retry { cause: RetryCause::Processor, detail, retry_after })
             }
             Ok(Verdict::Permanent { code, detail }) => {
-                let partial = request.quarantine_fields();
+                let partial = quarantine_fields();
                 self.permanent(batch, index, code, detail, partial).await
             }
             Err(panic) => {

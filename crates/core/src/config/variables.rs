@@ -62,6 +62,12 @@ variables! {
         "stamped after each successful poll";
     HEALTH_MAX_SILENCE_SECONDS: WORKER, Unset::Whole(120), Whole { min: 1, max: 3_600 },
         "healthcheck fails after this long without a poll";
+    BODY_FORMAT: ENGINE, Value("envelope"), Described("envelope or raw"),
+        "envelope: this project's work request, checked; raw: any body, POSTed unchanged";
+    IDEMPOTENCY_KEY_FROM: ENGINE, Value("message-id"), Described("message-id, /json/pointer, attribute:NAME"),
+        "raw bodies: where each message's idempotency key is";
+    TENANT_FROM: ENGINE, Off("no tenant"), Described("/json/pointer, attribute:NAME"),
+        "raw bodies: where each message's tenant is";
     DOWNSTREAM_TIMEOUT_MS: ENGINE, Unset::Whole(5_000), Whole { min: 1, max: 900_000 },
         "one request's budget";
     DOWNSTREAM_MAX_RPS: ENGINE, Off(""), Decimal { min: 0.001, max: 1_000_000.0 },

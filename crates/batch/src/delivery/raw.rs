@@ -1,0 +1,180 @@
+//! Bodies as they are (`BODY_FORMAT=raw`): any text is forwarded unchanged,
+//! and its idempotency key and tenant are found where the settings say: the
+//! message id, a JSON pointer into the body, or a message attribute.
+
+use backpressure_core::config::variables::{BODY_FORMAT, IDEMPOTENCY_KEY_FROM, TENANT_FROM};
+use backpressure_core::config::{ConfigError, Vars};
+use serde_json::Value;
+
+use crate::body::{Body, ContractViolation, Labels};
+use crate::event::SqsRecord;
+
+/// What the forwarder takes its messages' bodies to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum BodyFormat {
+    /// This project's work request ([`super::WorkRequest`]): checked, and
+    /// its labels read from its fields.
+    #[default]
+    Envelope,
+    /// Any body ([`RawBody`]), POSTed unchanged.
+    Raw,
+}
+
+impl BodyFormat {
+    /// `BODY_FORMAT`; the error names the variable and the value.
+    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
+        match vars.get(BODY_FORMAT.name).as_deref().map(str::trim) {
+            None | Some("" | "envelope") => Ok(Self::Envelope),
+            Some("raw") => Ok(Self::Raw),
+            Some(other) => {
+                Err(ConfigError::invalid(BODY_FORMAT.name, other, "give envelope or raw"))
+            }
+        }
+    }
+}
+
+/// A body taken as it is: never refused, whatever it holds. Its JSON, when
+/// it is JSON, is kept for the settings' pointers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawBody {
+    json: Option<Value>,
+}
+
+impl RawBody {
+    /// The body as JSON; `None` when it is not JSON.
+    pub fn json(&self) -> Option<&Value> {
+        self.json.as_ref()
+    }
+}
+
+impl Body for RawBody {
+    fn decode(text: &str) -> Result<Self, ContractViolation> {
+        Ok(Self { json: serde_json::from_str(text).ok() })
+    }
+}
+
+/// Where a label is found in a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Selector {
+    /// The SQS message id (`message-id`).
+    MessageId,
+    /// A JSON pointer into the body (`/order/id`, RFC 6901); a string is
+    /// taken as it is, a number or a boolean as its JSON text.
+    Pointer(String),
+    /// A message attribute's string value (`attribute:NAME`).
+    Attribute(String),
+}
+
+impl Selector {
+    /// `message-id`, `/a/json/pointer` or `attribute:NAME`.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        match text.trim() {
+            "message-id" => Ok(Self::MessageId),
+            pointer if pointer.starts_with('/') => Ok(Self::Pointer(pointer.to_owned())),
+            other => match other.strip_prefix("attribute:") {
+                Some(name) if !name.is_empty() => Ok(Self::Attribute(name.to_owned())),
+                _ => Err("give message-id, a JSON pointer such as /order/id, or attribute:NAME"
+                    .to_owned()),
+            },
+        }
+    }
+
+    /// The label in `record`, whose body decoded into `body`; `None` when
+    /// the message has no such value (not JSON, no such field, an object).
+    pub fn select(&self, record: &SqsRecord, body: &RawBody) -> Option<String> {
+        match self {
+            Self::MessageId => record.usable_message_id().map(str::to_owned),
+            Self::Attribute(name) => record.message_attribute(name).map(str::to_owned),
+            Self::Pointer(pointer) => match body.json()?.pointer(pointer)? {
+                Value::String(text) => Some(text.clone()),
+                value @ (Value::Number(_) | Value::Bool(_)) => Some(value.to_string()),
+                Value::Null | Value::Array(_) | Value::Object(_) => None,
+            },
+        }
+    }
+}
+
+/// Where a raw body's labels are: `IDEMPOTENCY_KEY_FROM` (the message id
+/// unless set) and `TENANT_FROM` (none unless set).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawLabels {
+    /// Where the idempotency key is.
+    pub key: Selector,
+    /// Where the tenant is.
+    pub tenant: Option<Selector>,
+}
+
+impl Default for RawLabels {
+    fn default() -> Self {
+        Self { key: Selector::MessageId, tenant: None }
+    }
+}
+
+impl RawLabels {
+    /// Reads `IDEMPOTENCY_KEY_FROM` and `TENANT_FROM`; every bad one is named.
+    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
+        let mut errors = Vec::new();
+        let mut read = |name: &'static str| {
+            let text = vars.get(name).filter(|text| !text.trim().is_empty())?;
+            Selector::parse(&text)
+                .map_err(|reason| errors.push(ConfigError::invalid(name, &text, &reason)))
+                .ok()
+        };
+        let key = read(IDEMPOTENCY_KEY_FROM.name).unwrap_or(Selector::MessageId);
+        let tenant = read(TENANT_FROM.name);
+        ConfigError::all_or(errors, || Self { key, tenant })
+    }
+
+    /// The labels of one message.
+    pub fn of(&self, record: &SqsRecord, body: &RawBody) -> Labels {
+        Labels::default()
+            .idempotency_key(self.key.select(record, body))
+            .tenant_id(self.tenant.as_ref().and_then(|tenant| tenant.select(record, body)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn selectors_parse_and_find_their_labels() {
+        let record = SqsRecord::new("m-1")
+            .with_body(r#"{"order":{"id":"o-7","n":3,"nested":{}},"ok":true}"#)
+            .with_attribute("unused", "x");
+        let body = RawBody::decode(record.body.as_deref().unwrap_or_default()).unwrap();
+        let select = |text: &str| Selector::parse(text).unwrap().select(&record, &body);
+        assert_eq!(select("message-id").as_deref(), Some("m-1"));
+        assert_eq!(select("/order/id").as_deref(), Some("o-7"));
+        assert_eq!(select("/order/n").as_deref(), Some("3"));
+        assert_eq!(select("/ok").as_deref(), Some("true"));
+        assert_eq!(select("/order/nested"), None, "an object is not a label");
+        assert_eq!(select("/missing"), None);
+        assert_eq!(select("attribute:tenant"), None);
+        for bad in ["order.id", "attribute:", "messageid", ""] {
+            assert!(Selector::parse(bad).is_err(), "{bad}");
+        }
+        let text = RawBody::decode("<html>502</html>").unwrap();
+        assert_eq!(text.json(), None, "any text is a raw body");
+        assert_eq!(Selector::parse("/order/id").unwrap().select(&record, &text), None);
+    }
+
+    #[test]
+    fn every_bad_setting_is_named_at_once() {
+        let vars = Vars::new(|name| match name {
+            "IDEMPOTENCY_KEY_FROM" => Some("order.id".to_owned()),
+            "TENANT_FROM" => Some("attribute:".to_owned()),
+            "BODY_FORMAT" => Some("xml".to_owned()),
+            _ => None,
+        });
+        let error = RawLabels::from_vars(&vars).unwrap_err().to_string();
+        assert!(error.contains("IDEMPOTENCY_KEY_FROM=\"order.id\""), "{error}");
+        assert!(error.contains("TENANT_FROM=\"attribute:\""), "{error}");
+        let format = BodyFormat::from_vars(&vars).unwrap_err().to_string();
+        assert!(format.contains("BODY_FORMAT=\"xml\""), "{format}");
+        let defaults = RawLabels::from_vars(&Vars::new(|_| None)).unwrap();
+        assert_eq!(defaults, RawLabels::default());
+    }
+}
