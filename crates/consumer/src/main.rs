@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use backpressure_batch::Env;
-use backpressure_batch::delivery::{BodyFormat, HttpDelivery, RawBody, WorkRequest};
+use backpressure_batch::delivery::{BodyFormat, HttpDelivery, RawDelivery};
 use backpressure_batch::lambda::tokio_runtime;
 use backpressure_batch::serve;
 
@@ -16,9 +16,9 @@ fn main() -> ExitCode {
     let raw = matches!(BodyFormat::from_vars(&Env::from_process_env()), Ok(BodyFormat::Raw));
     runtime.block_on(async {
         if raw {
-            serve::<RawBody, _, _>(name, version, HttpDelivery::from_vars).await
+            serve(name, version, RawDelivery::from_vars).await
         } else {
-            serve::<WorkRequest, _, _>(name, version, HttpDelivery::from_vars).await
+            serve(name, version, HttpDelivery::from_vars).await
         }
     })
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use backpressure_batch::builder::BuildError;
 use backpressure_batch::config::ConsumerConfig;
 use backpressure_batch::delivery::DeliveryError;
-use backpressure_batch::delivery::{BodyFormat, HttpDelivery, RawBody, WorkRequest};
+use backpressure_batch::delivery::{BodyFormat, HttpDelivery, RawBody, RawDelivery, WorkRequest};
 use backpressure_batch::idempotency::ClaimLease;
 use backpressure_batch::sqs::SqsQuarantine;
 use backpressure_batch::start::{ConsumerClients, Reach};
@@ -67,7 +67,7 @@ pub async fn command(args: &[String]) -> ExitCode {
 /// The worker as it runs: HTTP delivery (`CONSUMER_CONCURRENCY` records at
 /// once across every batch in work) of work requests or of raw bodies (`B`),
 /// quarantining to SQS.
-type DeliveryWorker<B> = Worker<HttpDelivery, SqsQuarantine, B>;
+type DeliveryWorker<P, B> = Worker<P, SqsQuarantine, B>;
 
 /// Everything the worker reads from its environment.
 struct Loaded {
@@ -87,20 +87,20 @@ pub async fn run() -> ExitCode {
         BodyFormat::from_vars(&startup::Env::from_process_env()),
         Ok(BodyFormat::Raw)
     ) {
-        run_on::<RawBody>(loaded).await
+        run_on::<RawBody, RawDelivery>(loaded).await
     } else {
-        run_on::<WorkRequest>(loaded).await
+        run_on::<WorkRequest, HttpDelivery>(loaded).await
     };
     ended.unwrap_or(ExitCode::FAILURE)
 }
 
 /// The worker on bodies of type `B`; `None` when it could not start.
-async fn run_on<B>(loaded: Loaded) -> Option<ExitCode>
+async fn run_on<B, P>(loaded: Loaded) -> Option<ExitCode>
 where
     B: Body + 'static,
-    HttpDelivery: Processor<B>,
+    P: Processor<B> + From<HttpDelivery> + 'static,
 {
-    let worker = connect_and_build::<B>(loaded).await?;
+    let worker = connect_and_build::<B, P>(loaded).await?;
     Some(match worker.run().await {
         Ok(Ended::Drained) => ExitCode::SUCCESS,
         Ok(_) => ExitCode::FAILURE,
@@ -164,10 +164,10 @@ fn log_start(Loaded { engine, config, health, .. }: &Loaded) {
 /// The quarantine queue, the idempotency store and the work queue reached
 /// (a task that cannot reach them stops now, not at its first message), and
 /// the worker built; `None` after logging why not.
-async fn connect_and_build<B>(loaded: Loaded) -> Option<DeliveryWorker<B>>
+async fn connect_and_build<B, P>(loaded: Loaded) -> Option<DeliveryWorker<P, B>>
 where
     B: Body + 'static,
-    HttpDelivery: Processor<B>,
+    P: Processor<B> + From<HttpDelivery> + 'static,
 {
     let Loaded { engine, config, health, delivery } = loaded;
     let sdk = startup::sdk_config(engine.api_call_timeout).await;
@@ -177,7 +177,7 @@ where
     // The worker leases a claim for one visibility timeout and renews it on its heartbeat.
     let lease = ClaimLease::Renewed(config.visibility_timeout);
     let batch = engine
-        .consumer(delivery, &clients, Reach::AtStart, version, lease)
+        .consumer(P::from(delivery), &clients, Reach::AtStart, version, lease)
         .await
         .inspect_err(|error| error!(error = %error_chain(error), "cannot start"))
         .ok()?;

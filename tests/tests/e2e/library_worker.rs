@@ -46,13 +46,13 @@ async fn heartbeat_quarantine_and_drain(sqs: Sqs) {
     let health =
         std::env::temp_dir().join(format!("example-worker-{}", e2e_tests::fixtures::unique("h")));
     let health = health.to_str().unwrap().to_owned();
-    // Worked on for 5 s under a 2 s lease: without the heartbeat it would be
+    // Worked on for 10 s under a 4 s lease: without the heartbeat it would be
     // received again (and made twice) while the first is still at work.
-    setup.send(&[thumbnail("long.png", 200, 5_000)]).await;
+    setup.send(&[thumbnail("long.png", 200, 10_000)]).await;
     let mut worker = start_example(
         &setup,
         &health,
-        &[("VISIBILITY_TIMEOUT_SECONDS", "2"), ("DRAIN_SECONDS", "30")],
+        &[("VISIBILITY_TIMEOUT_SECONDS", "4"), ("DRAIN_SECONDS", "30")],
     );
     setup.wait_until_empty().await;
     setup.send(&[thumbnail("wide.png", 5_000, 0), "not json".to_owned()]).await;

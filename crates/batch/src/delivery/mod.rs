@@ -80,9 +80,9 @@ pub fn https_client() -> std::io::Result<HttpClient> {
         .build(connector))
 }
 
-/// The default processor: delivers each [`WorkRequest`] (or, as they are,
-/// each [`RawBody`]) to [`Downstream::url`] and turns the answer into a
-/// verdict ([`verdict_for_status`]).
+/// The default processor: delivers each [`WorkRequest`] to
+/// [`Downstream::url`] and turns the answer into a verdict
+/// ([`verdict_for_status`]); [`RawDelivery`] does the same for bodies as they are.
 #[derive(Debug)]
 pub struct HttpDelivery {
     client: HttpClient,
@@ -111,7 +111,7 @@ impl HttpDelivery {
     }
 
     /// Where a raw body's idempotency key and tenant are (by default, the
-    /// message id and none).
+    /// message id and none), for the [`RawDelivery`] made of this one.
     pub fn raw_labels(mut self, raw: RawLabels) -> Self {
         self.raw = raw;
         self
@@ -237,10 +237,31 @@ fn content_type<'a>(record: &'a SqsRecord, body: &RawBody) -> &'a str {
     }
 }
 
-impl Processor<RawBody> for HttpDelivery {
+/// The forwarder for bodies as they are (`BODY_FORMAT=raw`): the same
+/// client, downstream and status table as [`HttpDelivery`], for [`RawBody`]s,
+/// POSTed unchanged with their content type, the key and tenant where its
+/// [`RawLabels`] say.
+#[derive(Debug)]
+pub struct RawDelivery(HttpDelivery);
+
+impl RawDelivery {
+    /// From the same variables as [`HttpDelivery::from_vars`].
+    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, DeliveryError> {
+        HttpDelivery::from_vars(vars).map(Self)
+    }
+}
+
+impl From<HttpDelivery> for RawDelivery {
+    fn from(delivery: HttpDelivery) -> Self {
+        Self(delivery)
+    }
+}
+
+impl Processor<RawBody> for RawDelivery {
     async fn process(&self, message: &Message<'_, RawBody>) -> Verdict {
-        match self.raw_request(message) {
-            Ok(request) => self.send(request, message.deadline).await,
+        let delivery = &self.0;
+        match delivery.raw_request(message) {
+            Ok(request) => delivery.send(request, message.deadline).await,
             Err(detail) => {
                 Verdict::permanent(ErrorCode::Custom("unsendable_header".into()), detail)
             }
@@ -248,7 +269,7 @@ impl Processor<RawBody> for HttpDelivery {
     }
 
     fn labels(&self, record: &SqsRecord, body: &RawBody) -> Option<Labels> {
-        Some(self.raw.of(record, body))
+        Some(self.0.raw.of(record, body))
     }
 }
 
