@@ -13,7 +13,8 @@ pub fn text() -> String {
     let width = variables().map(|v| v.name.len()).max().unwrap_or(0);
     let mut out = format!(
         "sqs-worker {}: the batch engine as an ECS service. It long-polls QUEUE_URL, POSTs each\n\
-         work request to DOWNSTREAM_URL, quarantines permanent failures, renews leases while\n\
+         work request (BODY_FORMAT=raw: each body as it is) to DOWNSTREAM_URL, quarantines\n\
+         permanent failures, renews leases while\n\
          messages are in work and drains on SIGTERM or SIGINT, exit 0. A second signal cuts the\n\
          drain short: the messages in work are released at once, the receive under way is waited\n\
          for, exit 0. A third ends that wait: exit 1.\n\n\
@@ -46,7 +47,7 @@ mod tests {
     fn the_help_lists_every_variable_the_worker_reads_in_families_that_are_checked() {
         let help = text();
         let families: Vec<&str> = variables().map(Variable::family).collect();
-        assert_eq!(families.len(), 30);
+        assert_eq!(families.len(), 33);
         for variable in variables() {
             assert!(help.contains(variable.name), "{} is missing from the help", variable.name);
         }

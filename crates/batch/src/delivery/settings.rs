@@ -235,7 +235,10 @@ mod variables_tests {
             &[("QUARANTINE_QUEUE_URL", queue), ("DOWNSTREAM_URL", "http://127.0.0.1/")],
             |vars| {
                 assert!(
-                    ConsumerConfig::from_vars(vars).is_ok() && Downstream::from_vars(vars).is_ok()
+                    ConsumerConfig::from_vars(vars).is_ok()
+                        && Downstream::from_vars(vars).is_ok()
+                        && super::super::BodyFormat::from_vars(vars).is_ok()
+                        && super::super::RawLabels::from_vars(vars).is_ok()
                 )
             },
         );

@@ -200,7 +200,7 @@ mod tests {
     #[test]
     fn each_program_reads_its_own() {
         let count = |reader| read_by(reader).count();
-        assert_eq!((count(Consumer), count(Worker), count(Publisher)), (18, 30, 18));
+        assert_eq!((count(Consumer), count(Worker), count(Publisher)), (21, 33, 18));
         assert_eq!(named("CONSUMER_CONCURRENCY").map(|v| v.readers), Some(ALL));
         assert_eq!(named("CONSUMER_CONCURENCY"), None);
         assert_eq!(CONSUMER_MAX_IN_FLIGHT_PER_GROUP.family(), "CONSUMER_");
