@@ -75,6 +75,8 @@ struct Loaded {
     config: WorkerConfig,
     health: HealthConfig,
     delivery: HttpDelivery,
+    /// What the bodies are: which processor runs.
+    format: BodyFormat,
 }
 
 /// Runs the worker until a signal has drained it; exit code 0 after a drain.
@@ -83,10 +85,7 @@ pub async fn run() -> ExitCode {
     startup::logging::init_for_tool(std::io::stdout, "info", WORKER_LOG_FORMAT.name);
     let Some(loaded) = startup::read(load) else { return ExitCode::FAILURE };
     log_start(&loaded);
-    let ended = if matches!(
-        BodyFormat::from_vars(&startup::Env::from_process_env()),
-        Ok(BodyFormat::Raw)
-    ) {
+    let ended = if loaded.format == BodyFormat::Raw {
         run_on::<RawBody, RawDelivery>(loaded).await
     } else {
         run_on::<WorkRequest, HttpDelivery>(loaded).await
@@ -134,7 +133,9 @@ fn load(env: &startup::Env) -> Result<Loaded, StartError> {
     }
     match (worker, health, engine, delivery) {
         (Ok(config), Ok(health), Ok(engine), Ok(delivery)) if errors.is_empty() => {
-            Ok(Loaded { engine, config, health, delivery })
+            // HttpDelivery::from_vars has checked BODY_FORMAT: it reads here.
+            let format = BodyFormat::from_vars(env).unwrap_or_default();
+            Ok(Loaded { engine, config, health, delivery, format })
         }
         _ => Err(StartError::Several(errors)),
     }
@@ -169,7 +170,7 @@ where
     B: Body + 'static,
     P: Processor<B> + From<HttpDelivery> + 'static,
 {
-    let Loaded { engine, config, health, delivery } = loaded;
+    let Loaded { engine, config, health, delivery, .. } = loaded;
     let sdk = startup::sdk_config(engine.api_call_timeout).await;
     let clients = ConsumerClients::new(&sdk);
     let sqs = clients.sqs.get().clone();

@@ -319,4 +319,40 @@ mod tests {
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("soon"), None);
     }
+
+    #[test]
+    fn a_raw_label_or_content_type_a_header_cannot_carry_is_named_not_sent() {
+        let downstream = Downstream {
+            url: "http://127.0.0.1:9/work".into(),
+            timeout: Duration::from_secs(1),
+            max_rps: None,
+        };
+        let key = RawLabels { key: Selector::Pointer("/key".into()), tenant: None };
+        let delivery = HttpDelivery::new(&downstream).unwrap().raw_labels(key);
+        let request = |record: &SqsRecord| {
+            let text = record.body.as_deref().unwrap_or_default();
+            let body = <RawBody as crate::body::Body>::decode(text).unwrap();
+            let message = Message {
+                message_id: "m-1",
+                body: text,
+                request: &body,
+                record,
+                deadline: Instant::now() + Duration::from_secs(5),
+            };
+            delivery.raw_request(&message).map(|r| r.headers().clone())
+        };
+        let bad_key = SqsRecord::new("m-1").with_body(r#"{"key":"a\nb"}"#);
+        let error = request(&bad_key).unwrap_err();
+        assert_eq!(error, "the idempotency key contains characters an HTTP header cannot carry");
+        let bad_type: SqsRecord = serde_json::from_value(serde_json::json!({
+            "messageId": "m-1", "body": "x",
+            "messageAttributes": {"contentType": {"stringValue": "a\u{7f}", "dataType": "String"}}
+        }))
+        .unwrap();
+        assert!(request(&bad_type).unwrap_err().starts_with("the content type"));
+        let plain = request(&SqsRecord::new("m-1").with_body("<html>502</html>")).unwrap();
+        assert_eq!(plain[CONTENT_TYPE], "text/plain; charset=utf-8");
+        assert!(plain.get(IDEMPOTENCY_KEY).is_none(), "no key in a body that is not JSON");
+        assert_eq!(plain[CORRELATION_ID], "m-1");
+    }
 }
