@@ -19,7 +19,7 @@ cd "$root"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo hack check --workspace --no-dev-deps 2>&1 | tee "$log"
-cargo hack check --package backpressure-batch --each-feature --no-dev-deps 2>&1 | tee -a "$log"
+cargo hack check --package backpressure-batch --package backpressure-app --each-feature --no-dev-deps 2>&1 | tee -a "$log"
 if grep -q '^warning' "$log"; then
   echo "builds-alone: a package warns when built on its own or with one feature (above)" >&2
   exit 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make test's packaging check: `cargo package` of core, startup and the library, each verified by a build
+# make test's packaging check: `cargo package` of core, startup, the library and the app crate, each verified by a build
 # from its own tarball. The verification builds the library against core taken from a local
 # registry, in the same target dir, under the same name and version every time; cargo holds a
 # registry crate immutable, so a copy it compiled in an earlier run would stand in for the core
@@ -28,4 +28,4 @@ cd "$root"
 # not reach: full debug info by default. Without it the step needs 0.9 GB of target/, not 1.6 GB
 # (measured from an empty target dir), where a CI disk once ran out.
 export CARGO_PROFILE_DEV_DEBUG=false
-exec cargo package --quiet --allow-dirty -p backpressure-core -p backpressure-startup -p backpressure-batch
+exec cargo package --quiet --allow-dirty -p backpressure-core -p backpressure-startup -p backpressure-batch -p backpressure-app

@@ -10,7 +10,7 @@ use std::future::IntoFuture;
 use std::hint::black_box;
 use std::time::Duration;
 
-use backpressure_batch::delivery::WorkRequest;
+use backpressure_app::WorkRequest;
 use backpressure_batch::event::SqsEvent;
 use backpressure_batch::outcome::Verdict;
 use backpressure_batch::quarantine::QuarantineRecord;

@@ -45,7 +45,7 @@ pub fn work_batch(messages: usize) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use backpressure_batch::delivery::WorkRequest;
+    use backpressure_app::WorkRequest;
     use backpressure_batch::event::SqsEvent;
 
     #[test]

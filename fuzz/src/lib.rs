@@ -14,10 +14,10 @@ use backlog_publisher::{
     BacklogIncludes, BacklogTarget, PublisherConfig, QueueCounts, ServiceCounts, Target,
     TaskCountMode,
 };
+use backpressure_app::WorkRequest;
+use backpressure_app::config::ConsumerConfig;
+use backpressure_app::delivery::Downstream;
 use backpressure_batch::body::PartialRequest;
-use backpressure_batch::config::ConsumerConfig;
-use backpressure_batch::delivery::Downstream;
-use backpressure_batch::delivery::WorkRequest;
 use backpressure_batch::event::{IncomingEvent, SqsEvent, SqsRecord};
 use backpressure_batch::outcome::ErrorCode;
 use backpressure_batch::quarantine::{Failure, QuarantineRecord};

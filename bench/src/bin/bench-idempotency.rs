@@ -16,7 +16,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use backpressure_batch::delivery::WorkRequest;
+use backpressure_app::WorkRequest;
 use backpressure_batch::idempotency::{
     DynamoDbStore, Idempotency, MemoryStore, RedisStore, body_hash,
 };

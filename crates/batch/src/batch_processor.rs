@@ -229,15 +229,15 @@ mod tests {
     use crate::processor::Message;
     use crate::quarantine::QuarantineError;
     use crate::quarantine::QuarantineRecord;
-    use crate::work_request::WorkRequest;
+    use crate::test_request::TestRequest;
     use serde_json::json;
 
     use super::*;
 
     struct Accept;
 
-    impl Processor<WorkRequest> for Accept {
-        async fn process(&self, _: &Message<'_, WorkRequest>) -> Verdict {
+    impl Processor<TestRequest> for Accept {
+        async fn process(&self, _: &Message<'_, TestRequest>) -> Verdict {
             Verdict::Done
         }
     }

@@ -1,6 +1,5 @@
-//! The message body a processor works on: this project's queue contract
-//! (`delivery::WorkRequest`), or any `serde::Deserialize` type of the
-//! user's (as `aws_lambda_events::sqs::SqsEventObj<T>` and Powertools'
+//! The message body a processor works on: any `serde::Deserialize` type
+//! of the user's (as `aws_lambda_events::sqs::SqsEventObj<T>` and Powertools'
 //! `model=` allow). A body that cannot be decoded never succeeds on a retry,
 //! so it is a permanent failure with a stable error code.
 
@@ -84,7 +83,7 @@ impl ContractViolation {
     }
 }
 
-/// A decoded message body. Implemented for `delivery::WorkRequest`, and for every
+/// A decoded message body. Implemented for every
 /// type that implements `serde::Deserialize` and [`Validate`].
 pub trait Body: Sized + Send + Sync {
     /// Decodes one message body, or says why it never can be.
@@ -252,18 +251,5 @@ mod tests {
         assert_eq!(refused.partial, labelled("acme", "invoice.refund"));
         let unlabelled = Transfer::decode(r#"{"cents":5}"#).unwrap().quarantine_fields();
         assert_eq!(unlabelled, PartialRequest::default(), "no labels unless the body gives them");
-    }
-
-    #[cfg(feature = "http-delivery")]
-    #[test]
-    fn the_default_body_is_the_queue_contract() {
-        use crate::work_request::WorkRequest;
-
-        let request = WorkRequest::decode(
-            r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k"}"#,
-        )
-        .unwrap();
-        assert_eq!(request.quarantine_fields().tenant_id.as_deref(), Some("t"));
-        assert_eq!(WorkRequest::decode("[]").unwrap_err().code, ErrorCode::SchemaViolation);
     }
 }

@@ -7,7 +7,6 @@ use std::time::Duration;
 use crate::backoff::Backoff;
 use crate::batch_processor::BatchProcessor;
 use crate::body::Body;
-use crate::config::ConsumerConfig;
 use crate::engine::{Engine, EngineSettings};
 use crate::idempotency::guard::Guard;
 use crate::idempotency::{Idempotency, IdempotencyStore};
@@ -206,19 +205,6 @@ impl<P, Q, B> Builder<P, Q, B> {
     #[cfg(feature = "worker")]
     pub(crate) fn margin(&self) -> Duration {
         self.settings.deadline_margin
-    }
-
-    /// Concurrency, deadline margin, backoff and metrics namespace from a
-    /// [`ConsumerConfig`] read from the environment.
-    pub fn config(self, config: &ConsumerConfig) -> Self {
-        let mut built = self
-            .concurrency(config.concurrency)
-            .deadline_margin(config.deadline_margin)
-            .metrics_namespace(config.namespace.clone());
-        built.per_group = config.max_in_flight_per_group;
-        #[cfg(feature = "sqs")]
-        let built = built.backoff(config.backoff);
-        built
     }
 }
 

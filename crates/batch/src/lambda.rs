@@ -1,31 +1,23 @@
-//! The Lambda side: the handler `lambda_runtime` runs, its error types, and
-//! [`serve`], the whole start-up of an SQS-triggered function.
+//! The Lambda side: the handler `lambda_runtime` runs and its error types.
+//! The start-up from the template's variables (`serve`) is the
+//! `backpressure-app` crate's.
 
-use std::error::Error;
 use std::future::IntoFuture;
-use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::body::Body;
-use crate::config::ConsumerConfig;
 use crate::event::IncomingEvent;
 use crate::processor::Processor;
 use crate::quarantine::QuarantineStore;
 use crate::report::BatchError;
 use crate::trace::{TraceContext, within_invocation};
 use aws_lambda_events::sqs::SqsBatchResponse;
-use backpressure_core::config::ConfigError;
 use backpressure_core::deadline;
-use backpressure_core::error::error_chain;
 use lambda_runtime::{Diagnostic, LambdaEvent, Service, service_fn};
 use tokio::time::Instant;
 use tracing::{error, info};
 
 use crate::batch_processor::BatchProcessor;
-use crate::idempotency::ClaimLease;
-use crate::start::{ConsumerClients, Reach};
-use backpressure_startup as startup;
 
 /// Why an invocation failed as a whole (Lambda then retries the whole batch).
 #[derive(Debug, thiserror::Error)]
@@ -51,8 +43,8 @@ impl From<HandlerError> for Diagnostic {
 
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
     /// The handler for `lambda_runtime::run`, one invocation at a time. For
-    /// Lambda Managed Instances, share the processor in an [`Arc`] and give
-    /// `lambda_runtime::run_concurrent` a handler that clones it, as [`serve`] does.
+    /// Lambda Managed Instances, share the processor in an [`Arc`](std::sync::Arc) and give
+    /// `lambda_runtime::run_concurrent` a handler that clones it, as `backpressure_app::serve` does.
     pub fn lambda_handler(
         &self,
     ) -> impl Service<LambdaEvent<IncomingEvent>, Response = SqsBatchResponse, Error = HandlerError> + '_
@@ -86,97 +78,5 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
         );
         let processing = self.process(&event.records, Instant::now() + remaining);
         Ok(within_invocation(trace, processing.into_future()).await?.response())
-    }
-}
-
-/// The Tokio runtime for [`serve`]: one thread while Lambda sends one
-/// invocation at a time; a thread per vCPU when Lambda Managed Instances
-/// send several at once (`AWS_LAMBDA_MAX_CONCURRENCY` above 1).
-pub fn tokio_runtime() -> std::io::Result<tokio::runtime::Runtime> {
-    let concurrent = std::env::var("AWS_LAMBDA_MAX_CONCURRENCY")
-        .ok()
-        .and_then(|value| value.trim().parse::<u32>().ok())
-        .is_some_and(|at_once| at_once > 1);
-    let mut builder = if concurrent {
-        tokio::runtime::Builder::new_multi_thread()
-    } else {
-        tokio::runtime::Builder::new_current_thread()
-    };
-    builder.enable_all().build()
-}
-
-/// A configuration the engine or the processor refused.
-#[derive(Debug, thiserror::Error)]
-enum ServeError<E> {
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    #[error(transparent)]
-    Processor(E),
-    #[error("{0}; {1}")]
-    Both(ConfigError, #[source] E),
-}
-
-/// The Lambda start-up for an SQS batch processor: [`startup::init`] with a
-/// [`ConsumerConfig`] (quarantine queue, concurrency, deadline margin,
-/// backoff, metrics) plus whatever `processor` reads, the consumer built by
-/// [`ConsumerConfig::consumer`] with clients built on first use, then
-/// `lambda_runtime` until it stops. `name` and `version` go into quarantine records.
-///
-/// Lambda Managed Instances send `AWS_LAMBDA_MAX_CONCURRENCY` invocations at
-/// once; each is then served on its own task with its own deadline, trace,
-/// batch summary and idempotency claims, while the processor, the clients,
-/// `CONSUMER_CONCURRENCY`, `DOWNSTREAM_MAX_RPS` and the per-group cap are the
-/// process's, shared on purpose so the downstream's load does not grow with
-/// the invocations. Run it on [`tokio_runtime`] to use every vCPU.
-pub async fn serve<B, P, E>(
-    name: &str,
-    version: &str,
-    processor: impl FnOnce(&startup::Env) -> Result<P, E>,
-) -> ExitCode
-where
-    B: Body + 'static,
-    P: Processor<B> + 'static,
-    E: Error + Send + Sync + 'static,
-{
-    if !startup::in_lambda(name) {
-        return ExitCode::from(backpressure_startup::exit::USAGE);
-    }
-    let load = |vars: &startup::Env| -> Result<_, ServeError<E>> {
-        crate::start::warn_of_idempotency_without_table(vars);
-        // The engine's errors and the processor's together, so one start says them all.
-        match (ConsumerConfig::from_vars(vars), processor(vars)) {
-            (Ok(config), Ok(processor)) => Ok((config, processor)),
-            (Err(config), Ok(_)) => Err(ServeError::Config(config)),
-            (Ok(_), Err(processor)) => Err(ServeError::Processor(processor)),
-            (Err(config), Err(processor)) => Err(ServeError::Both(config, processor)),
-        }
-    };
-    let Some((config, processor)) = startup::init(load) else { return ExitCode::FAILURE };
-    let clients = ConsumerClients::new(&startup::sdk_config(config.api_call_timeout).await);
-    let version = startup::handler_version(name, version);
-    // A claim lasts until the invocation's deadline: nothing to renew.
-    let lease = ClaimLease::UntilDeadline;
-    match config.consumer(processor, &clients, Reach::OnFirstUse, version, lease).await {
-        Ok(builder) => match builder.build() {
-            Ok(batch) => {
-                let batch = Arc::new(batch);
-                // One invocation at a time, unless Lambda Managed Instances set
-                // AWS_LAMBDA_MAX_CONCURRENCY: then that many at once, sharing
-                // the processor, its clients and its limits.
-                let handler = service_fn(move |event| {
-                    let batch = Arc::clone(&batch);
-                    async move { batch.handle(event).await }
-                });
-                startup::exit(lambda_runtime::run_concurrent(handler).await)
-            }
-            Err(error) => {
-                error!(error = %error_chain(&error), "invalid configuration");
-                ExitCode::FAILURE
-            }
-        },
-        Err(error) => {
-            error!(error = %error_chain(&error), "cannot start");
-            ExitCode::FAILURE
-        }
     }
 }

@@ -1,8 +1,9 @@
-//! What a function embedding the library usually needs, in one import:
+//! What a processor usually needs, in one import:
 //! `use backpressure_batch::prelude::*;`
 
-pub use crate::delivery::{HttpDelivery, WorkRequest};
+#[cfg(feature = "sqs")]
+pub use crate::SqsQuarantine;
 pub use crate::{
-    BatchProcessor, Body, ContractViolation, Env, ErrorCode, Message, Processor, SqsQuarantine,
-    SqsRecord, Validate, Verdict, serve,
+    BatchProcessor, Body, ContractViolation, ErrorCode, Message, Processor, SqsRecord, Validate,
+    Verdict,
 };

@@ -54,9 +54,9 @@ impl TraceContext {
         Some(Self { header: header.trim().to_owned(), trace_id, parent_id, sampled })
     }
 
-    /// The trace of the Lambda invocation in work on this task, if any.
-    #[cfg(feature = "http-delivery")]
-    pub(crate) fn of_invocation() -> Option<Self> {
+    /// The trace of the Lambda invocation in work on this task, if any: a
+    /// processor passes it on to its own calls when the record carries none.
+    pub fn of_invocation() -> Option<Self> {
         INVOCATION.try_with(Clone::clone).ok().flatten()
     }
 

@@ -6,12 +6,20 @@
 use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent as AwsSqsEvent};
 use std::time::Duration;
 
-use backpressure_batch::delivery::WorkRequest;
 use backpressure_batch::event::SqsEvent;
 use backpressure_batch::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
 use backpressure_batch::{BatchProcessor, Message, Processor, SqsRecord, Verdict};
 use md5::{Digest, Md5};
 use tokio::time::Instant;
+
+/// A body of the shape the records below carry.
+#[derive(serde::Deserialize)]
+struct Work {
+    #[allow(dead_code)] // decoded, never read
+    operation: String,
+}
+
+impl backpressure_batch::Validate for Work {}
 
 #[test]
 fn sample_events_are_sqs_events() {
@@ -40,8 +48,8 @@ fn sample_events_are_sqs_events() {
 /// Retries every message, so the response lists them all.
 struct RetryAll;
 
-impl Processor<WorkRequest> for RetryAll {
-    async fn process(&self, _: &Message<'_, WorkRequest>) -> Verdict {
+impl Processor<Work> for RetryAll {
+    async fn process(&self, _: &Message<'_, Work>) -> Verdict {
         Verdict::retry("retry everything")
     }
 }

@@ -11,10 +11,18 @@ use aws_sdk_sqs::operation::change_message_visibility_batch::{
 };
 use aws_sdk_sqs::types::{BatchResultErrorEntry, ChangeMessageVisibilityBatchResultEntry};
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
-use backpressure_batch::delivery::WorkRequest;
 use backpressure_batch::sqs::SqsVisibility;
 use backpressure_batch::{Backoff, BatchProcessor, Message, SqsRecord, Verdict};
 use tokio::time::Instant;
+
+/// A body of the shape the records below carry.
+#[derive(serde::Deserialize)]
+struct Work {
+    #[allow(dead_code)] // decoded, never read
+    operation: String,
+}
+
+impl backpressure_batch::Validate for Work {}
 
 fn record(id: &str) -> SqsRecord {
     SqsRecord::new(id)
@@ -25,7 +33,7 @@ fn record(id: &str) -> SqsRecord {
 
 async fn settle(rule: &Rule) -> (Vec<String>, Vec<String>) {
     let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [rule]);
-    let retry = |_: &Message<'_, WorkRequest>| async { Verdict::retry("later") };
+    let retry = |_: &Message<'_, Work>| async { Verdict::retry("later") };
     let batch = BatchProcessor::builder(retry)
         .backoff(Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) })
         .visibility(SqsVisibility::new(client))

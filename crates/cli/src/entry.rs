@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use aws_sdk_sqs::types::{Message, MessageAttributeValue, MessageSystemAttributeName};
 use aws_smithy_types::base64;
+use backpressure_app::WorkRequest;
 use backpressure_batch::body::PartialRequest;
-use backpressure_batch::delivery::WorkRequest;
 use backpressure_batch::quarantine::{BodyObject, QuarantineRecord};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};

@@ -3,10 +3,8 @@
 
 use std::process::ExitCode;
 
-use backpressure_batch::Env;
-use backpressure_batch::delivery::{BodyFormat, HttpDelivery, RawDelivery};
-use backpressure_batch::lambda::tokio_runtime;
-use backpressure_batch::serve;
+use backpressure_app::delivery::{BodyFormat, HttpDelivery, RawDelivery};
+use backpressure_app::{Env, serve, tokio_runtime};
 
 fn main() -> ExitCode {
     #[allow(clippy::expect_used)]

@@ -55,12 +55,12 @@ mod tests {
 
     #[test]
     fn the_defaults_the_help_states_are_the_ones_the_worker_takes() {
-        use backpressure_batch::config::ConsumerConfig;
-        use backpressure_batch::delivery::Downstream;
+        use backpressure_app::config::ConsumerConfig;
+        use backpressure_app::delivery::Downstream;
         use backpressure_core::config::Vars;
 
-        use crate::config::WorkerConfig;
-        use crate::health::HealthConfig;
+        use backpressure_app::HealthConfig;
+        use backpressure_app::worker_config::WorkerConfig;
 
         let vars = Vars::new(|name: &str| match name {
             "QUEUE_URL" | "QUARANTINE_QUEUE_URL" => {

@@ -1,8 +1,5 @@
 //! sqs-worker: the ECS service that drains an SQS queue with the batch
-//! library — long polling, bounded in flight, a visibility heartbeat, and a
-//! graceful drain on SIGTERM.
+//! library's worker runtime and this project's HTTP forwarder.
 
-pub mod config;
-pub mod health;
 mod help;
 pub mod start;

@@ -6,7 +6,7 @@ use std::convert::Infallible;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use backpressure_batch::lambda::tokio_runtime;
+use backpressure_app::{Env, serve, tokio_runtime};
 use backpressure_batch::prelude::*;
 use serde::Deserialize;
 

@@ -1,5 +1,5 @@
 //! The batch library as users meet it: the embedding example
-//! (`crates/batch/examples/ledger.rs`, a custom body type and processor) and
+//! (`crates/app/examples/ledger.rs`, a custom body type and processor) and
 //! batch-consumer, as binaries under the Lambda Runtime API host, against
 //! moto's SQS.
 

@@ -1,5 +1,5 @@
 //! The library's worker runtime as users meet it: the example worker
-//! (`crates/batch/examples/worker.rs`, a body type and processor of its own,
+//! (`crates/app/examples/worker.rs`, a body type and processor of its own,
 //! no HTTP) as a process on LocalStack's SQS and on fauxqs: a message worked
 //! on for 2.5 visibility timeouts is made once (the heartbeat kept its lease),
 //! poison is quarantined with the processor's own code, a health stamp is

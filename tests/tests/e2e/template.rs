@@ -5,11 +5,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use backlog_publisher::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES, SCALING_LOAD};
+use backpressure_app::worker_config::WorkerConfig;
 use backpressure_core::config::Vars;
 use backpressure_core::config::variables::{Reader, read_by};
 use serde_yaml::Value;
 use serde_yaml::value::TaggedValue;
-use sqs_worker::config::WorkerConfig;
 
 pub(crate) fn template() -> Value {
     let text =

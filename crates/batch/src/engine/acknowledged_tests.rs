@@ -5,7 +5,7 @@ use super::*;
 
 /// Runs `event` and returns, per record index, when it was reported acknowledged.
 async fn acknowledged_at(
-    engine: &Engine<ScriptedProcessor, MemoryQuarantine, WorkRequest>,
+    engine: &Engine<ScriptedProcessor, MemoryQuarantine, TestRequest>,
     event: &SqsEvent,
     deadline: Instant,
 ) -> Vec<(usize, Instant)> {

@@ -13,8 +13,8 @@ struct Gauge {
     calls: AtomicUsize,
 }
 
-impl Processor<WorkRequest> for Gauge {
-    async fn process(&self, _: &Message<'_, WorkRequest>) -> Verdict {
+impl Processor<TestRequest> for Gauge {
+    async fn process(&self, _: &Message<'_, TestRequest>) -> Verdict {
         let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
         self.most.fetch_max(now, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(5)).await;

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 use super::*;
 use crate::event::SqsEvent;
 use crate::quarantine::{QuarantineError, QuarantineRecord};
-use crate::work_request::WorkRequest;
+use crate::test_request::TestRequest;
 
 /// What a test message asks the scripted processor to do, by its `operation`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,8 +44,8 @@ struct ScriptedProcessor {
     started: Mutex<Vec<String>>,
 }
 
-impl Processor<WorkRequest> for ScriptedProcessor {
-    async fn process(&self, message: &Message<'_, WorkRequest>) -> Verdict {
+impl Processor<TestRequest> for ScriptedProcessor {
+    async fn process(&self, message: &Message<'_, TestRequest>) -> Verdict {
         lock(&self.started).push(message.message_id.to_owned());
         match message.request.operation.as_str() {
             "ok" => Verdict::Done,
@@ -108,7 +108,7 @@ const FIFO: &str = "arn:aws:sqs:us-east-1:123456789012:work.fifo";
 fn engine(
     refuse: &[&str],
     concurrency: usize,
-) -> Engine<ScriptedProcessor, MemoryQuarantine, WorkRequest> {
+) -> Engine<ScriptedProcessor, MemoryQuarantine, TestRequest> {
     let quarantine = MemoryQuarantine {
         refuse: refuse.iter().map(|s| (*s).to_owned()).collect(),
         ..Default::default()

@@ -26,7 +26,6 @@ use std::time::{Duration, SystemTime};
 
 use backpressure_core::error::ApiError;
 
-pub mod config;
 #[cfg(feature = "dynamodb")]
 mod dynamodb;
 mod erased;
@@ -38,6 +37,7 @@ mod record;
 mod redis;
 #[cfg(feature = "redis")]
 mod redis_link;
+mod redis_url;
 mod write;
 
 #[cfg(feature = "dynamodb")]
@@ -49,6 +49,7 @@ pub use record::{ClaimOutcome, ClaimRequest, Status, StoredRecord};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::RedisStore;
+pub use redis_url::without_password;
 
 /// How much longer a claim is written than its holder works under it: the
 /// clock difference between two consumers this design tolerates.

@@ -143,7 +143,7 @@ impl RedisStore {
     /// to answer. Nothing is connected yet.
     pub fn new(url: &str, namespace: &str, call_timeout: Duration) -> Result<Self, StoreError> {
         let client = Client::open(url).map_err(|source| StoreError::Redis {
-            address: super::config::without_password(url),
+            address: super::without_password(url),
             operation: "open",
             source,
         })?;

@@ -4,13 +4,17 @@
 
 use std::time::Duration;
 
+use backpressure_batch::idempotency::RedisStore;
+
 use backpressure_core::config::variables::{
     IDEMPOTENCY_KEY_PREFIX, IDEMPOTENCY_MISSING_KEY, IDEMPOTENCY_REDIS_URL, IDEMPOTENCY_TABLE,
     IDEMPOTENCY_TTL_SECONDS,
 };
 use backpressure_core::config::{ConfigError, Vars};
 
-use super::{Idempotency, IdempotencyStore, MissingKey};
+use backpressure_batch::idempotency::{
+    Idempotency, IdempotencyStore, MissingKey, without_password,
+};
 
 /// The longest `IDEMPOTENCY_KEY_PREFIX`: a key of up to 1,024 bytes behind
 /// it stays within DynamoDB's 2,048-byte partition key.
@@ -44,36 +48,6 @@ impl StoreChoice {
     }
 }
 
-/// `scheme://user:secret@host/?password=secret` → `scheme://user:****@host/?password=****`:
-/// an AUTH token, in either place a URL can carry it, never reaches a log line or an error.
-pub fn without_password(url: &str) -> String {
-    let (url, query) = match url.split_once('?') {
-        Some((url, query)) => (url, Some(query)),
-        None => (url, None),
-    };
-    let mut masked = match url.split_once("://") {
-        Some((scheme, rest)) => match rest.rsplit_once('@') {
-            Some((userinfo, host)) => match userinfo.split_once(':') {
-                Some((user, _)) => format!("{scheme}://{user}:****@{host}"),
-                None => format!("{scheme}://****@{host}"),
-            },
-            None => format!("{scheme}://{rest}"),
-        },
-        None => url.to_owned(),
-    };
-    if let Some(query) = query {
-        let pairs: Vec<String> = query
-            .split('&')
-            .map(|pair| match pair.split_once('=') {
-                Some((name, _)) if name.eq_ignore_ascii_case("password") => format!("{name}=****"),
-                _ => pair.to_owned(),
-            })
-            .collect();
-        masked = format!("{masked}?{}", pairs.join("&"));
-    }
-    masked
-}
-
 /// The idempotency settings from the environment.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -99,7 +73,7 @@ impl IdempotencyConfig {
     }
 
     /// Reads the variables into `errors`; `None` when no store is set.
-    pub(crate) fn from_vars<F: Fn(&str) -> Option<String>>(
+    pub fn from_vars<F: Fn(&str) -> Option<String>>(
         vars: &Vars<F>,
         errors: &mut Vec<ConfigError>,
     ) -> Option<Self> {
@@ -169,8 +143,7 @@ fn redis_url_problem(url: &str) -> Option<&'static str> {
     if host.is_empty() || host.starts_with('/') || host.starts_with(':') {
         return Some("it names no host");
     }
-    #[cfg(feature = "redis")]
-    if ::redis::Client::open(url).is_err() {
+    if RedisStore::new(url, "", Duration::from_secs(1)).is_err() {
         return Some(
             "the client cannot read it: percent-encode any / # ? @ : or % in the user or the password \
              (%2F %23 %3F %40 %3A %25)",

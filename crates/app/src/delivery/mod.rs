@@ -7,18 +7,15 @@ mod raw;
 mod settings;
 mod status;
 
-pub use crate::work_request::{SUPPORTED_MAJOR_VERSION, WorkRequest};
 pub use raw::{BodyFormat, RawBody, RawLabels, Selector};
 pub use settings::Downstream;
 pub use status::{retry_after_seconds, verdict_for_status};
 
 use std::time::{Duration, SystemTime};
 
-use crate::body::Labels;
-use crate::event::SqsRecord;
-use crate::outcome::{ErrorCode, Verdict};
-use crate::processor::{Message, Processor};
-use crate::trace::TraceContext;
+use backpressure_batch::body::Labels;
+use backpressure_batch::trace::TraceContext;
+use backpressure_batch::{ErrorCode, Message, Processor, SqsRecord, Verdict};
 use backpressure_core::config::{ConfigError, Vars};
 use backpressure_core::error::error_chain;
 use backpressure_startup::rate::RateLimiter;
@@ -31,6 +28,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use tokio::time::{Instant, timeout_at};
+
+use crate::WorkRequest;
 
 // Lower-case constants: a name given as text is parsed and lower-cased per request.
 const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
@@ -331,7 +330,7 @@ mod tests {
         let delivery = HttpDelivery::new(&downstream).unwrap().raw_labels(key);
         let request = |record: &SqsRecord| {
             let text = record.body.as_deref().unwrap_or_default();
-            let body = <RawBody as crate::body::Body>::decode(text).unwrap();
+            let body = <RawBody as backpressure_batch::Body>::decode(text).unwrap();
             let message = Message {
                 message_id: "m-1",
                 body: text,

@@ -1,7 +1,9 @@
 //! A Lambda function posting ledger entries: its own body type and processor; partial batch
-//! responses, quarantine, FIFO order, the deadline guard, backoff and metrics come with the library.
+//! responses, quarantine, FIFO order, the deadline guard, backoff and metrics come with the library,
+//! and its settings from the variables template.yaml gives the consumer function.
 use std::{borrow::Cow, convert::Infallible, process::ExitCode};
 
+use backpressure_app::{Env, serve};
 use backpressure_batch::prelude::*;
 use serde::Deserialize;
 

@@ -1,4 +1,4 @@
-//! `sqs-worker healthcheck` for the task definition's health check: fails
+//! `healthcheck` for the task definition's health check: fails
 //! when the worker's stamp (`HEALTH_FILE`) is older than
 //! `HEALTH_MAX_SILENCE_SECONDS`, or missing.
 
@@ -38,16 +38,16 @@ impl HealthConfig {
     }
 }
 
-/// `sqs-worker healthcheck`: 0 when a poll succeeded within the allowed
-/// silence, 1 otherwise, with one line saying why.
-/// `sqs-worker healthcheck [PID]`: the worker of process `pid` (1, the
-/// container's first process, when not given) unless `HEALTH_FILE` names the file.
-pub fn check(pid: Option<&str>) -> ExitCode {
+/// The worker's `healthcheck [PID]` command, which `template.yaml`'s task
+/// definition runs: 0 when a poll succeeded within `HEALTH_MAX_SILENCE_SECONDS`,
+/// 1 otherwise, with one line saying why. `pid` is the worker's process (1,
+/// the container's first process, when not given) unless `HEALTH_FILE` names the file.
+pub fn healthcheck(pid: Option<&str>) -> ExitCode {
     let pid = match pid.map(|p| (p, p.parse::<u32>())) {
         None => 1,
         Some((_, Ok(pid))) => pid,
         Some((given, Err(_))) => {
-            eprintln!("unhealthy: {given:?} is not a process id: sqs-worker healthcheck [PID]");
+            eprintln!("unhealthy: {given:?} is not a process id: healthcheck [PID]");
             return ExitCode::from(backpressure_startup::exit::USAGE);
         }
     };

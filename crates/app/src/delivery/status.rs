@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::outcome::{ErrorCode, Verdict};
+use backpressure_batch::{ErrorCode, Verdict};
 
 /// 2xx is done; 408, 425, 429 and 5xx may pass later; any other 4xx will
 /// not, whatever the retries. Anything else (1xx, 3xx) is unexpected from

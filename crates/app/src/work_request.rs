@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
-use crate::body::{Body, ContractViolation, PartialRequest};
-use crate::outcome::ErrorCode;
+use backpressure_batch::ErrorCode;
+use backpressure_batch::body::{Body, ContractViolation, PartialRequest};
 
 /// The supported major version of `schemaVersion`.
 pub const SUPPORTED_MAJOR_VERSION: u64 = 1;
@@ -319,5 +319,17 @@ mod tests {
         assert_eq!(violation.code, ErrorCode::InvalidJson);
         assert!(violation.detail.starts_with("the body is not JSON: "), "{}", violation.detail);
         assert_eq!(code(r#"{"schemaVersion":"1"} trailing"#), ErrorCode::InvalidJson);
+    }
+
+    #[test]
+    fn the_queue_contract_is_a_body_with_its_labels() {
+        use backpressure_batch::Body;
+
+        let request = WorkRequest::decode(
+            r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k"}"#,
+        )
+        .unwrap();
+        assert_eq!(request.quarantine_fields().tenant_id.as_deref(), Some("t"));
+        assert_eq!(WorkRequest::decode("[]").unwrap_err().code, ErrorCode::SchemaViolation);
     }
 }

@@ -6,8 +6,8 @@ use backpressure_core::config::variables::{BODY_FORMAT, IDEMPOTENCY_KEY_FROM, TE
 use backpressure_core::config::{ConfigError, Vars};
 use serde_json::Value;
 
-use crate::body::{Body, ContractViolation, Labels};
-use crate::event::SqsRecord;
+use backpressure_batch::SqsRecord;
+use backpressure_batch::body::{Body, ContractViolation, Labels};
 
 /// What the forwarder takes its messages' bodies to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

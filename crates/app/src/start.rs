@@ -16,13 +16,14 @@ use backpressure_startup::LazyClient;
 use backpressure_startup::sdk::SdkConfig;
 use tracing::{info, warn};
 
-use crate::batch_processor::BatchProcessor;
-use crate::builder::Builder;
+use backpressure_batch::BatchProcessor;
+use backpressure_batch::builder::Builder;
+use backpressure_batch::idempotency::{ClaimLease, DynamoDbStore, RedisStore, StoreError};
+use backpressure_batch::quarantine::QuarantineError;
+use backpressure_batch::sqs::{S3Overflow, SqsQuarantine, SqsVisibility};
+
 use crate::config::ConsumerConfig;
-use crate::idempotency::config::StoreChoice;
-use crate::idempotency::{ClaimLease, DynamoDbStore, RedisStore, StoreError};
-use crate::quarantine::QuarantineError;
-use crate::sqs::{S3Overflow, SqsQuarantine, SqsVisibility};
+use crate::idempotency::StoreChoice;
 
 /// The AWS clients a consumer calls, each built by its first call; clones
 /// share them.
@@ -137,11 +138,17 @@ impl ConsumerConfig {
         if let Some(bucket) = &self.quarantine_overflow_bucket {
             quarantine = quarantine.overflow(S3Overflow::new(clients.s3.clone(), bucket, ""));
         }
-        let builder = BatchProcessor::builder(processor)
+        let mut builder = BatchProcessor::builder(processor)
             .quarantine(quarantine)
             .visibility(SqsVisibility::new(clients.sqs.clone()))
-            .config(self)
+            .concurrency(self.concurrency)
+            .deadline_margin(self.deadline_margin)
+            .backoff(self.backoff)
+            .metrics_namespace(self.namespace.clone())
             .handler_version(handler_version);
+        if let Some(per_group) = self.max_in_flight_per_group {
+            builder = builder.max_in_flight_per_group(per_group);
+        }
         let Some(idempotency) = &self.idempotency else { return Ok(builder) };
         let unreachable =
             |source| ReachError::IdempotencyStore { store: idempotency.store.describe(), source };

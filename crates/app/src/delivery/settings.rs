@@ -56,11 +56,12 @@ impl Downstream {
 }
 
 #[cfg(test)]
+#[cfg(feature = "start")]
 mod tests {
     use std::collections::HashMap;
 
-    use crate::backoff::Backoff;
     use crate::config::ConsumerConfig;
+    use backpressure_batch::Backoff;
 
     use super::*;
 
@@ -198,6 +199,7 @@ mod tests {
 }
 
 #[cfg(test)]
+#[cfg(feature = "start")]
 mod variables_tests {
     use std::collections::BTreeSet;
     use std::sync::Mutex;

@@ -2,8 +2,10 @@
 
 use std::time::Duration;
 
-use crate::backoff::{Backoff, MAX_VISIBILITY};
-pub use crate::idempotency::config::{IdempotencyConfig, StoreChoice};
+use backpressure_batch::Backoff;
+use backpressure_batch::backoff::MAX_VISIBILITY;
+
+use crate::idempotency::IdempotencyConfig;
 use backpressure_core::config::variables::{
     CONSUMER_CONCURRENCY, CONSUMER_MAX_IN_FLIGHT_PER_GROUP, DEADLINE_MARGIN_MS,
     IDEMPOTENCY_TTL_SECONDS, QUARANTINE_MAX_MESSAGE_BYTES, QUARANTINE_OVERFLOW_BUCKET,

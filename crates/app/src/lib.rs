@@ -1,0 +1,80 @@
+//! The start-up `template.yaml` gives an SQS consumer, for any processor
+//! built with [`backpressure_batch`]: the variables the template sets
+//! (`QUARANTINE_QUEUE_URL`, `IDEMPOTENCY_TABLE`, `QUEUE_URL`, …) read and
+//! checked all at once, the queues and the idempotency store wired, then
+//!
+//! - [`serve`] (feature `lambda`): the function an event source mapping
+//!   invokes, with partial batch responses;
+//! - [`run_worker`] and [`healthcheck`] (feature `worker`): the ECS service,
+//!   with long polls, the lease heartbeat, the SIGTERM drain and task protection.
+//!
+//! Bring the processor; the template brings the queues, the quarantine, the
+//! idempotency table, the alarms, the dashboard and the scaling
+//! (`docs/your-code.md`). A whole function:
+//!
+//! ```no_run
+//! # #[cfg(feature = "lambda")] mod f {
+//! use backpressure_batch::prelude::*;
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize)]
+//! struct Refund { order: String, cents: i64 }
+//! impl Validate for Refund {}
+//!
+//! struct Refunds;
+//! impl Processor<Refund> for Refunds {
+//!     async fn process(&self, _message: &Message<'_, Refund>) -> Verdict { Verdict::Done }
+//! }
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> std::process::ExitCode {
+//!     let refunds = |_env: &backpressure_app::Env| Ok::<_, std::convert::Infallible>(Refunds);
+//!     backpressure_app::serve("refunds", "1.0.0", refunds).await
+//! }
+//! # }
+//! ```
+//!
+//! The same processor as a worker: `run_worker("refunds", "1.0.0", refunds)`.
+//! Without features the crate is this project's queue contract alone
+//! ([`WorkRequest`]), as the operator's CLI reads it.
+//! The feature `forwarder` adds this project's own processor ([`delivery`]):
+//! each message POSTed to `DOWNSTREAM_URL`, as batch-consumer and sqs-worker run it.
+#![warn(missing_docs, unreachable_pub)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "start")]
+#[cfg_attr(docsrs, doc(cfg(feature = "start")))]
+pub mod config;
+#[cfg(feature = "forwarder")]
+#[cfg_attr(docsrs, doc(cfg(feature = "forwarder")))]
+pub mod delivery;
+#[cfg(feature = "worker")]
+mod health;
+#[cfg(feature = "start")]
+#[cfg_attr(docsrs, doc(cfg(feature = "start")))]
+pub mod idempotency;
+#[cfg(feature = "lambda")]
+mod lambda;
+#[cfg(feature = "start")]
+#[cfg_attr(docsrs, doc(cfg(feature = "start")))]
+pub mod start;
+mod work_request;
+#[cfg(feature = "worker")]
+mod worker;
+#[cfg(feature = "worker")]
+#[cfg_attr(docsrs, doc(cfg(feature = "worker")))]
+pub mod worker_config;
+
+#[cfg(feature = "start")]
+#[cfg_attr(docsrs, doc(cfg(feature = "start")))]
+pub use backpressure_startup::Env;
+#[cfg(feature = "worker")]
+#[cfg_attr(docsrs, doc(cfg(feature = "worker")))]
+pub use health::{HealthConfig, healthcheck};
+#[cfg(feature = "lambda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
+pub use lambda::{serve, tokio_runtime};
+pub use work_request::{SUPPORTED_MAJOR_VERSION, WorkRequest};
+#[cfg(feature = "worker")]
+#[cfg_attr(docsrs, doc(cfg(feature = "worker")))]
+pub use worker::{StartError, run_worker};
