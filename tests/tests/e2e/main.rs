@@ -38,6 +38,7 @@ mod template_managed;
 mod template_overflow;
 mod template_samconfig;
 mod template_topology;
+mod template_yours;
 mod trust_store;
 mod variables;
 mod worker;

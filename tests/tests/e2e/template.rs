@@ -180,7 +180,9 @@ fn reserved_concurrency_is_not_below_the_mapping_maximum() {
     let template = template();
     let consumer = resource(&template, "ConsumerFunction");
     let mapping = resource(&template, "ConsumerFunctionWorkQueue");
-    let (on, managed, default) = if_branches(&mapping["FunctionName"]);
+    let (own, yours, ours) = if_branches(&mapping["FunctionName"]);
+    assert_eq!((own, reference(yours)), ("HasOwnConsumerFunction", "ConsumerFunctionArn".into()));
+    let (on, managed, default) = if_branches(ours);
     assert_eq!(
         (on, reference(managed), reference(default)),
         ("OnManagedInstances", "ConsumerManagedFunction".to_owned(), "ConsumerFunction".to_owned())
@@ -208,9 +210,14 @@ fn reserved_concurrency_is_not_below_the_mapping_maximum() {
 }
 
 /// A role's statements, each `!If [condition, statement, AWS::NoValue]` as its statement.
+/// A role's inline policy `policy`, or a managed policy's document (`policy` 0).
 pub(crate) fn statements<'t>(template: &'t Value, role: &str, policy: usize) -> Vec<&'t Value> {
-    let policies = resource(template, role)["Policies"].as_sequence().unwrap();
-    let listed = policies[policy]["PolicyDocument"]["Statement"].as_sequence().unwrap();
+    let holder = resource(template, role);
+    let document = match holder.get("PolicyDocument") {
+        Some(document) => document,
+        None => &holder["Policies"].as_sequence().unwrap()[policy]["PolicyDocument"],
+    };
+    let listed = document["Statement"].as_sequence().unwrap();
     listed
         .iter()
         .map(|statement| match statement {
@@ -223,8 +230,9 @@ pub(crate) fn statements<'t>(template: &'t Value, role: &str, policy: usize) -> 
 #[test]
 fn no_wildcard_actions_and_star_resources_only_with_a_condition() {
     let template = template();
-    for role in ["PublisherRole", "ConsumerRole", "WorkerTaskRole"] {
-        let policies = resource(&template, role)["Policies"].as_sequence().unwrap().len();
+    for role in ["PublisherRole", "ConsumerRole", "ConsumerAccessPolicy", "WorkerTaskRole"] {
+        let policies =
+            resource(&template, role).get("Policies").map_or(1, |p| p.as_sequence().unwrap().len());
         for policy in 0..policies {
             for statement in statements(&template, role, policy) {
                 let actions: Vec<&str> = match &statement["Action"] {
@@ -424,7 +432,7 @@ fn the_worker_task_role_holds_exactly_what_the_worker_calls() {
             "dynamodb:DeleteItem",
         ])
     );
-    let consumer = statements(&template, "ConsumerRole", 0);
+    let consumer = statements(&template, "ConsumerAccessPolicy", 0);
     let work_queue = |statements: &[&Value], sid: &str| -> Value {
         let found = statements.iter().find(|s| s["Sid"].as_str() == Some(sid));
         found.unwrap()["Resource"].clone()
@@ -500,8 +508,7 @@ fn the_operator_policy_holds_exactly_what_the_cli_calls_apart_from_the_runtime_r
         read_from.contains("QuarantineQueue.Arn") && read_from.contains("DeadLetterQueue.Arn"),
         "{read_from}"
     );
-    let consumer =
-        &resource(&template, "ConsumerRole")["Policies"][0]["PolicyDocument"]["Statement"];
+    let consumer = &resource(&template, "ConsumerAccessPolicy")["PolicyDocument"]["Statement"];
     let consume = consumer
         .as_sequence()
         .unwrap()
@@ -516,11 +523,14 @@ fn the_operator_policy_holds_exactly_what_the_cli_calls_apart_from_the_runtime_r
     let role = resource(&template, "OperatorRole");
     assert_eq!(reference(&role["ManagedPolicyArns"][0]), "OperatorPolicy");
     // The runtime roles cannot delete or read quarantine records: only the operator's can.
-    for runtime in ["PublisherRole", "ConsumerRole", "WorkerTaskRole"] {
+    for runtime in ["PublisherRole", "ConsumerRole", "ConsumerAccessPolicy", "WorkerTaskRole"] {
         let text = format!("{:?}", resource(&template, runtime));
         assert!(!text.contains("OperatorPolicy"), "{runtime} holds the operator policy");
-        for policy in resource(&template, runtime)["Policies"].as_sequence().unwrap() {
-            for statement in policy["PolicyDocument"]["Statement"].as_sequence().unwrap() {
+        let policies = resource(&template, runtime)
+            .get("Policies")
+            .map_or(1, |p| p.as_sequence().unwrap().len());
+        for policy in 0..policies {
+            for statement in self::statements(&template, runtime, policy) {
                 if format!("{:?}", statement["Resource"]).contains("QuarantineQueue") {
                     assert_eq!(
                         format!("{:?}", statement["Action"]),
@@ -546,7 +556,7 @@ fn the_idempotency_table_is_the_one_the_consumers_read_and_may_only_claim_in() {
     assert_eq!(table["AttributeDefinitions"][0]["AttributeType"], "S");
     assert_eq!(table["TimeToLiveSpecification"]["AttributeName"], "expiration");
     assert_eq!(table["SSESpecification"]["SSEEnabled"], true);
-    let consumer = statements(&template, "ConsumerRole", 0);
+    let consumer = statements(&template, "ConsumerAccessPolicy", 0);
     let claims = consumer.iter().find(|s| s["Sid"] == "IdempotencyClaims").unwrap();
     let actions: BTreeSet<String> = claims["Action"]
         .as_sequence()

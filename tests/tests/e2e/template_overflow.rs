@@ -36,7 +36,7 @@ fn the_bucket_is_private_encrypted_unversioned_and_outlives_its_records() {
 #[test]
 fn the_functions_may_only_write_bodies_and_are_told_the_bucket() {
     let template = template();
-    for role in ["ConsumerRole", "WorkerTaskRole"] {
+    for role in ["ConsumerAccessPolicy", "WorkerTaskRole"] {
         let statements = statements(&template, role, 0);
         let overflow = statements.iter().find(|s| s["Sid"] == "QuarantineOverflow").unwrap();
         assert_eq!(overflow["Action"], "s3:PutObject", "{role}");

@@ -56,7 +56,7 @@ async fn send(aws: &Aws, url: &str) {
 }
 
 /// A read-back environment as the pairs a process is started with.
-fn pairs(env: &BTreeMap<String, String>) -> Vec<(&str, &str)> {
+pub(crate) fn pairs(env: &BTreeMap<String, String>) -> Vec<(&str, &str)> {
     env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 
@@ -110,6 +110,38 @@ async fn outcomes(
     }
 }
 
+/// `count` messages received from `work`, and each as the record an event
+/// source mapping would hand the function.
+pub(crate) async fn received(
+    aws: &Aws,
+    work: &str,
+    arn: &str,
+    count: usize,
+) -> (Vec<aws_sdk_sqs::types::Message>, Vec<Value>) {
+    let mut messages = Vec::new();
+    while messages.len() < count {
+        let received = aws
+            .sqs
+            .receive_message()
+            .queue_url(work)
+            .max_number_of_messages(10)
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+            .send()
+            .await
+            .unwrap();
+        messages.extend(received.messages.unwrap_or_default());
+    }
+    let records: Vec<Value> = messages
+        .iter()
+        .map(|m| {
+            let mut record = sqs_record(m.message_id().unwrap(), json!(m.body().unwrap()), arn);
+            record["receiptHandle"] = json!(m.receipt_handle().unwrap());
+            record
+        })
+        .collect();
+    (messages, records)
+}
+
 /// batch-consumer under the Lambda Runtime API host with the deployed
 /// function's environment, given what the mapping would hand it: the messages
 /// received from the deployed work queue; what it does not report failed is
@@ -124,27 +156,7 @@ pub(crate) async fn lambda_consumer(
     let work = deployed.physical("WorkQueue");
     let arn = deployed.queue_attribute("WorkQueue", "QueueArn");
     send(&aws, &work).await;
-    let mut messages = Vec::new();
-    while messages.len() < bodies().len() {
-        let received = aws
-            .sqs
-            .receive_message()
-            .queue_url(&work)
-            .max_number_of_messages(10)
-            .message_system_attribute_names(MessageSystemAttributeName::All)
-            .send()
-            .await
-            .unwrap();
-        messages.extend(received.messages.unwrap_or_default());
-    }
-    let records: Vec<Value> = messages
-        .iter()
-        .map(|m| {
-            let mut record = sqs_record(m.message_id().unwrap(), json!(m.body().unwrap()), &arn);
-            record["receiptHandle"] = json!(m.receipt_handle().unwrap());
-            record
-        })
-        .collect();
+    let (messages, records) = received(&aws, &work, &arn, bodies().len()).await;
     let env = deployed.function_environment("ConsumerFunction");
     let mut env = pairs(&env);
     for service in ["SQS", "S3", "DYNAMODB", "CLOUDWATCH"] {
@@ -169,7 +181,7 @@ pub(crate) async fn lambda_consumer(
     outcomes(deployed, &aws, ddb, downstream, checks).await;
 }
 
-fn endpoint_variable(service: &str) -> &'static str {
+pub(crate) fn endpoint_variable(service: &str) -> &'static str {
     match service {
         "SQS" => "AWS_ENDPOINT_URL_SQS",
         "S3" => "AWS_ENDPOINT_URL_S3",

@@ -43,7 +43,7 @@ impl Deployed<'_> {
         id.as_str().unwrap_or_else(|| panic!("{logical} was not deployed")).to_owned()
     }
 
-    fn of(&self, logical: &str) -> &Value {
+    pub(crate) fn of(&self, logical: &str) -> &Value {
         &self.read["resources"][logical]["read"]
     }
 
