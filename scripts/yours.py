@@ -43,7 +43,8 @@ def function(args):
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
         info = zipfile.ZipInfo("bootstrap")
         info.external_attr = 0o755 << 16
-        zf.writestr(info, Path(args.artefact).read_bytes())
+        info.compress_type = zipfile.ZIP_DEFLATED
+        zf.writestr(info, Path(args.artefact).read_bytes(), compresslevel=1)
     made = client(args, "lambda").create_function(
         FunctionName=args.name,
         Runtime="provided.al2023",

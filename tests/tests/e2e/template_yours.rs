@@ -41,6 +41,13 @@ fn your_function_gets_the_wiring_and_batch_consumer_is_not_created() {
     let ours = ["ConsumerFunction", "ConsumerManagedFunction", "ConsumerRole", "ConsumerLogGroup"];
     assert_eq!(deployed(&yours, &ours), [false; 4]);
     assert!(yours.condition("HasOwnFunctionRole"));
+    let mapping = &yours.template["Resources"]["ConsumerFunctionWorkQueue"]["Properties"];
+    assert_eq!(format!("{:?}", mapping["Enabled"]), format!("{:?}", mapping_enabled()));
+}
+
+/// `!Ref ConsumerMappingEnabled`, as the template's YAML reads.
+fn mapping_enabled() -> serde_yaml::Value {
+    serde_yaml::from_str("!Ref ConsumerMappingEnabled").unwrap()
 }
 
 #[test]
