@@ -13,7 +13,6 @@
 //! (`docs/your-code.md`). A whole function:
 //!
 //! ```no_run
-//! # #[cfg(feature = "lambda")] mod f {
 //! use backpressure_batch::prelude::*;
 //! use serde::Deserialize;
 //!
@@ -31,7 +30,6 @@
 //!     let refunds = |_env: &backpressure_app::Env| Ok::<_, std::convert::Infallible>(Refunds);
 //!     backpressure_app::serve("refunds", "1.0.0", refunds).await
 //! }
-//! # }
 //! ```
 //!
 //! The same processor as a worker: `run_worker("refunds", "1.0.0", refunds)`.

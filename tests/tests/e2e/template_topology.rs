@@ -129,7 +129,7 @@ fn has(resources: &BTreeSet<String>, names: &[&str]) -> Vec<bool> {
 }
 
 const LAMBDA: &[&str] = &["ConsumerFunction", "ConsumerRole", "ConsumerThrottlesAlarm"];
-const SCALING: &[&str] = &[
+pub(crate) const SCALING: &[&str] = &[
     "PublisherFunction",
     "ScalableTarget",
     "BacklogPerTaskScalingPolicy",
