@@ -45,9 +45,12 @@ cli-docs:
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace
 
+## make lint: formatting, clippy's warnings as errors, no unused dependency (cargo-machete, pinned,
+## installed on first use)
 lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	scripts/unused-deps.sh
 
 ## make builds-alone: every package checked on its own and the library with each feature alone
 ## (cargo-hack, pinned, installed on first use; a warning in those checks fails it), then the

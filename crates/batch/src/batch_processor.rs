@@ -2,8 +2,6 @@
 //! the batch summary (log line and Embedded Metric Format), and the partial
 //! batch response — for one batch, from Lambda or from a worker's poll.
 
-use std::future::{Future, IntoFuture};
-use std::pin::Pin;
 use std::time::SystemTime;
 
 use crate::body::Body;
@@ -60,19 +58,22 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
         }
     }
 
-    /// Processes one batch that must be settled by `deadline`: await it for
-    /// every record's outcome ([`BatchReport::response`] is the partial batch
-    /// response); [`Processing::on_acknowledged`] first to hear of each
-    /// record as soon as it is acknowledged.
-    pub fn process<'a, 'r: 'a>(
-        &'a self,
+    /// Processes one batch that must be settled by `deadline`: every
+    /// record's outcome ([`BatchReport::response`] is the partial batch
+    /// response).
+    pub async fn process<'r>(
+        &self,
         records: &'r [SqsRecord],
         deadline: Instant,
-    ) -> Processing<'a, 'r, P, Q, B> {
-        Processing { processor: self, records, deadline, on_acknowledged: &|_| {} }
+    ) -> Result<BatchReport<'r>, BatchError> {
+        self.process_acknowledging(records, deadline, &|_| {}).await
     }
 
-    async fn run<'r>(
+    /// As [`BatchProcessor::process`], calling `on_acknowledged` with a
+    /// record's index as soon as its outcome acknowledges it (done, a
+    /// duplicate, or quarantined and confirmed), before the rest of the batch
+    /// is over: a long-running consumer deletes the message then.
+    pub async fn process_acknowledging<'r>(
         &self,
         records: &'r [SqsRecord],
         deadline: Instant,
@@ -80,7 +81,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
     ) -> Result<BatchReport<'r>, BatchError> {
         let started = Instant::now();
         #[cfg_attr(not(feature = "sqs"), allow(unused_mut))]
-        let mut report = self.engine.run_acknowledging(records, deadline, on_acknowledged).await?;
+        let mut report = self.engine.run(records, deadline, on_acknowledged).await?;
         #[cfg(feature = "sqs")]
         self.change_retried_visibility(&mut report, deadline).await;
         let summary = BatchSummary::new(report.outcomes.iter().map(|o| &o.outcome))
@@ -112,46 +113,6 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
             ));
         }
         Ok(report)
-    }
-}
-
-/// One batch on its way through [`BatchProcessor::process`]: awaited, it
-/// gives the batch's [`BatchReport`].
-#[must_use = "a batch is processed only when awaited"]
-pub struct Processing<'a, 'r, P, Q, B> {
-    processor: &'a BatchProcessor<P, Q, B>,
-    records: &'r [SqsRecord],
-    deadline: Instant,
-    on_acknowledged: &'a (dyn Fn(usize) + Sync),
-}
-
-impl<'a, 'r: 'a, P, Q, B> Processing<'a, 'r, P, Q, B> {
-    /// Calls `on_acknowledged` with a record's index as soon as its outcome
-    /// acknowledges it (done, a duplicate, or quarantined and confirmed),
-    /// before the rest of the batch is over: a long-running consumer deletes
-    /// the message then.
-    pub fn on_acknowledged(self, on_acknowledged: &'a (dyn Fn(usize) + Sync)) -> Self {
-        Self { on_acknowledged, ..self }
-    }
-}
-
-impl<'a, 'r: 'a, B: Body, P: Processor<B>, Q: QuarantineStore> IntoFuture
-    for Processing<'a, 'r, P, Q, B>
-{
-    type Output = Result<BatchReport<'r>, BatchError>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
-
-    fn into_future(self) -> Self::IntoFuture {
-        Box::pin(self.processor.run(self.records, self.deadline, self.on_acknowledged))
-    }
-}
-
-impl<P, Q, B> std::fmt::Debug for Processing<'_, '_, P, Q, B> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Processing")
-            .field("records", &self.records.len())
-            .field("deadline", &self.deadline)
-            .finish_non_exhaustive()
     }
 }
 

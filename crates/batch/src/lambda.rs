@@ -2,7 +2,6 @@
 //! The start-up from the template's variables (`serve`) is the
 //! `backpressure-app` crate's.
 
-use std::future::IntoFuture;
 use std::time::SystemTime;
 
 use crate::body::Body;
@@ -77,6 +76,6 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
             "batch received"
         );
         let processing = self.process(&event.records, Instant::now() + remaining);
-        Ok(within_invocation(trace, processing.into_future()).await?.response())
+        Ok(within_invocation(trace, processing).await?.response())
     }
 }

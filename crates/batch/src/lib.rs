@@ -156,7 +156,7 @@ pub use backoff::Backoff;
 #[cfg(all(doctest, feature = "lambda"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
-pub use batch_processor::{BatchProcessor, Processing};
+pub use batch_processor::BatchProcessor;
 pub use body::{Body, ContractViolation, Validate};
 pub use event::SqsRecord;
 pub use outcome::{ErrorCode, Outcome, Verdict};

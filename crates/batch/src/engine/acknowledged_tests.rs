@@ -1,4 +1,4 @@
-//! `run_acknowledging`: each acknowledged record is reported as it settles, not
+//! `Engine::run`: each acknowledged record is reported as it settles, not
 //! when its batch is over.
 
 use super::*;
@@ -11,7 +11,7 @@ async fn acknowledged_at(
 ) -> Vec<(usize, Instant)> {
     let seen = Mutex::new(Vec::new());
     let report = engine
-        .run_acknowledging(&event.records, deadline, &|index| {
+        .run(&event.records, deadline, &|index| {
             lock(&seen).push((index, Instant::now()))
         })
         .await

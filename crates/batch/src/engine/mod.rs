@@ -144,21 +144,12 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         &self.processor
     }
 
-    /// Runs one batch; every record is settled before `deadline`.
-    #[cfg(test)]
-    pub(crate) async fn run<'r, R: AsRef<[SqsRecord]> + ?Sized>(
-        &self,
-        records: &'r R,
-        deadline: Instant,
-    ) -> Result<BatchReport<'r>, BatchError> {
-        self.run_acknowledging(records, deadline, &|_| {}).await
-    }
-
-    /// As [`Engine::run`], calling `on_acknowledged` with a record's index as soon as
+    /// Runs one batch, every record settled before `deadline`, calling
+    /// `on_acknowledged` with a record's index as soon as
     /// its outcome acknowledges it (done, or quarantined and confirmed), while
     /// the rest of the batch is still in work: a long-running consumer deletes
     /// it then, so a slow sibling or a drain never sends it round again.
-    pub(crate) async fn run_acknowledging<'r, R: AsRef<[SqsRecord]> + ?Sized>(
+    pub(crate) async fn run<'r, R: AsRef<[SqsRecord]> + ?Sized>(
         &self,
         records: &'r R,
         deadline: Instant,

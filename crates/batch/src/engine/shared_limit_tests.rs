@@ -33,7 +33,7 @@ async fn batches_in_work_together_share_one_concurrency_limit() {
     };
     let engine = Engine::new(Gauge::default(), MemoryQuarantine::default(), settings);
     let batches: Vec<SqsEvent> = (0..4).map(|_| standard_batch(&[Behaviour::Ok; 5])).collect();
-    let runs = batches.iter().map(|batch| engine.run(&batch.records, far_deadline()));
+    let runs = batches.iter().map(|batch| engine.run(&batch.records, far_deadline(), &|_| {}));
     let reports = futures::future::join_all(runs).await;
 
     for report in reports {

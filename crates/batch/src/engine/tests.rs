@@ -140,7 +140,7 @@ async fn each_verdict_becomes_its_outcome() {
     use Behaviour::*;
     let engine = engine(&[], 4);
     let event = standard_batch(&[Ok, Retry, Reject, Garbage, Panic]);
-    let report = engine.run(&event, far_deadline()).await.unwrap();
+    let report = engine.run(&event, far_deadline(), &|_| {}).await.unwrap();
     assert_eq!(report.outcomes[0], Outcome::Done);
     assert!(matches!(
         &report.outcomes[1].outcome,
@@ -161,7 +161,7 @@ async fn each_verdict_becomes_its_outcome() {
 async fn a_panicking_processor_only_retries_its_own_message() {
     let engine = engine(&[], 1);
     let event = standard_batch(&[Behaviour::Ok, Behaviour::Panic, Behaviour::Ok]);
-    let report = engine.run(&event, far_deadline()).await.unwrap();
+    let report = engine.run(&event, far_deadline(), &|_| {}).await.unwrap();
     assert_eq!(report.batch_item_failures, ["m1"]);
     assert_eq!(report.outcomes[2], Outcome::Done);
 }
@@ -170,7 +170,7 @@ async fn a_panicking_processor_only_retries_its_own_message() {
 async fn an_unconfirmed_quarantine_write_means_retry() {
     let engine = engine(&["m1"], 2);
     let event = standard_batch(&[Behaviour::Reject, Behaviour::Garbage]);
-    let report = engine.run(&event, far_deadline()).await.unwrap();
+    let report = engine.run(&event, far_deadline(), &|_| {}).await.unwrap();
     assert_eq!(report.outcomes[0], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
     assert!(matches!(
         &report.outcomes[1].outcome,
@@ -186,7 +186,7 @@ async fn a_near_deadline_retries_unfinished_work_instead_of_timing_out() {
     let event = standard_batch(&[Ok, Hang, Hang, Ok, Reject]);
     let start = Instant::now();
     let deadline = start + Duration::from_secs(5);
-    let report = engine.run(&event, deadline).await.unwrap();
+    let report = engine.run(&event, deadline, &|_| {}).await.unwrap();
     assert!(
         Instant::now() <= deadline - Duration::from_secs(2) + Duration::from_millis(1),
         "cut at the margin"
@@ -213,7 +213,7 @@ async fn a_near_deadline_retries_unfinished_work_instead_of_timing_out() {
 async fn a_deadline_already_inside_the_margin_starts_nothing() {
     let engine = engine(&[], 4);
     let event = standard_batch(&[Behaviour::Ok, Behaviour::Ok]);
-    let report = engine.run(&event, Instant::now() + Duration::from_secs(1)).await.unwrap();
+    let report = engine.run(&event, Instant::now() + Duration::from_secs(1), &|_| {}).await.unwrap();
     assert_eq!(report.batch_item_failures, ["m0", "m1"]);
     assert!(lock(&engine.processor.started).is_empty());
 }
@@ -223,7 +223,7 @@ async fn a_record_without_message_id_fails_the_whole_batch() {
     let engine = engine(&[], 4);
     let mut event = standard_batch(&[Behaviour::Ok, Behaviour::Ok, Behaviour::Ok]);
     event.records[2].message_id = Some(String::new());
-    let error = engine.run(&event, far_deadline()).await.unwrap_err();
+    let error = engine.run(&event, far_deadline(), &|_| {}).await.unwrap_err();
     assert_eq!(error, BatchError::MissingMessageId { position: 2 });
     assert!(lock(&engine.processor.started).is_empty(), "nothing is processed twice");
 }
@@ -236,7 +236,7 @@ async fn fifo_skips_the_rest_of_a_failed_group_only() {
     let event = SqsEvent {
         records: plan.iter().enumerate().map(|(i, (b, g))| record(i, *b, Some(g), FIFO)).collect(),
     };
-    let report = engine.run(&event, far_deadline()).await.unwrap();
+    let report = engine.run(&event, far_deadline(), &|_| {}).await.unwrap();
     assert_eq!(report.batch_item_failures, ["m1", "m2"]);
     assert!(matches!(
         &report.outcomes[2].outcome,
@@ -257,7 +257,7 @@ async fn fifo_quarantine_failure_blocks_the_group() {
     let event = SqsEvent {
         records: plan.iter().enumerate().map(|(i, b)| record(i, *b, Some("g"), FIFO)).collect(),
     };
-    let report = engine.run(&event, far_deadline()).await.unwrap();
+    let report = engine.run(&event, far_deadline(), &|_| {}).await.unwrap();
     assert_eq!(report.batch_item_failures, ["m0", "m1"]);
     assert!(lock(&engine.processor.started).is_empty());
 }

@@ -351,8 +351,7 @@ where
                 self.deleter.delete(handle.to_owned());
             }
         };
-        let processing = self.batch.process(&records, deadline).on_acknowledged(&acknowledged);
-        let report = match processing.await {
+        let report = match self.batch.process_acknowledging(&records, deadline, &acknowledged).await {
             Ok(report) => report,
             Err(error) => {
                 error!(error = %error, "the batch cannot be reported message by message; releasing it");
