@@ -5,9 +5,17 @@
 use backpressure_core::queue::{QueueArn, is_queue_name};
 use backpressure_startup::SdkSettings;
 
-use crate::Clients;
 use crate::args::AwsArgs;
 use crate::error::CliError;
+
+/// The clients a command needs, built once.
+#[derive(Debug, Clone)]
+pub struct Clients {
+    pub sqs: aws_sdk_sqs::Client,
+    pub sts: aws_sdk_sts::Client,
+    /// Bodies a quarantine record keeps in S3.
+    pub s3: aws_sdk_s3::Client,
+}
 
 /// The clients for `aws`, or a usage error naming what to set. With no region
 /// configured, the one the queue's ARN or AWS URL names (`queue`, as given).

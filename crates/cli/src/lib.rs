@@ -36,20 +36,13 @@ mod sweep;
 mod text;
 mod ui;
 
+pub use connect::Clients;
+
 use args::{Cli, Command, QueueArgs};
 use error::CliError;
 use filter::Filter;
 use finish::Finish;
 use queue::Queue;
-
-/// The clients a command needs, built once.
-#[derive(Debug, Clone)]
-pub struct Clients {
-    pub sqs: aws_sdk_sqs::Client,
-    pub sts: aws_sdk_sts::Client,
-    /// Bodies a quarantine record keeps in S3.
-    pub s3: aws_sdk_s3::Client,
-}
 
 /// Runs one command.
 pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
