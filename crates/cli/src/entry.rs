@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_sqs::types::{Message, MessageAttributeValue, MessageSystemAttributeName};
-use aws_smithy_types::base64;
+use aws_smithy_types::{Blob, base64};
 use backpressure_app::WorkRequest;
 use backpressure_batch::body::PartialRequest;
 use backpressure_batch::quarantine::{BodyObject, QuarantineRecord};
@@ -43,6 +43,20 @@ impl Attribute {
             string_value: value.string_value().map(str::to_owned),
             binary_value: value.binary_value().map(|blob| base64::encode(blob.as_ref())),
         }
+    }
+
+    /// The attribute as SQS takes it in a send, or why it cannot be one.
+    pub fn to_sdk(&self) -> Result<MessageAttributeValue, String> {
+        let mut value = MessageAttributeValue::builder().data_type(&self.data_type);
+        if let Some(text) = &self.string_value {
+            value = value.string_value(text);
+        }
+        if let Some(encoded) = &self.binary_value {
+            let bytes =
+                base64::decode(encoded).map_err(|e| format!("binary value is not base64: {e}"))?;
+            value = value.binary_value(Blob::new(bytes));
+        }
+        value.build().map_err(|e| e.to_string())
     }
 }
 
@@ -251,8 +265,6 @@ fn contract_fields(body: &str) -> PartialRequest {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
-
-    use aws_smithy_types::Blob;
 
     use super::*;
 

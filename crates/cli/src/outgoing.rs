@@ -3,10 +3,9 @@
 //! fair queue's tenant, and carries no order), and for a FIFO destination a
 //! deduplication id derived from the original message id.
 
-use aws_sdk_sqs::types::{MessageAttributeValue, SendMessageBatchRequestEntry};
-use aws_smithy_types::{Blob, base64};
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 
-use crate::entry::{Attribute, Entry};
+use crate::entry::Entry;
 
 /// The send entry for `entry` (its batch id is `id`), or why it cannot be sent.
 pub fn send_entry(
@@ -25,7 +24,7 @@ pub fn send_entry(
     for (name, attribute) in &entry.message_attributes {
         builder = builder.message_attributes(
             name,
-            attribute_value(attribute).map_err(|e| format!("attribute {name}: {e}"))?,
+            attribute.to_sdk().map_err(|e| format!("attribute {name}: {e}"))?,
         );
     }
     if fifo && entry.group_id.is_none() {
@@ -68,19 +67,6 @@ pub fn deduplication_id(original_message_id: &str) -> String {
     cleaned
 }
 
-pub(crate) fn attribute_value(attribute: &Attribute) -> Result<MessageAttributeValue, String> {
-    let mut value = MessageAttributeValue::builder().data_type(&attribute.data_type);
-    if let Some(text) = &attribute.string_value {
-        value = value.string_value(text);
-    }
-    if let Some(encoded) = &attribute.binary_value {
-        let bytes =
-            base64::decode(encoded).map_err(|e| format!("binary value is not base64: {e}"))?;
-        value = value.binary_value(Blob::new(bytes));
-    }
-    value.build().map_err(|e| e.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -88,7 +74,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::entry::Kind;
+    use crate::entry::{Attribute, Kind};
 
     fn entry(body: Option<&str>, group: Option<&str>) -> Entry {
         let mut attributes = BTreeMap::new();

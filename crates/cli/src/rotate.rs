@@ -16,7 +16,6 @@ use backpressure_core::sqs_limits::plan_batches;
 use crate::entry::Entry;
 use crate::error::CliError;
 use crate::origin;
-use crate::outgoing::attribute_value;
 use crate::queue::Queue;
 
 /// SQS's limit of message attributes per message.
@@ -158,7 +157,7 @@ impl Mover {
             .message_deduplication_id(format!("move-{}-{sequence}", self.run));
         let mut size = entry.queue_body.len() + origin::ATTRIBUTE.len() + "String".len();
         for (name, attribute) in &entry.queue_message_attributes {
-            request = request.message_attributes(name, attribute_value(attribute)?);
+            request = request.message_attributes(name, attribute.to_sdk()?);
             size += name.len()
                 + attribute.data_type.len()
                 + attribute.string_value.as_deref().map_or(0, str::len)
