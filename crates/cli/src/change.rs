@@ -73,11 +73,6 @@ pub async fn discard(
     finish(source, (visible, in_flight), &tally, false).await
 }
 
-/// `queue` read without the bodies kept in S3: for a count or a canary check.
-pub fn headers(queue: &Queue) -> Queue {
-    Queue { bodies: None, ..queue.clone() }
-}
-
 /// The messages of `source` that `filter` matches, counted when there is a
 /// prompt or a progress bar to say it ([`wants_count`]).
 pub async fn matching_if_wanted(
@@ -86,7 +81,7 @@ pub async fn matching_if_wanted(
     yes: bool,
 ) -> Result<Option<Matching>, CliError> {
     if wants_count(yes) {
-        Ok(Some(count_matching(&headers(source), filter).await?))
+        Ok(Some(count_matching(&source.without_bodies(), filter).await?))
     } else {
         Ok(None)
     }

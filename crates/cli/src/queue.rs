@@ -52,6 +52,11 @@ impl Queue {
         self.rotate && self.url.ends_with(".fifo")
     }
 
+    /// This queue read without the bodies kept in S3: for a count or a canary check.
+    pub fn without_bodies(&self) -> Self {
+        Self { bodies: None, ..self.clone() }
+    }
+
     /// Up to `max` (1–10) messages, leased, with every attribute.
     pub async fn receive(&self, max: i32) -> Result<Vec<Entry>, CliError> {
         let output = self

@@ -10,7 +10,7 @@ use indicatif::ProgressBar;
 use crate::args::{ChangeArgs, ReplayArgs};
 use crate::audit::Audit;
 use crate::change::{
-    DRY_RUN_MOVES_NOTHING, finish, headers, how_many, matching_if_wanted, operator, summary,
+    DRY_RUN_MOVES_NOTHING, finish, how_many, matching_if_wanted, operator, summary,
 };
 use crate::consent::{Matching, confirm, require_consent};
 use crate::destination::Destinations;
@@ -197,7 +197,7 @@ impl<'a> Replaying<'a> {
             );
         });
         tokio::time::sleep(Duration::from_secs(wait)).await;
-        let (back, shortfall) = came_back(&headers(source), &tally.new_message_ids).await?;
+        let (back, shortfall) = came_back(&source.without_bodies(), &tally.new_message_ids).await?;
         if back.is_empty() && shortfall.is_none() {
             self.progress
                 .suspend(|| eprintln!("canary passed: none came back; replaying the rest"));
