@@ -143,7 +143,7 @@ pub async fn discard_dry_run(
     if let Some(shortfall) = &shortfall {
         eprintln!("incomplete: {}.", shortfall.explanation);
     }
-    Ok(Finish::from_shortfall(shortfall.as_ref()))
+    Ok(shortfall.as_ref().map_or(Finish::Done, Shortfall::finish))
 }
 
 /// How a sweep of `source` ends that started with `at_start` (visible, in
@@ -197,7 +197,7 @@ pub async fn finish(
     } else if let Some(unseen) = incomplete {
         Finish::Incomplete(unseen)
     } else {
-        Finish::from_shortfall(shortfall.as_ref())
+        shortfall.as_ref().map_or(Finish::Done, Shortfall::finish)
     })
 }
 

@@ -13,7 +13,7 @@ use crate::filter::Filter;
 use crate::finish::Finish;
 use crate::queue::Queue;
 use crate::scan::{mover_for, scan};
-use crate::scanned::Scanned;
+use crate::scanned::{Scanned, Shortfall};
 use crate::stats::{Stats, age_bucket};
 use crate::text::printable;
 
@@ -145,7 +145,7 @@ pub async fn show(queue: &Queue, id: &str) -> Result<Finish, CliError> {
             // Not found in what could be read: it may be among what could not.
             Some(shortfall) => {
                 eprintln!("no message with id {id} among those read; {}", shortfall.explanation);
-                Ok(Finish::from_shortfall(Some(&shortfall)))
+                Ok(shortfall.finish())
             }
             None => Err(CliError::NotFound(id.to_owned(), queue.url.clone())),
         };
@@ -300,11 +300,11 @@ fn block(entry: &Entry, now: Timestamp) -> String {
 }
 
 /// Prints what a read missed, and the finish it means.
-fn finish(shortfall: Option<crate::scanned::Shortfall>) -> Finish {
+fn finish(shortfall: Option<Shortfall>) -> Finish {
     if let Some(shortfall) = &shortfall {
         eprintln!("incomplete: {}.", shortfall.explanation);
     }
-    Finish::from_shortfall(shortfall.as_ref())
+    shortfall.as_ref().map_or(Finish::Done, Shortfall::finish)
 }
 
 /// The first line a person reads: whether what follows covers every message

@@ -11,7 +11,6 @@ mod consent;
 mod destination;
 mod entry;
 mod error;
-mod exit_codes;
 mod explain;
 mod filter;
 pub mod finish;

@@ -1,5 +1,5 @@
 //! sqs-backpressure: wires the AWS configuration and logging, runs one command.
-//! Exit codes: `EXIT_CODES` in exit_codes.rs, which `--help` prints.
+//! Exit codes: `EXIT_CODES` in finish.rs, which `--help` prints.
 
 use std::process::ExitCode;
 

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::finish::Finish;
 use crate::rotate::Stuck;
 
 /// What a scan saw.
@@ -43,6 +44,17 @@ pub struct Shortfall {
     pub explanation: String,
     /// The exit code: 4 (messages in flight, run again later) or 5 (not read).
     pub exit_code: u8,
+}
+
+impl Shortfall {
+    /// The finish this shortfall means.
+    pub fn finish(&self) -> Finish {
+        if self.exit_code == 4 {
+            Finish::Incomplete(self.unread)
+        } else {
+            Finish::Unread(self.unread)
+        }
+    }
 }
 
 impl Scanned {
