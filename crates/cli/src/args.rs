@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 use clap_complete::Shell;
 
-use crate::finish::EXIT_CODES;
+use crate::terminal::exit_status::EXIT_CODES;
 
 /// Inspect, export, replay and discard quarantined and dead-lettered SQS
 /// messages: filtered, rate-limited, audited and safe to interrupt.

@@ -11,8 +11,8 @@ use std::time::{Duration, SystemTime};
 use backpressure_core::time::rfc3339;
 use serde::{Deserialize, Serialize};
 
-use crate::error::CliError;
 use crate::spill::{Keys, SpillError};
+use crate::terminal::error::CliError;
 
 /// What happened to one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

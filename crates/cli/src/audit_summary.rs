@@ -11,8 +11,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::audit::{Line, Outcome};
-use crate::error::CliError;
-use crate::text::printable;
+use crate::terminal::error::CliError;
+use crate::terminal::printable::printable;
 
 /// The trail of one queue.
 #[derive(Debug, Default, Serialize)]

@@ -6,17 +6,17 @@ use std::ops::ControlFlow;
 use crate::args::ChangeArgs;
 use crate::audit::Audit;
 use crate::consent::{Matching, confirm, count_matching, require_consent, wants_count};
-use crate::error::CliError;
 use crate::filter::Filter;
-use crate::finish::Finish;
 use crate::objects::Objects;
 use crate::pace::Pacer;
 use crate::queue::Queue;
 use crate::scan::{mover_for, scan};
 use crate::scanned::{Scanned, Shortfall};
 use crate::sweep::{Action, Setup, Sweep, Tally};
-use crate::text::printable;
-use crate::ui::bar;
+use crate::terminal::error::CliError;
+use crate::terminal::exit_status::Finish;
+use crate::terminal::printable::printable;
+use crate::terminal::progress::bar;
 
 /// Who is making the change, for the audit trail.
 pub async fn operator(sts: &aws_sdk_sts::Client) -> Result<String, CliError> {

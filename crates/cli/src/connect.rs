@@ -6,7 +6,7 @@ use backpressure_core::queue::{QueueArn, is_queue_name};
 use backpressure_startup::SdkSettings;
 
 use crate::args::AwsArgs;
-use crate::error::CliError;
+use crate::terminal::error::CliError;
 
 /// The clients a command needs, built once.
 #[derive(Debug, Clone)]

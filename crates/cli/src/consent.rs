@@ -5,10 +5,10 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::ops::ControlFlow;
 
-use crate::error::CliError;
 use crate::filter::Filter;
 use crate::queue::Queue;
 use crate::scan::scan;
+use crate::terminal::error::CliError;
 
 /// Without `--yes`, a change needs a terminal to ask on: checked before any call.
 pub fn require_consent(yes: bool) -> Result<(), CliError> {

@@ -4,8 +4,8 @@ use jiff::Timestamp;
 
 use crate::args::FilterArgs;
 use crate::entry::Entry;
-use crate::error::CliError;
 use crate::instant::parse_time;
+use crate::terminal::error::CliError;
 
 /// The filters of one command, times resolved. Empty lists match everything.
 #[derive(Debug, Clone, Default)]

@@ -8,14 +8,14 @@ use std::path::Path;
 use jiff::Timestamp;
 
 use crate::entry::Entry;
-use crate::error::CliError;
 use crate::filter::Filter;
-use crate::finish::Finish;
 use crate::queue::Queue;
 use crate::scan::{mover_for, scan};
 use crate::scanned::{Scanned, Shortfall};
 use crate::stats::{Stats, age_bucket};
-use crate::text::printable;
+use crate::terminal::error::CliError;
+use crate::terminal::exit_status::Finish;
+use crate::terminal::printable::printable;
 
 /// Counts of the matching messages, printed as tables or one JSON document;
 /// `identity` is the reader's ARN, or why STS would not name it.

@@ -15,9 +15,9 @@ use futures::StreamExt;
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::time::{Instant, sleep};
 
-use crate::error::CliError;
 use crate::queue::Queue;
 use crate::spill::{self, SpillError};
+use crate::terminal::error::CliError;
 
 /// Lease extensions in flight at once (ten messages each).
 const RENEWALS_AT_ONCE: usize = 32;

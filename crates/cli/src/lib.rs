@@ -10,15 +10,10 @@ pub mod connect;
 mod consent;
 mod destination;
 mod entry;
-mod error;
-mod explain;
 mod filter;
-pub mod finish;
 mod inspect;
 mod instant;
-pub mod interrupt;
 pub mod lease;
-pub mod logging;
 mod manual;
 mod objects;
 mod origin;
@@ -32,16 +27,16 @@ mod scanned;
 pub mod spill;
 mod stats;
 mod sweep;
-mod text;
-mod ui;
+mod terminal;
 
 pub use connect::Clients;
+pub use terminal::exit_status::Finish;
+pub use terminal::{interrupt, logging};
 
 use args::{Cli, Command, QueueArgs};
-use error::CliError;
 use filter::Filter;
-use finish::Finish;
 use queue::Queue;
+use terminal::error::CliError;
 
 /// Runs one command.
 pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {

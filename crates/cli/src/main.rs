@@ -1,13 +1,12 @@
 //! sqs-backpressure: wires the AWS configuration and logging, runs one command.
-//! Exit codes: `EXIT_CODES` in finish.rs, which `--help` prints.
+//! Exit codes: `EXIT_CODES` in terminal/exit_status.rs, which `--help` prints.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 use sqs_backpressure::args::Cli;
 use sqs_backpressure::connect::connect;
-use sqs_backpressure::finish::Finish;
-use sqs_backpressure::{check_before_calls, interrupt, logging, run, run_local};
+use sqs_backpressure::{Finish, check_before_calls, interrupt, logging, run, run_local};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {

@@ -7,7 +7,7 @@ use std::io::Write;
 use clap::CommandFactory;
 
 use crate::args::{Cli, PAGES};
-use crate::finish::EXIT_CODES;
+use crate::terminal::exit_status::EXIT_CODES;
 
 /// The manual page of the tool, or of one subcommand (`sqs-backpressure-stats(1)`).
 pub fn render(subcommand: Option<&str>, out: &mut Vec<u8>) -> std::io::Result<()> {

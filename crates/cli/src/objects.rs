@@ -10,8 +10,8 @@ use backpressure_batch::quarantine::BodyObject;
 use futures::future::join_all;
 
 use crate::entry::Entry;
-use crate::explain::explain_sdk;
 use crate::filter::Filter;
+use crate::terminal::explain::explain_sdk;
 
 /// What a queue's reads fetch bodies for: the entries `filter` matches.
 #[derive(Debug, Clone)]

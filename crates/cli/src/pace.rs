@@ -4,7 +4,7 @@
 use backpressure_startup::rate::RateLimiter;
 use tokio::time::Instant;
 
-use crate::error::CliError;
+use crate::terminal::error::CliError;
 
 #[derive(Debug)]
 pub struct Pacer {

@@ -14,16 +14,16 @@ use crate::change::{
 };
 use crate::consent::{Matching, confirm, require_consent};
 use crate::destination::Destinations;
-use crate::error::CliError;
 use crate::filter::Filter;
-use crate::finish::Finish;
 use crate::objects::Objects;
 use crate::pace::Pacer;
 use crate::queue::Queue;
 use crate::scan::{mover_for, scan};
 use crate::scanned::Shortfall;
 use crate::sweep::{Action, Setup, Sweep, Tally};
-use crate::ui::{bar, paced_bar};
+use crate::terminal::error::CliError;
+use crate::terminal::exit_status::Finish;
+use crate::terminal::progress::{bar, paced_bar};
 
 /// Replays what `filter` matches on `source` to `--to`, or to each message's source queue.
 pub async fn replay(

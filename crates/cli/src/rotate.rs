@@ -14,9 +14,9 @@ use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageB
 use backpressure_core::sqs_limits::plan_batches;
 
 use crate::entry::Entry;
-use crate::error::CliError;
 use crate::origin;
 use crate::queue::Queue;
+use crate::terminal::error::CliError;
 
 /// SQS's limit of message attributes per message.
 const MAX_ATTRIBUTES: usize = 10;

@@ -18,12 +18,12 @@ use indicatif::ProgressBar;
 use tokio::time::Instant;
 
 use crate::entry::Entry;
-use crate::error::CliError;
 use crate::lease::{self, Holding, lease_of};
 use crate::queue::Queue;
 use crate::rotate::Mover;
 use crate::scanned::Scanned;
 use crate::spill::Keys;
+use crate::terminal::error::CliError;
 
 /// The mover a scan of `queue` uses, when it moves groups ([`Queue::moves_groups`]).
 pub async fn mover_for(queue: &Queue) -> Result<Option<Mover>, CliError> {
@@ -45,7 +45,7 @@ pub async fn scan(
     let visible_again = queue.when_visible(timeout);
     let scanned =
         Scanned { counted, in_flight, visible_again, lease: queue.lease, ..Scanned::default() };
-    let progress = crate::ui::bar(counted, "read");
+    let progress = crate::terminal::progress::bar(counted, "read");
     // Per message: its id and receipt handle, on disk past a bound (`crate::spill`).
     let holding = Mutex::new(Holding::new()?);
     let mut reading = Reading {
@@ -107,7 +107,7 @@ impl<V: FnMut(Entry) -> ControlFlow<()>> Reading<'_, V> {
     /// an interrupt is requested.
     async fn read_all(&mut self) -> Result<(), CliError> {
         loop {
-            if crate::interrupt::requested() {
+            if crate::terminal::interrupt::requested() {
                 self.interrupted = true;
                 return Ok(());
             }

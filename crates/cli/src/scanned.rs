@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::finish::Finish;
 use crate::rotate::Stuck;
+use crate::terminal::exit_status::Finish;
 
 /// What a scan saw.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::entry::Entry;
-use crate::text::printable;
+use crate::terminal::printable::printable;
 
 /// The age buckets below their upper bound in hours, youngest first; older is `OLDEST`.
 const AGES: [(&str, i64); 4] = [("< 1h", 1), ("1h–6h", 6), ("6h–24h", 24), ("1d–7d", 168)];

@@ -10,10 +10,10 @@ use super::{MAX_MESSAGE_BYTES, Sweep};
 use crate::audit::{self, Outcome};
 use crate::destination::Destinations;
 use crate::entry::Entry;
-use crate::error::CliError;
 use crate::outgoing::{send_entry, sqs_size};
 use crate::queue::Queue;
-use crate::text::printable;
+use crate::terminal::error::CliError;
+use crate::terminal::printable::printable;
 
 impl Sweep<'_> {
     pub(super) async fn replay(

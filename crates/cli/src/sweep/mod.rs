@@ -15,7 +15,6 @@ use serde::Serialize;
 use crate::audit::{self, Audit, Line, Outcome};
 use crate::destination::Destinations;
 use crate::entry::Entry;
-use crate::error::CliError;
 use crate::filter::Filter;
 use crate::lease::{self, Holding, lease_of};
 use crate::objects::Objects;
@@ -23,6 +22,7 @@ use crate::pace::Pacer;
 use crate::queue::Queue;
 use crate::rotate::{Mover, Stuck};
 use crate::spill::Keys;
+use crate::terminal::error::CliError;
 use backpressure_batch::quarantine::BodyObject;
 
 mod act;
@@ -183,7 +183,7 @@ impl<'a> Sweep<'a> {
         };
         let lanes = futures::future::join_all((0..loops.max(1)).map(|_| lane()));
         let stop_on_signal = async {
-            crate::interrupt::wait().await;
+            crate::terminal::interrupt::wait().await;
             // Each loop stops before its next receive or send; calls under way finish.
             self.with_state(|s| s.stopped = true);
             std::future::pending::<()>().await;
@@ -198,7 +198,7 @@ impl<'a> Sweep<'a> {
         state.tally.limited = state.remaining == 0;
         state.tally.lapsed = state.held.lapsed;
         let (held, released) = state.held.release_all(self.source).await;
-        if crate::interrupt::requested() {
+        if crate::terminal::interrupt::requested() {
             let interrupted = CliError::interrupted(held, &released, self.source.lease);
             return (state.tally, outcome.and(Err(interrupted)));
         }

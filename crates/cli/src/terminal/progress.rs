@@ -45,7 +45,7 @@ pub fn paced_bar(total: u64, verb: &str, rate: Option<f64>) -> ProgressBar {
             });
         bar.set_style(style);
     }
-    crate::logging::attach(&bar);
+    crate::terminal::logging::attach(&bar);
     bar
 }
 

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::explain::explain_sdk;
+use crate::terminal::explain::explain_sdk;
 
 /// A failure of the command as a whole (a failure of one message is counted
 /// and reported, and the command goes on).
