@@ -3,8 +3,8 @@
 use jiff::Timestamp;
 
 use crate::args::FilterArgs;
+use crate::args::times::parse_time;
 use crate::entry::Entry;
-use crate::instant::parse_time;
 use crate::terminal::error::CliError;
 
 /// The filters of one command, times resolved. Empty lists match everything.

@@ -12,7 +12,6 @@ mod destination;
 mod entry;
 mod filter;
 mod inspect;
-mod instant;
 pub mod lease;
 mod manual;
 mod objects;

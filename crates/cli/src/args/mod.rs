@@ -7,6 +7,8 @@ use clap_complete::Shell;
 
 use crate::terminal::exit_status::EXIT_CODES;
 
+pub(crate) mod times;
+
 /// Inspect, export, replay and discard quarantined and dead-lettered SQS
 /// messages: filtered, rate-limited, audited and safe to interrupt.
 #[derive(Debug, Parser)]
@@ -293,7 +295,7 @@ fn positive_rate(value: &str) -> Result<f64, String> {
 
 /// `--since`, `--until`: checked here, resolved against the clock when the command starts.
 fn time_or_age(value: &str) -> Result<String, String> {
-    if crate::instant::parse_time(value, jiff::Timestamp::now()).is_some() {
+    if times::parse_time(value, jiff::Timestamp::now()).is_some() {
         Ok(value.to_owned())
     } else {
         Err(format!(
