@@ -5,11 +5,11 @@ use std::ops::ControlFlow;
 
 use crate::args::ChangeArgs;
 use crate::audit::Audit;
+use crate::aws::queue::Queue;
 use crate::consent::{Matching, confirm, count_matching, require_consent, wants_count};
 use crate::filter::Filter;
 use crate::objects::Objects;
 use crate::pace::Pacer;
-use crate::queue::Queue;
 use crate::scan::{mover_for, scan};
 use crate::scanned::{Scanned, Shortfall};
 use crate::sweep::{Action, Setup, Sweep, Tally};

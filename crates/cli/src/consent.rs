@@ -5,8 +5,8 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::ops::ControlFlow;
 
+use crate::aws::queue::Queue;
 use crate::filter::Filter;
-use crate::queue::Queue;
 use crate::scan::scan;
 use crate::terminal::error::CliError;
 

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use tokio::sync::Mutex;
 
+use crate::aws::queue::Queue;
 use crate::entry::Entry;
-use crate::queue::Queue;
 
 #[derive(Debug)]
 pub struct Destinations {
@@ -43,10 +43,13 @@ impl Destinations {
             (None, Some(arn), _) => {
                 let mut urls = self.urls.lock().await;
                 if !urls.contains_key(arn) {
-                    let url =
-                        crate::connect::url_of_arn(&self.template.client, "sourceQueueArn", arn)
-                            .await
-                            .map_err(|e| e.to_string());
+                    let url = crate::aws::connect::url_of_arn(
+                        &self.template.client,
+                        "sourceQueueArn",
+                        arn,
+                    )
+                    .await
+                    .map_err(|e| e.to_string());
                     urls.insert(arn.clone(), url);
                 }
                 urls.get(arn).cloned().unwrap_or_else(|| Err("lookup lost".into()))?

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use jiff::Timestamp;
 
+use crate::aws::queue::Queue;
 use crate::entry::Entry;
 use crate::filter::Filter;
-use crate::queue::Queue;
 use crate::scan::{mover_for, scan};
 use crate::scanned::{Scanned, Shortfall};
 use crate::stats::{Stats, age_bucket};

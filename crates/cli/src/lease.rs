@@ -15,7 +15,7 @@ use futures::StreamExt;
 use rusqlite::{Connection, OptionalExtension, params};
 use tokio::time::{Instant, sleep};
 
-use crate::queue::Queue;
+use crate::aws::queue::Queue;
 use crate::spill::{self, SpillError};
 use crate::terminal::error::CliError;
 

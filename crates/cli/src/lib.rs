@@ -5,8 +5,8 @@
 pub mod args;
 mod audit;
 mod audit_summary;
+mod aws;
 mod change;
-pub mod connect;
 mod consent;
 mod destination;
 mod entry;
@@ -18,7 +18,6 @@ mod objects;
 mod origin;
 mod outgoing;
 mod pace;
-mod queue;
 mod replay;
 mod rotate;
 mod scan;
@@ -28,13 +27,13 @@ mod stats;
 mod sweep;
 mod terminal;
 
-pub use connect::Clients;
+pub use aws::connect::{Clients, connect};
 pub use terminal::exit_status::Finish;
 pub use terminal::{interrupt, logging};
 
 use args::{Cli, Command, QueueArgs};
+use aws::queue::Queue;
 use filter::Filter;
-use queue::Queue;
 use terminal::error::CliError;
 
 /// Runs one command.
@@ -51,10 +50,10 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         Command::Discard { dry_run: false, change, .. } => consent::require_consent(change.yes)?,
         _ => {}
     }
-    let url = connect::queue_url(&clients.sqs, "--queue-url", &queue_args.queue_url).await?;
+    let url = aws::connect::queue_url(&clients.sqs, "--queue-url", &queue_args.queue_url).await?;
     let queue = |args: &QueueArgs| Queue {
         client: clients.sqs.clone(),
-        poll_client: queue::with_timeouts(
+        poll_client: aws::queue::with_timeouts(
             &clients.sqs,
             call,
             std::time::Duration::from_secs(args.wait_seconds.unsigned_abs().into()),
@@ -94,7 +93,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         Command::Replay { queue: q, filters, mut replay, change } => {
             let filter = Filter::new(filters, now)?;
             if let Some(to) = &replay.to {
-                replay.to = Some(connect::queue_url(&clients.sqs, "--to", to).await?);
+                replay.to = Some(aws::connect::queue_url(&clients.sqs, "--to", to).await?);
             }
             let queue = with_bodies(queue(&q), &filter);
             replay::replay(&queue, &objects, &filter, &replay, &change, &clients.sts).await

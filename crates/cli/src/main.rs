@@ -5,8 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use sqs_backpressure::args::Cli;
-use sqs_backpressure::connect::connect;
-use sqs_backpressure::{Finish, check_before_calls, interrupt, logging, run, run_local};
+use sqs_backpressure::{Finish, check_before_calls, connect, interrupt, logging, run, run_local};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {

@@ -9,6 +9,7 @@ use indicatif::ProgressBar;
 
 use crate::args::{ChangeArgs, ReplayArgs};
 use crate::audit::Audit;
+use crate::aws::queue::Queue;
 use crate::change::{
     DRY_RUN_MOVES_NOTHING, finish, how_many, matching_if_wanted, operator, summary,
 };
@@ -17,7 +18,6 @@ use crate::destination::Destinations;
 use crate::filter::Filter;
 use crate::objects::Objects;
 use crate::pace::Pacer;
-use crate::queue::Queue;
 use crate::scan::{mover_for, scan};
 use crate::scanned::Shortfall;
 use crate::sweep::{Action, Setup, Sweep, Tally};

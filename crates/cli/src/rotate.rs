@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageBatchRequestEntry};
 use backpressure_core::sqs_limits::plan_batches;
 
+use crate::aws::queue::Queue;
 use crate::entry::Entry;
 use crate::origin;
-use crate::queue::Queue;
 use crate::terminal::error::CliError;
 
 /// SQS's limit of message attributes per message.

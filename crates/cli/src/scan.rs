@@ -17,9 +17,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use indicatif::ProgressBar;
 use tokio::time::Instant;
 
+use crate::aws::queue::Queue;
 use crate::entry::Entry;
 use crate::lease::{self, Holding, lease_of};
-use crate::queue::Queue;
 use crate::rotate::Mover;
 use crate::scanned::Scanned;
 use crate::spill::Keys;

@@ -17,7 +17,7 @@ pub struct Scanned {
     pub counted: u64,
     /// Messages in flight before the scan (held by a consumer or an earlier run).
     pub in_flight: u64,
-    /// When those are visible again, for a person (see [`crate::queue::Queue::when_visible`]).
+    /// When those are visible again, for a person (see [`crate::aws::queue::Queue::when_visible`]).
     pub visible_again: String,
     /// Messages read per message group.
     pub groups: BTreeMap<String, usize>,

@@ -8,10 +8,10 @@ use backpressure_core::sqs_limits::{MAX_BATCH_BYTES, plan_batches};
 
 use super::{MAX_MESSAGE_BYTES, Sweep};
 use crate::audit::{self, Outcome};
+use crate::aws::queue::Queue;
 use crate::destination::Destinations;
 use crate::entry::Entry;
 use crate::outgoing::{send_entry, sqs_size};
-use crate::queue::Queue;
 use crate::terminal::error::CliError;
 use crate::terminal::printable::printable;
 

@@ -13,13 +13,13 @@ use indicatif::ProgressBar;
 use serde::Serialize;
 
 use crate::audit::{self, Audit, Line, Outcome};
+use crate::aws::queue::Queue;
 use crate::destination::Destinations;
 use crate::entry::Entry;
 use crate::filter::Filter;
 use crate::lease::{self, Holding, lease_of};
 use crate::objects::Objects;
 use crate::pace::Pacer;
-use crate::queue::Queue;
 use crate::rotate::{Mover, Stuck};
 use crate::spill::Keys;
 use crate::terminal::error::CliError;
