@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use backpressure_core::time::rfc3339;
 use serde::{Deserialize, Serialize};
 
-use crate::spill::{Keys, SpillError};
+use crate::reading::spill::{Keys, SpillError};
 use crate::terminal::error::CliError;
 
 /// What happened to one message.

@@ -6,8 +6,8 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::ops::ControlFlow;
 
 use crate::aws::queue::Queue;
-use crate::filter::Filter;
-use crate::scan::scan;
+use crate::reading::filter::Filter;
+use crate::reading::scan::scan;
 use crate::terminal::error::CliError;
 
 /// Without `--yes`, a change needs a terminal to ask on: checked before any call.

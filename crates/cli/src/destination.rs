@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use tokio::sync::Mutex;
 
 use crate::aws::queue::Queue;
-use crate::entry::Entry;
+use crate::reading::entry::Entry;
 
 #[derive(Debug)]
 pub struct Destinations {

@@ -9,31 +9,24 @@ mod aws;
 mod change;
 mod consent;
 mod destination;
-mod entry;
-mod filter;
 mod inspect;
-pub mod lease;
 mod manual;
-mod objects;
-mod origin;
 mod outgoing;
 mod pace;
+mod reading;
 mod replay;
-mod rotate;
-mod scan;
-mod scanned;
-pub mod spill;
 mod stats;
 mod sweep;
 mod terminal;
 
 pub use aws::connect::{Clients, connect};
+pub use reading::{lease, spill};
 pub use terminal::exit_status::Finish;
 pub use terminal::{interrupt, logging};
 
 use args::{Cli, Command, QueueArgs};
 use aws::queue::Queue;
-use filter::Filter;
+use reading::filter::Filter;
 use terminal::error::CliError;
 
 /// Runs one command.
@@ -65,10 +58,10 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         rotate: args.rotate_groups,
         bodies: None,
     };
-    let objects = objects::Objects { s3: clients.s3.clone() };
+    let objects = reading::objects::Objects { s3: clients.s3.clone() };
     // The bodies a command shows, exports or replays, read from S3 as each is received.
     let with_bodies = |queue: Queue, filter: &Filter| Queue {
-        bodies: Some(objects::Bodies { objects: objects.clone(), filter: filter.clone() }),
+        bodies: Some(reading::objects::Bodies { objects: objects.clone(), filter: filter.clone() }),
         ..queue
     };
     let now = jiff::Timestamp::now();

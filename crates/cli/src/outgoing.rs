@@ -5,7 +5,7 @@
 
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 
-use crate::entry::Entry;
+use crate::reading::entry::Entry;
 
 /// The send entry for `entry` (its batch id is `id`), or why it cannot be sent.
 pub fn send_entry(
@@ -74,7 +74,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::entry::{Attribute, Kind};
+    use crate::reading::entry::{Attribute, Kind};
 
     fn entry(body: Option<&str>, group: Option<&str>) -> Entry {
         let mut attributes = BTreeMap::new();
@@ -114,7 +114,7 @@ mod tests {
             queue_body: String::new(),
             queue_attributes: BTreeMap::new(),
             queue_message_attributes: BTreeMap::new(),
-            origin: crate::origin::Origin::default(),
+            origin: crate::reading::origin::Origin::default(),
         }
     }
 

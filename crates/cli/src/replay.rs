@@ -15,11 +15,11 @@ use crate::change::{
 };
 use crate::consent::{Matching, confirm, require_consent};
 use crate::destination::Destinations;
-use crate::filter::Filter;
-use crate::objects::Objects;
 use crate::pace::Pacer;
-use crate::scan::{mover_for, scan};
-use crate::scanned::Shortfall;
+use crate::reading::filter::Filter;
+use crate::reading::objects::Objects;
+use crate::reading::scan::{mover_for, scan};
+use crate::reading::scanned::Shortfall;
 use crate::sweep::{Action, Setup, Sweep, Tally};
 use crate::terminal::error::CliError;
 use crate::terminal::exit_status::Finish;

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use crate::entry::Entry;
+use crate::reading::entry::Entry;
 use crate::terminal::printable::printable;
 
 /// The age buckets below their upper bound in hours, youngest first; older is `OLDEST`.

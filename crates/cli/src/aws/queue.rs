@@ -9,8 +9,8 @@ use aws_sdk_sqs::types::{
 };
 use backpressure_startup::sqs_batch::{self, MAX_ENTRIES};
 
-use crate::entry::Entry;
-use crate::objects::Bodies;
+use crate::reading::entry::Entry;
+use crate::reading::objects::Bodies;
 use crate::terminal::error::CliError;
 
 /// One queue and how this tool holds its messages.

@@ -10,8 +10,8 @@ use super::{MAX_MESSAGE_BYTES, Sweep};
 use crate::audit::{self, Outcome};
 use crate::aws::queue::Queue;
 use crate::destination::Destinations;
-use crate::entry::Entry;
 use crate::outgoing::{send_entry, sqs_size};
+use crate::reading::entry::Entry;
 use crate::terminal::error::CliError;
 use crate::terminal::printable::printable;
 

@@ -6,9 +6,9 @@
 use tokio::time::Instant;
 
 use super::Tally;
-use crate::entry::Entry;
-use crate::lease::Holding;
-use crate::spill::{Keys, SpillError};
+use crate::reading::entry::Entry;
+use crate::reading::lease::Holding;
+use crate::reading::spill::{Keys, SpillError};
 
 #[derive(Debug)]
 pub(super) struct State {

@@ -3,8 +3,8 @@
 use aws_sdk_sqs::types::{Message, MessageSystemAttributeName};
 
 use super::*;
-use crate::lease::Holding;
-use crate::spill::Keys;
+use crate::reading::lease::Holding;
+use crate::reading::spill::Keys;
 
 /// A raw message `id`, received with `handle`, in `group`.
 fn entry(id: &str, handle: &str, group: &str) -> Entry {

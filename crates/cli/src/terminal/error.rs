@@ -83,7 +83,7 @@ pub enum CliError {
          larger one; what it held and could not release is visible again when its lease ends \
          (--visibility-timeout)"
     )]
-    Spill(#[from] crate::spill::SpillError),
+    Spill(#[from] crate::reading::spill::SpillError),
 }
 
 /// What to do about a file that could not be read or written, where it is not plain.

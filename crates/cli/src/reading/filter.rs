@@ -4,7 +4,7 @@ use jiff::Timestamp;
 
 use crate::args::FilterArgs;
 use crate::args::times::parse_time;
-use crate::entry::Entry;
+use crate::reading::entry::Entry;
 use crate::terminal::error::CliError;
 
 /// The filters of one command, times resolved. Empty lists match everything.
@@ -97,7 +97,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::entry::Kind;
+    use crate::reading::entry::Kind;
 
     fn entry(code: Option<&str>, tenant: Option<&str>, at: &str) -> Entry {
         Entry {
@@ -120,7 +120,7 @@ mod tests {
             queue_body: String::new(),
             queue_attributes: BTreeMap::new(),
             queue_message_attributes: BTreeMap::new(),
-            origin: crate::origin::Origin::default(),
+            origin: crate::reading::origin::Origin::default(),
         }
     }
 

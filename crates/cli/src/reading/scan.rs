@@ -18,11 +18,11 @@ use indicatif::ProgressBar;
 use tokio::time::Instant;
 
 use crate::aws::queue::Queue;
-use crate::entry::Entry;
-use crate::lease::{self, Holding, lease_of};
-use crate::rotate::Mover;
-use crate::scanned::Scanned;
-use crate::spill::Keys;
+use crate::reading::entry::Entry;
+use crate::reading::lease::{self, Holding, lease_of};
+use crate::reading::rotate::Mover;
+use crate::reading::scanned::Scanned;
+use crate::reading::spill::Keys;
 use crate::terminal::error::CliError;
 
 /// The mover a scan of `queue` uses, when it moves groups ([`Queue::moves_groups`]).
@@ -46,7 +46,7 @@ pub async fn scan(
     let scanned =
         Scanned { counted, in_flight, visible_again, lease: queue.lease, ..Scanned::default() };
     let progress = crate::terminal::progress::bar(counted, "read");
-    // Per message: its id and receipt handle, on disk past a bound (`crate::spill`).
+    // Per message: its id and receipt handle, on disk past a bound (`crate::reading::spill`).
     let holding = Mutex::new(Holding::new()?);
     let mut reading = Reading {
         queue,

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::rotate::Stuck;
+use crate::reading::rotate::Stuck;
 use crate::terminal::exit_status::Finish;
 
 /// What a scan saw.

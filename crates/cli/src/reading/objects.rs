@@ -9,8 +9,8 @@ use aws_sdk_s3::operation::get_object::GetObjectError;
 use backpressure_batch::quarantine::BodyObject;
 use futures::future::join_all;
 
-use crate::entry::Entry;
-use crate::filter::Filter;
+use crate::reading::entry::Entry;
+use crate::reading::filter::Filter;
 use crate::terminal::explain::explain_sdk;
 
 /// What a queue's reads fetch bodies for: the entries `filter` matches.

@@ -16,7 +16,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use tokio::time::{Instant, sleep};
 
 use crate::aws::queue::Queue;
-use crate::spill::{self, SpillError};
+use crate::reading::spill::{self, SpillError};
 use crate::terminal::error::CliError;
 
 /// Lease extensions in flight at once (ten messages each).
@@ -277,7 +277,7 @@ mod tests {
         let expires = Instant::now() + Duration::from_secs(60);
         let mut holding = Holding::new().unwrap();
         holding.hold("first", "h-first", expires);
-        crate::spill::tests::fill_up(&holding.connection);
+        crate::reading::spill::tests::fill_up(&holding.connection);
         let handle = "h".repeat(400);
         for n in 0..1_000 {
             holding.hold(&format!("id-{n}"), &handle, expires);

@@ -14,8 +14,8 @@ use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageB
 use backpressure_core::sqs_limits::plan_batches;
 
 use crate::aws::queue::Queue;
-use crate::entry::Entry;
-use crate::origin;
+use crate::reading::entry::Entry;
+use crate::reading::origin;
 use crate::terminal::error::CliError;
 
 /// SQS's limit of message attributes per message.

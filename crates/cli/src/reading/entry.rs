@@ -12,7 +12,7 @@ use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::origin::{self, Origin};
+use crate::reading::origin::{self, Origin};
 
 /// Where a message's fields come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -82,7 +82,7 @@ pub struct Entry {
     /// When it was quarantined (records) or first sent (raw messages).
     pub at: Option<Timestamp>,
     /// The original message's body, exactly; for a body kept in S3, once
-    /// read and checked ([`crate::objects::Objects::fetch`]).
+    /// read and checked ([`crate::reading::objects::Objects::fetch`]).
     pub body: Option<String>,
     /// The S3 object that holds the body, when the record was too large for its queue.
     pub body_object: Option<BodyObject>,
