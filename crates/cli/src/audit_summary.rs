@@ -10,7 +10,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::audit::{Line, Outcome};
+use crate::changing::audit::{Line, Outcome};
 use crate::terminal::error::CliError;
 use crate::terminal::printable::printable;
 

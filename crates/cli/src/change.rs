@@ -4,15 +4,15 @@
 use std::ops::ControlFlow;
 
 use crate::args::ChangeArgs;
-use crate::audit::Audit;
 use crate::aws::queue::Queue;
+use crate::changing::audit::Audit;
+use crate::changing::pace::Pacer;
+use crate::changing::sweep::{Action, Setup, Sweep, Tally};
 use crate::consent::{Matching, confirm, count_matching, require_consent, wants_count};
-use crate::pace::Pacer;
 use crate::reading::filter::Filter;
 use crate::reading::objects::Objects;
 use crate::reading::scan::{mover_for, scan};
 use crate::reading::scanned::{Scanned, Shortfall};
-use crate::sweep::{Action, Setup, Sweep, Tally};
 use crate::terminal::error::CliError;
 use crate::terminal::exit_status::Finish;
 use crate::terminal::printable::printable;

@@ -3,20 +3,16 @@
 //! rate-limited, audited and safe to interrupt. See `docs/operator-cli.md`.
 
 pub mod args;
-mod audit;
 mod audit_summary;
 mod aws;
 mod change;
+mod changing;
 mod consent;
-mod destination;
 mod inspect;
 mod manual;
-mod outgoing;
-mod pace;
 mod reading;
 mod replay;
 mod stats;
-mod sweep;
 mod terminal;
 
 pub use aws::connect::{Clients, connect};

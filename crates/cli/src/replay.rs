@@ -8,19 +8,19 @@ use std::time::Duration;
 use indicatif::ProgressBar;
 
 use crate::args::{ChangeArgs, ReplayArgs};
-use crate::audit::Audit;
 use crate::aws::queue::Queue;
 use crate::change::{
     DRY_RUN_MOVES_NOTHING, finish, how_many, matching_if_wanted, operator, summary,
 };
+use crate::changing::audit::Audit;
+use crate::changing::destination::Destinations;
+use crate::changing::pace::Pacer;
+use crate::changing::sweep::{Action, Setup, Sweep, Tally};
 use crate::consent::{Matching, confirm, require_consent};
-use crate::destination::Destinations;
-use crate::pace::Pacer;
 use crate::reading::filter::Filter;
 use crate::reading::objects::Objects;
 use crate::reading::scan::{mover_for, scan};
 use crate::reading::scanned::Shortfall;
-use crate::sweep::{Action, Setup, Sweep, Tally};
 use crate::terminal::error::CliError;
 use crate::terminal::exit_status::Finish;
 use crate::terminal::progress::{bar, paced_bar};

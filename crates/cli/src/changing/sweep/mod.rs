@@ -12,10 +12,10 @@ use std::sync::Mutex;
 use indicatif::ProgressBar;
 use serde::Serialize;
 
-use crate::audit::{self, Audit, Line, Outcome};
 use crate::aws::queue::Queue;
-use crate::destination::Destinations;
-use crate::pace::Pacer;
+use crate::changing::audit::{self, Audit, Line, Outcome};
+use crate::changing::destination::Destinations;
+use crate::changing::pace::Pacer;
 use crate::reading::entry::Entry;
 use crate::reading::filter::Filter;
 use crate::reading::lease::{self, Holding, lease_of};

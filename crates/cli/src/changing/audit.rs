@@ -313,5 +313,4 @@ pub fn now_minus(ago: Duration) -> String {
 }
 
 #[cfg(test)]
-#[path = "audit_tests.rs"]
 mod tests;

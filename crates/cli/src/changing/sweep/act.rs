@@ -7,10 +7,10 @@ use backpressure_batch::quarantine::BodyObject;
 use backpressure_core::sqs_limits::{MAX_BATCH_BYTES, plan_batches};
 
 use super::{MAX_MESSAGE_BYTES, Sweep};
-use crate::audit::{self, Outcome};
 use crate::aws::queue::Queue;
-use crate::destination::Destinations;
-use crate::outgoing::{send_entry, sqs_size};
+use crate::changing::audit::{self, Outcome};
+use crate::changing::destination::Destinations;
+use crate::changing::outgoing::{send_entry, sqs_size};
 use crate::reading::entry::Entry;
 use crate::terminal::error::CliError;
 use crate::terminal::printable::printable;
