@@ -3,16 +3,10 @@
 //! rate-limited, audited and safe to interrupt. See `docs/operator-cli.md`.
 
 pub mod args;
-mod audit_summary;
 mod aws;
-mod change;
 mod changing;
-mod consent;
-mod inspect;
-mod manual;
+mod commands;
 mod reading;
-mod replay;
-mod stats;
 mod terminal;
 
 pub use aws::connect::{Clients, connect};
@@ -34,9 +28,11 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
     // Nobody to ask and no --yes: said before any call.
     match &cli.command {
         Command::Replay { replay, change, .. } if !replay.dry_run => {
-            consent::require_consent(change.yes)?;
+            commands::consent::require_consent(change.yes)?;
         }
-        Command::Discard { dry_run: false, change, .. } => consent::require_consent(change.yes)?,
+        Command::Discard { dry_run: false, change, .. } => {
+            commands::consent::require_consent(change.yes)?
+        }
         _ => {}
     }
     let url = aws::connect::queue_url(&clients.sqs, "--queue-url", &queue_args.queue_url).await?;
@@ -65,19 +61,20 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         Command::Stats { queue: q, filters, json } => {
             let filter = Filter::new(filters, now)?;
             // Who read it: a queue looks empty to an identity of the wrong account.
-            let identity = change::operator(&clients.sts).await.map_err(|e| e.to_string());
-            inspect::stats(&queue(&q), &filter, json, identity).await
+            let identity =
+                commands::discard::operator(&clients.sts).await.map_err(|e| e.to_string());
+            commands::list::stats(&queue(&q), &filter, json, identity).await
         }
         Command::List { queue: q, filters, limit, json } => {
-            inspect::list(&queue(&q), &Filter::new(filters, now)?, limit, json).await
+            commands::list::list(&queue(&q), &Filter::new(filters, now)?, limit, json).await
         }
         Command::Show { queue: q, message_id } => {
             let queue = with_bodies(queue(&q), &Filter::message_id(&message_id));
-            inspect::show(&queue, &message_id).await
+            commands::list::show(&queue, &message_id).await
         }
         Command::Export { queue: q, filters, out } => {
             let filter = Filter::new(filters, now)?;
-            inspect::export(&with_bodies(queue(&q), &filter), &filter, &out).await
+            commands::list::export(&with_bodies(queue(&q), &filter), &filter, &out).await
         }
         Command::Replay { queue: q, filters, mut replay, change } => {
             let filter = Filter::new(filters, now)?;
@@ -85,14 +82,16 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
                 replay.to = Some(aws::connect::queue_url(&clients.sqs, "--to", to).await?);
             }
             let queue = with_bodies(queue(&q), &filter);
-            replay::replay(&queue, &objects, &filter, &replay, &change, &clients.sts).await
+            commands::replay::replay(&queue, &objects, &filter, &replay, &change, &clients.sts)
+                .await
         }
         Command::Discard { queue: q, filters, limit, dry_run: true, .. } => {
-            change::discard_dry_run(&queue(&q), &Filter::new(filters, now)?, limit).await
+            commands::discard::discard_dry_run(&queue(&q), &Filter::new(filters, now)?, limit).await
         }
         Command::Discard { queue: q, filters, limit, change, .. } => {
             let filter = Filter::new(filters, now)?;
-            change::discard(&queue(&q), &objects, &filter, limit, &change, &clients.sts).await
+            commands::discard::discard(&queue(&q), &objects, &filter, limit, &change, &clients.sts)
+                .await
         }
         Command::Audit { .. } | Command::Completions { .. } | Command::Man { .. } => {
             run_local(cli.command)
@@ -104,7 +103,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
 /// write), so that a usage error is said before credentials or the network are.
 pub fn check_before_calls(command: &Command) -> Result<(), CliError> {
     match command {
-        Command::Export { out, .. } => inspect::check_out(out),
+        Command::Export { out, .. } => commands::list::check_out(out),
         _ => Ok(()),
     }
 }
@@ -117,11 +116,11 @@ pub fn run_local(command: Command) -> Result<Finish, CliError> {
     let mut text: Vec<u8> = Vec::new();
     let rendered = match command {
         Command::Audit { file, json } => {
-            let trails = audit_summary::summarize(&file)?;
+            let trails = commands::audit_summary::summarize(&file)?;
             text = if json {
                 format!("{}\n", serde_json::to_string(&trails).unwrap_or_default()).into_bytes()
             } else {
-                audit_summary::render(&file, &trails).into_bytes()
+                commands::audit_summary::render(&file, &trails).into_bytes()
             };
             Ok(())
         }
@@ -134,7 +133,7 @@ pub fn run_local(command: Command) -> Result<Finish, CliError> {
             );
             Ok(())
         }
-        Command::Man { subcommand } => manual::render(subcommand.as_deref(), &mut text),
+        Command::Man { subcommand } => commands::manual::render(subcommand.as_deref(), &mut text),
         _ => Ok(()),
     };
     rendered.map_err(|e| CliError::file(std::path::Path::new("<stdout>"), e))?;

@@ -8,7 +8,7 @@ use crate::aws::queue::Queue;
 use crate::changing::audit::Audit;
 use crate::changing::pace::Pacer;
 use crate::changing::sweep::{Action, Setup, Sweep, Tally};
-use crate::consent::{Matching, confirm, count_matching, require_consent, wants_count};
+use crate::commands::consent::{Matching, confirm, count_matching, require_consent, wants_count};
 use crate::reading::filter::Filter;
 use crate::reading::objects::Objects;
 use crate::reading::scan::{mover_for, scan};

@@ -8,11 +8,11 @@ use std::path::Path;
 use jiff::Timestamp;
 
 use crate::aws::queue::Queue;
+use crate::commands::stats::{Stats, age_bucket};
 use crate::reading::entry::Entry;
 use crate::reading::filter::Filter;
 use crate::reading::scan::{mover_for, scan};
 use crate::reading::scanned::{Scanned, Shortfall};
-use crate::stats::{Stats, age_bucket};
 use crate::terminal::error::CliError;
 use crate::terminal::exit_status::Finish;
 use crate::terminal::printable::printable;

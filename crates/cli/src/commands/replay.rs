@@ -9,14 +9,14 @@ use indicatif::ProgressBar;
 
 use crate::args::{ChangeArgs, ReplayArgs};
 use crate::aws::queue::Queue;
-use crate::change::{
-    DRY_RUN_MOVES_NOTHING, finish, how_many, matching_if_wanted, operator, summary,
-};
 use crate::changing::audit::Audit;
 use crate::changing::destination::Destinations;
 use crate::changing::pace::Pacer;
 use crate::changing::sweep::{Action, Setup, Sweep, Tally};
-use crate::consent::{Matching, confirm, require_consent};
+use crate::commands::consent::{Matching, confirm, require_consent};
+use crate::commands::discard::{
+    DRY_RUN_MOVES_NOTHING, finish, how_many, matching_if_wanted, operator, summary,
+};
 use crate::reading::filter::Filter;
 use crate::reading::objects::Objects;
 use crate::reading::scan::{mover_for, scan};
