@@ -61,8 +61,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         Command::Stats { queue: q, filters, json } => {
             let filter = Filter::new(filters, now)?;
             // Who read it: a queue looks empty to an identity of the wrong account.
-            let identity =
-                commands::discard::operator(&clients.sts).await.map_err(|e| e.to_string());
+            let identity = aws::identity::operator(&clients.sts).await.map_err(|e| e.to_string());
             commands::list::stats(&queue(&q), &filter, json, identity).await
         }
         Command::List { queue: q, filters, limit, json } => {

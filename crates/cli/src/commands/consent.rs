@@ -47,6 +47,32 @@ pub async fn count_matching(queue: &Queue, filter: &Filter) -> Result<Matching, 
     Ok(Matching { count, complete: scanned.shortfall(&queue.url).is_none() })
 }
 
+/// The messages of `source` that `filter` matches, counted when there is a
+/// prompt or a progress bar to say it ([`wants_count`]).
+pub async fn matching_if_wanted(
+    source: &Queue,
+    filter: &Filter,
+    yes: bool,
+) -> Result<Option<Matching>, CliError> {
+    if wants_count(yes) {
+        Ok(Some(count_matching(&source.without_bodies(), filter).await?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// What a prompt says of the messages it acts on.
+pub fn how_many(matching: Option<Matching>, limit: Option<usize>) -> String {
+    match (matching, limit) {
+        (Some(m), Some(limit)) => {
+            format!("{} of the {} matching message(s)", m.count.min(limit as u64), m.describe())
+        }
+        (Some(m), None) => format!("{} matching message(s)", m.describe()),
+        (None, Some(limit)) => format!("up to {limit} matching message(s)"),
+        (None, None) => "every matching message".to_owned(),
+    }
+}
+
 /// Prints `plan`, then asks on the terminal unless `yes`.
 pub fn confirm(yes: bool, plan: &str) -> Result<(), CliError> {
     eprintln!("{plan}");

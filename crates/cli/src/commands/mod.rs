@@ -3,6 +3,7 @@
 //! `audit FILE`, and the manual pages.
 
 pub(crate) mod audit_summary;
+pub(crate) mod change_report;
 pub(crate) mod consent;
 pub(crate) mod discard;
 pub(crate) mod list;

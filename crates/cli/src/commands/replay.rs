@@ -8,15 +8,14 @@ use std::time::Duration;
 use indicatif::ProgressBar;
 
 use crate::args::{ChangeArgs, ReplayArgs};
+use crate::aws::identity::operator;
 use crate::aws::queue::Queue;
 use crate::changing::audit::Audit;
 use crate::changing::destination::Destinations;
 use crate::changing::pace::Pacer;
 use crate::changing::sweep::{Action, Setup, Sweep, Tally};
-use crate::commands::consent::{Matching, confirm, require_consent};
-use crate::commands::discard::{
-    DRY_RUN_MOVES_NOTHING, finish, how_many, matching_if_wanted, operator, summary,
-};
+use crate::commands::change_report::{DRY_RUN_MOVES_NOTHING, finish, summary};
+use crate::commands::consent::{Matching, confirm, how_many, matching_if_wanted, require_consent};
 use crate::reading::filter::Filter;
 use crate::reading::objects::Objects;
 use crate::reading::scan::{mover_for, scan};
