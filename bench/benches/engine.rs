@@ -6,7 +6,6 @@
 //!
 //! `cargo bench -p sqs-backpressure-bench --bench engine`
 
-use std::future::IntoFuture;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -66,7 +65,7 @@ fn engine_overhead(c: &mut Criterion) {
                 Err(error) => panic!("the generated event does not parse: {error}"),
             };
             let deadline = tokio::time::Instant::now() + Duration::from_secs(900);
-            let report = runtime.block_on(batch.process(&event.records, deadline).into_future());
+            let report = runtime.block_on(batch.process(&event.records, deadline));
             match report {
                 Ok(report) => assert!(report.batch_item_failures.is_empty()),
                 Err(error) => panic!("the engine failed the batch: {error}"),

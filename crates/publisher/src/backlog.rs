@@ -248,5 +248,4 @@ impl BacklogPolicy {
 }
 
 #[cfg(test)]
-#[path = "backlog_tests.rs"]
 mod tests;

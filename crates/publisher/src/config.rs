@@ -326,5 +326,4 @@ fn sampling<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Sampling, C
 }
 
 #[cfg(test)]
-#[path = "config_tests.rs"]
 mod tests;

@@ -213,7 +213,8 @@ async fn a_near_deadline_retries_unfinished_work_instead_of_timing_out() {
 async fn a_deadline_already_inside_the_margin_starts_nothing() {
     let engine = engine(&[], 4);
     let event = standard_batch(&[Behaviour::Ok, Behaviour::Ok]);
-    let report = engine.run(&event, Instant::now() + Duration::from_secs(1), &|_| {}).await.unwrap();
+    let report =
+        engine.run(&event, Instant::now() + Duration::from_secs(1), &|_| {}).await.unwrap();
     assert_eq!(report.batch_item_failures, ["m0", "m1"]);
     assert!(lock(&engine.processor.started).is_empty());
 }
@@ -262,9 +263,6 @@ async fn fifo_quarantine_failure_blocks_the_group() {
     assert!(lock(&engine.processor.started).is_empty());
 }
 
-#[path = "acknowledged_tests.rs"]
 mod acknowledged;
-#[path = "property_tests.rs"]
 mod property;
-#[path = "shared_limit_tests.rs"]
 mod shared_limit;

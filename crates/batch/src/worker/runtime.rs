@@ -351,7 +351,8 @@ where
                 self.deleter.delete(handle.to_owned());
             }
         };
-        let report = match self.batch.process_acknowledging(&records, deadline, &acknowledged).await {
+        let report = match self.batch.process_acknowledging(&records, deadline, &acknowledged).await
+        {
             Ok(report) => report,
             Err(error) => {
                 error!(error = %error, "the batch cannot be reported message by message; releasing it");

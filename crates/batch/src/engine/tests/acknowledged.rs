@@ -11,9 +11,7 @@ async fn acknowledged_at(
 ) -> Vec<(usize, Instant)> {
     let seen = Mutex::new(Vec::new());
     let report = engine
-        .run(&event.records, deadline, &|index| {
-            lock(&seen).push((index, Instant::now()))
-        })
+        .run(&event.records, deadline, &|index| lock(&seen).push((index, Instant::now())))
         .await
         .unwrap();
     let mut seen = seen.into_inner().unwrap();

@@ -60,8 +60,9 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
                 .map(|(i, (b, g, _))| record(i, *b, Some(groups[*g as usize]), arn))
                 .collect(),
         };
-        let report =
-            engine.run(&event, Instant::now() + Duration::from_secs(case.deadline_secs), &|_| {}).await?;
+        let report = engine
+            .run(&event, Instant::now() + Duration::from_secs(case.deadline_secs), &|_| {})
+            .await?;
         let ids: Vec<String> = (0..case.messages.len()).map(|i| format!("m{i}")).collect();
 
         // Every record has exactly one outcome, and the response lists exactly the retried ones, once.
