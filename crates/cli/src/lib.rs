@@ -62,7 +62,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
             let filter = Filter::new(filters, now)?;
             // Who read it: a queue looks empty to an identity of the wrong account.
             let identity = aws::identity::operator(&clients.sts).await.map_err(|e| e.to_string());
-            commands::list::stats(&queue(&q), &filter, json, identity).await
+            commands::stats::stats(&queue(&q), &filter, json, identity).await
         }
         Command::List { queue: q, filters, limit, json } => {
             commands::list::list(&queue(&q), &Filter::new(filters, now)?, limit, json).await
@@ -73,7 +73,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         }
         Command::Export { queue: q, filters, out } => {
             let filter = Filter::new(filters, now)?;
-            commands::list::export(&with_bodies(queue(&q), &filter), &filter, &out).await
+            commands::export::export(&with_bodies(queue(&q), &filter), &filter, &out).await
         }
         Command::Replay { queue: q, filters, mut replay, change } => {
             let filter = Filter::new(filters, now)?;
@@ -102,7 +102,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
 /// write), so that a usage error is said before credentials or the network are.
 pub fn check_before_calls(command: &Command) -> Result<(), CliError> {
     match command {
-        Command::Export { out, .. } => commands::list::check_out(out),
+        Command::Export { out, .. } => commands::export::check_out(out),
         _ => Ok(()),
     }
 }

@@ -1,12 +1,20 @@
-//! Counts by error code, tenant, source queue, operation and age.
+//! `stats`: counts of the matching messages by error code, tenant, source
+//! queue, operation and age, as tables or one JSON document.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
+use crate::aws::queue::Queue;
+use crate::commands::read_report::{closing, finish, headline, print};
 use crate::reading::entry::Entry;
+use crate::reading::filter::Filter;
+use crate::reading::scan::{mover_for, scan};
+use crate::terminal::error::CliError;
+use crate::terminal::exit_status::Finish;
 use crate::terminal::printable::printable;
 
 /// The age buckets below their upper bound in hours, youngest first; older is `OLDEST`.
@@ -21,6 +29,56 @@ const JSON_AGES: [(&str, &str); 6] = [
     (OLDEST, "over7d"),
     ("(unknown)", "unknown"),
 ];
+
+/// Counts of the matching messages, printed as tables or one JSON document;
+/// `identity` is the reader's ARN, or why STS would not name it.
+pub async fn stats(
+    queue: &Queue,
+    filter: &Filter,
+    json: bool,
+    identity: Result<String, String>,
+) -> Result<Finish, CliError> {
+    let now = Timestamp::now();
+    let mut stats = Stats::default();
+    let mover = mover_for(queue).await?;
+    let scanned = scan(queue, mover.as_ref(), |entry| {
+        if filter.matches(&entry) {
+            stats.add(&entry, now);
+        }
+        ControlFlow::Continue(())
+    })
+    .await?;
+    let shortfall = scanned.shortfall(&queue.url);
+    let out = if json {
+        let mut value = serde_json::to_value(&stats).unwrap_or_default();
+        value["read"] = scanned.read.into();
+        value["queueCounted"] = scanned.counted.into();
+        value["inFlight"] = scanned.in_flight.into();
+        value["moved"] = scanned.moved.into();
+        value["lapsed"] = scanned.lapsed.into();
+        value["complete"] = shortfall.is_none().into();
+        value["unread"] = shortfall.as_ref().map_or(0, |s| s.unread).into();
+        match identity {
+            Ok(arn) => value["readAs"] = arn.into(),
+            Err(why) => {
+                value["readAs"] = serde_json::Value::Null;
+                value["readAsError"] = why.into();
+            }
+        }
+        format!("{value}\n")
+    } else {
+        let identity =
+            identity.unwrap_or_else(|why| format!("an identity STS would not name ({why})"));
+        format!(
+            "{}{}\n{}Read as {identity}.\n",
+            headline(&scanned, shortfall.is_some(), None),
+            stats.render(),
+            closing(queue, &scanned)
+        )
+    };
+    print(&out)?;
+    Ok(finish(shortfall))
+}
 
 /// The counts of one scan.
 #[derive(Debug, Default, Serialize)]
