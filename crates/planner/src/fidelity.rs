@@ -18,19 +18,12 @@ use crate::sim::Scenario;
 use crate::stats::Waits;
 use crate::trace::Trace;
 
+mod published;
+
+use published::ROWS;
+
 /// How far a simulated figure may be from the published one, as a fraction of it.
 pub const BAND: f64 = 0.15;
-
-/// Where the ECS figures come from: AWS's launch of 20-second metrics for
-/// ECS service auto scaling (18 June 2026), as its blog states them.
-const ECS_LAUNCH: &str = "AWS News Blog, \"Amazon ECS introduces new high-resolution metrics for \
-    faster service auto scaling\" (18 June 2026), \
-    https://aws.amazon.com/blogs/aws/amazon-ecs-introduces-new-high-resolution-metrics-for-faster-service-auto-scaling/";
-const TARGET_TRACKING: &str = "Application Auto Scaling User Guide, \"How target tracking scaling \
-    for Application Auto Scaling works\" (scale-in alarm: 15 datapoints within 15 minutes below \
-    90 % of the target); containers-roadmap #1208";
-const ESM_SCALING: &str = "AWS Lambda Developer Guide, \"Configuring scaling behavior for SQS \
-    event source mappings\", https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html";
 
 /// The planner's delay from a period's end until its datapoint can be read
 /// (the default `--metric-lag-seconds`): used for AWS's metrics too, since
@@ -190,140 +183,64 @@ pub fn esm_ramp(mode: Mode, minutes: u64) -> Option<Vec<u64>> {
     Some(run.outcome.minutes.iter().map(|minute| minute.desired).collect())
 }
 
-/// Every check.
+/// What the model gave on each setup behind the published figures.
+#[derive(Debug)]
+struct Runs {
+    /// 57 % → 90 % on 60-second datapoints, tasks starting in AWS's benchmark's time.
+    minute: StepResponse,
+    /// The same on 20-second datapoints.
+    high_resolution: StepResponse,
+    /// The 60-second step with the planner's default (Fargate) start-up.
+    fargate: StepResponse,
+    /// 57 % → 20 % on 60-second datapoints.
+    scale_in: StepResponse,
+    /// The mapping's concurrency each minute, standard mode without MaximumConcurrency.
+    standard: Vec<u64>,
+    /// The same in provisioned mode, MinimumPollers 2 and MaximumPollers 300.
+    provisioned: Vec<u64>,
+}
+
+impl Runs {
+    fn measure() -> Self {
+        let none = StepResponse { trigger: None, running: None };
+        let step =
+            |period, after, startup| step_response(period, DELAY, after, startup).unwrap_or(none);
+        let provisioned = Mode::Provisioned { minimum_pollers: 2, maximum_pollers: 300 };
+        Self {
+            minute: step(60, 90.0, AWS_STARTUP),
+            high_resolution: step(20, 90.0, AWS_STARTUP),
+            fargate: step(60, 90.0, crate::sim::FARGATE_STARTUP),
+            scale_in: step(60, 20.0, AWS_STARTUP),
+            standard: esm_ramp(Mode::Standard { maximum_concurrency: None }, 6).unwrap_or_default(),
+            provisioned: esm_ramp(provisioned, 4).unwrap_or_default(),
+        }
+    }
+}
+
+/// Seconds, or NaN where the run never got there.
+fn seconds(value: Option<u64>) -> f64 {
+    value.map_or(f64::NAN, |v| v as f64)
+}
+
+/// Concurrent invokes, or NaN where the run was shorter.
+fn concurrency(value: Option<&u64>) -> f64 {
+    value.map_or(f64::NAN, |&c| c as f64)
+}
+
+/// Every check: each published figure beside the model's.
 pub fn checks() -> Vec<Check> {
-    let none = StepResponse { trigger: None, running: None };
-    let step =
-        |period, after, startup| step_response(period, DELAY, after, startup).unwrap_or(none);
-    let minute = step(60, 90.0, AWS_STARTUP);
-    let high_res = step(20, 90.0, AWS_STARTUP);
-    let fargate = step(60, 90.0, crate::sim::FARGATE_STARTUP);
-    let scale_in = step(60, 20.0, AWS_STARTUP);
-    let seconds = |value: Option<u64>| value.map_or(f64::NAN, |v| v as f64);
-    let standard = esm_ramp(Mode::Standard { maximum_concurrency: None }, 6).unwrap_or_default();
-    let provisioned = esm_ramp(Mode::Provisioned { minimum_pollers: 2, maximum_pollers: 300 }, 4)
-        .unwrap_or_default();
-    let at = |ramp: &[u64], minute: usize| ramp.get(minute).map_or(f64::NAN, |&c| c as f64);
-    let sixty_late = Explained {
-        range: (-0.45, -0.25),
-        why: "AWS's figure implies that its 60-second CPUUtilization reached the alarm 2 to 3 \
-              minutes after its period, where the model assumes 30 s; the same launch brought \
-              \"optimized metric publishing\", and its 20-second figure matches with the same \
-              30 s. With a 150 s delay the model gives 360 s (-0.8 %)",
-    };
-    vec![
-        Check {
-            name: "ecs-scale-out-trigger-60s",
-            published: 363.0,
-            simulated: seconds(minute.trigger),
-            unit: "s",
-            source: ECS_LAUNCH,
-            setup: "a step of CPU load on a warm fleet (4 tasks, 57 % → 90 %, target 60 %), \
-                    60-second datapoints readable 30 s after their period (assumed: AWS does not \
-                    publish the delay), 3 of 3 above the target, alarm evaluated each minute, \
-                    the step at the start of a period",
-            explained: Some(sixty_late),
-        },
-        Check {
-            name: "ecs-new-tasks-60s",
-            published: 386.0,
-            simulated: seconds(minute.running),
-            unit: "s",
-            source: ECS_LAUNCH,
-            setup: "as ecs-scale-out-trigger-60s, until the new tasks run; start-up 23 s, the \
-                    benchmark's own (386 − 363 and 109 − 86)",
-            explained: Some(Explained {
-                range: (-0.45, -0.25),
-                why: "the trigger's difference, above (the start-up is the benchmark's own)",
-            }),
-        },
-        Check {
-            name: "ecs-scale-out-trigger-20s",
-            published: 86.0,
-            simulated: seconds(high_res.trigger),
-            unit: "s",
-            source: ECS_LAUNCH,
-            setup: "the same step with 20-second datapoints (--metric-period 20), 3 of 3 \
-                    periods above the target (assumed: the launch does not give the alarm's \
-                    datapoints), evaluated every 10 s (CloudWatch's high-resolution alarms)",
-            explained: None,
-        },
-        Check {
-            name: "ecs-new-tasks-20s",
-            published: 109.0,
-            simulated: seconds(high_res.running),
-            unit: "s",
-            source: ECS_LAUNCH,
-            setup: "as ecs-scale-out-trigger-20s, until the new tasks run; start-up 23 s",
-            explained: None,
-        },
-        Check {
-            name: "ecs-start-up-after-trigger",
-            published: 23.0,
-            simulated: seconds(fargate.running) - seconds(fargate.trigger),
-            unit: "s",
-            source: ECS_LAUNCH,
-            setup: "the planner's default start-up (--startup-seconds 57, Fargate) after the \
-                    scaling action; published: the benchmark's two figures' difference",
-            explained: Some(Explained {
-                range: (1.0, 1.8),
-                why: "the planner's default is a Fargate task pulling its image (57 s ± 8); \
-                      the benchmark's tasks started in 23 s (its compute is not stated). Give \
-                      your own with --startup-seconds",
-            }),
-        },
-        Check {
-            name: "target-tracking-scale-in",
-            published: 900.0,
-            simulated: seconds(scale_in.trigger),
-            unit: "s",
-            source: TARGET_TRACKING,
-            setup: "the load falls from 57 % to 20 % (target 60 %, 4 tasks) on 60-second \
-                    datapoints readable 30 s after their period; published: 15 one-minute \
-                    datapoints below 90 % of the target",
-            explained: None,
-        },
-        Check {
-            name: "esm-standard-first-minute",
-            published: 305.0,
-            simulated: at(&standard, 0),
-            unit: "concurrent invokes",
-            source: ESM_SCALING,
-            setup: "2,000,000 messages waiting, batches of 10 taking 600 s (so every allowed \
-                    invoke runs), no MaximumConcurrency, account concurrency 10,000: the \
-                    mapping's concurrency at the end of the first minute; published: 5 to start, \
-                    up to 300 more a minute",
-            explained: None,
-        },
-        Check {
-            name: "esm-standard-after-4-minutes",
-            published: 1_205.0,
-            simulated: at(&standard, 3),
-            unit: "concurrent invokes",
-            source: ESM_SCALING,
-            setup: "as esm-standard-first-minute, at the end of minute 4: 5 + 4 × 300",
-            explained: None,
-        },
-        Check {
-            name: "esm-standard-ceiling",
-            published: 1_250.0,
-            simulated: standard.iter().copied().max().map_or(f64::NAN, |c| c as f64),
-            unit: "concurrent invokes",
-            source: ESM_SCALING,
-            setup: "as esm-standard-first-minute, the most over 6 minutes: at most 1,250",
-            explained: None,
-        },
-        Check {
-            name: "esm-provisioned-first-minute",
-            published: 1_020.0,
-            simulated: at(&provisioned, 0),
-            unit: "concurrent invokes",
-            source: ESM_SCALING,
-            setup: "provisioned mode, MinimumPollers 2 (10 concurrent invokes each: 20 at rest), \
-                    MaximumPollers 300, the same backlog: up to 1,000 more a minute",
-            explained: None,
-        },
-    ]
+    let runs = Runs::measure();
+    ROWS.iter()
+        .map(|row| Check {
+            name: row.name,
+            published: row.published,
+            simulated: (row.simulated)(&runs),
+            unit: row.unit,
+            source: row.source,
+            setup: row.setup,
+            explained: row.explained,
+        })
+        .collect()
 }
 
 /// The task start-up AWS's benchmark saw: 386 − 363 = 109 − 86 = 23 s.
