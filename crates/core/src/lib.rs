@@ -12,4 +12,5 @@ pub mod deadline;
 pub mod error;
 pub mod queue;
 pub mod sqs_limits;
+pub mod sync;
 pub mod time;

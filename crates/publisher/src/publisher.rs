@@ -2,6 +2,7 @@
 //! is taken, and fail honestly when a target could not be read or a sample
 //! could not be published.
 
+use backpressure_core::sync::lock;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
@@ -219,7 +220,7 @@ impl<M: MetricSink> Publisher<M> {
     ) -> Vec<SampleResult> {
         let targets = &self.config.targets;
         // A poisoned lock only means another sample panicked; the memories stay valid.
-        let mut memories = self.load.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut memories = lock(&self.load);
         targets
             .iter()
             .zip(readings)

@@ -2,7 +2,8 @@
 //! takes them: the rate holds over a whole run (no drift from call latency),
 //! also below one a second. `DOWNSTREAM_MAX_RPS` and the CLI's `--rate`.
 
-use std::sync::{Mutex, PoisonError};
+use backpressure_core::sync::lock;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use tokio::time::{Instant, sleep_until};
@@ -40,7 +41,7 @@ impl RateLimiter {
     /// it began, or `None` at once, reserving nothing, when it is after `deadline`.
     pub async fn reserve(&self, slots: usize, deadline: Option<Instant>) -> Option<Instant> {
         let slot = {
-            let mut next = self.next_slot.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut next = lock(&self.next_slot);
             let now = Instant::now();
             let slot = next.map_or(now, |next| next.max(now));
             if deadline.is_some_and(|deadline| slot > deadline) {

@@ -6,11 +6,12 @@
 //! message both convert into, so a Lambda function and a long-running worker
 //! run the same engine.
 
+use backpressure_core::sync::lock;
 use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::Ordering;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt, stream};
@@ -63,10 +64,6 @@ enum Slot {
     Pending,
     Final(Outcome),
     ToQuarantine { code: ErrorCode, detail: String, partial: PartialRequest },
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 struct Batch<'e, 's, B> {

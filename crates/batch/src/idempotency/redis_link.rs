@@ -9,7 +9,8 @@
 //! broke, drops the connection: a half-open peer (a failover, a dropped NAT
 //! mapping) answers nothing on it while a new one would work.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use backpressure_core::sync::lock;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::FutureExt;
@@ -41,10 +42,6 @@ pub(crate) struct Link {
     /// How long a failed attempt answers for the calls after it.
     failure_holds: Duration,
     state: Arc<Mutex<(State, u64)>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Whether an error says the connection itself is no good.

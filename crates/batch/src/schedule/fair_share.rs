@@ -5,9 +5,10 @@
 //! group's arrival order (the semaphore queues waiters first come, first
 //! served) and is cut by the deadline guard like any unfinished message.
 
+use backpressure_core::sync::lock;
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -26,10 +27,6 @@ pub(crate) struct GroupLimits {
 struct Slots {
     by_group: HashMap<String, Arc<Semaphore>>,
     sweep_at: usize,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl GroupLimits {

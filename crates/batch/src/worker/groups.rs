@@ -1,7 +1,8 @@
 //! FIFO: which batch may work on which message group.
 
+use backpressure_core::sync::lock;
 use std::collections::HashSet;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 use crate::SqsRecord;
 
@@ -14,12 +15,12 @@ pub(crate) struct Groups {
 impl Groups {
     /// Claims the groups of `records` for one batch (see [`claim`]).
     pub(crate) fn claim(&self, records: Vec<SqsRecord>) -> (Vec<SqsRecord>, Vec<SqsRecord>) {
-        claim(&mut self.held.lock().unwrap_or_else(PoisonError::into_inner), records)
+        claim(&mut lock(&self.held), records)
     }
 
     /// The groups of a settled batch, free for the next.
     pub(crate) fn free(&self, records: &[SqsRecord]) {
-        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut held = lock(&self.held);
         for record in records {
             if let Some(group) = record.message_group_id() {
                 held.remove(group);

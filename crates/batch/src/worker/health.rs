@@ -3,8 +3,9 @@
 //! the silence allowed (or missing). A file, not a port: the check runs
 //! inside the container and needs nothing listening.
 
+use backpressure_core::sync::lock;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Why [`health_check`] finds the worker unhealthy.
@@ -66,7 +67,7 @@ impl Stamp {
     pub(crate) fn poll_succeeded(&self) {
         let now = tokio::time::Instant::now();
         {
-            let mut last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut last = lock(&self.last);
             if last.is_some_and(|at| now.duration_since(at) < Duration::from_secs(1)) {
                 return;
             }

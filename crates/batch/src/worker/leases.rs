@@ -2,8 +2,9 @@
 //! lease runs out, whether it was lost; the heartbeat that renews them; and
 //! whether the task is busy (for scale-in protection).
 
+use backpressure_core::sync::lock;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::SqsRecord;
@@ -51,10 +52,6 @@ pub(crate) struct Leases {
     visibility: Duration,
     /// Whether any message is in work, for task scale-in protection.
     busy: watch::Sender<bool>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Leases {

@@ -2,9 +2,10 @@
 //! most `max_in_flight` messages at a time; a heartbeat renews the lease of
 //! every message still in work; SIGTERM drains.
 
+use backpressure_core::sync::lock;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::backoff::VisibilityChange;
@@ -69,13 +70,13 @@ impl GivenBack {
         if !self.draining.load(Ordering::SeqCst) {
             return ids.count();
         }
-        let mut given = self.ids.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut given = lock(&self.ids);
         ids.filter(|id| given.insert((*id).to_owned())).count()
     }
 
     /// Messages released during the drain.
     fn count(&self) -> usize {
-        self.ids.lock().unwrap_or_else(PoisonError::into_inner).len()
+        lock(&self.ids).len()
     }
 }
 
