@@ -51,7 +51,7 @@ pub async fn connect(aws: &AwsArgs, queue: &str) -> Result<Clients, CliError> {
 /// The region a queue ARN or an AWS queue URL names (`sqs.REGION.amazonaws.com`,
 /// or the legacy `REGION.queue.amazonaws.com`); none for a bare name or
 /// another endpoint.
-pub fn region_named_by(queue: &str) -> Option<String> {
+pub(crate) fn region_named_by(queue: &str) -> Option<String> {
     if queue.starts_with("arn:") {
         return QueueArn::parse(queue).ok().map(|arn| arn.region().to_owned());
     }
@@ -92,7 +92,7 @@ async fn check_profile(name: &str, from_flag: bool) -> Result<(), CliError> {
 
 /// The queue URL for what `flag` was given: a URL as it is, an SQS ARN or a
 /// bare queue name looked up with `GetQueueUrl` (as the AWS CLI does).
-pub async fn queue_url(
+pub(crate) async fn queue_url(
     sqs: &aws_sdk_sqs::Client,
     flag: &str,
     given: &str,
@@ -114,7 +114,7 @@ pub async fn queue_url(
 
 /// The URL of the queue an SQS ARN names, in its owner's account; `what`
 /// names where the ARN came from (a flag, a record's field).
-pub async fn url_of_arn(
+pub(crate) async fn url_of_arn(
     sqs: &aws_sdk_sqs::Client,
     what: &str,
     arn: &str,

@@ -4,7 +4,7 @@ use crate::terminal::error::CliError;
 
 /// The caller's ARN: the operator a change's prompt and audit trail name,
 /// and the reader `stats` names.
-pub async fn operator(sts: &aws_sdk_sts::Client) -> Result<String, CliError> {
+pub(crate) async fn operator(sts: &aws_sdk_sts::Client) -> Result<String, CliError> {
     let identity = sts
         .get_caller_identity()
         .send()

@@ -16,25 +16,25 @@ use crate::terminal::error::CliError;
 /// One queue and how this tool holds its messages.
 #[derive(Debug, Clone)]
 pub struct Queue {
-    pub client: Client,
+    pub(crate) client: Client,
     /// The same client with the receive's wait added to its timeouts.
-    pub poll_client: Client,
-    pub url: String,
+    pub(crate) poll_client: Client,
+    pub(crate) url: String,
     /// Seconds a received message stays invisible to everyone else.
-    pub lease: i32,
+    pub(crate) lease: i32,
     /// Seconds a receive waits for messages.
-    pub wait: i32,
+    pub(crate) wait: i32,
     /// Classify every message as raw.
-    pub raw: bool,
+    pub(crate) raw: bool,
     /// On a FIFO queue, read past each group's first messages by moving them (`--rotate-groups`).
-    pub rotate: bool,
+    pub(crate) rotate: bool,
     /// Reads fetch the bodies kept in S3 of the entries these filters match.
-    pub bodies: Option<Bodies>,
+    pub(crate) bodies: Option<Bodies>,
 }
 
 /// A client whose calls, retries included, end within `call` (`wait` more
 /// for a receive's long poll): a hung call fails instead of hanging the command.
-pub fn with_timeouts(client: &Client, call: Duration, wait: Duration) -> Client {
+pub(crate) fn with_timeouts(client: &Client, call: Duration, wait: Duration) -> Client {
     let timeouts = TimeoutConfig::builder()
         .operation_timeout(call + wait)
         .operation_attempt_timeout(call / 2 + wait)
@@ -43,22 +43,22 @@ pub fn with_timeouts(client: &Client, call: Duration, wait: Duration) -> Client 
 }
 
 /// The result of one entry of a batch call: `Ok` or SQS's code and message.
-pub type EntryResult<T> = (usize, Result<T, String>);
+pub(crate) type EntryResult<T> = (usize, Result<T, String>);
 
 impl Queue {
     /// Whether reads move messages to the end of their group: a FIFO queue
     /// read with `--rotate-groups` (a standard queue never holds a group back).
-    pub fn moves_groups(&self) -> bool {
+    pub(crate) fn moves_groups(&self) -> bool {
         self.rotate && self.url.ends_with(".fifo")
     }
 
     /// This queue read without the bodies kept in S3: for a count or a canary check.
-    pub fn without_bodies(&self) -> Self {
+    pub(crate) fn without_bodies(&self) -> Self {
         Self { bodies: None, ..self.clone() }
     }
 
     /// Up to `max` (1–10) messages, leased, with every attribute.
-    pub async fn receive(&self, max: i32) -> Result<Vec<Entry>, CliError> {
+    pub(crate) async fn receive(&self, max: i32) -> Result<Vec<Entry>, CliError> {
         let output = self
             .poll_client
             .receive_message()
@@ -81,7 +81,7 @@ impl Queue {
 
     /// Makes messages visible again at once; returns how many SQS did not release
     /// (they come back when their lease ends).
-    pub async fn release<S: AsRef<str>>(&self, handles: &[S]) -> Result<usize, CliError> {
+    pub(crate) async fn release<S: AsRef<str>>(&self, handles: &[S]) -> Result<usize, CliError> {
         let mut refused = 0;
         for chunk in handles.chunks(MAX_ENTRIES) {
             refused += self.change_visibility(chunk, 0).await?.len();
@@ -91,7 +91,7 @@ impl Queue {
 
     /// Sets up to 10 messages' visibility to `seconds` from now; returns the
     /// positions SQS did not confirm.
-    pub async fn change_visibility<S: AsRef<str>>(
+    pub(crate) async fn change_visibility<S: AsRef<str>>(
         &self,
         handles: &[S],
         seconds: i32,
@@ -105,7 +105,7 @@ impl Queue {
     }
 
     /// Deletes up to 10 messages; one result per handle, by index.
-    pub async fn delete(&self, handles: &[&str]) -> Result<Vec<EntryResult<()>>, CliError> {
+    pub(crate) async fn delete(&self, handles: &[&str]) -> Result<Vec<EntryResult<()>>, CliError> {
         let results = sqs_batch::delete(&self.client, &self.url, handles)
             .await
             .map_err(|e| CliError::sqs("DeleteMessageBatch", &self.url, e))?;
@@ -114,7 +114,7 @@ impl Queue {
 
     /// Sends up to 10 messages; one result per entry (by its `id`, the entry's
     /// index), with the new message id when SQS accepted it.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         entries: Vec<SendMessageBatchRequestEntry>,
     ) -> Result<Vec<EntryResult<String>>, CliError> {
@@ -126,14 +126,14 @@ impl Queue {
     }
 
     /// Approximate visible and in-flight counts.
-    pub async fn counts(&self) -> Result<(u64, u64), CliError> {
+    pub(crate) async fn counts(&self) -> Result<(u64, u64), CliError> {
         let (visible, in_flight, _) = self.counts_and_timeout().await?;
         Ok((visible, in_flight))
     }
 
     /// Approximate visible and in-flight counts, and the queue's default
     /// visibility timeout in seconds (how long a consumer holds a message).
-    pub async fn counts_and_timeout(&self) -> Result<(u64, u64, u64), CliError> {
+    pub(crate) async fn counts_and_timeout(&self) -> Result<(u64, u64, u64), CliError> {
         let output = self
             .client
             .get_queue_attributes()
@@ -156,7 +156,7 @@ impl Queue {
 
     /// When messages held by someone else are visible again, at the latest,
     /// for a person: this tool's own lease or the queue's consumers'.
-    pub fn when_visible(&self, queue_timeout: u64) -> String {
+    pub(crate) fn when_visible(&self, queue_timeout: u64) -> String {
         let longest = queue_timeout.max(self.lease.unsigned_abs().into());
         format!(
             "within {longest} s: this tool holds what it reads for {} s (--visibility-timeout), a \
@@ -166,7 +166,7 @@ impl Queue {
     }
 
     /// The queues whose redrive policy names this queue as their dead-letter queue.
-    pub async fn dead_letter_sources(&self) -> Result<Vec<String>, CliError> {
+    pub(crate) async fn dead_letter_sources(&self) -> Result<Vec<String>, CliError> {
         let output = self
             .client
             .list_dead_letter_source_queues()

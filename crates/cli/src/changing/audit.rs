@@ -17,7 +17,7 @@ use crate::terminal::error::CliError;
 /// What happened to one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// SQS confirmed the send; the message is deleted here next.
     Replayed,
     /// SQS refused the send; the message stays here.
@@ -41,37 +41,37 @@ pub enum Outcome {
 /// One line of the audit file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Line {
-    pub time: String,
+pub(crate) struct Line {
+    pub(crate) time: String,
     /// The caller's ARN from STS `GetCallerIdentity`.
-    pub operator: String,
+    pub(crate) operator: String,
     /// `replay` or `discard`.
-    pub action: String,
-    pub queue_url: String,
+    pub(crate) action: String,
+    pub(crate) queue_url: String,
     /// The message's id on that queue.
-    pub queue_message_id: String,
-    pub original_message_id: String,
-    pub new_message_id: Option<String>,
-    pub destination: Option<String>,
-    pub error_code: Option<String>,
-    pub result: Outcome,
+    pub(crate) queue_message_id: String,
+    pub(crate) original_message_id: String,
+    pub(crate) new_message_id: Option<String>,
+    pub(crate) destination: Option<String>,
+    pub(crate) error_code: Option<String>,
+    pub(crate) result: Outcome,
     /// When the send (or delete) was started, for rate checks.
-    pub started: String,
+    pub(crate) started: String,
     /// SQS's reason, for a failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
     /// `s3://bucket/key`: the object that held the message's body.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub object: Option<String>,
+    pub(crate) object: Option<String>,
     /// Replays: the source message this is a record of (source queue ARN,
     /// original message id, body SHA-256), so a rerun knows it was replayed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_key: Option<String>,
+    pub(crate) source_key: Option<String>,
 }
 
 /// The open audit file.
 #[derive(Debug)]
-pub struct Audit {
+pub(crate) struct Audit {
     path: PathBuf,
     file: Mutex<File>,
     /// Messages of this queue whose send SQS confirmed, in this run or an
@@ -82,7 +82,7 @@ pub struct Audit {
 }
 
 impl Outcome {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::Replayed => "replayed",
             Self::SendFailed => "send_failed",
@@ -103,7 +103,7 @@ impl Audit {
     /// not finish: a full disk, a crash) is removed, with a warning; a bad
     /// line anywhere else is an error. The file is synced once before
     /// anything is sent, so one that cannot be (`/dev/null`) is refused first.
-    pub fn open(path: &Path, queue_url: &str) -> Result<Self, CliError> {
+    pub(crate) fn open(path: &Path, queue_url: &str) -> Result<Self, CliError> {
         let mut sent = Keys::new()?;
         let mut sent_sources = Keys::new()?;
         let tail = match File::open(path) {
@@ -141,30 +141,30 @@ impl Audit {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Whether this queue message's send was confirmed before.
-    pub fn was_sent(&self, queue_message_id: &str) -> bool {
+    pub(crate) fn was_sent(&self, queue_message_id: &str) -> bool {
         self.sent.lock().is_ok_and(|mut sent| sent.contains(queue_message_id))
     }
 
     /// Whether a record of this source message was replayed from this queue before.
-    pub fn source_replayed(&self, source_key: &str) -> bool {
+    pub(crate) fn source_replayed(&self, source_key: &str) -> bool {
         self.sent_sources.lock().is_ok_and(|mut sent| sent.contains(source_key))
     }
 
     /// The first error of its stores: what `was_sent` and `source_replayed`
     /// answered since may be wrong.
-    pub fn failure(&self) -> Option<SpillError> {
+    pub(crate) fn failure(&self) -> Option<SpillError> {
         let first = self.sent.lock().ok().and_then(|mut keys| keys.failure());
         first.or_else(|| self.sent_sources.lock().ok().and_then(|mut keys| keys.failure()))
     }
 
     /// Appends `lines` and syncs them to disk, then logs each; returns only
     /// once they are durable, so a delete that follows is on record.
-    pub fn write(&self, lines: &[Line]) -> Result<(), CliError> {
+    pub(crate) fn write(&self, lines: &[Line]) -> Result<(), CliError> {
         if lines.is_empty() {
             return Ok(());
         }
@@ -302,12 +302,12 @@ fn poisoned(path: &Path) -> CliError {
 }
 
 /// Now, as the audit file writes times.
-pub fn now() -> String {
+pub(crate) fn now() -> String {
     now_minus(Duration::ZERO)
 }
 
 /// `ago` before now, as the audit file writes times (as quarantine records do).
-pub fn now_minus(ago: Duration) -> String {
+pub(crate) fn now_minus(ago: Duration) -> String {
     let now = SystemTime::now();
     rfc3339(now.checked_sub(ago).unwrap_or(now))
 }

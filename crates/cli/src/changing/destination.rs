@@ -9,7 +9,7 @@ use crate::aws::queue::Queue;
 use crate::reading::entry::Entry;
 
 #[derive(Debug)]
-pub struct Destinations {
+pub(crate) struct Destinations {
     template: Queue,
     to: Option<String>,
     /// The dead-letter queue's only source queue, when it has exactly one.
@@ -20,7 +20,7 @@ pub struct Destinations {
 
 impl Destinations {
     /// `source` lends its client and settings to the destination queues.
-    pub async fn new(source: &Queue, to: Option<String>) -> Self {
+    pub(crate) async fn new(source: &Queue, to: Option<String>) -> Self {
         let only_source = if to.is_some() {
             None
         } else {
@@ -37,7 +37,7 @@ impl Destinations {
     }
 
     /// The queue `entry` goes back to, or why there is none.
-    pub async fn resolve(&self, entry: &Entry) -> Result<Queue, String> {
+    pub(crate) async fn resolve(&self, entry: &Entry) -> Result<Queue, String> {
         let url = match (&self.to, &entry.source_queue_arn, &self.only_source) {
             (Some(to), _, _) => to.clone(),
             (None, Some(arn), _) => {

@@ -8,7 +8,7 @@ use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use crate::reading::entry::Entry;
 
 /// The send entry for `entry` (its batch id is `id`), or why it cannot be sent.
-pub fn send_entry(
+pub(crate) fn send_entry(
     entry: &Entry,
     id: usize,
     fifo: bool,
@@ -41,7 +41,7 @@ pub fn send_entry(
 
 /// A size that SQS counts against its limits: the body plus each attribute's
 /// name, type and value.
-pub fn sqs_size(entry: &Entry) -> usize {
+pub(crate) fn sqs_size(entry: &Entry) -> usize {
     entry.body.as_deref().map_or(0, str::len)
         + entry
             .message_attributes
@@ -58,7 +58,7 @@ pub fn sqs_size(entry: &Entry) -> usize {
 /// The same for every replay of one original message, so SQS drops a repeat
 /// sent within its five-minute deduplication window: at most 128 characters
 /// of `!`–`~`, as SQS requires.
-pub fn deduplication_id(original_message_id: &str) -> String {
+pub(crate) fn deduplication_id(original_message_id: &str) -> String {
     let cleaned: String = format!("replay-{original_message_id}")
         .chars()
         .map(|c| if ('!'..='~').contains(&c) { c } else { '_' })

@@ -7,13 +7,13 @@ use tokio::time::Instant;
 use crate::terminal::error::CliError;
 
 #[derive(Debug)]
-pub struct Pacer {
+pub(crate) struct Pacer {
     limiter: Option<RateLimiter>,
 }
 
 impl Pacer {
     /// Messages per second, or `None` for as fast as SQS takes them.
-    pub fn new(rate: Option<f64>) -> Result<Self, CliError> {
+    pub(crate) fn new(rate: Option<f64>) -> Result<Self, CliError> {
         let limiter = match rate {
             None => None,
             Some(rate) => Some(RateLimiter::per_second(rate).ok_or(CliError::BadRate(rate))?),
@@ -23,7 +23,7 @@ impl Pacer {
 
     /// Messages per send: about ten sends a second at most, so a rate is
     /// spread evenly instead of arriving in bursts of ten.
-    pub fn batch_size(&self) -> usize {
+    pub(crate) fn batch_size(&self) -> usize {
         match &self.limiter {
             None => 10,
             Some(limiter) => ((0.1 / limiter.interval().as_secs_f64()) as usize).clamp(1, 10),
@@ -31,7 +31,7 @@ impl Pacer {
     }
 
     /// Waits for the slot of the next `messages` and returns when it began.
-    pub async fn wait(&self, messages: usize) -> Instant {
+    pub(crate) async fn wait(&self, messages: usize) -> Instant {
         match &self.limiter {
             None => Instant::now(),
             Some(limiter) => limiter.reserve(messages, None).await.unwrap_or_else(Instant::now),

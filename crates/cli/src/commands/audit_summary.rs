@@ -17,27 +17,27 @@ use crate::terminal::printable::printable;
 /// The trail of one queue.
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct QueueTrail {
+pub(crate) struct QueueTrail {
     /// Sent to their destination and confirmed (`replayed`).
-    pub moved: u64,
+    pub(crate) moved: u64,
     /// Found again after a confirmed send by a resumed run, and deleted (`deleted_on_resume`).
-    pub deleted_on_resume: u64,
+    pub(crate) deleted_on_resume: u64,
     /// Second records of a source message replayed, deleted unsent (`duplicate_deleted`).
-    pub duplicates: u64,
-    pub discarded: u64,
+    pub(crate) duplicates: u64,
+    pub(crate) discarded: u64,
     /// Lines of `send_failed`, `delete_failed` or `discard_failed`.
-    pub failed: u64,
+    pub(crate) failed: u64,
     /// Distinct messages the trail names.
-    pub messages: u64,
-    pub by_result: BTreeMap<String, u64>,
-    pub by_error_code: BTreeMap<String, u64>,
-    pub operators: Vec<String>,
-    pub first: String,
-    pub last: String,
+    pub(crate) messages: u64,
+    pub(crate) by_result: BTreeMap<String, u64>,
+    pub(crate) by_error_code: BTreeMap<String, u64>,
+    pub(crate) operators: Vec<String>,
+    pub(crate) first: String,
+    pub(crate) last: String,
 }
 
 /// Every queue's trail in the file at `path`.
-pub fn summarize(path: &Path) -> Result<BTreeMap<String, QueueTrail>, CliError> {
+pub(crate) fn summarize(path: &Path) -> Result<BTreeMap<String, QueueTrail>, CliError> {
     let file = std::fs::File::open(path).map_err(|e| CliError::file(path, e))?;
     let mut trails: BTreeMap<String, QueueTrail> = BTreeMap::new();
     let mut messages: BTreeMap<String, std::collections::BTreeSet<String>> = BTreeMap::new();
@@ -89,7 +89,7 @@ pub fn summarize(path: &Path) -> Result<BTreeMap<String, QueueTrail>, CliError> 
 }
 
 /// The trails as text, one block per queue.
-pub fn render(path: &Path, trails: &BTreeMap<String, QueueTrail>) -> String {
+pub(crate) fn render(path: &Path, trails: &BTreeMap<String, QueueTrail>) -> String {
     let mut out = format!("{}: {} queue(s)\n", path.display(), trails.len());
     for (queue, t) in trails {
         let _ = writeln!(out, "\n{}", printable(queue, 200));

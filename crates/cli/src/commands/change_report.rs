@@ -9,7 +9,7 @@ use crate::terminal::error::CliError;
 use crate::terminal::exit_status::Finish;
 
 /// Said by a dry run given `--rotate-groups`, which it cannot honour.
-pub const DRY_RUN_MOVES_NOTHING: &str = "a dry run moves nothing, so --rotate-groups does not apply to \
+pub(crate) const DRY_RUN_MOVES_NOTHING: &str = "a dry run moves nothing, so --rotate-groups does not apply to \
      it: on a FIFO queue it sees each group's first messages only; the replay or discard itself \
      moves them";
 
@@ -17,7 +17,7 @@ pub const DRY_RUN_MOVES_NOTHING: &str = "a dry run moves nothing, so --rotate-gr
 /// flight) messages: failures first, then messages in flight, then messages
 /// it could not reach. Exit 0 means every message the queue counted, in
 /// flight at the start included, was read.
-pub async fn finish(
+pub(crate) async fn finish(
     source: &Queue,
     at_start: (u64, u64),
     tally: &Tally,
@@ -86,7 +86,7 @@ fn unread(source: &Queue, counted: u64, read: u64, tally: &Tally) -> Option<Shor
 }
 
 /// The last line of a change: its counts and its audit file.
-pub fn summary(tally: &Tally, audit: &Audit, replay: bool) {
+pub(crate) fn summary(tally: &Tally, audit: &Audit, replay: bool) {
     let done = if replay {
         format!(
             "replayed={} deleted_on_resume={} duplicates={}",

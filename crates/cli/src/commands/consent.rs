@@ -11,33 +11,33 @@ use crate::reading::scan::scan;
 use crate::terminal::error::CliError;
 
 /// Without `--yes`, a change needs a terminal to ask on: checked before any call.
-pub fn require_consent(yes: bool) -> Result<(), CliError> {
+pub(crate) fn require_consent(yes: bool) -> Result<(), CliError> {
     if yes || std::io::stdin().is_terminal() { Ok(()) } else { Err(CliError::NoTerminal) }
 }
 
 /// Whether a count of the matching messages is worth a read: there is a
 /// prompt to put it in, or a bar to draw it on.
-pub fn wants_count(yes: bool) -> bool {
+pub(crate) fn wants_count(yes: bool) -> bool {
     !yes || std::io::stderr().is_terminal()
 }
 
 /// How many messages match, as a read saw them: `complete` is false when the
 /// read could not see the whole queue (the count is then a lower bound).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Matching {
-    pub count: u64,
-    pub complete: bool,
+pub(crate) struct Matching {
+    pub(crate) count: u64,
+    pub(crate) complete: bool,
 }
 
 impl Matching {
     /// `N` or `at least N`.
-    pub fn describe(self) -> String {
+    pub(crate) fn describe(self) -> String {
         if self.complete { self.count.to_string() } else { format!("at least {}", self.count) }
     }
 }
 
 /// Reads the queue (without moving anything) and counts what `filter` matches.
-pub async fn count_matching(queue: &Queue, filter: &Filter) -> Result<Matching, CliError> {
+pub(crate) async fn count_matching(queue: &Queue, filter: &Filter) -> Result<Matching, CliError> {
     let mut count = 0;
     let scanned = scan(queue, None, |entry| {
         count += u64::from(filter.matches(&entry));
@@ -49,7 +49,7 @@ pub async fn count_matching(queue: &Queue, filter: &Filter) -> Result<Matching, 
 
 /// The messages of `source` that `filter` matches, counted when there is a
 /// prompt or a progress bar to say it ([`wants_count`]).
-pub async fn matching_if_wanted(
+pub(crate) async fn matching_if_wanted(
     source: &Queue,
     filter: &Filter,
     yes: bool,
@@ -62,7 +62,7 @@ pub async fn matching_if_wanted(
 }
 
 /// What a prompt says of the messages it acts on.
-pub fn how_many(matching: Option<Matching>, limit: Option<usize>) -> String {
+pub(crate) fn how_many(matching: Option<Matching>, limit: Option<usize>) -> String {
     match (matching, limit) {
         (Some(m), Some(limit)) => {
             format!("{} of the {} matching message(s)", m.count.min(limit as u64), m.describe())
@@ -74,7 +74,7 @@ pub fn how_many(matching: Option<Matching>, limit: Option<usize>) -> String {
 }
 
 /// Prints `plan`, then asks on the terminal unless `yes`.
-pub fn confirm(yes: bool, plan: &str) -> Result<(), CliError> {
+pub(crate) fn confirm(yes: bool, plan: &str) -> Result<(), CliError> {
     eprintln!("{plan}");
     if yes {
         return Ok(());

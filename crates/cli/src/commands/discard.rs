@@ -22,7 +22,7 @@ use crate::terminal::progress::bar;
 
 /// Deletes what `filter` matches on `source`, at most `limit`, once the
 /// operator confirmed (or gave `--yes`).
-pub async fn discard(
+pub(crate) async fn discard(
     source: &Queue,
     objects: &Objects,
     filter: &Filter,
@@ -69,7 +69,7 @@ pub async fn discard(
 
 /// What `discard` would delete, printed one line each; nothing is changed
 /// and no audit file is written.
-pub async fn discard_dry_run(
+pub(crate) async fn discard_dry_run(
     source: &Queue,
     filter: &Filter,
     limit: Option<usize>,

@@ -15,7 +15,7 @@ use crate::terminal::error::CliError;
 use crate::terminal::exit_status::Finish;
 
 /// `export --out`, checked before any AWS call: a new file, in a folder that exists.
-pub fn check_out(path: &Path) -> Result<(), CliError> {
+pub(crate) fn check_out(path: &Path) -> Result<(), CliError> {
     if path == Path::new("-") {
         return Ok(());
     }
@@ -40,7 +40,11 @@ pub fn check_out(path: &Path) -> Result<(), CliError> {
 /// that could not read every message the queue counts is kept as
 /// `FILE.incomplete`, never as `FILE`.
 /// `-` writes to stdout instead, with nothing else on it.
-pub async fn export(queue: &Queue, filter: &Filter, path: &Path) -> Result<Finish, CliError> {
+pub(crate) async fn export(
+    queue: &Queue,
+    filter: &Filter,
+    path: &Path,
+) -> Result<Finish, CliError> {
     if path == Path::new("-") {
         let mut stdout = BufWriter::new(std::io::stdout().lock());
         let (written, scanned) = write_lines(queue, filter, &mut stdout, path).await?;

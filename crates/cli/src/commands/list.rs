@@ -16,7 +16,7 @@ use crate::terminal::exit_status::Finish;
 use crate::terminal::printable::printable;
 
 /// The matching messages, one block (or one JSON line) each.
-pub async fn list(
+pub(crate) async fn list(
     queue: &Queue,
     filter: &Filter,
     limit: Option<usize>,
@@ -58,7 +58,7 @@ pub async fn list(
 }
 
 /// One message in full, as pretty JSON.
-pub async fn show(queue: &Queue, id: &str) -> Result<Finish, CliError> {
+pub(crate) async fn show(queue: &Queue, id: &str) -> Result<Finish, CliError> {
     let mut found = None;
     let mover = mover_for(queue).await?;
     let scanned = scan(queue, mover.as_ref(), |entry| {

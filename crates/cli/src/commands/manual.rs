@@ -10,7 +10,7 @@ use crate::args::{Cli, PAGES};
 use crate::terminal::exit_status::EXIT_CODES;
 
 /// The manual page of the tool, or of one subcommand (`sqs-backpressure-stats(1)`).
-pub fn render(subcommand: Option<&str>, out: &mut Vec<u8>) -> std::io::Result<()> {
+pub(crate) fn render(subcommand: Option<&str>, out: &mut Vec<u8>) -> std::io::Result<()> {
     let tool = Cli::command();
     let Some(name) = subcommand else { return tool_page(tool, out) };
     let page = tool
@@ -51,7 +51,7 @@ fn tool_page(tool: clap::Command, out: &mut Vec<u8>) -> std::io::Result<()> {
 
 /// The exit codes of `EXIT_CODES` (the text `--help` prints), unwrapped:
 /// a line that starts with a number starts a code, the lines below it go on.
-pub fn exit_codes() -> Vec<(u16, String)> {
+pub(crate) fn exit_codes() -> Vec<(u16, String)> {
     let mut codes: Vec<(u16, String)> = Vec::new();
     for line in EXIT_CODES.lines().skip(1) {
         let trimmed = line.trim_start();

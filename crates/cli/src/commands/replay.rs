@@ -25,7 +25,7 @@ use crate::terminal::exit_status::Finish;
 use crate::terminal::progress::{bar, paced_bar};
 
 /// Replays what `filter` matches on `source` to `--to`, or to each message's source queue.
-pub async fn replay(
+pub(crate) async fn replay(
     source: &Queue,
     objects: &Objects,
     filter: &Filter,

@@ -32,7 +32,7 @@ const JSON_AGES: [(&str, &str); 6] = [
 
 /// Counts of the matching messages, printed as tables or one JSON document;
 /// `identity` is the reader's ARN, or why STS would not name it.
-pub async fn stats(
+pub(crate) async fn stats(
     queue: &Queue,
     filter: &Filter,
     json: bool,
@@ -83,18 +83,18 @@ pub async fn stats(
 /// The counts of one scan.
 #[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Stats {
-    pub total: u64,
-    pub by_error_code: BTreeMap<String, u64>,
-    pub by_tenant: BTreeMap<String, u64>,
-    pub by_source_queue: BTreeMap<String, u64>,
-    pub by_operation: BTreeMap<String, u64>,
+pub(crate) struct Stats {
+    pub(crate) total: u64,
+    pub(crate) by_error_code: BTreeMap<String, u64>,
+    pub(crate) by_tenant: BTreeMap<String, u64>,
+    pub(crate) by_source_queue: BTreeMap<String, u64>,
+    pub(crate) by_operation: BTreeMap<String, u64>,
     #[serde(serialize_with = "age_keys")]
-    pub by_age: BTreeMap<String, u64>,
+    pub(crate) by_age: BTreeMap<String, u64>,
     /// Records of a source message counted already ([`Entry::source_key`]):
     /// a quarantine write retried after its answer was lost. Replay sends
     /// each source message once.
-    pub duplicates: u64,
+    pub(crate) duplicates: u64,
     /// The source messages counted, by the first 16 bytes of their key's SHA-256.
     #[serde(skip)]
     sources: HashSet<u128>,
@@ -115,7 +115,7 @@ const NONE: &str = "(none)";
 
 impl Stats {
     /// Counts `entry`, its age taken at `now`.
-    pub fn add(&mut self, entry: &Entry, now: Timestamp) {
+    pub(crate) fn add(&mut self, entry: &Entry, now: Timestamp) {
         let key = |value: &Option<String>| value.clone().unwrap_or_else(|| NONE.to_owned());
         self.total += 1;
         let digest = backpressure_batch::idempotency::body_hash(&entry.source_key());
@@ -131,7 +131,7 @@ impl Stats {
     }
 
     /// One table per dimension, largest count first.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let mut out = format!("{} message(s)\n", self.total);
         if self.duplicates > 0 {
             let _ = writeln!(
@@ -169,7 +169,7 @@ fn table(out: &mut String, title: &str, rows: impl Iterator<Item = (String, u64)
 }
 
 /// The bucket of a message quarantined (or sent) at `at`.
-pub fn age_bucket(at: Option<Timestamp>, now: Timestamp) -> &'static str {
+pub(crate) fn age_bucket(at: Option<Timestamp>, now: Timestamp) -> &'static str {
     let Some(at) = at else { return "(unknown)" };
     let age = now.duration_since(at);
     AGES.iter()

@@ -17,7 +17,7 @@ use crate::reading::origin::{self, Origin};
 /// Where a message's fields come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A record the consumer or the worker wrote: the diagnosis and the original inside.
     Quarantine,
     /// A message SQS moved to a dead-letter queue, unchanged.
@@ -28,12 +28,12 @@ pub enum Kind {
 /// Lambda delivers them and as quarantine records hold them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Attribute {
-    pub data_type: String,
+pub(crate) struct Attribute {
+    pub(crate) data_type: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub string_value: Option<String>,
+    pub(crate) string_value: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub binary_value: Option<String>,
+    pub(crate) binary_value: Option<String>,
 }
 
 impl Attribute {
@@ -46,7 +46,7 @@ impl Attribute {
     }
 
     /// The attribute as SQS takes it in a send, or why it cannot be one.
-    pub fn to_sdk(&self) -> Result<MessageAttributeValue, String> {
+    pub(crate) fn to_sdk(&self) -> Result<MessageAttributeValue, String> {
         let mut value = MessageAttributeValue::builder().data_type(&self.data_type);
         if let Some(text) = &self.string_value {
             value = value.string_value(text);
@@ -62,41 +62,41 @@ impl Attribute {
 
 /// A message on the queue, classified.
 #[derive(Debug, Clone)]
-pub struct Entry {
+pub(crate) struct Entry {
     /// Its id on this queue: the first one, also after `--rotate-groups` moved it.
-    pub queue_message_id: String,
+    pub(crate) queue_message_id: String,
     /// The id SQS gave the copy received (differs from `queue_message_id` once moved).
-    pub received_id: String,
-    pub receipt_handle: String,
-    pub kind: Kind,
+    pub(crate) received_id: String,
+    pub(crate) receipt_handle: String,
+    pub(crate) kind: Kind,
     /// The id of the message that failed: the record's `messageId`, or the
     /// dead-lettered message's own id (SQS keeps it when it moves a message).
-    pub original_message_id: String,
-    pub error_code: Option<String>,
-    pub error_detail: Option<String>,
-    pub tenant_id: Option<String>,
-    pub operation: Option<String>,
+    pub(crate) original_message_id: String,
+    pub(crate) error_code: Option<String>,
+    pub(crate) error_detail: Option<String>,
+    pub(crate) tenant_id: Option<String>,
+    pub(crate) operation: Option<String>,
     /// The queue the original message came from, when known.
-    pub source_queue_arn: Option<String>,
-    pub group_id: Option<String>,
+    pub(crate) source_queue_arn: Option<String>,
+    pub(crate) group_id: Option<String>,
     /// When it was quarantined (records) or first sent (raw messages).
-    pub at: Option<Timestamp>,
+    pub(crate) at: Option<Timestamp>,
     /// The original message's body, exactly; for a body kept in S3, once
     /// read and checked ([`crate::reading::objects::Objects::fetch`]).
-    pub body: Option<String>,
+    pub(crate) body: Option<String>,
     /// The S3 object that holds the body, when the record was too large for its queue.
-    pub body_object: Option<BodyObject>,
+    pub(crate) body_object: Option<BodyObject>,
     /// Why the body in S3 could not be had: missing, altered, unreadable.
-    pub body_problem: Option<String>,
+    pub(crate) body_problem: Option<String>,
     /// The original message's attributes.
-    pub message_attributes: BTreeMap<String, Attribute>,
+    pub(crate) message_attributes: BTreeMap<String, Attribute>,
     /// This queue's message as received: its body, system attributes and
     /// message attributes (without the origin attribute).
-    pub queue_body: String,
-    pub queue_attributes: BTreeMap<String, String>,
-    pub queue_message_attributes: BTreeMap<String, Attribute>,
+    pub(crate) queue_body: String,
+    pub(crate) queue_attributes: BTreeMap<String, String>,
+    pub(crate) queue_message_attributes: BTreeMap<String, Attribute>,
     /// Its first identity on this queue.
-    pub origin: Origin,
+    pub(crate) origin: Origin,
 }
 
 /// A quarantine record, read with the type the consumer and the worker write
@@ -113,7 +113,7 @@ impl Entry {
     /// Classifies a received message: a quarantine record when its body is
     /// one (unless `raw`), a raw dead-lettered message otherwise. `None` for
     /// a message without id or receipt handle, which SQS never returns.
-    pub fn from_message(message: &Message, raw: bool) -> Option<Self> {
+    pub(crate) fn from_message(message: &Message, raw: bool) -> Option<Self> {
         let received_id = message.message_id()?.to_owned();
         let receipt_handle = message.receipt_handle()?.to_owned();
         let origin = Origin::of(message);
@@ -195,7 +195,7 @@ impl Entry {
     /// and its body's SHA-256. A quarantine write whose answer was lost and
     /// which the SDK retried leaves two records with one key; a standard
     /// queue cannot deduplicate them, so a replay does.
-    pub fn source_key(&self) -> String {
+    pub(crate) fn source_key(&self) -> String {
         let sha256 = match &self.body_object {
             Some(object) => object.sha256.clone(),
             None => backpressure_batch::idempotency::body_hash(self.body.as_deref().unwrap_or("")),
@@ -208,14 +208,14 @@ impl Entry {
     }
 
     /// The message group this queue holds the message in (FIFO, or a fair queue's tenant).
-    pub fn queue_group(&self) -> Option<&str> {
+    pub(crate) fn queue_group(&self) -> Option<&str> {
         self.queue_attributes
             .get(MessageSystemAttributeName::MessageGroupId.as_str())
             .map(String::as_str)
     }
 
     /// The entry as one JSON document: what `list --json`, `show` and `export` print.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let mut json = Map::new();
         json.insert("queueMessageId".into(), self.queue_message_id.clone().into());
         json.insert("kind".into(), serde_json::to_value(self.kind).unwrap_or(Value::Null));

@@ -9,7 +9,7 @@ use crate::terminal::error::CliError;
 
 /// The filters of one command, times resolved. Empty lists match everything.
 #[derive(Debug, Clone, Default)]
-pub struct Filter {
+pub(crate) struct Filter {
     error_codes: Vec<String>,
     tenants: Vec<String>,
     no_tenant: bool,
@@ -23,7 +23,7 @@ pub struct Filter {
 
 impl Filter {
     /// The filters given on the command line, ages counted back from `now`.
-    pub fn new(args: FilterArgs, now: Timestamp) -> Result<Self, CliError> {
+    pub(crate) fn new(args: FilterArgs, now: Timestamp) -> Result<Self, CliError> {
         let time = |flag: &'static str, value: Option<String>| {
             value
                 .map(|value| parse_time(&value, now).ok_or(CliError::BadTime { flag, value }))
@@ -52,13 +52,13 @@ impl Filter {
     }
 
     /// The filter of one message, by its original or its queue message id.
-    pub fn message_id(id: &str) -> Self {
+    pub(crate) fn message_id(id: &str) -> Self {
         Self { message_ids: vec![id.to_owned()], ..Self::default() }
     }
 
     /// Whether `entry` passes every filter. An entry without the field a
     /// filter names does not pass it (a raw message has no error code).
-    pub fn matches(&self, entry: &Entry) -> bool {
+    pub(crate) fn matches(&self, entry: &Entry) -> bool {
         let one_of = |accepted: &[String], value: Option<&str>| {
             accepted.is_empty() || value.is_some_and(|v| accepted.iter().any(|a| a == v))
         };

@@ -15,15 +15,15 @@ use crate::terminal::explain::explain_sdk;
 
 /// What a queue's reads fetch bodies for: the entries `filter` matches.
 #[derive(Debug, Clone)]
-pub struct Bodies {
-    pub objects: Objects,
-    pub filter: Filter,
+pub(crate) struct Bodies {
+    pub(crate) objects: Objects,
+    pub(crate) filter: Filter,
 }
 
 /// The S3 client bodies are read and deleted with.
 #[derive(Debug, Clone)]
-pub struct Objects {
-    pub s3: Client,
+pub(crate) struct Objects {
+    pub(crate) s3: Client,
 }
 
 impl Objects {
@@ -31,7 +31,7 @@ impl Objects {
     /// `wanted` names: a body that is there and checks out becomes the
     /// entry's body; otherwise the entry says why in `body_problem`, and has
     /// no body to replay.
-    pub async fn fetch(&self, entries: &mut [Entry], wanted: impl Fn(&Entry) -> bool) {
+    pub(crate) async fn fetch(&self, entries: &mut [Entry], wanted: impl Fn(&Entry) -> bool) {
         let reads = entries
             .iter_mut()
             .filter(|entry| entry.body_object.is_some() && entry.body.is_none() && wanted(entry))
@@ -76,7 +76,7 @@ impl Objects {
     }
 
     /// Deletes `objects`; each result is `Ok` or S3's reason.
-    pub async fn delete(&self, objects: &[&BodyObject]) -> Vec<Result<(), String>> {
+    pub(crate) async fn delete(&self, objects: &[&BodyObject]) -> Vec<Result<(), String>> {
         let deletes = objects.iter().map(|object| async move {
             let deleted =
                 self.s3.delete_object().bucket(&object.bucket).key(&object.key).send().await;

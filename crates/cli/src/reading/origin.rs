@@ -8,28 +8,28 @@ use aws_sdk_sqs::types::{Message, MessageAttributeValue, MessageSystemAttributeN
 use serde::{Deserialize, Serialize};
 
 /// The message attribute a moved copy carries.
-pub const ATTRIBUTE: &str = "sqs-backpressure-origin";
+pub(crate) const ATTRIBUTE: &str = "sqs-backpressure-origin";
 
 /// A message's first identity on this queue.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Origin {
+pub(crate) struct Origin {
     /// The message id SQS gave it on this queue.
-    pub id: String,
+    pub(crate) id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sent_timestamp: Option<String>,
+    pub(crate) sent_timestamp: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sequence_number: Option<String>,
+    pub(crate) sequence_number: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dead_letter_queue_source_arn: Option<String>,
+    pub(crate) dead_letter_queue_source_arn: Option<String>,
     /// The run that moved it last; `None` for a message never moved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub moved_by: Option<String>,
+    pub(crate) moved_by: Option<String>,
 }
 
 impl Origin {
     /// The origin a received message carries, or, never moved, its own.
-    pub fn of(message: &Message) -> Self {
+    pub(crate) fn of(message: &Message) -> Self {
         let carried = message
             .message_attributes()
             .and_then(|all| all.get(ATTRIBUTE))
@@ -53,7 +53,7 @@ impl Origin {
     }
 
     /// The attribute value for a copy moved by the run `run`.
-    pub fn attribute(&self, run: &str) -> String {
+    pub(crate) fn attribute(&self, run: &str) -> String {
         let origin = Self { moved_by: Some(run.to_owned()), ..self.clone() };
         serde_json::to_string(&origin).unwrap_or_default()
     }

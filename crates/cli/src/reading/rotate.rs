@@ -23,7 +23,7 @@ const MAX_ATTRIBUTES: usize = 10;
 
 /// One run's moves on one queue.
 #[derive(Debug)]
-pub struct Mover {
+pub(crate) struct Mover {
     /// Names this run in the copies it writes.
     run: String,
     /// The queue's `MaximumMessageSize`.
@@ -34,15 +34,15 @@ pub struct Mover {
 /// A message that could not be moved: it stays at the head of its group,
 /// held, so the group is not read past it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stuck {
-    pub group: String,
-    pub queue_message_id: String,
-    pub reason: String,
+pub(crate) struct Stuck {
+    pub(crate) group: String,
+    pub(crate) queue_message_id: String,
+    pub(crate) reason: String,
 }
 
 impl Mover {
     /// A mover for `queue`, which must be a FIFO queue.
-    pub async fn new(queue: &Queue) -> Result<Self, CliError> {
+    pub(crate) async fn new(queue: &Queue) -> Result<Self, CliError> {
         let output = queue
             .client
             .get_queue_attributes()
@@ -66,14 +66,14 @@ impl Mover {
     }
 
     /// Whether `entry` is a copy this run wrote: already read.
-    pub fn wrote(&self, entry: &Entry) -> bool {
+    pub(crate) fn wrote(&self, entry: &Entry) -> bool {
         entry.origin.moved_by.as_deref() == Some(self.run.as_str())
     }
 
     /// Moves `entries` (as received, in order) to the end of their groups; one
     /// result per entry. A whole call that fails is an error: what was not
     /// confirmed stays where it was.
-    pub async fn move_to_end(
+    pub(crate) async fn move_to_end(
         &self,
         queue: &Queue,
         entries: &[&Entry],

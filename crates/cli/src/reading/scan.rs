@@ -26,7 +26,7 @@ use crate::reading::spill::Keys;
 use crate::terminal::error::CliError;
 
 /// The mover a scan of `queue` uses, when it moves groups ([`Queue::moves_groups`]).
-pub async fn mover_for(queue: &Queue) -> Result<Option<Mover>, CliError> {
+pub(crate) async fn mover_for(queue: &Queue) -> Result<Option<Mover>, CliError> {
     if queue.moves_groups() { Ok(Some(Mover::new(queue).await?)) } else { Ok(None) }
 }
 
@@ -36,7 +36,7 @@ pub async fn mover_for(queue: &Queue) -> Result<Option<Mover>, CliError> {
 /// of its group instead of held, and the scan reads every group to its end;
 /// a `visit` that breaks then only stops visiting, so that every group it
 /// started to move ends in its order.
-pub async fn scan(
+pub(crate) async fn scan(
     queue: &Queue,
     mover: Option<&Mover>,
     visit: impl FnMut(Entry) -> ControlFlow<()>,

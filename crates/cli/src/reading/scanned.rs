@@ -8,47 +8,47 @@ use crate::terminal::exit_status::Finish;
 
 /// What a scan saw.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Scanned {
+pub(crate) struct Scanned {
     /// Distinct messages read.
-    pub read: usize,
+    pub(crate) read: usize,
     /// Messages SQS would not release; visible again when their lease ends.
-    pub not_released: usize,
+    pub(crate) not_released: usize,
     /// Visible messages the queue counted before the scan.
-    pub counted: u64,
+    pub(crate) counted: u64,
     /// Messages in flight before the scan (held by a consumer or an earlier run).
-    pub in_flight: u64,
+    pub(crate) in_flight: u64,
     /// When those are visible again, for a person (see [`crate::aws::queue::Queue::when_visible`]).
-    pub visible_again: String,
+    pub(crate) visible_again: String,
     /// Messages read per message group.
-    pub groups: BTreeMap<String, usize>,
+    pub(crate) groups: BTreeMap<String, usize>,
     /// Messages moved to the end of their group.
-    pub moved: usize,
+    pub(crate) moved: usize,
     /// Second copies left by an interrupted move, removed (or, not moving, skipped).
-    pub duplicates: usize,
+    pub(crate) duplicates: usize,
     /// Messages that could not be moved: their groups were not read past them.
-    pub stuck: Vec<Stuck>,
+    pub(crate) stuck: Vec<Stuck>,
     /// A `visit` stopped the scan early (a limit, a message found).
-    pub stopped_early: bool,
+    pub(crate) stopped_early: bool,
     /// Messages received again while held: their lease ran out mid-scan.
-    pub lapsed: usize,
+    pub(crate) lapsed: usize,
     /// The lease, in seconds (`--visibility-timeout`).
-    pub lease: i32,
+    pub(crate) lease: i32,
 }
 
 /// Why a scan's result is not the whole queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Shortfall {
+pub(crate) struct Shortfall {
     /// Messages the queue counts that were not read.
-    pub unread: u64,
+    pub(crate) unread: u64,
     /// One paragraph for the operator: what, why, what to do.
-    pub explanation: String,
+    pub(crate) explanation: String,
     /// The exit code: 4 (messages in flight, run again later) or 5 (not read).
-    pub exit_code: u8,
+    pub(crate) exit_code: u8,
 }
 
 impl Shortfall {
     /// The finish this shortfall means.
-    pub fn finish(&self) -> Finish {
+    pub(crate) fn finish(&self) -> Finish {
         if self.exit_code == 4 {
             Finish::Incomplete(self.unread)
         } else {
@@ -59,12 +59,12 @@ impl Shortfall {
 
 impl Scanned {
     /// Messages the queue counted that this scan did not read.
-    pub fn unread(&self) -> u64 {
+    pub(crate) fn unread(&self) -> u64 {
         self.counted.saturating_sub((self.read + self.duplicates) as u64)
     }
 
     /// What the scan of `url` missed, or `None` when it read everything the queue counted.
-    pub fn shortfall(&self, url: &str) -> Option<Shortfall> {
+    pub(crate) fn shortfall(&self, url: &str) -> Option<Shortfall> {
         if self.stopped_early {
             return None;
         }

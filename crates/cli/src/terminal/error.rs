@@ -126,7 +126,7 @@ impl CliError {
 
     /// A signal stopped the command after it released `held` messages, SQS
     /// refusing `refused` of them (all, when the release call itself failed).
-    pub fn interrupted(held: usize, refused: &Result<usize, CliError>, lease: i32) -> Self {
+    pub(crate) fn interrupted(held: usize, refused: &Result<usize, CliError>, lease: i32) -> Self {
         let not_released = refused.as_ref().map_or(held, |refused| *refused);
         Self::Interrupted { released: held - not_released, not_released, lease }
     }
@@ -150,14 +150,14 @@ impl CliError {
     }
 
     /// An SQS call's failure, with the operation and queue it was for.
-    pub fn sqs<E>(operation: &'static str, queue: &str, source: E) -> Self
+    pub(crate) fn sqs<E>(operation: &'static str, queue: &str, source: E) -> Self
     where
         aws_sdk_sqs::Error: From<E>,
     {
         Self::Sqs { operation, queue: queue.to_owned(), source: Box::new(source.into()) }
     }
 
-    pub fn file(path: &std::path::Path, source: std::io::Error) -> Self {
+    pub(crate) fn file(path: &std::path::Path, source: std::io::Error) -> Self {
         Self::File { path: path.to_owned(), source }
     }
 }

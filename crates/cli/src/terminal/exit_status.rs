@@ -36,7 +36,7 @@ impl Finish {
 }
 
 /// The exit codes, as `--help` and docs/operator-cli.md list them.
-pub const EXIT_CODES: &str = "\
+pub(crate) const EXIT_CODES: &str = "\
 Exit codes:
   0  done: every message the queue counted was read (and acted on)
   1  an error (named, with the AWS operation and queue), messages that could not be

@@ -14,7 +14,7 @@ const LAYERS: [&str; 6] =
 
 /// `error` (an SDK error of `operation`, with the service's `code` and
 /// `message` when it answered), explained.
-pub fn explain(
+pub(crate) fn explain(
     error: &(dyn Error + 'static),
     code: Option<&str>,
     message: Option<&str>,
@@ -70,7 +70,7 @@ pub fn explain(
 }
 
 /// `explain` for an SDK error that carries its metadata.
-pub fn explain_sdk<E>(error: &E, operation: &str) -> String
+pub(crate) fn explain_sdk<E>(error: &E, operation: &str) -> String
 where
     E: Error + ProvideErrorMetadata + 'static,
 {

@@ -4,7 +4,7 @@
 //! and the exit status.
 
 pub(crate) mod error;
-pub mod exit_status;
+pub(crate) mod exit_status;
 pub(crate) mod explain;
 pub mod interrupt;
 pub mod logging;

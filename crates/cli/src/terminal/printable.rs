@@ -2,7 +2,7 @@
 
 /// `text` with control characters escaped (a poison message may carry
 /// terminal escape sequences), cut to `max` characters with an ellipsis.
-pub fn printable(text: &str, max: usize) -> String {
+pub(crate) fn printable(text: &str, max: usize) -> String {
     let mut out = String::with_capacity(text.len().min(max + 8));
     for (count, c) in text.chars().enumerate() {
         if count == max {

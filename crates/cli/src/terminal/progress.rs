@@ -8,14 +8,14 @@ use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
 /// A progress bar on stderr when it is a terminal (hidden otherwise, so
 /// nothing is drawn into a pipe): done so far of `total`, rate, time left.
-pub fn bar(total: u64, verb: &str) -> ProgressBar {
+pub(crate) fn bar(total: u64, verb: &str) -> ProgressBar {
     paced_bar(total, verb, None)
 }
 
 /// [`bar`] for work paced at `rate` messages a second (`--rate`): the rate
 /// shown is never above it, and the time left follows from it, so a fast
 /// first batch does not promise what the pace will not deliver.
-pub fn paced_bar(total: u64, verb: &str, rate: Option<f64>) -> ProgressBar {
+pub(crate) fn paced_bar(total: u64, verb: &str, rate: Option<f64>) -> ProgressBar {
     let bar = if std::io::stderr().is_terminal() {
         ProgressBar::new(total)
     } else {
@@ -50,7 +50,7 @@ pub fn paced_bar(total: u64, verb: &str, rate: Option<f64>) -> ProgressBar {
 }
 
 /// A rate for a person: at most one decimal, none when it is whole.
-pub fn one_decimal(rate: f64) -> String {
+pub(crate) fn one_decimal(rate: f64) -> String {
     let rounded = (rate * 10.0).round() / 10.0;
     if rounded.fract() == 0.0 { format!("{rounded:.0}") } else { format!("{rounded:.1}") }
 }

@@ -37,20 +37,20 @@ impl State {
 /// What the decisions depend on besides the state.
 pub(super) struct Rules<'r> {
     /// The filters.
-    pub matches: &'r dyn Fn(&Entry) -> bool,
+    pub(super) matches: &'r dyn Fn(&Entry) -> bool,
     /// The audit file says an earlier run sent this message (by its queue id).
-    pub was_sent: &'r dyn Fn(&str) -> bool,
+    pub(super) was_sent: &'r dyn Fn(&str) -> bool,
     /// A copy this run wrote while moving a message to the end of its group.
-    pub moved_by_this_run: &'r dyn Fn(&Entry) -> bool,
+    pub(super) moved_by_this_run: &'r dyn Fn(&Entry) -> bool,
     /// `--rotate-groups`: what does not match is moved rather than held.
-    pub rotating: bool,
+    pub(super) rotating: bool,
     /// Replaying: a second record of a source message already replayed (by this
     /// run, or an earlier one the audit file knows) is a duplicate.
-    pub dedupe: bool,
+    pub(super) dedupe: bool,
     /// The audit file says an earlier run replayed this source message.
-    pub source_replayed: &'r dyn Fn(&str) -> bool,
+    pub(super) source_replayed: &'r dyn Fn(&str) -> bool,
     /// When the lease of what this batch holds ends: the receive's start plus the lease.
-    pub expires: Instant,
+    pub(super) expires: Instant,
 }
 
 /// Sorts one received batch, updating what is held, seen and left to do.

@@ -35,7 +35,7 @@ const MAX_MESSAGE_BYTES: usize = 1_048_576;
 
 /// What a sweep does with a matching message.
 #[derive(Debug, Clone, Copy)]
-pub enum Action<'a> {
+pub(crate) enum Action<'a> {
     Replay { destinations: &'a Destinations, dry_run: bool },
     Discard,
 }
@@ -47,45 +47,45 @@ fn is_zero(count: &u64) -> bool {
 /// What a sweep did.
 #[derive(Debug, Default, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Tally {
-    pub replayed: u64,
-    pub discarded: u64,
+pub(crate) struct Tally {
+    pub(crate) replayed: u64,
+    pub(crate) discarded: u64,
     /// Sent by an earlier, interrupted run; deleted now without sending.
-    pub deleted_on_resume: u64,
+    pub(crate) deleted_on_resume: u64,
     /// Second records of a source message replayed (by this run or an earlier
     /// one): deleted without sending (a dry run counts them and deletes nothing).
-    pub duplicates: u64,
+    pub(crate) duplicates: u64,
     /// Printed by `--dry-run`.
-    pub would_send: u64,
+    pub(crate) would_send: u64,
     /// Left on the queue because SQS refused them or they cannot be sent.
-    pub failed: u64,
+    pub(crate) failed: u64,
     /// Sent (SQS accepted them), but their audit lines could not be written:
     /// left on the queue, so a rerun sends them again.
     #[serde(skip_serializing_if = "is_zero")]
-    pub sent_not_on_record: u64,
+    pub(crate) sent_not_on_record: u64,
     /// Did not match the filters; left on the queue.
-    pub not_matching: u64,
+    pub(crate) not_matching: u64,
     /// Not matching, moved to the end of their FIFO group (`--rotate-groups`).
-    pub moved: u64,
+    pub(crate) moved: u64,
     /// Distinct messages received, by message group.
     #[serde(skip)]
-    pub seen: BTreeMap<String, usize>,
+    pub(crate) seen: BTreeMap<String, usize>,
     /// Messages that could not be moved: their groups were not read past them.
     #[serde(skip)]
-    pub stuck: Vec<Stuck>,
+    pub(crate) stuck: Vec<Stuck>,
     /// The limit was reached: the sweep did not look for more.
     #[serde(skip)]
-    pub limited: bool,
+    pub(crate) limited: bool,
     /// The ids SQS gave the replayed messages, when the sweep keeps them ([`Sweep::keeping_new_ids`]).
-    pub new_message_ids: Vec<String>,
+    pub(crate) new_message_ids: Vec<String>,
     /// Messages held that were received again: their lease ran out.
     #[serde(skip)]
-    pub lapsed: usize,
+    pub(crate) lapsed: usize,
 }
 
 impl Tally {
     /// Adds what a later sweep of the same run did.
-    pub fn add(&mut self, tally: &Tally) {
+    pub(crate) fn add(&mut self, tally: &Tally) {
         let total = self;
         total.replayed += tally.replayed;
         total.discarded += tally.discarded;
@@ -108,22 +108,22 @@ impl Tally {
 
 /// What a sweep works on and with.
 #[derive(Debug, Clone, Copy)]
-pub struct Setup<'a> {
-    pub source: &'a Queue,
-    pub filter: &'a Filter,
-    pub action: Action<'a>,
+pub(crate) struct Setup<'a> {
+    pub(crate) source: &'a Queue,
+    pub(crate) filter: &'a Filter,
+    pub(crate) action: Action<'a>,
     /// `None` for a dry run, which writes nothing.
-    pub audit: Option<&'a Audit>,
-    pub operator: &'a str,
-    pub pacer: &'a Pacer,
+    pub(crate) audit: Option<&'a Audit>,
+    pub(crate) operator: &'a str,
+    pub(crate) pacer: &'a Pacer,
     /// Moves what does not match to the end of its FIFO group instead of holding it.
-    pub mover: Option<&'a Mover>,
+    pub(crate) mover: Option<&'a Mover>,
     /// Deletes the bodies kept in S3 of the messages deleted; `None` for a dry run.
-    pub objects: Option<&'a Objects>,
+    pub(crate) objects: Option<&'a Objects>,
 }
 
 #[derive(Debug)]
-pub struct Sweep<'a> {
+pub(crate) struct Sweep<'a> {
     source: &'a Queue,
     filter: &'a Filter,
     action: Action<'a>,
@@ -141,7 +141,11 @@ pub struct Sweep<'a> {
 
 impl<'a> Sweep<'a> {
     /// A sweep that acts on at most `limit` matching messages.
-    pub fn new(setup: Setup<'a>, limit: usize, progress: ProgressBar) -> Result<Self, CliError> {
+    pub(crate) fn new(
+        setup: Setup<'a>,
+        limit: usize,
+        progress: ProgressBar,
+    ) -> Result<Self, CliError> {
         let Setup { source, filter, action, audit, operator, pacer, mover, objects } = setup;
         let state = State {
             held: Holding::new()?,
@@ -167,13 +171,13 @@ impl<'a> Sweep<'a> {
     }
 
     /// Collects [`Tally::new_message_ids`].
-    pub fn keeping_new_ids(self) -> Self {
+    pub(crate) fn keeping_new_ids(self) -> Self {
         Self { keeps_new_ids: true, ..self }
     }
 
     /// Runs `loops` loops until the queue has no more visible messages or the
     /// limit is reached, releases what it held, and returns what it did.
-    pub async fn run(self, loops: usize) -> (Tally, Result<(), CliError>) {
+    pub(crate) async fn run(self, loops: usize) -> (Tally, Result<(), CliError>) {
         let lane = || async {
             let outcome = self.lane().await;
             if outcome.is_err() {
