@@ -16,7 +16,9 @@ pub use terminal::{interrupt, logging};
 
 use args::{Cli, Command, QueueArgs};
 use aws::queue::Queue;
+use commands::consent::require_consent;
 use reading::filter::Filter;
+use reading::objects::{Bodies, Objects};
 use terminal::error::CliError;
 
 /// Runs one command.
@@ -28,11 +30,9 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
     // Nobody to ask and no --yes: said before any call.
     match &cli.command {
         Command::Replay { replay, change, .. } if !replay.dry_run => {
-            commands::consent::require_consent(change.yes)?;
+            require_consent(change.yes)?;
         }
-        Command::Discard { dry_run: false, change, .. } => {
-            commands::consent::require_consent(change.yes)?
-        }
+        Command::Discard { dry_run: false, change, .. } => require_consent(change.yes)?,
         _ => {}
     }
     let url = aws::connect::queue_url(&clients.sqs, "--queue-url", &queue_args.queue_url).await?;
@@ -50,10 +50,10 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         rotate: args.rotate_groups,
         bodies: None,
     };
-    let objects = reading::objects::Objects { s3: clients.s3.clone() };
+    let objects = Objects { s3: clients.s3.clone() };
     // The bodies a command shows, exports or replays, read from S3 as each is received.
     let with_bodies = |queue: Queue, filter: &Filter| Queue {
-        bodies: Some(reading::objects::Bodies { objects: objects.clone(), filter: filter.clone() }),
+        bodies: Some(Bodies { objects: objects.clone(), filter: filter.clone() }),
         ..queue
     };
     let now = jiff::Timestamp::now();
