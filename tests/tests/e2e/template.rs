@@ -486,7 +486,7 @@ fn the_operator_policy_holds_exactly_what_the_cli_calls_apart_from_the_runtime_r
         })
         .collect();
     let sid = |name: &str| statements.iter().find(|s| s["Sid"].as_str() == Some(name)).unwrap();
-    // crates/cli/src/queue.rs: the calls on the queue read from, and on the queue replayed to.
+    // crates/cli/src/aws/queue.rs: the calls on the queue read from, and on the queue replayed to.
     assert_eq!(
         actions_of(sid("ReadReleaseDeleteFailedMessages")),
         names(&[
