@@ -105,8 +105,17 @@ pub fn crypto_provider() -> Arc<CryptoProvider> {
 /// A rustls client configuration that verifies servers against
 /// [`system_roots`], read at the first handshake rather than here.
 pub fn client_config() -> Result<ClientConfig, rustls::Error> {
+    client_config_over(Box::new(|| system_roots().store()))
+}
+
+/// What gives the trust anchors, called at the first handshake.
+type Roots = Box<dyn Fn() -> Arc<RootCertStore> + Send + Sync>;
+
+/// As [`client_config`], trusting what `roots` gives.
+fn client_config_over(roots: Roots) -> Result<ClientConfig, rustls::Error> {
     let provider = crypto_provider();
-    let verifier = Arc::new(SystemVerifier { provider: provider.clone(), inner: OnceLock::new() });
+    let verifier =
+        Arc::new(SystemVerifier { provider: provider.clone(), roots, inner: OnceLock::new() });
     Ok(ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
         .dangerous()
@@ -114,29 +123,35 @@ pub fn client_config() -> Result<ClientConfig, rustls::Error> {
         .with_no_client_auth())
 }
 
-/// rustls' own WebPKI verifier over [`system_roots`], built on its first use.
-/// Signatures need no roots, so only the chain check waits for them.
-#[derive(Debug)]
+/// rustls' own WebPKI verifier over the roots, built on its first use: only
+/// the chain check waits for them, signatures need none. rustls offers no
+/// lazily-built verifier, hence the `dangerous()` door; the tests below hold
+/// it to WebPKI's refusals (an unknown issuer, another host, an expired
+/// certificate) over real handshakes.
 struct SystemVerifier {
     provider: Arc<CryptoProvider>,
+    roots: Roots,
     inner: OnceLock<Result<Arc<WebPkiServerVerifier>, String>>,
+}
+
+impl fmt::Debug for SystemVerifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SystemVerifier").field("built", &self.inner.get().is_some()).finish()
+    }
 }
 
 impl SystemVerifier {
     fn webpki(&self) -> Result<&Arc<WebPkiServerVerifier>, rustls::Error> {
         self.inner
             .get_or_init(|| {
-                WebPkiServerVerifier::builder_with_provider(
-                    system_roots().store(),
-                    self.provider.clone(),
-                )
-                .build()
-                .map_err(|error| {
-                    format!(
-                        "the trust store has no usable root certificates ({error}); point \
-                         SSL_CERT_FILE at a PEM bundle of the roots to trust"
-                    )
-                })
+                WebPkiServerVerifier::builder_with_provider((self.roots)(), self.provider.clone())
+                    .build()
+                    .map_err(|error| {
+                        format!(
+                            "the trust store has no usable root certificates ({error}); point \
+                             SSL_CERT_FILE at a PEM bundle of the roots to trust"
+                        )
+                    })
             })
             .as_ref()
             .map_err(|reason| rustls::Error::General(reason.clone()))
@@ -195,28 +210,4 @@ impl ServerCertVerifier for SystemVerifier {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn repeats_are_dropped_and_what_is_not_a_certificate_is_refused() {
-        let roots = system_roots();
-        let Some(first) = roots.certificates().first().cloned() else {
-            panic!("this machine's trust store is empty: the test needs ca-certificates");
-        };
-        let junk = CertificateDer::from(vec![0x30, 0x03, 0x02, 0x01, 0x00]);
-        let (kept, store, refused) = accepted(vec![first.clone(), junk, first.clone()]);
-        assert_eq!(kept, vec![first]);
-        assert_eq!(store.len(), 1);
-        assert_eq!(refused, 1);
-    }
-
-    #[test]
-    fn the_system_store_is_read_once_and_holds_each_root_once() {
-        let (a, b) = (system_roots(), system_roots());
-        assert!(std::ptr::eq(a, b));
-        let distinct: HashSet<&[u8]> = a.certificates().iter().map(|c| c.as_ref()).collect();
-        assert_eq!(distinct.len(), a.certificates().len());
-        assert_eq!(a.store().len(), a.certificates().len());
-    }
-}
+mod tests;
