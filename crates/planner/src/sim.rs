@@ -7,7 +7,7 @@ use backlog_publisher::load::LoadSettings;
 use backlog_publisher::{BacklogTarget, QueueCounts, ServiceCounts};
 use fastrand::Rng;
 
-use crate::autoscaling::{Scaler, ScalingConfig, ZeroCapacity};
+use crate::autoscaling::{Scaler, ScalingAction, ScalingConfig, ZeroCapacity};
 use crate::cloudwatch::PERIOD_SECONDS;
 use crate::defaults;
 use crate::fleet::{Fleet, WorkerModel};
@@ -16,7 +16,7 @@ use crate::publisher::{Publisher, PublisherModel};
 use crate::queue::{Message, Queue, QueueModel};
 use crate::random::ServiceTime;
 use crate::stats::{Minute, Outcome, Waits, leftovers};
-use crate::trace::Trace;
+use crate::trace::{ServiceShape, Trace};
 
 /// Mean seconds from launch to running of a Fargate task pulling the
 /// worker's image: the planner's default `--startup-seconds`.
@@ -127,6 +127,25 @@ impl Scenario {
         }
         trial
     }
+
+    /// Changes the service time (and, for a slower worker, the publisher's
+    /// `AvgProcessingSeconds` to match) as the trace's shape says.
+    pub fn shape_service(&mut self, shape: ServiceShape) {
+        match shape {
+            ServiceShape::AsGiven => {}
+            ServiceShape::Slower(factor) => {
+                self.workers.service = self.workers.service.scaled(factor);
+                self.lambda.invocation.service = self.workers.service;
+                self.publisher.load.processing_seconds *= factor;
+            }
+            ServiceShape::HeavyTailed(cv) => {
+                let mean = self.workers.service.mean();
+                self.workers.service = ServiceTime::LogNormal { mean, cv };
+                self.lambda.invocation.service = self.workers.service;
+            }
+            ServiceShape::Slowdown(slowdown) => self.workers.slowdown = Some(slowdown),
+        }
+    }
 }
 
 /// Separate generators per concern, so that every policy sees the same
@@ -152,41 +171,111 @@ impl Rngs {
 
 /// Runs `policy` on `scenario`.
 pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
-    let target = scenario.target_of(policy);
-    let step_scale_in = match policy {
-        Policy::Load => Some(defaults::LOAD_SCALE_IN_COOLDOWN),
-        _ => None,
-    };
-    let mut rngs = Rngs::new(scenario.seed);
-    let mut queue = Queue::new(scenario.queue);
-    let mut fleet = Fleet::new(scenario.workers, scenario.initial_tasks);
-    let mut scaler = Scaler::new(
-        ScalingConfig { target, step_scale_in, ..scenario.scaling },
-        scenario.initial_tasks,
-    );
-    fleet.reconcile(0, scaler.desired(), &mut queue, &mut rngs.startup);
-    let mut publisher = Publisher::new(scenario.publisher, policy, target);
-    let every = publisher.evaluation_interval();
-    let mut waits = Waits::default();
-    let mut actions = Vec::new();
-    let mut episodes = Vec::new();
-    let mut zero_since: Option<u64> = None;
-    let mut minutes = Vec::new();
-    let mut minute_arrivals = 0;
-    let mut counted = 0;
-
+    let mut run = EcsRun::new(scenario, policy);
     let end = scenario.trace.seconds() + scenario.tail_seconds;
     for now in 0..end {
-        let arrivals = scenario.trace.arrivals.get(now as usize).copied().unwrap_or(0);
-        for _ in 0..arrivals {
-            let poison = rngs.poison.f64() < scenario.queue.poison_fraction;
-            counted += u64::from(!poison);
-            queue.send(Message { sent: now as u32, receives: 0, poison });
+        run.arrive(now);
+        run.queue.expire_leases(now);
+        run.fleet.work(now, &mut run.queue, &mut run.rngs.service, &mut run.waits);
+        run.publish_and_scale(now);
+        run.watch_for_zero(now);
+        if now % PERIOD_SECONDS == PERIOD_SECONDS - 1 {
+            run.close_minute(now);
         }
-        minute_arrivals += u64::from(arrivals);
-        queue.expire_leases(now);
-        fleet.work(now, &mut queue, &mut rngs.service, &mut waits);
+    }
+    run.outcome(end)
+}
 
+/// Sends the trace's messages of second `now` to `queue`, each poison with
+/// the scenario's probability: how many arrived, and how many of them are not
+/// poison.
+pub(crate) fn arrive(
+    scenario: &Scenario,
+    now: u64,
+    queue: &mut Queue,
+    poison: &mut Rng,
+) -> (u64, u64) {
+    let arrivals = scenario.trace.arrivals.get(now as usize).copied().unwrap_or(0);
+    let mut healthy = 0;
+    for _ in 0..arrivals {
+        let poison = poison.f64() < scenario.queue.poison_fraction;
+        healthy += u64::from(!poison);
+        queue.send(Message { sent: now as u32, receives: 0, poison });
+    }
+    (u64::from(arrivals), healthy)
+}
+
+/// An ECS run between two seconds.
+#[derive(Debug)]
+struct EcsRun<'a> {
+    scenario: &'a Scenario,
+    policy: Policy,
+    rngs: Rngs,
+    queue: Queue,
+    fleet: Fleet,
+    scaler: Scaler,
+    publisher: Publisher,
+    /// Seconds between two evaluations of the alarms.
+    every: u64,
+    waits: Waits,
+    actions: Vec<ScalingAction>,
+    /// Each spell of messages waiting with no task running: its seconds, or
+    /// `None` for one the run ended in.
+    episodes: Vec<Option<u64>>,
+    zero_since: Option<u64>,
+    minutes: Vec<Minute>,
+    minute_arrivals: u64,
+    /// Non-poison messages sent.
+    counted: u64,
+}
+
+impl<'a> EcsRun<'a> {
+    fn new(scenario: &'a Scenario, policy: Policy) -> Self {
+        let target = scenario.target_of(policy);
+        let step_scale_in = match policy {
+            Policy::Load => Some(defaults::LOAD_SCALE_IN_COOLDOWN),
+            _ => None,
+        };
+        let mut rngs = Rngs::new(scenario.seed);
+        let mut queue = Queue::new(scenario.queue);
+        let mut fleet = Fleet::new(scenario.workers, scenario.initial_tasks);
+        let scaler = Scaler::new(
+            ScalingConfig { target, step_scale_in, ..scenario.scaling },
+            scenario.initial_tasks,
+        );
+        fleet.reconcile(0, scaler.desired(), &mut queue, &mut rngs.startup);
+        let publisher = Publisher::new(scenario.publisher, policy, target);
+        Self {
+            scenario,
+            policy,
+            rngs,
+            queue,
+            fleet,
+            scaler,
+            every: publisher.evaluation_interval(),
+            publisher,
+            waits: Waits::default(),
+            actions: Vec::new(),
+            episodes: Vec::new(),
+            zero_since: None,
+            minutes: Vec::new(),
+            minute_arrivals: 0,
+            counted: 0,
+        }
+    }
+
+    /// Sends the trace's messages of second `now`.
+    fn arrive(&mut self, now: u64) {
+        let (arrivals, healthy) =
+            arrive(self.scenario, now, &mut self.queue, &mut self.rngs.poison);
+        self.minute_arrivals += arrivals;
+        self.counted += healthy;
+    }
+
+    /// The publisher samples on its schedule, the alarms evaluate on theirs,
+    /// and ECS follows the desired count.
+    fn publish_and_scale(&mut self, now: u64) {
+        let Self { queue, fleet, scaler, publisher, rngs, .. } = self;
         let read = || Readings {
             queue: QueueCounts {
                 visible: queue.visible(),
@@ -202,56 +291,66 @@ pub fn run(scenario: &Scenario, policy: Policy) -> Outcome {
         };
         publisher.tick(now, read, &mut rngs.schedule);
         if now > 0
-            && now.is_multiple_of(every)
+            && now.is_multiple_of(self.every)
             && let Some(action) = scaler.evaluate(now, fleet.running(), publisher.evaluation(now))
         {
-            actions.push(action);
+            self.actions.push(action);
         }
-        fleet.reconcile(now, scaler.desired(), &mut queue, &mut rngs.startup);
+        fleet.reconcile(now, scaler.desired(), queue, &mut rngs.startup);
+    }
 
-        let waiting = queue.visible() + queue.in_flight() > 0;
-        match (zero_since, fleet.running()) {
-            (None, 0) if waiting => zero_since = Some(now),
+    /// Opens a spell when messages wait and no task runs; closes it when one does.
+    fn watch_for_zero(&mut self, now: u64) {
+        let waiting = self.queue.visible() + self.queue.in_flight() > 0;
+        match (self.zero_since, self.fleet.running()) {
+            (None, 0) if waiting => self.zero_since = Some(now),
             (Some(since), running) if running > 0 => {
-                episodes.push(Some(now - since));
-                zero_since = None;
+                self.episodes.push(Some(now - since));
+                self.zero_since = None;
             }
             _ => {}
         }
-        if now % PERIOD_SECONDS == PERIOD_SECONDS - 1 {
-            let minute = now / PERIOD_SECONDS;
-            minutes.push(Minute {
-                arrivals: minute_arrivals,
-                visible: queue.visible(),
-                running: fleet.running(),
-                desired: scaler.desired(),
-                metric: publisher.minute(minute),
-                head_wait: queue.head_sent().map(|sent| now.saturating_sub(u64::from(sent))),
-            });
-            minute_arrivals = 0;
-        }
-    }
-    if zero_since.is_some() {
-        episodes.push(None);
     }
 
-    let slo = scenario.slo.latency_seconds;
-    let (left, left_late) = leftovers(queue.remaining().chain(fleet.holding()), end, slo);
-    Outcome {
-        consumer: Consumer::Ecs(policy),
-        sent: scenario.trace.total(),
-        processed: waits.count(),
-        dead_lettered: queue.dead_lettered(),
-        dead_lettered_healthy: queue.dead_lettered_healthy(),
-        left,
-        left_late,
-        counted,
-        waits,
-        last_finish: fleet.last_finish(),
-        slo_seconds: slo,
-        task_seconds: fleet.bill_remaining(end),
-        actions,
-        zero_to_first_task: episodes,
-        minutes,
+    /// Records the minute that ends with second `now`.
+    fn close_minute(&mut self, now: u64) {
+        let minute = now / PERIOD_SECONDS;
+        self.minutes.push(Minute {
+            arrivals: self.minute_arrivals,
+            visible: self.queue.visible(),
+            running: self.fleet.running(),
+            desired: self.scaler.desired(),
+            metric: self.publisher.minute(minute),
+            head_wait: self.queue.head_sent().map(|sent| now.saturating_sub(u64::from(sent))),
+        });
+        self.minute_arrivals = 0;
+    }
+
+    /// What the run did, `end` seconds in: messages still queued or held by a
+    /// task are left.
+    fn outcome(mut self, end: u64) -> Outcome {
+        if self.zero_since.is_some() {
+            self.episodes.push(None);
+        }
+        let slo = self.scenario.slo.latency_seconds;
+        let held = self.queue.remaining().chain(self.fleet.holding());
+        let (left, left_late) = leftovers(held, end, slo);
+        Outcome {
+            consumer: Consumer::Ecs(self.policy),
+            sent: self.scenario.trace.total(),
+            processed: self.waits.count(),
+            dead_lettered: self.queue.dead_lettered(),
+            dead_lettered_healthy: self.queue.dead_lettered_healthy(),
+            left,
+            left_late,
+            counted: self.counted,
+            waits: self.waits,
+            last_finish: self.fleet.last_finish(),
+            slo_seconds: slo,
+            task_seconds: self.fleet.bill_remaining(end),
+            actions: self.actions,
+            zero_to_first_task: self.episodes,
+            minutes: self.minutes,
+        }
     }
 }

@@ -81,27 +81,6 @@ pub enum ServiceShape {
     Slowdown(crate::fleet::Slowdown),
 }
 
-impl ServiceShape {
-    /// Changes `scenario`'s service time (and, for a slower worker, the
-    /// publisher's `AvgProcessingSeconds` to match) as the trace says.
-    pub fn apply(self, scenario: &mut crate::sim::Scenario) {
-        match self {
-            Self::AsGiven => {}
-            Self::Slower(factor) => {
-                scenario.workers.service = scenario.workers.service.scaled(factor);
-                scenario.lambda.invocation.service = scenario.workers.service;
-                scenario.publisher.load.processing_seconds *= factor;
-            }
-            Self::HeavyTailed(cv) => {
-                let mean = scenario.workers.service.mean();
-                scenario.workers.service = crate::random::ServiceTime::LogNormal { mean, cv };
-                scenario.lambda.invocation.service = scenario.workers.service;
-            }
-            Self::Slowdown(slowdown) => scenario.workers.slowdown = Some(slowdown),
-        }
-    }
-}
-
 impl BuiltIn {
     /// Every built-in trace, in the order tables show them.
     pub const ALL: [Self; 15] = [
@@ -175,39 +154,11 @@ impl BuiltIn {
         let minute = t / 60;
         match self {
             Self::Steady => 20.0,
-            Self::Diurnal => {
-                let day = t as f64 / 86_400.0;
-                // Lowest at 03:00, highest at 15:00.
-                let phase = (day - 0.125) * std::f64::consts::TAU;
-                21.0 - 19.0 * phase.cos()
-            }
-            Self::BurstFromIdle => {
-                if (20..30).contains(&minute) {
-                    30.0
-                } else {
-                    0.0
-                }
-            }
-            Self::SpikeOnWarmFleet => {
-                if (30..35).contains(&minute) {
-                    120.0
-                } else {
-                    20.0
-                }
-            }
+            Self::Diurnal => diurnal(t),
+            Self::BurstFromIdle => during(minute, 20..30, 30.0, 0.0),
+            Self::SpikeOnWarmFleet => during(minute, 30..35, 120.0, 20.0),
             Self::SparseTrickle => 1.0 / 1_200.0,
-            Self::OfficeHours => {
-                // Day 0 is a Sunday, day 1 a Monday.
-                let (day, hour) = (t / 86_400, (t % 86_400) as f64 / 3_600.0);
-                let office = day == 1 && (8.0..18.0).contains(&hour);
-                if !office {
-                    return 0.2;
-                }
-                // Up by 10:00, a dip over lunch, down from 16:00.
-                let ramp = ((hour - 8.0) / 2.0).min((18.0 - hour) / 2.0).min(1.0);
-                let lunch = if (12.0..13.5).contains(&hour) { 0.6 } else { 1.0 };
-                0.2 + 99.8 * ramp * lunch
-            }
+            Self::OfficeHours => office_hours(t),
             Self::BatchEvery4h => {
                 if minute % 240 < 5 && minute >= 30 {
                     100.0
@@ -216,40 +167,19 @@ impl BuiltIn {
                 }
             }
             Self::SlowRamp => 2.0 + 58.0 * t as f64 / self.seconds() as f64,
-            Self::EveningSurge => {
-                let hour = t as f64 / 3_600.0;
-                // Up from 19:00, the peak at 20:00, down by 21:00.
-                let surge = (1.0 - (hour - 20.0).abs()).max(0.0);
-                3.0 + 77.0 * surge
-            }
+            Self::EveningSurge => evening_surge(t),
             Self::RandomBursts => {
                 let burst =
                     bursts.iter().find(|&&(start, len, _)| (start..start + len).contains(&t));
                 0.5 + burst.map_or(0.0, |&(_, len, messages)| messages / len as f64)
             }
-            Self::NightlyBatch => {
-                if minute == 120 {
-                    100.0
-                } else {
-                    1.0 / 30.0
-                }
-            }
-            Self::Weekly => {
-                // Day 0 is a Monday; days 5 and 6 the weekend.
-                let (day, hour) = (t / 86_400, (t % 86_400) as f64 / 3_600.0);
-                let peak = if day >= 5 { 4.0 } else { 12.0 };
-                let office = ((hour - 7.0) / 2.0).min((19.0 - hour) / 2.0).clamp(0.0, 1.0);
-                0.5 + (peak - 0.5) * office
-            }
-            Self::TailAfterBurst => {
-                if (10..20).contains(&minute) {
-                    40_000.0 / 600.0
-                } else if minute >= 20 {
-                    2.0
-                } else {
-                    0.0
-                }
-            }
+            Self::NightlyBatch => during(minute, 120..121, 100.0, 1.0 / 30.0),
+            Self::Weekly => weekly(t),
+            Self::TailAfterBurst => match minute {
+                10..20 => 40_000.0 / 600.0,
+                20.. => 2.0,
+                _ => 0.0,
+            },
             Self::HeavyTailedService | Self::SlowDownstream => 15.0,
         }
     }
@@ -308,6 +238,46 @@ impl BuiltIn {
             .collect();
         Trace { name: self.name().to_owned(), arrivals, start: None }
     }
+}
+
+/// `inside` messages a second during `minutes`, `outside` otherwise.
+fn during(minute: u64, minutes: std::ops::Range<u64>, inside: f64, outside: f64) -> f64 {
+    if minutes.contains(&minute) { inside } else { outside }
+}
+
+/// Between 2 and 40 a second: lowest at 03:00, highest at 15:00.
+fn diurnal(t: u64) -> f64 {
+    let day = t as f64 / 86_400.0;
+    let phase = (day - 0.125) * std::f64::consts::TAU;
+    21.0 - 19.0 * phase.cos()
+}
+
+/// A quiet Sunday (day 0), then Monday's office hours up to 100 a second.
+fn office_hours(t: u64) -> f64 {
+    let (day, hour) = (t / 86_400, (t % 86_400) as f64 / 3_600.0);
+    let office = day == 1 && (8.0..18.0).contains(&hour);
+    if !office {
+        return 0.2;
+    }
+    // Up by 10:00, a dip over lunch, down from 16:00.
+    let ramp = ((hour - 8.0) / 2.0).min((18.0 - hour) / 2.0).min(1.0);
+    let lunch = if (12.0..13.5).contains(&hour) { 0.6 } else { 1.0 };
+    0.2 + 99.8 * ramp * lunch
+}
+
+/// 3 a second, and a surge up from 19:00, at its peak at 20:00, down by 21:00.
+fn evening_surge(t: u64) -> f64 {
+    let hour = t as f64 / 3_600.0;
+    let surge = (1.0 - (hour - 20.0).abs()).max(0.0);
+    3.0 + 77.0 * surge
+}
+
+/// Office-hours peaks on weekdays (day 0 is a Monday), lower ones on days 5 and 6.
+fn weekly(t: u64) -> f64 {
+    let (day, hour) = (t / 86_400, (t % 86_400) as f64 / 3_600.0);
+    let peak = if day >= 5 { 4.0 } else { 12.0 };
+    let office = ((hour - 7.0) / 2.0).min((19.0 - hour) / 2.0).clamp(0.0, 1.0);
+    0.5 + (peak - 0.5) * office
 }
 
 impl fmt::Display for BuiltIn {

@@ -339,7 +339,7 @@ impl ScenarioArgs {
             .into_iter()
             .map(|(trace, initial, shape)| {
                 let mut scenario = self.scenario(trace, initial, target);
-                shape.apply(&mut scenario);
+                scenario.shape_service(shape);
                 scenario
             })
             .collect())

@@ -142,13 +142,10 @@ impl<'a> LambdaRun<'a> {
 
     /// Sends the trace's messages of second `now`.
     fn arrive(&mut self, now: u64) {
-        let arrivals = self.scenario.trace.arrivals.get(now as usize).copied().unwrap_or(0);
-        for _ in 0..arrivals {
-            let poison = self.poison_rng.f64() < self.scenario.queue.poison_fraction;
-            self.counted += u64::from(!poison);
-            self.queue.send(Message { sent: now as u32, receives: 0, poison });
-        }
-        self.minute_arrivals += u64::from(arrivals);
+        let (arrivals, healthy) =
+            crate::sim::arrive(self.scenario, now, &mut self.queue, &mut self.poison_rng);
+        self.minute_arrivals += arrivals;
+        self.counted += healthy;
     }
 
     /// Settles the batches of the invocations over by the end of second `now`
