@@ -3,7 +3,8 @@
 
 use std::fmt::Write;
 
-use crate::held_out::{GOAL, Row, TraceResult, settings};
+use crate::held_out::{GOAL, Row, Score, TraceResult, settings};
+use crate::policy::Policy;
 
 fn setting(index: usize) -> String {
     settings().get(index).map_or("-".to_owned(), |s| {
@@ -20,12 +21,24 @@ fn judged(result: &TraceResult, index: Option<usize>, seeds: u32) -> String {
     } else {
         format!(", SLO met on {} of {seeds} seeds", score.seeds_met)
     };
-    let over = if score.reversals_per_day > result.bound_for(score) + 1e-9 {
-        ", over the bound"
-    } else {
-        ""
-    };
+    let over = if over_the_bound(result, score) { ", over the bound" } else { "" };
     format!("{ratio} ({:.1}{over}{slo})", score.reversals_per_day)
+}
+
+/// Whether `score` has more reversals than the bound allows on `result`'s trace.
+fn over_the_bound(result: &TraceResult, score: &Score) -> bool {
+    score.reversals_per_day > result.bound_for(score) + 1e-9
+}
+
+fn describe((policy, score): &(Policy, Score)) -> String {
+    format!(
+        "{} (target {}, MinTasks {}): {:.1} ({:.1})",
+        policy.label(),
+        score.target,
+        score.min_tasks,
+        score.task_minutes,
+        score.reversals_per_day
+    )
 }
 
 /// The table, the defaults chosen on every trace, and what held out.
@@ -38,43 +51,40 @@ pub fn table(results: &[TraceResult], rows: &[Row], seeds: u32) -> String {
          chosen on the other {} (held out) | reversal bound a day (MinTasks 0 / ≥ 1) |\n|---|---|---|---:|---|---:|",
         n.saturating_sub(1)
     );
-    let (mut goal, mut bounded, mut met) = (0, 0, 0);
     for (result, row) in results.iter().zip(rows) {
-        let describe = |(policy, a): &(crate::policy::Policy, crate::held_out::Score)| {
-            format!(
-                "{} (target {}, MinTasks {}): {:.1} ({:.1})",
-                policy.label(),
-                a.target,
-                a.min_tasks,
-                a.task_minutes,
-                a.reversals_per_day
-            )
-        };
-        let mut alternative =
-            result.alternative.as_ref().map_or("none meets the SLO".to_owned(), describe);
-        if let Some(flapping) = &result.flapping {
-            let _ = write!(alternative, "; over the bound: {}", describe(flapping));
-        }
-        let own = row.own.map_or("no setting meets the SLO and the bound".to_owned(), |i| {
-            format!("{}: {}", setting(i), judged(result, Some(i), seeds))
-        });
-        if let Some(i) = row.held_out {
-            goal += usize::from(result.ratio(i).is_some_and(|r| r <= GOAL));
-            let score = &result.load[i];
-            bounded += usize::from(score.reversals_per_day <= result.bound_for(score) + 1e-9);
-            met += usize::from(result.load[i].seeds_met == seeds);
-        }
-        let _ = writeln!(
-            out,
-            "| {} | {alternative} | {own} | {} | {}: {} | {:.0} / {:.1} |",
-            result.name,
-            judged(result, row.all, seeds),
-            setting(row.held_out.unwrap_or(usize::MAX)),
-            judged(result, row.held_out, seeds),
-            result.bound.0,
-            result.bound.1
-        );
+        let _ = writeln!(out, "{}", line(result, row, seeds));
     }
+    if let Some(limits) = limits(results, rows) {
+        let _ = writeln!(out, "\n{limits}");
+    }
+    let _ = writeln!(out, "\n{}", summary(results, rows, seeds));
+    out
+}
+
+/// A trace's row of the table.
+fn line(result: &TraceResult, row: &Row, seeds: u32) -> String {
+    let mut alternative =
+        result.alternative.as_ref().map_or("none meets the SLO".to_owned(), describe);
+    if let Some(flapping) = &result.flapping {
+        let _ = write!(alternative, "; over the bound: {}", describe(flapping));
+    }
+    let own = row.own.map_or("no setting meets the SLO and the bound".to_owned(), |i| {
+        format!("{}: {}", setting(i), judged(result, Some(i), seeds))
+    });
+    format!(
+        "| {} | {alternative} | {own} | {} | {}: {} | {:.0} / {:.1} |",
+        result.name,
+        judged(result, row.all, seeds),
+        setting(row.held_out.unwrap_or(usize::MAX)),
+        judged(result, row.held_out, seeds),
+        result.bound.0,
+        result.bound.1
+    )
+}
+
+/// The traces where [`GOAL`] is out of reach because the alternative's
+/// floor of tasks is the answer, said once under the table.
+fn limits(results: &[TraceResult], rows: &[Row]) -> Option<String> {
     let limits: Vec<String> = results
         .iter()
         .zip(rows)
@@ -87,19 +97,30 @@ pub fn table(results: &[TraceResult], rows: &[Row], seeds: u32) -> String {
             format!("{} (one task for its {minutes:.0} minutes)", result.name)
         })
         .collect();
-    if !limits.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nThe limit, where {GOAL} × is out of reach: the cheapest alternative within the bound \
+    (!limits.is_empty()).then(|| {
+        format!(
+            "The limit, where {GOAL} × is out of reach: the cheapest alternative within the bound \
              is its MinTasks running all along, which nothing that keeps a task through the quiet \
              spells undercuts: {}.",
             limits.join("; ")
-        );
+        )
+    })
+}
+
+/// The defaults chosen on every trace beside the template's, and how the
+/// held-out traces fared at the defaults chosen without them.
+fn summary(results: &[TraceResult], rows: &[Row], seeds: u32) -> String {
+    let n = results.len();
+    let (mut goal, mut bounded, mut met) = (0, 0, 0);
+    for (result, i) in results.iter().zip(rows).filter_map(|(r, row)| Some((r, row.held_out?))) {
+        let score = &result.load[i];
+        goal += usize::from(result.ratio(i).is_some_and(|r| r <= GOAL));
+        bounded += usize::from(score.reversals_per_day <= result.bound_for(score) + 1e-9);
+        met += usize::from(score.seeds_met == seeds);
     }
     let all = rows.first().and_then(|r| r.all);
-    let _ = writeln!(
-        out,
-        "\nTask-minutes (means of {seeds} seed(s)); reversals a day in brackets. Chosen on all {n}: \
+    format!(
+        "Task-minutes (means of {seeds} seed(s)); reversals a day in brackets. Chosen on all {n}: \
          {} (the template deploys {} %, hold {} min, MinTasks {}).\nHeld out, each trace judged at the defaults chosen without it: {goal} of {n} at or \
          below {GOAL} × the cheapest alternative, {bounded} of {n} within the reversal bound, \
          the SLO met on every seed on {met} of {n}.",
@@ -107,6 +128,5 @@ pub fn table(results: &[TraceResult], rows: &[Row], seeds: u32) -> String {
         backlog_publisher::load::LoadSettings::DEFAULT.target_percent,
         backlog_publisher::load::LoadSettings::DEFAULT.hold_seconds / 60.0,
         crate::defaults::MIN_TASKS
-    );
-    out
+    )
 }
