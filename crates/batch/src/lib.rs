@@ -136,6 +136,7 @@ mod processor;
 pub mod quarantine;
 pub mod report;
 mod schedule;
+mod settled;
 mod source;
 #[cfg(feature = "sqs")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]

@@ -19,15 +19,16 @@ use tokio::sync::Semaphore;
 use tokio::time::{Instant, sleep_until};
 use tracing::{error, warn};
 
-use crate::body::{Body, ContractViolation, PartialRequest};
+use crate::body::{Body, ContractViolation};
 use crate::event::{SourceQueue, SqsRecord};
-use crate::idempotency::guard::{BatchClaims, Before, Guard};
-use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
+use crate::idempotency::guard::{BatchClaims, Guard};
+use crate::outcome::{Outcome, RetryCause, Verdict};
 use crate::processor::{Message, Processor, panic_message};
 use crate::quarantine::QuarantineStore;
 use crate::report::batch_item_failures;
 use crate::report::{BatchError, BatchReport, RecordOutcome};
 use crate::schedule::{GroupLimits, admit, schedule};
+use crate::settled::Settled;
 
 /// How the engine runs a batch.
 #[derive(Debug, Clone)]
@@ -60,18 +61,13 @@ pub(crate) struct Engine<P, Q, B> {
     body: PhantomData<fn() -> B>,
 }
 
-enum Slot {
-    Pending,
-    Final(Outcome),
-    ToQuarantine { code: ErrorCode, detail: String, partial: PartialRequest },
-}
-
 struct Batch<'e, 's, B> {
     records: &'e [SqsRecord],
     ids: Vec<&'e str>,
     bodies: Vec<Result<B, ContractViolation>>,
     claims: Option<BatchClaims>,
-    slots: Vec<Mutex<Slot>>,
+    /// Each record's place: `None` until a step settles it.
+    slots: Vec<Mutex<Option<Settled>>>,
     fifo: bool,
     processing_deadline: Instant,
     /// Told of each record whose outcome is final and acknowledges it.
@@ -79,23 +75,15 @@ struct Batch<'e, 's, B> {
 }
 
 impl<B> Batch<'_, '_, B> {
-    /// Puts `slot` in place, and tells `on_acknowledged` when it acknowledges its record.
-    /// A record already acknowledged (done before its completion was
-    /// written) is not announced twice.
-    fn settle(&self, index: usize, slot: Slot) {
-        let acknowledges = |slot: &Slot| {
-            matches!(
-                slot,
-                Slot::Final(
-                    Outcome::Done | Outcome::Duplicate { .. } | Outcome::Quarantined { .. }
-                )
-            )
-        };
+    /// Puts `settled` in the record's place, and tells `on_acknowledged`
+    /// when it acknowledges the record. A record already acknowledged (done
+    /// before its completion was written) is not announced twice.
+    fn settle(&self, index: usize, settled: Settled) {
         let newly = {
             let mut held = lock(&self.slots[index]);
-            let was = acknowledges(&held);
-            let now = acknowledges(&slot);
-            *held = slot;
+            let was = held.as_ref().is_some_and(Settled::acknowledges);
+            let now = settled.acknowledges();
+            *held = Some(settled);
             now && !was
         };
         if newly {
@@ -184,7 +172,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             ids,
             bodies,
             claims,
-            slots: records.iter().map(|_| Mutex::new(Slot::Pending)).collect(),
+            slots: records.iter().map(|_| Mutex::new(None)).collect(),
             fifo,
             processing_deadline,
             on_acknowledged,
@@ -214,8 +202,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             .zip(records.iter().zip(batch.ids))
             .map(|(slot, (record, message_id))| {
                 let outcome = match slot.into_inner().unwrap_or_else(PoisonError::into_inner) {
-                    Slot::Final(outcome) => outcome,
-                    Slot::Pending | Slot::ToQuarantine { .. } => Outcome::retry(
+                    Some(Settled::Final(outcome)) => outcome,
+                    None | Some(Settled::ToQuarantine { .. }) => Outcome::retry(
                         RetryCause::Deadline,
                         "not finished before the deadline guard",
                     ),
@@ -241,25 +229,25 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             if Instant::now() >= batch.processing_deadline {
                 return;
             }
-            let slot = self.handle(batch, index).await;
-            let failed = matches!(&slot, Slot::Final(outcome) if outcome.is_retry());
-            batch.settle(index, slot);
+            let settled = self.handle(batch, index).await;
+            let failed = matches!(&settled, Settled::Final(outcome) if outcome.is_retry());
+            batch.settle(index, settled);
             if failed && batch.fifo {
                 let blocked_by = batch.ids[index];
                 for &later in &group[position + 1..] {
-                    *lock(&batch.slots[later]) = Slot::Final(Outcome::retry(
+                    *lock(&batch.slots[later]) = Some(Settled::Final(Outcome::retry(
                         RetryCause::GroupBlocked,
                         format!(
                             "message {blocked_by} earlier in its group failed; FIFO order keeps this one back"
                         ),
-                    ));
+                    )));
                 }
                 return;
             }
         }
     }
 
-    async fn handle(&self, batch: &Batch<'_, '_, B>, index: usize) -> Slot {
+    async fn handle(&self, batch: &Batch<'_, '_, B>, index: usize) -> Settled {
         let record = &batch.records[index];
         let message_id = batch.ids[index];
         let body = record.body.as_deref().unwrap_or_default();
@@ -283,12 +271,12 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
                 };
                 let begin = guard.begin(claims, key.as_deref(), body, message_id);
                 match begin.await {
-                    Before::Process(claim) => claim.map(|claim| (guard, claims, claim)),
-                    Before::Settled(outcome) => return Slot::Final(outcome),
-                    Before::Permanent(code, detail) => {
+                    Ok(claim) => claim.map(|claim| (guard, claims, claim)),
+                    Err(Settled::ToQuarantine { code, detail, .. }) => {
                         let partial = quarantine_fields();
                         return self.permanent(batch, index, code, detail, partial).await;
                     }
+                    Err(settled) => return settled,
                 }
             }
             _ => None,
@@ -306,11 +294,11 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         let verdict = match claim {
             None => work.await,
             Some((guard, claims, claim)) => {
-                let done = || batch.settle(index, Slot::Final(Outcome::Done));
+                let done = || batch.settle(index, Settled::Final(Outcome::Done));
                 match guard.run(claims, claim, work, done).await {
                     Some(verdict) => verdict,
                     None => {
-                        return Slot::Final(Outcome::retry(
+                        return Settled::Final(Outcome::retry(
                             RetryCause::Deadline,
                             "its idempotency claim's lease lapsed unrenewed before the work finished",
                         ));
@@ -319,10 +307,10 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             }
         };
         match verdict {
-            Ok(Verdict::Done | Verdict::DoneWith { .. }) => Slot::Final(Outcome::Done),
+            Ok(Verdict::Done | Verdict::DoneWith { .. }) => Settled::Final(Outcome::Done),
             Ok(Verdict::Retry { detail, retry_after }) => {
                 warn!(message_id, detail = %detail, "message will be retried");
-                Slot::Final(Outcome::Retry { cause: RetryCause::Processor, detail, retry_after })
+                Settled::Final(Outcome::Retry { cause: RetryCause::Processor, detail, retry_after })
             }
             Ok(Verdict::Permanent { code, detail }) => {
                 let partial = quarantine_fields();
@@ -331,7 +319,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             Err(panic) => {
                 let detail = panic_message(panic.as_ref());
                 error!(message_id, panic = %detail, "the processor panicked; the message will be retried");
-                Slot::Final(Outcome::retry(
+                Settled::Final(Outcome::retry(
                     RetryCause::Panicked,
                     format!("the processor panicked: {detail}"),
                 ))

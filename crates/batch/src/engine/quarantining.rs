@@ -6,11 +6,12 @@ use std::time::SystemTime;
 use tokio::time::{Instant, timeout_at};
 use tracing::{error, warn};
 
-use super::{Batch, Engine, RESPONSE_RESERVE, Slot, lock};
+use super::{Batch, Engine, RESPONSE_RESERVE, lock};
 use crate::body::{Body, PartialRequest};
 use crate::outcome::{ErrorCode, Outcome};
 use crate::processor::Processor;
 use crate::quarantine::{Failure, QuarantineError, QuarantineRecord, QuarantineStore};
+use crate::settled::Settled;
 use backpressure_core::error::error_chain;
 
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
@@ -24,10 +25,10 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         code: ErrorCode,
         detail: String,
         partial: PartialRequest,
-    ) -> Slot {
+    ) -> Settled {
         warn!(message_id = batch.ids[index], error_code = %code, detail = %detail, "permanent failure");
         if !batch.fifo {
-            return Slot::ToQuarantine { code, detail, partial };
+            return Settled::ToQuarantine { code, detail, partial };
         }
         let record = self.quarantine_record(batch, index, &code, &detail, &partial);
         let result = self.quarantine.store(std::slice::from_ref(&record)).await.into_iter().next();
@@ -56,13 +57,16 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         message_id: &str,
         code: ErrorCode,
         result: Result<(), QuarantineError>,
-    ) -> Slot {
+    ) -> Settled {
         match result {
-            Ok(()) => Slot::Final(Outcome::Quarantined { code }),
+            Ok(()) => Settled::Final(Outcome::Quarantined { code }),
             Err(e) => {
                 error!(message_id, error_code = %code, error = %error_chain(&e),
                        "quarantine write not confirmed; the message will be retried");
-                Slot::Final(Outcome::QuarantineFailed { detail: format!("{code}, and {e}"), code })
+                Settled::Final(Outcome::QuarantineFailed {
+                    detail: format!("{code}, and {e}"),
+                    code,
+                })
             }
         }
     }
@@ -75,7 +79,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         let mut pending = Vec::new();
         let mut records = Vec::new();
         for (index, slot) in batch.slots.iter().enumerate() {
-            if let Slot::ToQuarantine { code, detail, partial } = &*lock(slot) {
+            if let Some(Settled::ToQuarantine { code, detail, partial }) = &*lock(slot) {
                 records.push(self.quarantine_record(batch, index, code, detail, partial));
                 pending.push((index, code.clone()));
             }

@@ -8,6 +8,7 @@ use tokio::time::Instant;
 
 use super::*;
 use crate::event::SqsEvent;
+use crate::outcome::ErrorCode;
 use crate::quarantine::{QuarantineError, QuarantineRecord};
 use crate::test_request::TestRequest;
 

@@ -19,6 +19,7 @@ use super::record::{ClaimOutcome, ClaimRequest};
 use super::write::UnfinishedWrite;
 use super::{CLOCK_SKEW_MARGIN, ClaimLease, Idempotency, IdempotencyStore, MissingKey, body_hash};
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
+use crate::settled::Settled;
 
 /// Results longer than this are not stored: a DynamoDB item holds at most 400 KB.
 pub(crate) const MAX_STORED_RESULT_BYTES: usize = 300_000;
@@ -39,18 +40,11 @@ pub(crate) struct Claimed {
     lapse: watch::Receiver<Instant>,
 }
 
-/// What the engine does with a message after [`Guard::begin`].
-#[derive(Debug)]
-pub(crate) enum Before {
-    /// Run the processor, under this claim if there is one (none: no key,
-    /// and the policy allows it).
-    Process(Option<Claimed>),
-    /// Settled without processing: a duplicate, a contended key, or a claim
-    /// the store did not answer (retried).
-    Settled(Outcome),
-    /// A permanent failure (the key reused with another body, or missing), quarantined.
-    Permanent(ErrorCode, String),
-}
+/// What the engine does with a message after [`Guard::begin`]: run the
+/// processor, under the claim if there is one (none: no key, and the policy
+/// allows it), or settle it unprocessed (a duplicate, a contended key, a
+/// claim the store did not answer, a key reused or missing).
+pub(crate) type Before = Result<Option<Claimed>, Settled>;
 
 /// A retry that stays invisible until the other holder's lease is over.
 fn contended(until: SystemTime) -> Outcome {
@@ -173,13 +167,12 @@ impl Guard {
             return match self.missing_key {
                 MissingKey::ProcessUnclaimed => {
                     warn!(message_id, "no idempotency key: processed without a claim");
-                    Before::Process(None)
+                    Ok(None)
                 }
-                MissingKey::Quarantine => Before::Permanent(
+                MissingKey::Quarantine => Err(Settled::to_quarantine(
                     ErrorCode::MissingIdempotencyKey,
-                    "the message has no idempotency key, and IDEMPOTENCY_MISSING_KEY=quarantine"
-                        .into(),
-                ),
+                    "the message has no idempotency key, and IDEMPOTENCY_MISSING_KEY=quarantine",
+                )),
             };
         };
         let id = id_in(&claims.scope, key);
@@ -212,7 +205,7 @@ impl Guard {
                     let holding = Holding { id: id.clone(), lapse, deadline: claims.deadline };
                     lock(&self.holding).insert(holder.clone(), holding);
                 }
-                return Before::Process(Some(Claimed { id, holder, lapse: watching }));
+                return Ok(Some(Claimed { id, holder, lapse: watching }));
             }
             Ok(Ok(found)) => found,
             Ok(Err(e)) => return Self::store_failed(claims, message_id, &error_chain(&e)),
@@ -230,16 +223,16 @@ impl Guard {
             ClaimOutcome::InProgress { validation, until } => (validation, contended(until)),
             ClaimOutcome::Claimed => {
                 let detail = "the store reported a claim it did not make";
-                return Before::Settled(Outcome::retry(RetryCause::IdempotencyStore, detail));
+                return Err(Settled::Final(Outcome::retry(RetryCause::IdempotencyStore, detail)));
             }
         };
         if first != validation {
-            return Before::Permanent(
+            return Err(Settled::to_quarantine(
                 ErrorCode::IdempotencyKeyReused,
                 format!(
                     "idempotency key {id} was claimed by a body with SHA-256 {first}; this body's SHA-256 is {validation}"
                 ),
-            );
+            ));
         }
         match &outcome {
             Outcome::Retry { retry_after, .. } => {
@@ -251,7 +244,7 @@ impl Guard {
             }
             _ => info!(message_id, "duplicate: its idempotency key is already completed"),
         }
-        Before::Settled(outcome)
+        Err(Settled::Final(outcome))
     }
 
     fn store_failed(claims: &BatchClaims, message_id: &str, why: &str) -> Before {
@@ -262,7 +255,7 @@ impl Guard {
             "the idempotency claim failed; the message will be retried, unprocessed"
         );
         let detail = format!("the idempotency claim failed: {why}");
-        Before::Settled(Outcome::retry(RetryCause::IdempotencyStore, detail))
+        Err(Settled::Final(Outcome::retry(RetryCause::IdempotencyStore, detail)))
     }
 
     /// Runs `work` under the claim: completes the claim when it is done,
