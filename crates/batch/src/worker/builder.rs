@@ -18,6 +18,7 @@ use crate::worker::leases::MAX_LEASE;
 use crate::worker::protection::{Protection, ProtectionError};
 use crate::worker::queue::WorkQueue;
 use crate::worker::runtime::Worker;
+use crate::worker::settings::Settings;
 
 /// Why a worker cannot start.
 #[derive(Debug, thiserror::Error)]
@@ -41,18 +42,6 @@ pub enum WorkerError {
     /// The ECS agent's URI does not make a URL.
     #[error(transparent)]
     Protection(#[from] ProtectionError),
-}
-
-/// How the worker polls, leases and drains (see [`WorkerBuilder`]'s setters).
-#[derive(Debug, Clone)]
-pub(crate) struct Settings {
-    pub(crate) queue_name: String,
-    pub(crate) pollers: usize,
-    pub(crate) max_in_flight: usize,
-    pub(crate) receive_wait: Duration,
-    pub(crate) visibility_timeout: Duration,
-    pub(crate) message_timeout: Duration,
-    pub(crate) drain: Duration,
 }
 
 /// Builds a [`Worker`]; see [`Worker::builder`].

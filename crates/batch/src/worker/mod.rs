@@ -54,6 +54,7 @@ mod metrics;
 mod protection;
 mod queue;
 mod runtime;
+mod settings;
 mod signals;
 
 pub use builder::{WorkerBuilder, WorkerError};

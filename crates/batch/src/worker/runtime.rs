@@ -16,7 +16,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::{Instant, sleep, timeout_at};
 use tracing::{error, info, warn};
 
-use crate::worker::builder::Settings;
 use crate::worker::deleter::Deleter;
 use crate::worker::groups::Groups;
 use crate::worker::health::Stamp;
@@ -24,6 +23,7 @@ use crate::worker::leases::{Leases, Unleased, release_now};
 use crate::worker::metrics::Counts;
 use crate::worker::protection::Protection;
 use crate::worker::queue::{MAX_BATCH, WorkQueue};
+use crate::worker::settings::Settings;
 use crate::worker::signals::listen;
 
 /// A long-running consumer of one SQS queue, running each received batch
