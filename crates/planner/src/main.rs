@@ -6,14 +6,10 @@ use std::process::ExitCode;
 
 use capacity_planner::args::{Cli, Command, ConsumerKind};
 use capacity_planner::lambda;
-use capacity_planner::trace::BuiltIn;
 use capacity_planner::{Policy, plot, recommend, report, report_json, run};
-use clap::{CommandFactory, FromArgMatches};
 
 fn main() -> ExitCode {
-    let matches = Cli::command().get_matches();
-    refuse_inapplicable_flags(&matches);
-    let outcome = Cli::from_arg_matches(&matches).map_err(Into::into).and_then(execute);
+    let outcome = capacity_planner::args::parse().map_err(Into::into).and_then(execute);
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) if is_broken_pipe(error.as_ref()) => ExitCode::SUCCESS,
@@ -78,144 +74,6 @@ fn compare_at_best_settings(
     }
     w.flush()?;
     Ok(())
-}
-
-/// Flags only the ECS worker's model reads.
-const ECS_ONLY: [&str; 17] = [
-    "target",
-    "target_load",
-    "load_drain_seconds",
-    "load_hold_seconds",
-    "min_tasks",
-    "max_tasks",
-    "initial_tasks",
-    "startup_seconds",
-    "drain_seconds",
-    "no_protection",
-    "schedule_seconds",
-    "metric_lag_seconds",
-    "metric_period",
-    "backlog_includes",
-    "task_count",
-    "zero_capacity",
-    "best_settings",
-];
-
-/// Flags only the Lambda consumer's model reads.
-const LAMBDA_ONLY: [&str; 11] = [
-    "batch_size",
-    "batching_window",
-    "maximum_concurrency",
-    "provisioned_min_pollers",
-    "provisioned_max_pollers",
-    "account_concurrency",
-    "function_timeout",
-    "deadline_margin_ms",
-    "memory_mb",
-    "downstream_max_rps",
-    "downstream_capacity",
-];
-
-/// A flag the run would not read is refused as a usage error (exit 2): one
-/// for the other consumer, or one `recommend` searches itself.
-fn refuse_inapplicable_flags(matches: &clap::ArgMatches) {
-    let Some((name, sub)) = matches.subcommand() else { return };
-    if name == "fidelity" {
-        return;
-    }
-
-    let consumer = sub.get_one::<ConsumerKind>("consumer").copied().unwrap_or(ConsumerKind::Ecs);
-    // `best_settings` is compare's alone: an id a subcommand lacks is not given.
-    let given = |flag: &str| {
-        sub.try_contains_id(flag).unwrap_or(false)
-            && sub.value_source(flag) == Some(clap::parser::ValueSource::CommandLine)
-    };
-    let searched: &[&str] = match (name, consumer) {
-        ("recommend", ConsumerKind::Ecs) => &["target", "target_load", "min_tasks"],
-        ("recommend", ConsumerKind::Lambda) => {
-            &["maximum_concurrency", "batch_size", "provisioned_min_pollers"]
-        }
-        ("cross-validate", _) => &["target_load", "load_hold_seconds", "min_tasks", "target"],
-        _ => &[],
-    };
-    let other = match consumer {
-        ConsumerKind::Ecs => &LAMBDA_ONLY[..],
-        ConsumerKind::Lambda => &ECS_ONLY[..],
-    };
-    let given_traces = sub.get_many::<BuiltIn>("traces").map_or(0, Iterator::count)
-        + usize::from(sub.try_get_one::<std::path::PathBuf>("csv").ok().flatten().is_some());
-    let cross_validate = match name {
-        "cross-validate" if consumer == ConsumerKind::Lambda => Some(
-            "cross-validate chooses the ECS worker's scaling defaults, which the Lambda consumer \
-             does not have: use `simulate recommend --consumer lambda`"
-                .to_owned(),
-        ),
-        "cross-validate" if given_traces == 1 => Some(
-            "cross-validate leaves one trace out at a time: give --trace at least twice (or \
-             none, for every built-in trace)"
-                .to_owned(),
-        ),
-        _ => None,
-    };
-    let refusal =
-        cross_validate.or_else(|| {
-            searched
-        .iter()
-        .find(|flag| given(flag))
-        .map(|flag| match *flag {
-            "target" if name == "cross-validate" => "cross-validate runs each alternative at its \
-                own best target: --target is not read"
-                .to_owned(),
-            "target" => "recommend searches the template's signal, the load (TargetLoadPercent \
-                × MinTasks); --target is backlog per task's: `simulate compare --best-settings` \
-                finds that policy's best target"
-                .to_owned(),
-            flag if name == "cross-validate" => format!(
-                "cross-validate chooses --{} itself: give it to `simulate compare` instead",
-                flag.replace('_', "-")
-            ),
-            flag => {
-                let flag = flag.replace('_', "-");
-                format!(
-                    "recommend searches --{flag} itself (--verbose lists the grid): give it to \
-                     `simulate compare` instead"
-                )
-            }
-        })
-        .or_else(|| {
-            other.iter().find(|flag| given(flag)).map(|flag| {
-                let flag = flag.replace('_', "-");
-                match consumer {
-                    ConsumerKind::Ecs if flag.starts_with("downstream") => format!(
-                        "--{flag} is modelled only for the Lambda consumer (add --consumer \
-                         lambda): the ECS worker's model does not limit its requests"
-                    ),
-                    ConsumerKind::Ecs => format!(
-                        "--{flag} is a setting of the Lambda consumer: add --consumer lambda"
-                    ),
-                    ConsumerKind::Lambda if flag == "best-settings" => "--best-settings runs \
-                        each ECS scaling policy at its own setting; the Lambda consumer has no \
-                        policies: use `simulate recommend --consumer lambda`"
-                        .to_owned(),
-                    ConsumerKind::Lambda => format!(
-                        "--{flag} is a setting of the ECS worker's model, which the Lambda \
-                         consumer does not use (its event source mapping scales it): drop it, \
-                         or use --consumer ecs"
-                    ),
-                }
-            })
-        })
-        });
-    if let Some(message) = refusal {
-        // The subcommand's own usage line under the message, not the top level's.
-        let mut command = Cli::command();
-        command.build();
-        let kind = clap::error::ErrorKind::ArgumentConflict;
-        match command.find_subcommand_mut(name) {
-            Some(sub) => sub.error(kind, message).exit(),
-            None => Cli::command().error(kind, message).exit(),
-        }
-    }
 }
 
 /// The reader went away (`simulate … | head`): nothing more to say.

@@ -10,8 +10,10 @@ use crate::defaults;
 const LAMBDA: &str = "Lambda consumer (--consumer lambda)";
 
 /// `--consumer lambda`'s settings: the event source mapping, the function
-/// and its downstream. Defaults are the template's.
+/// and its downstream. Defaults are the template's. Their clap group,
+/// `lambda`, is what an ECS run refuses.
 #[derive(Debug, Args)]
+#[group(id = "lambda")]
 pub struct LambdaArgs {
     /// BatchSize (above 10 needs --batching-window of 1 s or more).
     #[arg(long, help_heading = LAMBDA, default_value_t = defaults::BATCH_SIZE, value_parser = clap::value_parser!(u32).range(1..=10_000))]
