@@ -74,7 +74,37 @@ struct Batch<'e, 's, B> {
     on_acknowledged: &'s (dyn Fn(usize) + Sync),
 }
 
-impl<B> Batch<'_, '_, B> {
+impl<'e, B> Batch<'e, '_, B> {
+    /// Each record's outcome; one no step settled (the deadline cut it, or
+    /// its quarantine write never started) is retried.
+    fn into_report(self, source: Option<SourceQueue>) -> BatchReport<'e> {
+        let outcomes: Vec<RecordOutcome<'e>> = self
+            .slots
+            .into_iter()
+            .zip(self.records.iter().zip(self.ids))
+            .map(|(slot, (record, message_id))| {
+                let outcome = match slot.into_inner().unwrap_or_else(PoisonError::into_inner) {
+                    Some(Settled::Final(outcome)) => outcome,
+                    None | Some(Settled::ToQuarantine { .. }) => Outcome::retry(
+                        RetryCause::Deadline,
+                        "not finished before the deadline guard",
+                    ),
+                };
+                RecordOutcome { record, message_id, outcome }
+            })
+            .collect();
+        let batch_item_failures = batch_item_failures(&outcomes);
+        let idempotency_store_errors =
+            self.claims.map_or(0, |claims| claims.store_errors.load(Ordering::Relaxed));
+        BatchReport {
+            outcomes,
+            batch_item_failures,
+            source,
+            visibility_changes: Vec::new(),
+            idempotency_store_errors,
+        }
+    }
+
     /// Puts `settled` in the record's place, and tells `on_acknowledged`
     /// when it acknowledges the record. A record already acknowledged (done
     /// before its completion was written) is not announced twice.
@@ -178,12 +208,22 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             on_acknowledged,
         };
 
+        self.work(&batch).await;
+        self.quarantine_pending(&batch, deadline).await;
+        Ok(batch.into_report(source))
+    }
+
+    /// Every message worked on, each FIFO group in order, until all are
+    /// settled or the processing deadline cuts the rest.
+    async fn work(&self, batch: &Batch<'_, '_, B>) {
+        let records = batch.records;
+        let fifo = batch.fifo;
         let limits = self.group_limits.as_ref();
         let (order, groups) = schedule(records, fifo, limits);
         let work = stream::iter(groups)
             .map(|group| async {
                 let _slot = admit(limits, &records[order[group.start]], fifo).await;
-                self.run_group(&batch, &order[group]).await;
+                self.run_group(batch, &order[group]).await;
             })
             .buffer_unordered(self.settings.concurrency.max(1))
             .for_each(|()| async {});
@@ -194,33 +234,6 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
                       "deadline guard: unfinished messages are cut and retried");
             }
         }
-
-        self.quarantine_pending(&batch, deadline).await;
-        let outcomes: Vec<RecordOutcome<'r>> = batch
-            .slots
-            .into_iter()
-            .zip(records.iter().zip(batch.ids))
-            .map(|(slot, (record, message_id))| {
-                let outcome = match slot.into_inner().unwrap_or_else(PoisonError::into_inner) {
-                    Some(Settled::Final(outcome)) => outcome,
-                    None | Some(Settled::ToQuarantine { .. }) => Outcome::retry(
-                        RetryCause::Deadline,
-                        "not finished before the deadline guard",
-                    ),
-                };
-                RecordOutcome { record, message_id, outcome }
-            })
-            .collect();
-        let batch_item_failures = batch_item_failures(&outcomes);
-        let idempotency_store_errors =
-            batch.claims.map_or(0, |claims| claims.store_errors.load(Ordering::Relaxed));
-        Ok(BatchReport {
-            outcomes,
-            batch_item_failures,
-            source,
-            visibility_changes: Vec::new(),
-            idempotency_store_errors,
-        })
     }
 
     /// One message group in order (FIFO), or one message (standard queue).

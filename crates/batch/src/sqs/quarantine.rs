@@ -149,6 +149,55 @@ impl SqsQuarantine {
     }
 }
 
+/// Encoded records, ready to be sent in SQS batches.
+struct Planned<'a> {
+    /// Each record's message body; `None` where it failed already.
+    bodies: Vec<Option<String>>,
+    sizes: &'a [usize],
+    /// Whether each record's body went to S3.
+    overflowed: &'a [bool],
+    /// The queue's largest message.
+    limit: usize,
+}
+
+impl SqsQuarantine {
+    /// Sends the records in batches within SQS's limits; one too large for
+    /// any batch fails on its own.
+    async fn send_planned(
+        &self,
+        records: &[QuarantineRecord],
+        planned: Planned<'_>,
+        results: &mut [Result<(), QuarantineError>],
+    ) {
+        let Planned { mut bodies, sizes, overflowed, limit } = planned;
+        let (batches, too_large) = plan_batches(sizes, limit);
+        for index in too_large {
+            if bodies[index].is_some() {
+                results[index] = Err(QuarantineError::TooLarge {
+                    size: sizes[index],
+                    limit,
+                    overflow: overflowed[index],
+                });
+            }
+        }
+        let mut calls = Vec::with_capacity(batches.len());
+        for batch in batches {
+            let mut entries = Vec::with_capacity(batch.len());
+            for index in batch {
+                let Some(body) = bodies[index].take() else { continue };
+                match self.entry(index, &records[index], body) {
+                    Ok(entry) => entries.push((index, entry)),
+                    Err(error) => results[index] = Err(error),
+                }
+            }
+            calls.push(self.send(entries));
+        }
+        for (index, result) in join_all(calls).await.into_iter().flatten() {
+            results[index] = result;
+        }
+    }
+}
+
 impl QuarantineStore for SqsQuarantine {
     async fn store(&self, records: &[QuarantineRecord]) -> Vec<Result<(), QuarantineError>> {
         let limit = match self.max_message_bytes().await {
@@ -208,31 +257,8 @@ impl QuarantineStore for SqsQuarantine {
                 bodies[index] = None;
             }
         }
-        let (batches, too_large) = plan_batches(&sizes, limit);
-        for index in too_large {
-            if bodies[index].is_some() {
-                results[index] = Err(QuarantineError::TooLarge {
-                    size: sizes[index],
-                    limit,
-                    overflow: overflowed[index],
-                });
-            }
-        }
-        let mut calls = Vec::with_capacity(batches.len());
-        for batch in batches {
-            let mut entries = Vec::with_capacity(batch.len());
-            for index in batch {
-                let Some(body) = bodies[index].take() else { continue };
-                match self.entry(index, &records[index], body) {
-                    Ok(entry) => entries.push((index, entry)),
-                    Err(error) => results[index] = Err(error),
-                }
-            }
-            calls.push(self.send(entries));
-        }
-        for (index, result) in join_all(calls).await.into_iter().flatten() {
-            results[index] = result;
-        }
+        let planned = Planned { bodies, sizes: &sizes, overflowed: &overflowed, limit };
+        self.send_planned(records, planned, &mut results).await;
         results
     }
 }
