@@ -9,6 +9,7 @@ mod commands;
 mod reading;
 mod terminal;
 
+// What main.rs runs with; lease and spill for bench-holding, which measures the stores.
 pub use aws::connect::{Clients, connect};
 pub use reading::{lease, spill};
 pub use terminal::exit_status::Finish;

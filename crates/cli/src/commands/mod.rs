@@ -1,6 +1,7 @@
-//! What each subcommand does: the reads (`stats`, `list`, `show`,
-//! `export`), the changes (`replay`, `discard`) and the prompt before one,
-//! `audit FILE`, and the manual pages.
+//! What each subcommand does: the reads (`stats`, `list`, `show`, `export`)
+//! and what they say around their output, the changes (`replay`, `discard`)
+//! with the prompt before one and the report after it, `audit FILE`, and the
+//! manual pages (`man`).
 
 pub(crate) mod audit_summary;
 pub(crate) mod change_report;
