@@ -4,11 +4,12 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use backpressure_core::error::error_chain;
+use backpressure_core::sync::lock;
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tracing::{info, warn};
@@ -83,10 +84,6 @@ impl std::fmt::Debug for Guard {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Guard").field("ttl", &self.ttl).field("lease", &self.lease).finish()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `Instant` to `SystemTime`, through the time left until it.

@@ -3,7 +3,9 @@
 //! store's condition expressions encode.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use backpressure_core::sync::lock;
 use std::time::SystemTime;
 
 use super::record::{self, ClaimOutcome, ClaimRequest, StoredRecord};
@@ -38,7 +40,7 @@ impl MemoryStore {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, StoredRecord>> {
-        self.records.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.records)
     }
 
     fn with<T>(&self, id: &str, change: impl FnOnce(&mut Option<StoredRecord>) -> T) -> T {
