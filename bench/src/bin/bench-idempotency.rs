@@ -204,6 +204,36 @@ async fn redis_figures(records: &[SqsRecord], url: &str) -> Result<Value, BoxErr
     }))
 }
 
+/// The same requests a first-time message makes (its claim's PutItem and its
+/// completion's UpdateItem, attribute for attribute), straight through the
+/// SDK, 32 messages at a time as the engine runs them, on fresh keys: their
+/// CPU seconds, and each completion's round trip at 32 in flight and one at
+/// a time (200 messages, without moto's queue).
+async fn sdk_calls_alone(
+    dynamodb: &aws_sdk_dynamodb::Client,
+    records: &[SqsRecord],
+) -> Result<(f64, Vec<f64>, Vec<f64>), BoxError> {
+    let raw = Table::create().await?;
+    let before = cpu()?;
+    let calls = records.iter().enumerate().map(|(i, record)| {
+        let (dynamodb, table) = (dynamodb, raw.name.as_str());
+        async move { same_calls(dynamodb, table, i, record).await }
+    });
+    let update_ms: Vec<f64> = futures::stream::iter(calls)
+        .buffer_unordered(32)
+        .collect::<Vec<Result<f64, BoxError>>>()
+        .await
+        .into_iter()
+        .collect::<Result<_, _>>()?;
+    let raw_calls = cpu()? - before;
+    // The completion's round trip one message at a time, without moto's queue.
+    let mut sequential_ms = Vec::with_capacity(200);
+    for (i, record) in records.iter().take(200).enumerate() {
+        sequential_ms.push(same_calls(dynamodb, &raw.name, records.len() + i, record).await?);
+    }
+    Ok((raw_calls, update_ms, sequential_ms))
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), BoxError> {
     let args = BenchArgs::from_env(USAGE)?;
@@ -245,27 +275,7 @@ async fn main() -> Result<(), BoxError> {
     }
     redelivered_calls.retain(|_, n| *n > 0);
 
-    // The same requests a first-time message makes (its claim's PutItem and
-    // its completion's UpdateItem, attribute for attribute), straight through
-    // the SDK, 32 messages at a time as the engine runs them, on fresh keys.
-    let raw = Table::create().await?;
-    let before = cpu()?;
-    let calls = records.iter().enumerate().map(|(i, record)| {
-        let (dynamodb, table) = (&dynamodb, raw.name.as_str());
-        async move { same_calls(dynamodb, table, i, record).await }
-    });
-    let update_ms: Vec<f64> = futures::stream::iter(calls)
-        .buffer_unordered(32)
-        .collect::<Vec<Result<f64, BoxError>>>()
-        .await
-        .into_iter()
-        .collect::<Result<_, _>>()?;
-    let raw_calls = cpu()? - before;
-    // The completion's round trip one message at a time, without moto's queue.
-    let mut sequential_ms = Vec::with_capacity(200);
-    for (i, record) in records.iter().take(200).enumerate() {
-        sequential_ms.push(same_calls(&dynamodb, &raw.name, messages + i, record).await?);
-    }
+    let (raw_calls, update_ms, sequential_ms) = sdk_calls_alone(&dynamodb, &records).await?;
 
     let redis = redis_figures(&records, &std::env::var("E2E_REDIS_URL")?).await?;
 

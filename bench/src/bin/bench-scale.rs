@@ -57,54 +57,74 @@ async fn main() -> Result<(), BoxError> {
     rows.push(with(export_row, json!({"lines": lines, "distinct_messages": distinct})));
 
     let destination = aws.create_queue(&unique("bench-scale-destination")).await?;
+    rows.push(replay(&args, &aws, &dlq, &destination, concurrency).await?);
+    aws.delete_queue(&dlq).await?;
+
+    rows.push(move_ceiling(&aws, messages, concurrency).await?);
+    rows.push(read_ceiling(&aws, messages).await?);
+    aws.delete_queue(&destination).await?;
+    args.report(&json!({"messages": messages, "receipt_handle_chars": handle_chars, "rows": rows}))
+}
+
+/// The CLI's unthrottled replay of `dlq` to `destination`, checked against its audit trail.
+async fn replay(
+    args: &BenchArgs,
+    aws: &Aws,
+    dlq: &str,
+    destination: &str,
+    concurrency: usize,
+) -> Result<Value, BoxError> {
     let audit = std::env::temp_dir().join(format!("{}.jsonl", unique("bench-scale-audit")));
     let audit_path = audit.display().to_string();
     let replay_args = [
         "replay",
         "--queue-url",
-        &dlq,
+        dlq,
         "--to",
-        &destination,
+        destination,
         "--yes",
         "--concurrency",
         &concurrency.to_string(),
         "--audit",
         &audit_path,
     ];
-    let (_, replay_row) = run(&args, "replay --to (unthrottled)", &replay_args).await?;
+    let (_, replay_row) = run(args, "replay --to (unthrottled)", &replay_args).await?;
     let replayed = replayed_ids(&audit)?;
     let _ = std::fs::remove_file(&audit);
-    let arrived = aws.counts(&destination).await?;
-    let left = aws.counts(&dlq).await?;
-    rows.push(with(
+    let arrived = aws.counts(destination).await?;
+    let left = aws.counts(dlq).await?;
+    Ok(with(
         replay_row,
         json!({"replayed": replayed.0, "distinct_replayed": replayed.1,
                "arrived": arrived.0 + arrived.1, "left_on_source": left.0 + left.1}),
-    ));
-    aws.delete_queue(&dlq).await?;
+    ))
+}
 
-    // The emulator's ceiling for the same work, on the same backlog.
-    let again = filled(&aws, messages).await?;
+/// The emulator's ceiling for the same work, on the same backlog.
+async fn move_ceiling(aws: &Aws, messages: usize, concurrency: usize) -> Result<Value, BoxError> {
+    let again = filled(aws, messages).await?;
     let target = aws.create_queue(&unique("bench-scale-ceiling")).await?;
     let started = Instant::now();
     let moved: usize = futures::stream::iter(0..concurrency)
-        .map(|_| bare_move(&aws, &again, &target))
+        .map(|_| bare_move(aws, &again, &target))
         .buffer_unordered(concurrency)
         .try_collect::<Vec<usize>>()
         .await?
         .into_iter()
         .sum();
     let seconds = started.elapsed().as_secs_f64();
-    rows.push(
-        json!({"label": format!("emulator ceiling: {concurrency} bare receive/send/delete loops"),
-        "messages": moved, "seconds": seconds, "messages_per_second": moved as f64 / seconds}),
-    );
+    let row = json!({"label": format!("emulator ceiling: {concurrency} bare receive/send/delete loops"),
+        "messages": moved, "seconds": seconds, "messages_per_second": moved as f64 / seconds});
     aws.delete_queue(&again).await?;
     aws.delete_queue(&target).await?;
 
-    // The emulator's ceiling for a read: one receive loop holding every message
-    // (a lease longer than the read, so nothing to renew), no checks, no store.
-    let held = filled(&aws, messages).await?;
+    Ok(row)
+}
+
+/// The emulator's ceiling for a read: one receive loop holding every message
+/// (a lease longer than the read, so nothing to renew), no checks, no store.
+async fn read_ceiling(aws: &Aws, messages: usize) -> Result<Value, BoxError> {
+    let held = filled(aws, messages).await?;
     let started = Instant::now();
     let mut read = 0;
     loop {
@@ -122,11 +142,10 @@ async fn main() -> Result<(), BoxError> {
         read += received.messages().len();
     }
     let seconds = started.elapsed().as_secs_f64();
-    rows.push(json!({"label": "emulator ceiling: one bare receive loop holding every message",
-        "messages": read, "seconds": seconds, "messages_per_second": read as f64 / seconds}));
+    let row = json!({"label": "emulator ceiling: one bare receive loop holding every message",
+        "messages": read, "seconds": seconds, "messages_per_second": read as f64 / seconds});
     aws.delete_queue(&held).await?;
-    aws.delete_queue(&destination).await?;
-    args.report(&json!({"messages": messages, "receipt_handle_chars": handle_chars, "rows": rows}))
+    Ok(row)
 }
 
 fn with(mut row: Value, more: Value) -> Value {

@@ -252,49 +252,12 @@ async fn soak_consumer(aws: &Aws, invocations: usize) -> Result<Report, BoxError
     let started = Instant::now();
     for i in 1..=invocations {
         proxy.clear();
-        // Entry 0 of the quarantine write is the poison record, entry 1 the rejected one.
-        let (poison_quarantined, rejected_quarantined) = match i % 10 {
-            _ if i % 100 == 99 => {
-                proxy.inject(Rule::new("SendMessageBatch", Fault::Hang));
-                (false, false)
-            }
-            7 => {
-                proxy.inject(Rule::new("SendMessageBatch", Fault::FailEntries(vec![0])));
-                (false, true)
-            }
-            8 => {
-                proxy.inject(Rule::new("SendMessageBatch", Fault::Deny));
-                (false, false)
-            }
-            9 => {
-                proxy.inject(Rule::new("ChangeMessageVisibilityBatch", Fault::Throttle));
-                (true, true)
-            }
-            _ => (true, true),
-        };
+        let (poison_quarantined, rejected_quarantined) = inject_faults(&proxy, i);
         if i % 10 >= 7 || i % 100 == 99 {
             report.faults_injected += 1;
         }
-        let records: Vec<Value> = (0..10)
-            .map(|j| {
-                let id = format!("m{i}-{j}");
-                let (body, class) = match j {
-                    5 => (
-                        "not json".to_owned(),
-                        if poison_quarantined { Class::Quarantined } else { Class::Retried },
-                    ),
-                    6 => (
-                        work("invoice.reject", &id),
-                        if rejected_quarantined { Class::Quarantined } else { Class::Retried },
-                    ),
-                    7 => (work("invoice.fail", &id), Class::Retried),
-                    8 => (work("invoice.throttle", &id), Class::Retried),
-                    _ => (work("invoice.create", &id), Class::Done),
-                };
-                expected.insert(id.clone(), class);
-                sqs_record(&id, json!(body), &arn)
-            })
-            .collect();
+        let promised = Promised { poison_quarantined, rejected_quarantined };
+        let records = batch_of_ten(i, &arn, promised, &mut expected);
         let outcome = host.invoke(&json!({ "Records": records }), INVOCATION_TIMEOUT).await;
         match outcome.batch_item_failures() {
             Some(failures) => {
@@ -321,12 +284,86 @@ async fn soak_consumer(aws: &Aws, invocations: usize) -> Result<Report, BoxError
         *quarantined.entry(id).or_default() += 1;
     }
 
-    // Every id: exactly one outcome, the one promised.
     let mut delivered: HashMap<String, usize> = HashMap::new();
     for request in downstream.received() {
         *delivered.entry(request.idempotency_key.unwrap_or_default()).or_default() += 1;
     }
-    for (id, class) in &expected {
+    check_outcomes(&mut report, &expected, [&retried, &quarantined, &delivered]);
+    Ok(report)
+}
+
+/// The faults of invocation `i` (entry 0 of the quarantine write is the
+/// poison record, entry 1 the rejected one), and whether each of those two
+/// quarantine writes is still promised to land.
+fn inject_faults(proxy: &FaultProxy, i: usize) -> (bool, bool) {
+    match i % 10 {
+        _ if i % 100 == 99 => {
+            proxy.inject(Rule::new("SendMessageBatch", Fault::Hang));
+            (false, false)
+        }
+        7 => {
+            proxy.inject(Rule::new("SendMessageBatch", Fault::FailEntries(vec![0])));
+            (false, true)
+        }
+        8 => {
+            proxy.inject(Rule::new("SendMessageBatch", Fault::Deny));
+            (false, false)
+        }
+        9 => {
+            proxy.inject(Rule::new("ChangeMessageVisibilityBatch", Fault::Throttle));
+            (true, true)
+        }
+        _ => (true, true),
+    }
+}
+
+/// Whether this invocation's quarantine writes land.
+#[derive(Clone, Copy)]
+struct Promised {
+    poison_quarantined: bool,
+    rejected_quarantined: bool,
+}
+
+/// Invocation `i`'s ten records, each id's promised class noted in `expected`.
+fn batch_of_ten(
+    i: usize,
+    arn: &str,
+    promised: Promised,
+    expected: &mut HashMap<String, Class>,
+) -> Vec<Value> {
+    let Promised { poison_quarantined, rejected_quarantined } = promised;
+    (0..10)
+        .map(|j| {
+            let id = format!("m{i}-{j}");
+            let (body, class) = match j {
+                5 => (
+                    "not json".to_owned(),
+                    if poison_quarantined { Class::Quarantined } else { Class::Retried },
+                ),
+                6 => (
+                    work("invoice.reject", &id),
+                    if rejected_quarantined { Class::Quarantined } else { Class::Retried },
+                ),
+                7 => (work("invoice.fail", &id), Class::Retried),
+                8 => (work("invoice.throttle", &id), Class::Retried),
+                _ => (work("invoice.create", &id), Class::Done),
+            };
+            expected.insert(id.clone(), class);
+            sqs_record(&id, json!(body), arn)
+        })
+        .collect()
+}
+
+/// Every id: exactly one outcome, the one promised. `seen` counts, per id,
+/// its retries, its quarantine records and its deliveries downstream.
+fn check_outcomes(
+    report: &mut Report,
+    expected: &HashMap<String, Class>,
+    seen: [&HashMap<String, usize>; 3],
+) {
+    // Every id: exactly one outcome, the one promised.
+    let [retried, quarantined, delivered] = seen;
+    for (id, class) in expected {
         report.counted += 1;
         let (r, q, d) = (
             retried.get(id).copied().unwrap_or(0),
@@ -356,7 +393,6 @@ async fn soak_consumer(aws: &Aws, invocations: usize) -> Result<Report, BoxError
             Some(_) => {}
         }
     }
-    Ok(report)
 }
 
 fn work(operation: &str, key: &str) -> String {
