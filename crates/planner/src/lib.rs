@@ -7,6 +7,7 @@
 pub mod args;
 pub mod autoscaling;
 pub mod cloudwatch;
+pub mod commands;
 pub mod csv_trace;
 pub mod defaults;
 pub mod deployable;
