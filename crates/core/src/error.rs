@@ -21,23 +21,35 @@ impl ApiError {
     }
 }
 
-/// The whole chain of an error's messages, for one log field. A cause that
-/// only repeats the message before it (the SDK's service errors wrap their
-/// exception, and both say the code and message) is said once.
+/// Links of the AWS SDK's error chains that only name a layer, not a cause.
+pub const SDK_LAYERS: [&str; 6] =
+    ["unhandled error", "dispatch failure", "service error", "other", "io error", "response error"];
+
+/// The whole chain of an error's messages on one line, for a log field or a
+/// person: each link's first line, without the links that only name an SDK
+/// layer (`dispatch failure`, `service error`, …) or say again what was
+/// already said (the SDK's service errors wrap their exception and both say
+/// its code and message; a message may quote its cause). Empty only when
+/// every link is.
 pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut last = error.to_string();
-    let mut text = last.clone();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let said = cause.to_string();
-        if said != last {
-            text.push_str(": ");
-            text.push_str(&said);
+    let mut said = String::new();
+    let mut next = Some(error);
+    while let Some(link) = next {
+        let message = link.to_string();
+        let text = first_line(&message);
+        if !text.is_empty() && !SDK_LAYERS.contains(&text) && !said.contains(text) {
+            if !said.is_empty() {
+                said.push_str(": ");
+            }
+            said.push_str(text);
         }
-        last = said;
-        source = cause.source();
+        next = link.source();
     }
-    text
+    if said.is_empty() { first_line(&error.to_string()).to_owned() } else { said }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default().trim().trim_end_matches('.')
 }
 
 #[cfg(test)]
@@ -62,5 +74,27 @@ mod tests {
     fn a_cause_that_repeats_its_wrapper_is_said_once() {
         let error = ApiError::new("GetItem", Wrapper(Exception));
         assert_eq!(error_chain(&error), "GetItem failed: ResourceNotFoundException: not found");
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("{0}")]
+    struct Link(&'static str, #[source] Option<Box<Link>>);
+
+    fn chain(texts: &[&'static str]) -> Link {
+        texts
+            .iter()
+            .rev()
+            .fold(None, |source, text| Some(Link(text, source.map(Box::new))))
+            .unwrap()
+    }
+
+    #[test]
+    fn layers_second_lines_and_quoted_causes_are_left_out() {
+        let error =
+            chain(&["dispatch failure", "other", "connection refused.\nat line 2", "other"]);
+        assert_eq!(error_chain(&error), "connection refused");
+        let quoted = chain(&["--csv trace.csv: line 7: no such column", "line 7: no such column"]);
+        assert_eq!(error_chain(&quoted), "--csv trace.csv: line 7: no such column");
+        assert_eq!(error_chain(&chain(&["service error"])), "service error");
     }
 }

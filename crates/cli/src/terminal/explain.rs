@@ -7,10 +7,7 @@ use std::error::Error;
 use aws_config::meta::ProviderChainError;
 use aws_credential_types::provider::error::CredentialsError;
 use aws_smithy_types::error::metadata::ProvideErrorMetadata;
-
-/// Links of an SDK error's chain that only say which layer failed.
-const LAYERS: [&str; 6] =
-    ["unhandled error", "dispatch failure", "service error", "other", "io error", "response error"];
+use backpressure_core::error::{SDK_LAYERS, error_chain};
 
 /// `error` (an SDK error of `operation`, with the service's `code` and
 /// `message` when it answered), explained.
@@ -186,18 +183,14 @@ fn find<'a, T: Error + 'static>(error: &'a (dyn Error + 'static)) -> Option<&'a 
     None
 }
 
-/// The chain's messages without the links that only name a layer, first lines only.
+/// The chain's messages ([`error_chain`]), or that nothing says what happened.
 fn root_cause(error: &(dyn Error + 'static)) -> String {
-    let mut parts = Vec::new();
-    let mut next = Some(error);
-    while let Some(current) = next {
-        let text = one_line(&current.to_string());
-        if !text.is_empty() && !LAYERS.contains(&text.as_str()) && !parts.contains(&text) {
-            parts.push(text);
-        }
-        next = current.source();
+    let chain = error_chain(error);
+    if chain.is_empty() || SDK_LAYERS.contains(&chain.as_str()) {
+        "an unknown error".to_owned()
+    } else {
+        chain
     }
-    if parts.is_empty() { "an unknown error".to_owned() } else { parts.join(": ") }
 }
 
 fn one_line(text: &str) -> String {
