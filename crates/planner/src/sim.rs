@@ -205,6 +205,40 @@ pub(crate) fn arrive(
     (u64::from(arrivals), healthy)
 }
 
+/// A run's outcome `end` seconds in, as its queue and `waits` tell it: the
+/// messages still queued or `held` by the consumer are left. What only the
+/// consumer knows (its billing, actions, minutes and last finish) the caller
+/// sets.
+pub(crate) fn settled(
+    consumer: Consumer,
+    scenario: &Scenario,
+    queue: &Queue,
+    held: impl Iterator<Item = Message>,
+    waits: Waits,
+    counted: u64,
+    end: u64,
+) -> Outcome {
+    let slo = scenario.slo.latency_seconds;
+    let (left, left_late) = leftovers(queue.remaining().chain(held), end, slo);
+    Outcome {
+        consumer,
+        sent: scenario.trace.total(),
+        processed: waits.count(),
+        dead_lettered: queue.dead_lettered(),
+        dead_lettered_healthy: queue.dead_lettered_healthy(),
+        left,
+        left_late,
+        counted,
+        waits,
+        last_finish: None,
+        slo_seconds: slo,
+        task_seconds: 0,
+        actions: Vec::new(),
+        zero_to_first_task: Vec::new(),
+        minutes: Vec::new(),
+    }
+}
+
 /// An ECS run between two seconds.
 #[derive(Debug)]
 struct EcsRun<'a> {
@@ -332,25 +366,16 @@ impl<'a> EcsRun<'a> {
         if self.zero_since.is_some() {
             self.episodes.push(None);
         }
-        let slo = self.scenario.slo.latency_seconds;
-        let held = self.queue.remaining().chain(self.fleet.holding());
-        let (left, left_late) = leftovers(held, end, slo);
+        let (consumer, held) = (Consumer::Ecs(self.policy), self.fleet.holding());
+        let settled =
+            settled(consumer, self.scenario, &self.queue, held, self.waits, self.counted, end);
         Outcome {
-            consumer: Consumer::Ecs(self.policy),
-            sent: self.scenario.trace.total(),
-            processed: self.waits.count(),
-            dead_lettered: self.queue.dead_lettered(),
-            dead_lettered_healthy: self.queue.dead_lettered_healthy(),
-            left,
-            left_late,
-            counted: self.counted,
-            waits: self.waits,
             last_finish: self.fleet.last_finish(),
-            slo_seconds: slo,
             task_seconds: self.fleet.bill_remaining(end),
             actions: self.actions,
             zero_to_first_task: self.episodes,
             minutes: self.minutes,
+            ..settled
         }
     }
 }

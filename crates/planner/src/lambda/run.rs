@@ -11,8 +11,8 @@ use super::esm::Scaling;
 use super::invoke::{Environment, Invocation, plan};
 use crate::policy::Consumer;
 use crate::queue::{Message, Queue};
-use crate::sim::Scenario;
-use crate::stats::{Minute, Outcome, Waits, leftovers};
+use crate::sim::{Scenario, settled};
+use crate::stats::{Minute, Outcome, Waits};
 
 /// A Lambda run: the shared outcome, and what only a Lambda run has.
 #[derive(Debug, Clone, PartialEq)]
@@ -246,25 +246,21 @@ impl<'a> LambdaRun<'a> {
     /// an invocation are left.
     fn outcome(mut self, end: u64) -> LambdaOutcome {
         self.requests.settle(u64::MAX, self.capacity);
-        let slo = self.scenario.slo.latency_seconds;
         let held = self.running.iter().flat_map(|i| i.work.iter().map(|w| w.message));
-        let (left, left_late) = leftovers(self.queue.remaining().chain(held), end, slo);
+        let settled = settled(
+            Consumer::Lambda,
+            self.scenario,
+            &self.queue,
+            held,
+            self.waits,
+            self.counted,
+            end,
+        );
         let outcome = Outcome {
-            consumer: Consumer::Lambda,
-            sent: self.scenario.trace.total(),
-            processed: self.waits.count(),
-            dead_lettered: self.queue.dead_lettered(),
-            dead_lettered_healthy: self.queue.dead_lettered_healthy(),
-            left,
-            left_late,
-            counted: self.counted,
-            waits: self.waits,
             last_finish: self.last_finish,
-            slo_seconds: slo,
             task_seconds: self.billed_ms.div_ceil(1_000),
-            actions: Vec::new(),
-            zero_to_first_task: Vec::new(),
             minutes: self.minutes,
+            ..settled
         };
         LambdaOutcome {
             outcome,
