@@ -5,6 +5,7 @@ use std::io;
 use std::process::ExitCode;
 
 use capacity_planner::args::{self, Cli, Command};
+use backpressure_core::error::error_chain;
 use capacity_planner::commands;
 
 fn main() -> ExitCode {
@@ -34,20 +35,9 @@ fn execute(cli: Cli) -> commands::Result {
     }
 }
 
-/// The error on stderr, then each cause it does not already quote.
+/// The error and its causes on one line of stderr, each said once.
 fn report(error: &(dyn std::error::Error + 'static)) {
-    let mut said = error.to_string();
-    eprintln!("simulate: {said}");
-    let mut source = error.source();
-    while let Some(cause) = source {
-        // A cause the message already quotes (`--csv FILE: line 7: …`) is said once.
-        let text = cause.to_string();
-        if !said.contains(&text) {
-            eprintln!("  caused by: {text}");
-        }
-        said = text;
-        source = cause.source();
-    }
+    eprintln!("simulate: {}", error_chain(error));
 }
 
 /// The reader went away (`simulate … | head`): nothing more to say.
