@@ -7,27 +7,25 @@ use std::time::Duration;
 
 use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
 use e2e_tests::fixtures::{Aws, unique};
-use serde_json::Value;
 
-use crate::operator_cli::{
-    audit_lines, cli, dead_letter_queue, quarantined_records, stderr, temp_path,
-};
+use crate::operator_cli::{audit_lines, cli, dead_letter_queue, stderr, temp_path};
+use crate::operator_cli_resume::quarantined_records;
 
 /// The lease the CLI takes in these tests: what a failure leaves held comes back after it.
 const LEASE: &str = "2";
-const SETTLED: Duration = Duration::from_secs(20);
+pub(crate) const SETTLED: Duration = Duration::from_secs(20);
 
-struct Setup {
-    aws: Aws,
-    proxy: FaultProxy,
-    dlq: String,
-    work: String,
-    audit: std::path::PathBuf,
+pub(crate) struct Setup {
+    pub(crate) aws: Aws,
+    pub(crate) proxy: FaultProxy,
+    pub(crate) dlq: String,
+    pub(crate) work: String,
+    pub(crate) audit: std::path::PathBuf,
     /// The dead-lettered messages' ids.
-    ids: Vec<String>,
+    pub(crate) ids: Vec<String>,
 }
 
-async fn setup() -> Setup {
+pub(crate) async fn setup() -> Setup {
     let aws = Aws::from_env().await.unwrap();
     let bodies: Vec<String> = (0..5).map(|n| format!("m{n}")).collect();
     let (dlq, sent) = dead_letter_queue(&aws, false, &bodies).await;
@@ -40,7 +38,7 @@ async fn setup() -> Setup {
 
 impl Setup {
     /// The CLI with `args`, its calls through the proxy.
-    async fn via_proxy(&self, args: &[&str]) -> std::process::Output {
+    pub(crate) async fn via_proxy(&self, args: &[&str]) -> std::process::Output {
         let mut all = vec!["--endpoint-url", self.proxy.url(), "--call-timeout", "2"];
         all.extend_from_slice(args);
         cli(&all).await
@@ -327,88 +325,4 @@ async fn a_refused_discard_keeps_the_message_and_says_so() {
             setup.settled((kept, 0), (0, 0)).await;
         }
     }
-}
-
-/// Quarantine records an operator may find: some cannot be replayed and must
-/// stay, each with its reason on record; the others go.
-#[tokio::test]
-async fn hostile_records_that_cannot_be_replayed_stay_with_their_reason() {
-    let setup = setup().await;
-    let work_arn = setup.aws.queue_arn(&setup.work).await.unwrap();
-    let fifo_arn = format!("{}.fifo", &work_arn);
-    let record = |id: &str, arn: &str, body: Value, attributes: Value| {
-        serde_json::json!({"messageId": id, "sourceQueueArn": arn, "errorCode": "downstream_rejected",
-            "errorDetail": "x", "lastSeen": "2026-11-30T12:00:00.000Z", "remediationStatus": "new",
-            "body": body, "attributes": {}, "messageAttributes": attributes})
-        .to_string()
-    };
-    let text = |value: &str| serde_json::json!({"t": {"dataType": "String", "stringValue": value}});
-    let bodies = vec![
-        record("ok", &work_arn, Value::String("{\"a\":1}".into()), serde_json::json!({})),
-        record("huge", &work_arn, Value::String("h".repeat(200_000)), text("é😀")),
-        record("null-body", &work_arn, Value::Null, serde_json::json!({})),
-        record(
-            "bad-base64",
-            &work_arn,
-            Value::String("b".into()),
-            serde_json::json!({"b": {"dataType": "Binary", "binaryValue": "%%%"}}),
-        ),
-        record("refused-character", &work_arn, Value::String("c".into()), text("\u{1}")),
-        record("not-an-arn", "not-an-arn", Value::String("d".into()), serde_json::json!({})),
-        record("fifo-without-group", &fifo_arn, Value::String("e".into()), serde_json::json!({})),
-        "{\"not\": \"a record\"}".to_owned(),
-    ];
-    let quarantine = setup.aws.create_queue(&unique("quarantine")).await.unwrap();
-    setup.aws.send_batch(&quarantine, &bodies).await.unwrap();
-    // The FIFO queue the record names must exist for its lookup to succeed.
-    let fifo_name = fifo_arn.rsplit(':').next().unwrap().to_owned();
-    setup
-        .aws
-        .sqs
-        .create_queue()
-        .queue_name(fifo_name)
-        .attributes(aws_sdk_sqs::types::QueueAttributeName::FifoQueue, "true")
-        .send()
-        .await
-        .unwrap();
-    let output = setup
-        .via_proxy(&[
-            "replay",
-            "--queue-url",
-            &quarantine,
-            "--yes",
-            "--audit",
-            setup.audit.to_str().unwrap(),
-        ])
-        .await;
-    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let lines = audit_lines(&setup.audit);
-    let result_of = |id: &str| {
-        lines
-            .iter()
-            .find(|l| l["originalMessageId"] == id)
-            .map(|l| (l["result"].clone(), l["reason"].clone()))
-    };
-    for id in ["ok", "huge"] {
-        assert_eq!(result_of(id).unwrap().0, "replayed", "{id}");
-    }
-    for (id, reason) in [
-        ("null-body", "no body"),
-        ("bad-base64", "attribute b"),
-        ("refused-character", "InvalidMessageContents"),
-        ("not-an-arn", "not an SQS queue ARN"),
-        ("fifo-without-group", "no group id"),
-    ] {
-        let (result, why) =
-            result_of(id).unwrap_or_else(|| panic!("{id} not on record: {lines:?}"));
-        assert_eq!(result, "send_failed", "{id}");
-        assert!(why.as_str().unwrap().contains(reason), "{id}: {why}");
-    }
-    assert_eq!(lines.iter().filter(|l| l["result"] == "send_failed").count(), 6, "{lines:?}");
-    let every = Duration::from_millis(200);
-    setup.aws.wait_for_counts(&quarantine, (6, 0), SETTLED, every).await.unwrap();
-    let arrived = setup.aws.receive_all(&setup.work, 2).await.unwrap();
-    let mut sizes: Vec<usize> = arrived.iter().map(|m| m.body().unwrap().len()).collect();
-    sizes.sort_unstable();
-    assert_eq!(sizes, [7, 200_000], "the two replayable ones, bodies whole");
 }
