@@ -5,8 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use backlog_publisher::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES, SCALING_LOAD};
-use backpressure_app::worker_config::WorkerConfig;
-use backpressure_core::config::Vars;
 use backpressure_core::config::variables::{Reader, read_by};
 use serde_yaml::Value;
 use serde_yaml::value::TaggedValue;
@@ -40,7 +38,7 @@ pub(crate) fn if_branches(value: &Value) -> (&str, &Value, &Value) {
     }
 }
 
-fn env_names(template: &Value, function: &str) -> BTreeSet<String> {
+pub(crate) fn env_names(template: &Value, function: &str) -> BTreeSet<String> {
     resource(template, function)["Environment"]["Variables"]
         .as_mapping()
         .unwrap()
@@ -50,11 +48,11 @@ fn env_names(template: &Value, function: &str) -> BTreeSet<String> {
 }
 
 /// The names of a metric's `Dimensions`, in order.
-fn dimension_names(dimensions: &Value) -> Vec<&str> {
+pub(crate) fn dimension_names(dimensions: &Value) -> Vec<&str> {
     dimensions.as_sequence().unwrap().iter().map(|d| d["Name"].as_str().unwrap()).collect()
 }
 
-fn names(list: &[&str]) -> BTreeSet<String> {
+pub(crate) fn names(list: &[&str]) -> BTreeSet<String> {
     list.iter().map(|s| (*s).to_owned()).collect()
 }
 
@@ -228,36 +226,6 @@ pub(crate) fn statements<'t>(template: &'t Value, role: &str, policy: usize) -> 
 }
 
 #[test]
-fn no_wildcard_actions_and_star_resources_only_with_a_condition() {
-    let template = template();
-    for role in ["PublisherRole", "ConsumerRole", "ConsumerAccessPolicy", "WorkerTaskRole"] {
-        let policies =
-            resource(&template, role).get("Policies").map_or(1, |p| p.as_sequence().unwrap().len());
-        for policy in 0..policies {
-            for statement in statements(&template, role, policy) {
-                let actions: Vec<&str> = match &statement["Action"] {
-                    Value::String(action) => vec![action.as_str()],
-                    Value::Sequence(actions) => {
-                        actions.iter().map(|a| a.as_str().unwrap()).collect()
-                    }
-                    other => panic!("{role}: unexpected Action {other:?}"),
-                };
-                assert!(
-                    actions.iter().all(|a| !a.contains('*')),
-                    "{role}: wildcard action in {actions:?}"
-                );
-                if statement["Resource"].as_str() == Some("*") {
-                    assert!(
-                        statement["Condition"].is_mapping(),
-                        "{role}: Resource \"*\" without a condition"
-                    );
-                }
-            }
-        }
-    }
-}
-
-#[test]
 fn scale_from_zero_alarm_reads_the_publisher_metrics_and_adds_a_task() {
     let template = template();
     let alarm = resource(&template, "ScaleFromZeroAlarm");
@@ -304,283 +272,4 @@ pub(crate) fn worker_env(template: &Value) -> BTreeMap<String, Value> {
         .iter()
         .map(|pair| (pair["Name"].as_str().unwrap().to_owned(), pair["Value"].clone()))
         .collect()
-}
-
-#[test]
-fn worker_environment_is_what_the_worker_reads() {
-    let template = template();
-    let set: BTreeSet<String> = worker_env(&template).into_keys().collect();
-    let read = read(Reader::Worker);
-    let unknown: Vec<_> = set.difference(&read).collect();
-    assert!(unknown.is_empty(), "the template sets variables the worker never reads: {unknown:?}");
-    // ECS sets the agent's address; the image sets the stamp file; the long poll keeps its 20 s;
-    // the store is the stack's DynamoDB table.
-    let left_out: BTreeSet<String> = read.difference(&set).cloned().collect();
-    assert_eq!(
-        left_out,
-        names(&[
-            "ECS_AGENT_URI",
-            "HEALTH_FILE",
-            "HEALTH_MAX_SILENCE_SECONDS",
-            "IDEMPOTENCY_KEY_PREFIX",
-            "IDEMPOTENCY_REDIS_URL",
-            "QUARANTINE_MAX_MESSAGE_BYTES",
-            "RECEIVE_WAIT_SECONDS"
-        ])
-    );
-    let function = &resource(&template, "ConsumerFunction")["Environment"]["Variables"];
-    let consumer = self::read(Reader::Consumer);
-    for (name, value) in worker_env(&template) {
-        if consumer.contains(&name) {
-            // ECS takes strings where Lambda takes a number.
-            let same = |v: &Value| serde_yaml::to_string(v).unwrap().replace(['"', '\''], "");
-            assert_eq!(
-                same(&value),
-                same(&function[name.as_str()]),
-                "{name}: worker and function agree"
-            );
-        }
-    }
-}
-
-/// Every range the template allows for a worker variable is a range the worker accepts.
-#[test]
-fn worker_parameter_ranges_are_the_workers_own() {
-    let template = template();
-    let accepts = |name: &str, value: String| {
-        let env: BTreeMap<&str, String> = [
-            ("QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/123456789012/work".to_owned()),
-            (name, value),
-        ]
-        .into();
-        WorkerConfig::from_vars(&Vars::new(move |n| env.get(n).cloned())).is_ok()
-    };
-    let mut checked = 0;
-    let own = worker_own();
-    for (name, value) in worker_env(&template) {
-        if !own.contains(&name) || name == "QUEUE_URL" {
-            continue;
-        }
-        if let Value::String(literal) = &value {
-            // Set, not a parameter (WORKER_LOG_FORMAT): a value the worker takes.
-            assert!(accepts(&name, literal.clone()), "{name}={literal} in the template");
-            continue;
-        }
-        let parameter = &template["Parameters"][reference(&value).as_str()];
-        let (min, max) =
-            (parameter["MinValue"].as_i64().unwrap(), parameter["MaxValue"].as_i64().unwrap());
-        let default = parameter["Default"].as_i64().unwrap();
-        for allowed in [min, default, max] {
-            assert!(
-                accepts(&name, allowed.to_string()),
-                "{name}={allowed} is allowed by the template"
-            );
-        }
-        let (below, above) = ((min - 1).to_string(), (max + 1).to_string());
-        assert!(!accepts(&name, below) && !accepts(&name, above), "{name}: [{min}, {max}]");
-        checked += 1;
-    }
-    assert_eq!(
-        checked, 6,
-        "pollers, in flight, visibility, message timeout, drain, protection idle"
-    );
-}
-
-#[test]
-fn the_stop_timeout_outlasts_the_longest_drain_within_fargates_limit() {
-    let template = template();
-    let container = &resource(&template, "WorkerTaskDefinition")["ContainerDefinitions"][0];
-    let stop = container["StopTimeout"].as_u64().unwrap();
-    let drain =
-        &template["Parameters"][reference(&worker_env(&template)["DRAIN_SECONDS"]).as_str()];
-    let longest = drain["MaxValue"].as_u64().unwrap();
-    assert!(stop >= longest + 10, "stopTimeout {stop} s leaves 10 s after a {longest} s drain");
-    assert!(stop <= 120, "Fargate's stopTimeout maximum is 120 s, not {stop}");
-    let check = &container["HealthCheck"]["Command"];
-    assert_eq!(check[check.as_sequence().unwrap().len() - 1].as_str(), Some("healthcheck"));
-}
-
-#[test]
-fn the_worker_task_role_holds_exactly_what_the_worker_calls() {
-    let template = template();
-    let worker = statements(&template, "WorkerTaskRole", 0);
-    let actions_of = |statement: &Value| -> Vec<String> {
-        match &statement["Action"] {
-            Value::String(action) => vec![action.clone()],
-            Value::Sequence(actions) => {
-                actions.iter().map(|a| a.as_str().unwrap().to_owned()).collect()
-            }
-            other => panic!("unexpected Action {other:?}"),
-        }
-    };
-    let all: BTreeSet<String> = worker.iter().copied().flat_map(actions_of).collect();
-    assert_eq!(
-        all,
-        names(&[
-            "sqs:ReceiveMessage",
-            "sqs:DeleteMessage",
-            "sqs:ChangeMessageVisibility",
-            "sqs:GetQueueAttributes",
-            "sqs:SendMessage",
-            "s3:PutObject",
-            "ecs:GetTaskProtection",
-            "ecs:UpdateTaskProtection",
-            "dynamodb:GetItem",
-            "dynamodb:BatchGetItem",
-            "dynamodb:PutItem",
-            "dynamodb:UpdateItem",
-            "dynamodb:DeleteItem",
-        ])
-    );
-    let consumer = statements(&template, "ConsumerAccessPolicy", 0);
-    let work_queue = |statements: &[&Value], sid: &str| -> Value {
-        let found = statements.iter().find(|s| s["Sid"].as_str() == Some(sid));
-        found.unwrap()["Resource"].clone()
-    };
-    let worker = &worker[..];
-    for sid in ["ConsumeWorkQueue", "Quarantine", "QuarantineOverflow", "IdempotencyClaims"] {
-        assert_eq!(
-            work_queue(worker, sid),
-            work_queue(&consumer, sid),
-            "{sid}: same resource as the function"
-        );
-    }
-    let protection = work_queue(worker, "TaskScaleInProtection");
-    let Value::Tagged(sub) = &protection else { panic!("{protection:?}") };
-    assert!(sub.value.as_str().unwrap().ends_with(":task/${EcsClusterName}/*"), "{protection:?}");
-}
-
-#[test]
-fn the_created_service_is_the_one_scaled_and_counted() {
-    let template = template();
-    let service = resource(&template, "WorkerService");
-    assert_eq!(reference(&service["ServiceName"]), "EcsServiceName");
-    assert_eq!(reference(&service["Cluster"]), "EcsClusterName");
-    assert!(service.get("DesiredCount").is_none(), "an update would overwrite the scaled count");
-    let target =
-        serde_yaml::to_string(&resource(&template, "ScalableTarget")["ResourceId"]).unwrap();
-    assert!(
-        target.contains("${WorkerService.Name}"),
-        "registered after the service exists: {target}"
-    );
-}
-
-#[test]
-fn the_operator_policy_holds_exactly_what_the_cli_calls_apart_from_the_runtime_roles() {
-    let template = template();
-    let statements = &resource(&template, "OperatorPolicy")["PolicyDocument"]["Statement"];
-    let statements = statements.as_sequence().unwrap();
-    let actions_of = |statement: &Value| -> BTreeSet<String> {
-        statement["Action"]
-            .as_sequence()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap().to_owned())
-            .collect()
-    };
-    let statements: Vec<&Value> = statements
-        .iter()
-        .map(|statement| match statement {
-            Value::Tagged(tagged) if tagged.tag == "!If" => &tagged.value[1],
-            plain => plain,
-        })
-        .collect();
-    let sid = |name: &str| statements.iter().find(|s| s["Sid"].as_str() == Some(name)).unwrap();
-    // crates/cli/src/aws/queue.rs: the calls on the queue read from, and on the queue replayed to.
-    assert_eq!(
-        actions_of(sid("ReadReleaseDeleteFailedMessages")),
-        names(&[
-            "sqs:ReceiveMessage",
-            "sqs:ChangeMessageVisibility",
-            "sqs:DeleteMessage",
-            "sqs:GetQueueAttributes",
-            "sqs:ListDeadLetterSourceQueues",
-        ])
-    );
-    assert_eq!(
-        actions_of(sid("ReplayToWorkQueue")),
-        names(&["sqs:SendMessage", "sqs:GetQueueUrl", "sqs:GetQueueAttributes"])
-    );
-    assert_eq!(actions_of(sid("QuarantinedBodies")), names(&["s3:GetObject", "s3:DeleteObject"]));
-    assert_eq!(statements.len(), 3);
-    let read_from = format!("{:?}", sid("ReadReleaseDeleteFailedMessages")["Resource"]);
-    assert!(
-        read_from.contains("QuarantineQueue.Arn") && read_from.contains("DeadLetterQueue.Arn"),
-        "{read_from}"
-    );
-    let consumer = &resource(&template, "ConsumerAccessPolicy")["PolicyDocument"]["Statement"];
-    let consume = consumer
-        .as_sequence()
-        .unwrap()
-        .iter()
-        .find(|s| s["Sid"].as_str() == Some("ConsumeWorkQueue"));
-    assert_eq!(
-        sid("ReplayToWorkQueue")["Resource"],
-        consume.unwrap()["Resource"],
-        "replays go to the work queue only"
-    );
-
-    let role = resource(&template, "OperatorRole");
-    assert_eq!(reference(&role["ManagedPolicyArns"][0]), "OperatorPolicy");
-    // The runtime roles cannot delete or read quarantine records: only the operator's can.
-    for runtime in ["PublisherRole", "ConsumerRole", "ConsumerAccessPolicy", "WorkerTaskRole"] {
-        let text = format!("{:?}", resource(&template, runtime));
-        assert!(!text.contains("OperatorPolicy"), "{runtime} holds the operator policy");
-        let policies = resource(&template, runtime)
-            .get("Policies")
-            .map_or(1, |p| p.as_sequence().unwrap().len());
-        for policy in 0..policies {
-            for statement in self::statements(&template, runtime, policy) {
-                if format!("{:?}", statement["Resource"]).contains("QuarantineQueue") {
-                    assert_eq!(
-                        format!("{:?}", statement["Action"]),
-                        format!(
-                            "{:?}",
-                            serde_yaml::to_value(["sqs:SendMessage", "sqs:GetQueueAttributes"])
-                                .unwrap()
-                        ),
-                        "{runtime}"
-                    );
-                }
-            }
-        }
-    }
-}
-
-#[test]
-fn the_idempotency_table_is_the_one_the_consumers_read_and_may_only_claim_in() {
-    let template = template();
-    let table = resource(&template, "IdempotencyTable");
-    assert_eq!(table["BillingMode"], "PAY_PER_REQUEST");
-    assert_eq!(table["KeySchema"][0]["AttributeName"], "id");
-    assert_eq!(table["AttributeDefinitions"][0]["AttributeType"], "S");
-    assert_eq!(table["TimeToLiveSpecification"]["AttributeName"], "expiration");
-    assert_eq!(table["SSESpecification"]["SSEEnabled"], true);
-    let consumer = statements(&template, "ConsumerAccessPolicy", 0);
-    let claims = consumer.iter().find(|s| s["Sid"] == "IdempotencyClaims").unwrap();
-    let actions: BTreeSet<String> = claims["Action"]
-        .as_sequence()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_owned())
-        .collect();
-    assert_eq!(
-        actions,
-        names(&[
-            "dynamodb:GetItem",
-            "dynamodb:BatchGetItem",
-            "dynamodb:PutItem",
-            "dynamodb:UpdateItem",
-            "dynamodb:DeleteItem"
-        ])
-    );
-    assert!(
-        format!("{:?}", claims["Resource"]).contains("IdempotencyTable"),
-        "{:?}",
-        claims["Resource"]
-    );
-    let env = &resource(&template, "ConsumerFunction")["Environment"]["Variables"];
-    assert!(format!("{:?}", env["IDEMPOTENCY_TABLE"]).contains("IdempotencyTable"));
-    let worker = worker_env(&template);
-    assert!(format!("{:?}", worker["IDEMPOTENCY_TABLE"]).contains("IdempotencyTable"));
 }
