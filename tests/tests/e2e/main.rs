@@ -32,6 +32,7 @@ mod planner_vs_worker;
 mod publisher;
 mod publisher_load;
 mod quarantine_overflow;
+mod quarantine_overflow_faults;
 mod raw_forwarder;
 mod reliability;
 mod template;

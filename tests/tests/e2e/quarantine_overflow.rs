@@ -14,12 +14,12 @@ use serde_json::{Value, json};
 
 use crate::operator_cli::{audit_lines, cli, stderr, stdout, temp_path};
 
-const TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A body of exactly `bytes` bytes that is not JSON (so it is poison), with
 /// multi-byte characters and the control characters SQS accepts, which a
 /// quarantine record escapes and a replay must give back as they were.
-fn poison_body(bytes: usize) -> String {
+pub(crate) fn poison_body(bytes: usize) -> String {
     let unit = "not json: é😀\t\r\n<>&\"\\ ";
     let mut body = unit.repeat(bytes / unit.len() + 1);
     while body.len() > bytes {
@@ -30,19 +30,19 @@ fn poison_body(bytes: usize) -> String {
     body
 }
 
-struct Overflow {
-    aws: Aws,
-    work_url: String,
-    work_arn: String,
-    quarantine_url: String,
-    bucket: String,
-    downstream: Downstream,
+pub(crate) struct Overflow {
+    pub(crate) aws: Aws,
+    pub(crate) work_url: String,
+    pub(crate) work_arn: String,
+    pub(crate) quarantine_url: String,
+    pub(crate) bucket: String,
+    pub(crate) downstream: Downstream,
 }
 
 impl Overflow {
     /// A work queue of 1 MiB messages, a quarantine queue of
     /// `quarantine_max` bytes and a bucket.
-    async fn new(quarantine_max: u32) -> Self {
+    pub(crate) async fn new(quarantine_max: u32) -> Self {
         let aws = Aws::from_env().await.unwrap();
         let work_url = aws.create_queue(&unique("work")).await.unwrap();
         let work_arn = aws.queue_arn(&work_url).await.unwrap();
@@ -63,7 +63,7 @@ impl Overflow {
     }
 
     /// The consumer with the bucket, and `extra` (a proxy's endpoint, say).
-    async fn consumer(&self, extra: &[(&str, &str)]) -> LambdaHost {
+    pub(crate) async fn consumer(&self, extra: &[(&str, &str)]) -> LambdaHost {
         let url = self.downstream.url();
         let mut env = vec![
             ("DOWNSTREAM_URL", url.as_str()),
@@ -75,7 +75,7 @@ impl Overflow {
         LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap()
     }
 
-    fn event(&self, poison: &[(&str, &str)]) -> Value {
+    pub(crate) fn event(&self, poison: &[(&str, &str)]) -> Value {
         let records: Vec<Value> = poison
             .iter()
             .map(|(id, body)| sqs_record(id, Value::String((*body).to_owned()), &self.work_arn))
@@ -85,7 +85,7 @@ impl Overflow {
 
     /// Every record on the quarantine queue, read with the CLI's `export`
     /// (which leaves them there), by the poison message's id.
-    async fn exported(&self) -> (std::process::Output, Vec<Value>) {
+    pub(crate) async fn exported(&self) -> (std::process::Output, Vec<Value>) {
         let out = temp_path("export.jsonl");
         let output =
             cli(&["export", "--queue-url", &self.quarantine_url, "--out", out.to_str().unwrap()])
@@ -99,7 +99,7 @@ impl Overflow {
     }
 
     /// Every record replayed to the work queue with the CLI, and its audit file.
-    async fn replay(&self) -> (std::process::Output, std::path::PathBuf) {
+    pub(crate) async fn replay(&self) -> (std::process::Output, std::path::PathBuf) {
         let audit = temp_path("audit.jsonl");
         let args = ["replay", "--queue-url", &self.quarantine_url, "--to", &self.work_url];
         let output =
@@ -108,7 +108,7 @@ impl Overflow {
     }
 
     /// The raw quarantine records (the SQS bodies), without the CLI.
-    async fn records(&self, expected: usize) -> Vec<Value> {
+    pub(crate) async fn records(&self, expected: usize) -> Vec<Value> {
         let messages = self.aws.receive_all(&self.quarantine_url, expected).await.unwrap();
         let handles: Vec<String> =
             messages.iter().filter_map(|m| m.receipt_handle().map(str::to_owned)).collect();
@@ -126,14 +126,14 @@ impl Overflow {
         messages.iter().map(|m| serde_json::from_str(m.body().unwrap()).unwrap()).collect()
     }
 
-    async fn object(&self, record: &Value) -> Option<Vec<u8>> {
+    pub(crate) async fn object(&self, record: &Value) -> Option<Vec<u8>> {
         let key = record["bodyObject"]["key"].as_str().unwrap();
         self.aws.object(&self.bucket, key).await.unwrap()
     }
 }
 
 /// Quarantines `body` through S3, replays it with the CLI and checks every step.
-async fn quarantined_through_s3_and_replayed(quarantine_max: u32, body_bytes: usize) {
+pub(crate) async fn quarantined_through_s3_and_replayed(quarantine_max: u32, body_bytes: usize) {
     let o = Overflow::new(quarantine_max).await;
     let body = poison_body(body_bytes);
     let host = o.consumer(&[]).await;
@@ -296,112 +296,4 @@ async fn a_missing_or_altered_object_is_reported_and_nothing_is_replayed() {
         audit_lines(&audit)[2..].iter().map(|l| l["result"].as_str().unwrap().to_owned()).collect();
     assert_eq!(results.iter().filter(|r| *r == "discarded").count(), 2, "{results:?}");
     assert_eq!(results.iter().filter(|r| *r == "object_deleted").count(), 2, "{results:?}");
-}
-
-/// The CLI with its S3 calls through `proxy`.
-async fn cli_through(proxy: &FaultProxy, args: &[&str]) -> std::process::Output {
-    tokio::process::Command::new(binary("sqs-backpressure").unwrap())
-        .args(args)
-        .env("AWS_ENDPOINT_URL_S3", proxy.url())
-        .env("AWS_MAX_ATTEMPTS", "2")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .unwrap()
-}
-
-#[tokio::test]
-async fn the_clis_s3_reads_and_deletes_that_fail_lose_nothing_and_say_why() {
-    let o = Overflow::new(262_144).await;
-    let body = poison_body(300_000);
-    let host = o.consumer(&[]).await;
-    assert_eq!(
-        host.invoke(&o.event(&[("big-1", &body)]), TIMEOUT).await.batch_item_failures(),
-        Some(vec![])
-    );
-    let upstream = std::env::var("AWS_ENDPOINT_URL_S3").unwrap();
-    let proxy = FaultProxy::start(&upstream).await.unwrap();
-    let replay = [
-        "replay",
-        "--queue-url",
-        &o.quarantine_url,
-        "--to",
-        &o.work_url,
-        "--yes",
-        "--call-timeout",
-        "2",
-    ];
-
-    // A read denied, throttled, failing or hung: the record stays, nothing is sent, the reason is S3's.
-    for (fault, said) in [
-        (Fault::Deny, "AccessDenied"),
-        (Fault::Throttle, "SlowDown"),
-        (Fault::ServerError, "InternalError"),
-        (Fault::Hang, "no answer within the call's time"),
-    ] {
-        proxy.clear();
-        proxy.inject(Rule::new("GetObject", fault.clone()));
-        let audit = temp_path("audit.jsonl");
-        let args = [&replay[..], &["--audit", audit.to_str().unwrap()]].concat();
-        let output = cli_through(&proxy, &args).await;
-        assert_eq!(output.status.code(), Some(1), "{fault:?}: {}", stderr(&output));
-        let lines = audit_lines(&audit);
-        assert_eq!(lines.len(), 1, "{fault:?}: {lines:?}");
-        let reason = lines[0]["reason"].as_str().unwrap();
-        assert!(
-            reason.contains("could not be read") && reason.contains(said),
-            "{fault:?}: {reason}"
-        );
-        assert!(!reason.contains("Error {"), "no Debug dump: {reason}");
-        assert_eq!(o.aws.counts(&o.work_url).await.unwrap(), (0, 0), "{fault:?}: nothing sent");
-        assert_eq!(o.aws.counts(&o.quarantine_url).await.unwrap(), (1, 0), "{fault:?}: it stays");
-    }
-
-    // The replay done, a delete S3 refuses leaves the object to the lifecycle rule, on record.
-    proxy.clear();
-    proxy.inject(Rule::new("DeleteObject", Fault::Deny));
-    let audit = temp_path("audit.jsonl");
-    let args = [&replay[..], &["--audit", audit.to_str().unwrap()]].concat();
-    let output = cli_through(&proxy, &args).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let arrived = o.aws.receive_all(&o.work_url, 1).await.unwrap();
-    assert_eq!(arrived[0].body().map(str::as_bytes), Some(body.as_bytes()), "replayed whole");
-    let results: Vec<String> =
-        audit_lines(&audit).iter().map(|l| l["result"].as_str().unwrap().to_owned()).collect();
-    assert_eq!(results, ["replayed", "object_delete_failed"]);
-    let summary = cli(&["audit", audit.to_str().unwrap()]).await;
-    assert!(stdout(&summary).contains("1 not deleted"), "{}", stdout(&summary));
-}
-
-/// S3's writes with their answers lost once after they landed: the
-/// consumer's `PutObject` retried writes the same bytes to the same key (one
-/// record, the object the body); the CLI's `DeleteObject` retried finds the
-/// object gone, which S3 answers as done (`object_deleted`).
-#[tokio::test]
-async fn s3_writes_whose_answers_are_lost_are_repeated_harmlessly() {
-    let o = Overflow::new(262_144).await;
-    let upstream = std::env::var("AWS_ENDPOINT_URL_S3").unwrap();
-    let proxy = FaultProxy::start(&upstream).await.unwrap();
-    let body = poison_body(300_000);
-    proxy.inject(Rule::new("PutObject", Fault::LoseAnswer).times(1));
-    let host = o.consumer(&[("AWS_ENDPOINT_URL_S3", proxy.url())]).await;
-    let outcome = host.invoke(&o.event(&[("big-1", &body)]), TIMEOUT).await;
-    assert_eq!(outcome.batch_item_failures(), Some(vec![]), "quarantined");
-    assert_eq!(proxy.counts()["PutObject"], 2, "landed, then retried");
-    let records = o.records(1).await;
-    assert_eq!(records.len(), 1);
-    assert_eq!(o.object(&records[0]).await.as_deref(), Some(body.as_bytes()));
-
-    proxy.clear();
-    proxy.inject(Rule::new("DeleteObject", Fault::LoseAnswer).times(1));
-    let audit = temp_path("audit.jsonl");
-    let args =
-        ["replay", "--queue-url", &o.quarantine_url, "--to", &o.work_url, "--yes", "--audit"];
-    let output = cli_through(&proxy, &[&args[..], &[audit.to_str().unwrap()]].concat()).await;
-    assert!(output.status.success(), "{}", stderr(&output));
-    let results: Vec<String> =
-        audit_lines(&audit).iter().map(|l| l["result"].as_str().unwrap().to_owned()).collect();
-    assert_eq!(results, ["replayed", "object_deleted"]);
-    assert_eq!(o.object(&records[0]).await, None);
-    assert_eq!(o.aws.receive_all(&o.work_url, 1).await.unwrap().len(), 1, "sent once");
 }
