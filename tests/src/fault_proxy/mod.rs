@@ -26,88 +26,12 @@ use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-/// What the proxy does to a request a rule matches.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Fault {
-    /// 400 AccessDenied: an IAM policy that does not allow the call.
-    Deny,
-    /// 400 ThrottlingException, which the SDK retries with backoff.
-    Throttle,
-    /// 500 InternalFailure, which the SDK retries.
-    ServerError,
-    /// Forwarded after this long.
-    Delay(Duration),
-    /// Never answered.
-    Hang,
-    /// The batch entries at these positions fail (`Failed` in the answer,
-    /// code `InternalError`); the others are forwarded.
-    FailEntries(Vec<usize>),
-    /// DynamoDB `BatchGetItem`: answered with every requested key unprocessed.
-    UnprocessedKeys,
-    /// The write lands: forwarded, then its answer is thrown away and the
-    /// caller told 500 InternalFailure (S3: InternalError), which the SDK retries.
-    LoseAnswer,
-    /// DynamoDB: a conditional write refused (`ConditionalCheckFailedException`)
-    /// without the old item, as a DynamoDB-compatible store that ignores
-    /// `ReturnValuesOnConditionCheckFailure` answers. Not forwarded.
-    RefuseWithoutItem,
-    /// DynamoDB `GetItem`: answered with no item, as if the record were gone.
-    NoItem,
-}
+mod protocol;
+mod rule;
 
-impl Fault {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::Deny => "deny",
-            Self::Throttle => "throttle",
-            Self::ServerError => "500",
-            Self::Delay(_) => "delay",
-            Self::Hang => "hang",
-            Self::FailEntries(_) => "partial batch failure",
-            Self::UnprocessedKeys => "unprocessed keys",
-            Self::LoseAnswer => "lost answer",
-            Self::RefuseWithoutItem => "refused without the old item",
-            Self::NoItem => "no item",
-        }
-    }
-}
-
-/// A fault for the requests of one operation, optionally only those whose
-/// body contains a given text (a queue URL, say).
-#[derive(Debug, Clone)]
-pub struct Rule {
-    pub operation: String,
-    pub body_contains: Option<String>,
-    pub fault: Fault,
-    /// How many more requests the rule applies to; `None`: every one.
-    pub times: Option<u64>,
-}
-
-impl Rule {
-    pub fn new(operation: &str, fault: Fault) -> Self {
-        Self { operation: operation.to_owned(), body_contains: None, fault, times: None }
-    }
-
-    /// Only the first `n` matching requests (a retry after them goes through).
-    pub fn times(mut self, n: u64) -> Self {
-        self.times = Some(n);
-        self
-    }
-
-    pub fn when_body_contains(mut self, text: &str) -> Self {
-        self.body_contains = Some(text.to_owned());
-        self
-    }
-
-    fn matches(&self, operation: &str, body: &[u8]) -> bool {
-        self.times != Some(0)
-            && self.operation == operation
-            && self
-                .body_contains
-                .as_deref()
-                .is_none_or(|text| String::from_utf8_lossy(body).contains(text))
-    }
-}
+use protocol::*;
+pub use protocol::{operation, s3_operation, sqs_accepts};
+pub use rule::{Fault, Rule};
 
 #[derive(Debug, Default)]
 struct Shared {
@@ -204,131 +128,6 @@ impl Drop for FaultProxy {
     }
 }
 
-/// The operation a request calls, by whichever convention its protocol uses.
-pub fn operation(target: Option<&str>, path: &str, body: &[u8]) -> String {
-    if let Some(target) = target {
-        return target.rsplit('.').next().unwrap_or(target).to_owned();
-    }
-    if let Some((_, name)) = path.rsplit_once("/operation/") {
-        return name.to_owned();
-    }
-    String::from_utf8_lossy(body)
-        .split('&')
-        .find_map(|pair| pair.strip_prefix("Action="))
-        .unwrap_or("unknown")
-        .to_owned()
-}
-
-/// SQS's allowed characters: #x9 | #xA | #xD | #x20-#xD7FF | #xE000-#xFFFD | #x10000-#x10FFFF.
-pub fn sqs_accepts(text: &str) -> bool {
-    text.chars().all(|c| {
-        matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}')
-            || c >= '\u{10000}'
-    })
-}
-
-/// Whether an SQS send entry (or a whole `SendMessage` request) holds only
-/// characters SQS accepts, in its body and its string attributes.
-fn entry_acceptable(entry: &Value) -> bool {
-    let body_ok = entry.get("MessageBody").and_then(Value::as_str).is_none_or(sqs_accepts);
-    let attributes_ok =
-        entry.get("MessageAttributes").and_then(Value::as_object).is_none_or(|attributes| {
-            attributes.iter().all(|(name, value)| {
-                sqs_accepts(name)
-                    && value.get("StringValue").and_then(Value::as_str).is_none_or(sqs_accepts)
-            })
-        });
-    body_ok && attributes_ok
-}
-
-type HttpResponse = Response<Full<Bytes>>;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Protocol {
-    Json,
-    Cbor,
-    Query,
-    RestXml,
-}
-
-/// The S3 operation of a request signed for S3, from its method and path
-/// (`/bucket/key` path-style, as an SDK addresses an IP endpoint).
-pub fn s3_operation(method: &str, path: &str, query: &str) -> String {
-    let object = path.trim_start_matches('/').contains('/');
-    match (method, object) {
-        ("PUT", true) => "PutObject",
-        ("GET", true) => "GetObject",
-        ("HEAD", true) => "HeadObject",
-        ("DELETE", true) => "DeleteObject",
-        ("POST", false) if query.contains("delete") => "DeleteObjects",
-        ("PUT", false) => "CreateBucket",
-        ("GET", false) => "ListObjects",
-        _ => "unknown",
-    }
-    .to_owned()
-}
-
-fn error_response(
-    protocol: Protocol,
-    status: StatusCode,
-    code: &str,
-    message: &str,
-) -> HttpResponse {
-    let (content_type, body) = match protocol {
-        Protocol::Json => (
-            "application/x-amz-json-1.0",
-            Bytes::from(json!({"__type": code, "message": message}).to_string()),
-        ),
-        Protocol::Cbor => ("application/cbor", Bytes::from(cbor_error(code, message))),
-        Protocol::RestXml => (
-            "application/xml",
-            Bytes::from(format!(
-                "<Error><Code>{code}</Code><Message>{message}</Message>\
-                 <RequestId>fault-proxy</RequestId></Error>"
-            )),
-        ),
-        Protocol::Query => (
-            "text/xml",
-            Bytes::from(format!(
-                "<ErrorResponse><Error><Type>Sender</Type><Code>{code}</Code>\
-                 <Message>{message}</Message></Error><RequestId>fault-proxy</RequestId></ErrorResponse>"
-            )),
-        ),
-    };
-    let mut response = Response::new(Full::new(body));
-    *response.status_mut() = status;
-    let headers = response.headers_mut();
-    headers
-        .insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static(content_type));
-    if protocol == Protocol::Cbor {
-        headers.insert("smithy-protocol", hyper::header::HeaderValue::from_static("rpc-v2-cbor"));
-    }
-    response
-}
-
-/// `{"__type": code, "message": message}` in CBOR (RFC 8949): a map of two
-/// text strings, which is all an RPC v2 CBOR error body needs.
-fn cbor_error(code: &str, message: &str) -> Vec<u8> {
-    fn text(out: &mut Vec<u8>, value: &str) {
-        let len = value.len();
-        if len < 24 {
-            out.push(0x60 | len as u8);
-        } else if len < 256 {
-            out.extend([0x78, len as u8]);
-        } else {
-            out.push(0x79);
-            out.extend((len.min(u16::MAX as usize) as u16).to_be_bytes());
-        }
-        out.extend(value.as_bytes());
-    }
-    let mut out = vec![0xA2];
-    for (key, value) in [("__type", code), ("message", message)] {
-        text(&mut out, key);
-        text(&mut out, value);
-    }
-    out
-}
-
 async fn handle(
     request: Request<Incoming>,
     client: Client<HttpConnector, Full<Bytes>>,
@@ -417,16 +216,6 @@ async fn handle(
         None => forward_sqs_checked(parts, body, &name, &[], &client, &upstream, &state).await,
     };
     Ok(response)
-}
-
-/// A 200 answer in AWS JSON.
-fn json_response(answer: &Value) -> HttpResponse {
-    let mut response = Response::new(Full::new(Bytes::from(answer.to_string())));
-    response.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static("application/x-amz-json-1.0"),
-    );
-    response
 }
 
 /// Forwards the request. SQS sends have entries with characters SQS refuses
