@@ -10,7 +10,9 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use backpressure_core::sync::lock;
 use std::time::Duration;
 
 use http_body_util::combinators::BoxBody;
@@ -111,7 +113,7 @@ impl Downstream {
     }
 
     pub fn received(&self) -> Vec<Received> {
-        self.received.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        lock(&self.received).clone()
     }
 }
 
@@ -189,7 +191,7 @@ async fn answer(
     };
     *response.status_mut() = status;
     received.status = status.as_u16();
-    log.lock().unwrap_or_else(PoisonError::into_inner).push(received);
+    lock(&log).push(received);
     Ok(response)
 }
 

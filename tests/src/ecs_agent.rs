@@ -3,7 +3,9 @@
 //! on loopback: it records every call and either protects or refuses.
 
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use backpressure_core::sync::lock;
 
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Bytes, Incoming};
@@ -68,7 +70,7 @@ impl EcsAgent {
 
     /// `(method, path, body)` of every call, in order.
     pub fn calls(&self) -> Vec<(String, String, Value)> {
-        self.calls.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        lock(&self.calls).clone()
     }
 
     /// The `ProtectionEnabled` of every PUT, in order.
@@ -91,7 +93,7 @@ async fn respond(
     let body = request.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let enabled = body["ProtectionEnabled"].as_bool().unwrap_or(false);
-    log.lock().unwrap_or_else(PoisonError::into_inner).push((method, path.clone(), body));
+    lock(&log).push((method, path.clone(), body));
     if answer == Answer::Hang {
         std::future::pending::<()>().await;
     }

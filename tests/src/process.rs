@@ -3,7 +3,9 @@
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use backpressure_core::sync::lock;
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
@@ -74,7 +76,7 @@ impl Process {
 
     /// Every line written so far, stdout and stderr interleaved.
     pub fn lines(&self) -> Vec<String> {
-        self.lines.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        lock(&self.lines).clone()
     }
 
     /// Waits until a line contains `text`, up to `limit`.
@@ -96,7 +98,7 @@ async fn collect(stream: impl AsyncRead + Unpin, lines: Arc<Mutex<Vec<String>>>)
         if std::env::var_os("WORKER_TEST_ECHO").is_some() {
             crate::log_view::echo("    | ", &line);
         }
-        lines.lock().unwrap_or_else(PoisonError::into_inner).push(line);
+        lock(&lines).push(line);
     }
 }
 

@@ -7,7 +7,9 @@
 //! peer (a failover, a dropped NAT mapping).
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use backpressure_core::sync::lock;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -44,10 +46,6 @@ pub struct TcpFaultProxy {
     silenced_below: Arc<AtomicU64>,
     opened: Arc<AtomicU64>,
     server: JoinHandle<()>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl TcpFaultProxy {

@@ -11,7 +11,9 @@
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
+
+use backpressure_core::sync::lock;
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
@@ -42,10 +44,6 @@ struct Shared {
 }
 
 type State = Arc<Mutex<Shared>>;
-
-fn lock(state: &State) -> std::sync::MutexGuard<'_, Shared> {
-    state.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 #[derive(Debug)]
 pub struct FaultProxy {
