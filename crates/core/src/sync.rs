@@ -1,4 +1,4 @@
-//! Locking a mutex whatever panicked while it was held.
+//! Locking a mutex, or taking its value, whatever panicked while it was held.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -9,4 +9,10 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 /// lock after it.
 pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The value `mutex` guarded, taken as it is when a thread panicked while
+/// holding it (see [`lock`]).
+pub fn into_inner<T>(mutex: Mutex<T>) -> T {
+    mutex.into_inner().unwrap_or_else(PoisonError::into_inner)
 }

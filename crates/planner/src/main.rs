@@ -4,8 +4,8 @@
 use std::io;
 use std::process::ExitCode;
 
-use capacity_planner::args::{self, Cli, Command};
 use backpressure_core::error::error_chain;
+use capacity_planner::args::{self, Cli, Command};
 use capacity_planner::commands;
 
 fn main() -> ExitCode {

@@ -6,12 +6,12 @@
 //! message both convert into, so a Lambda function and a long-running worker
 //! run the same engine.
 
-use backpressure_core::sync::lock;
+use backpressure_core::sync::{into_inner, lock};
 use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
+use std::sync::Mutex;
 use std::sync::atomic::Ordering;
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::{FutureExt, StreamExt, stream};
@@ -83,7 +83,7 @@ impl<'e, B> Batch<'e, '_, B> {
             .into_iter()
             .zip(self.records.iter().zip(self.ids))
             .map(|(slot, (record, message_id))| {
-                let outcome = match slot.into_inner().unwrap_or_else(PoisonError::into_inner) {
+                let outcome = match into_inner(slot) {
                     Some(Settled::Final(outcome)) => outcome,
                     None | Some(Settled::ToQuarantine { .. }) => Outcome::retry(
                         RetryCause::Deadline,

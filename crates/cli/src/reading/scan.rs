@@ -12,7 +12,9 @@
 //! started; [`Scanned::shortfall`] says what is missing.
 
 use std::ops::ControlFlow;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
+
+use backpressure_core::sync::{into_inner, lock};
 
 use indicatif::ProgressBar;
 use tokio::time::Instant;
@@ -64,7 +66,7 @@ pub(crate) async fn scan(
     };
     reading.progress.finish_and_clear();
     let Reading { read, mut scanned, interrupted, .. } = reading;
-    let mut holding = holding.into_inner().unwrap_or_else(PoisonError::into_inner);
+    let mut holding = into_inner(holding);
     let lapsed = holding.lapsed;
     let (held, released) = holding.release_all(queue).await;
     if interrupted {
@@ -253,10 +255,6 @@ impl<V: FnMut(Entry) -> ControlFlow<()>> Reading<'_, V> {
             held.hold(&entry.received_id, &entry.receipt_handle, expires);
         }
     }
-}
-
-fn lock(holding: &Mutex<Holding>) -> MutexGuard<'_, Holding> {
-    holding.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Deletes second copies of messages already read and moved (left by a run

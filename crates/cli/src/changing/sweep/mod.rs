@@ -6,6 +6,7 @@
 //! sweep returns, also when it stops on an error. A message is deleted only
 //! after SQS confirmed its replay and the audit line of that is on disk.
 
+use backpressure_core::sync::{into_inner, lock};
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -198,7 +199,7 @@ impl<'a> Sweep<'a> {
             () = stop_on_signal => unreachable!("pending never ends"),
         };
         let outcome = results.into_iter().collect::<Result<Vec<()>, _>>().map(drop);
-        let mut state = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        let mut state = into_inner(self.state);
         state.tally.limited = state.remaining == 0;
         state.tally.lapsed = state.held.lapsed;
         let (held, released) = state.held.release_all(self.source).await;
@@ -342,7 +343,7 @@ impl<'a> Sweep<'a> {
     }
 
     fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = lock(&self.state);
         f(&mut state)
     }
 }
