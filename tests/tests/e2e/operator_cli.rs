@@ -242,6 +242,19 @@ pub(crate) async fn replay_to(
 
 /// Raw messages on a "dead-letter queue", with bodies and attributes that
 /// test exactness; returns (dlq url, sent bodies by message id).
+/// A standard dead-letter queue holding `count` messages (`m0`, `m1`, …), an
+/// empty standard queue to replay them to, and a path for the audit trail:
+/// (client, dead-letter queue, its messages by id, work queue, audit path).
+pub(crate) async fn replayable(
+    count: usize,
+) -> (Aws, String, BTreeMap<String, String>, String, PathBuf) {
+    let aws = Aws::from_env().await.unwrap();
+    let bodies: Vec<String> = (0..count).map(|n| format!("m{n}")).collect();
+    let (dlq, sent) = dead_letter_queue(&aws, false, &bodies).await;
+    let work = aws.create_queue(&unique("work")).await.unwrap();
+    (aws, dlq, sent, work, temp_path("audit.jsonl"))
+}
+
 pub(crate) async fn dead_letter_queue(
     aws: &Aws,
     fifo: bool,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use aws_sdk_sqs::types::MessageSystemAttributeName;
 use e2e_tests::downstream::Downstream;
-use e2e_tests::fixtures::{Aws, binary, unique};
+use e2e_tests::fixtures::{Aws, binary};
 use serde_json::Value;
 
 use crate::operator_cli::*;
@@ -199,11 +199,7 @@ async fn discard_deletes_only_what_matches_after_confirmation_and_audits_it() {
 
 #[tokio::test]
 async fn rate_spaces_the_sends() {
-    let aws = Aws::from_env().await.unwrap();
-    let bodies: Vec<String> = (0..4).map(|n| format!("m{n}")).collect();
-    let (dlq, _) = dead_letter_queue(&aws, false, &bodies).await;
-    let work = aws.create_queue(&unique("work")).await.unwrap();
-    let audit = temp_path("audit.jsonl");
+    let (aws, dlq, _, work, audit) = replayable(4).await;
     ok(replay_to(&dlq, &work, &audit, &["--rate", "0.8"]).await);
     let mut started: Vec<jiff::Timestamp> = audit_lines(&audit)
         .iter()

@@ -209,11 +209,7 @@ async fn killed_mid_replay_to_a_standard_queue_and_resumed_nothing_is_lost_and_r
 
 #[tokio::test]
 async fn a_rerun_deletes_what_the_audit_says_was_sent_without_sending_it_again() {
-    let aws = Aws::from_env().await.unwrap();
-    let bodies: Vec<String> = (0..5).map(|n| format!("m{n}")).collect();
-    let (dlq, sent) = dead_letter_queue(&aws, false, &bodies).await;
-    let work = aws.create_queue(&unique("work")).await.unwrap();
-    let audit = temp_path("audit.jsonl");
+    let (aws, dlq, sent, work, audit) = replayable(5).await;
     // As an interrupted run leaves it: two sends confirmed and on record, not yet deleted.
     let confirmed: Vec<&String> = sent.keys().take(2).collect();
     let lines: String = confirmed
