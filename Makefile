@@ -88,24 +88,27 @@ simulate:
 	$(SIMULATE) recommend --consumer lambda
 
 ## make demo: the emulators, both functions invoked on the sample events, what they did.
-## Builds only the five programs it runs, in one cargo call (so their features resolve once).
-DEMO_BINS := backlog-publisher batch-consumer sqs-worker sqs-backpressure demo
+## Builds only the programs it and make invoke run, in one cargo call (so their features resolve once).
+DEMO_PACKAGES := -p backlog-publisher -p batch-consumer -p sqs-worker -p sqs-backpressure -p e2e-tests
+DEMO_BINS := backlog-publisher batch-consumer sqs-worker sqs-backpressure demo local-env
+DEMO_BUILD = $(CARGO) build $(DEMO_PACKAGES) $(addprefix --bin ,$(DEMO_BINS))
 demo:
 	@echo "== make demo 1/3: building $(DEMO_BINS) (the first time about 2.5 minutes on 2 cores, after downloading the crates)"
-	$(CARGO) build -p backlog-publisher -p batch-consumer -p sqs-worker -p sqs-backpressure -p e2e-tests \
-	  $(addprefix --bin ,$(DEMO_BINS))
+	$(DEMO_BUILD)
 	@echo "== make demo 2/3: the emulators, into .venv*/ (the first time 1 to 2 minutes)"
 	$(EMULATORS) install
 	@echo "== make demo 3/3: the tour (under a minute)"
 	$(EMULATORS) run -- $(TARGET_DIR)/debug/demo
 
 ## make invoke FUNCTION=publisher|consumer EVENT=events/<file>.json [KEEP=1]: one function
-## through cargo-lambda (watch + invoke) against the emulators; prints its response and each
-## message's outcome. KEEP=1 leaves the emulators up, their queues inspectable with the CLI.
+## through cargo-lambda (watch + invoke) against the emulators, with the template's default
+## settings; prints its response and each message's outcome. KEEP=1 leaves the emulators up,
+## their queues inspectable with the CLI.
 FUNCTION ?= publisher
 EVENT ?= events/schedule.json
 invoke:
-	$(CARGO) build --quiet -p e2e-tests --bin local-env -p sqs-backpressure
+	@echo "== make invoke: building $(DEMO_BINS) as make demo does (nothing to do after it)"
+	$(DEMO_BUILD)
 	scripts/sam.sh install
 	$(EMULATORS) install
 ifeq ($(KEEP),1)

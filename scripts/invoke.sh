@@ -29,19 +29,23 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# cargo lambda watch builds the function on its own (cargo run -p PACKAGE --bin BINARY), and
+# those dependency features differ from make demo's one combined build; built here first, in
+# the open, so the first invocation's deadline is not spent compiling.
+package=$([ "$function" = publisher ] && echo backlog-publisher || echo batch-consumer)
+echo "== building $binary as cargo lambda watch runs it (cargo build -p $package --bin $binary);" \
+  "the first time after make demo about a minute, rebuilding the SDK crates whose features differ" >&2
+(cd "$root" && cargo build -p "$package" --bin "$binary")
+
 "$target/debug/local-env" "$function" "$state/$function.env" &
 pids+=($!)
 for _ in $(seq 1 100); do [ -s "$state/$function.env" ] && break; sleep 0.1; done
 [ -s "$state/$function.env" ] || { echo "the local environment was not prepared" >&2; exit 1; }
 
-# Built before watching, so the first invocation's deadline is not spent compiling.
-package=$([ "$function" = publisher ] && echo backlog-publisher || echo batch-consumer)
-(cd "$root" && cargo build --quiet -p "$package" --bin "$binary")
-
 port=$("$root/.venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # The watch log lives outside the crates, or cargo-lambda would rebuild on every line it writes.
 (cd "$root" && cargo lambda watch -A 127.0.0.1 -P "$port" --env-file "$state/$function.env" \
-  --ignore-changes --wait --timeout 60 --bin "$binary" >"$state/watch.log" 2>&1) &
+  --ignore-changes --wait --timeout 60 -p "$package" --bin "$binary" >"$state/watch.log" 2>&1) &
 pids+=($!)
 for _ in $(seq 1 300); do
   (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break

@@ -11,4 +11,5 @@ pub mod process;
 pub mod redis_server;
 pub mod runtime_host;
 pub mod tcp_fault;
+pub mod template_defaults;
 pub mod tls_front;

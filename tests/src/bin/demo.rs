@@ -8,12 +8,15 @@
 
 use std::time::Duration;
 
+use backlog_publisher::backlog::ZERO_TASK_TARGET_MULTIPLIER;
+use backlog_publisher::load::HOLD_FRACTION;
 use backlog_publisher::metrics::{DIMENSION_NAMES, METRIC_NAMES};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError, binary, profile_dir};
 use e2e_tests::log_view::{readable, retry_causes};
 use e2e_tests::process::Process;
 use e2e_tests::runtime_host::{LambdaHost, Outcome};
+use e2e_tests::template_defaults;
 
 #[path = "demo/redelivery.rs"]
 mod redelivery;
@@ -236,24 +239,30 @@ async fn publisher(aws: &Aws) -> Result<(), BoxError> {
     println!(
         "  queue {idle_queue}: 5 messages waiting; ECS service {cluster}/{idle}: 0 running tasks"
     );
-    println!("  target backlog per task: 100 (TARGET_BACKLOG_PER_TASK)");
+    let template = template_defaults::environment("PublisherFunction")?;
+    let setting = |name: &str| {
+        template.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_default()
+    };
+    let target = setting("TARGET_LOAD_PERCENT");
+    println!("  the publisher's settings: the template's defaults, as a stack deploys them");
     println!(
-        "  ScalingLoad, the template's signal: 32 slots a task (CONSUMER_CONCURRENCY), 1 s a \
-         message (AVG_PROCESSING_SECONDS), target 150 % (TARGET_LOAD_PERCENT)"
+        "  target backlog per task: {} (TARGET_BACKLOG_PER_TASK)",
+        setting("TARGET_BACKLOG_PER_TASK")
+    );
+    println!(
+        "  ScalingLoad, the template's signal: {} slots a task (CONSUMER_CONCURRENCY), {} s a \
+         message (AVG_PROCESSING_SECONDS), target {target} % (TARGET_LOAD_PERCENT)",
+        setting("CONSUMER_CONCURRENCY"),
+        setting("AVG_PROCESSING_SECONDS"),
     );
 
     let targets = format!(
         r#"[{{"queueUrl":"{queue_url}","cluster":"{cluster}","service":"{busy}"}},
             {{"queueUrl":"{idle_queue_url}","cluster":"{cluster}","service":"{idle}"}}]"#
     );
-    let env = [
-        ("TARGETS", targets.as_str()),
-        ("TARGET_BACKLOG_PER_TASK", "100"),
-        ("TARGET_LOAD_PERCENT", "150"),
-        ("CONSUMER_CONCURRENCY", "32"),
-        ("AVG_PROCESSING_SECONDS", "1"),
-        READABLE_LOGS,
-    ];
+    let mut env: Vec<(&str, &str)> =
+        template.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect();
+    env.extend([("TARGETS", targets.as_str()), READABLE_LOGS]);
     println!("\n== Invoking backlog-publisher with events/schedule.json (its logs follow)");
     let host = LambdaHost::start(&binary("backlog-publisher")?, &env).await?;
     let outcome = host.invoke(&event, Duration::from_secs(30)).await;
@@ -285,12 +294,20 @@ async fn publisher(aws: &Aws) -> Result<(), BoxError> {
             }
         }
     }
+    let target: f64 = target.parse().map_err(|_| format!("TARGET_LOAD_PERCENT {target:?}"))?;
+    let busy_tasks = 3.0;
     println!(
         "\n  The busy service: DesiredTasks is the backlog over the target, 150 / 100 rounded up = 2,\n  \
-         fewer than its 3 tasks, and ScalingLoad is under its 150 % target: both say scale in.\n  \
+         fewer than its 3 tasks, and ScalingLoad is under its {target} % target: both say scale in.\n  \
+         Its ScalingLoad {floor} is the hold's floor: 150 messages at 1 s each need under one slot\n  \
+         to drain within LOAD_DRAIN_SECONDS, but while work waits the load never drops below one\n  \
+         held task's worth ({HOLD_FRACTION} × {target} % ÷ 3 tasks), so target tracking keeps one task.\n  \
          The idle service has no task but 5 messages wait: both signals are published at twice\n  \
-         their target (BacklogPerTask 200, ScalingLoad 300), above it, so target tracking scales\n  \
-         the service out from zero."
+         their target (BacklogPerTask {backlog}, ScalingLoad {load}), above it, so target tracking\n  \
+         scales the service out from zero.",
+        floor = HOLD_FRACTION * target / busy_tasks,
+        backlog = 100.0 * ZERO_TASK_TARGET_MULTIPLIER,
+        load = target * ZERO_TASK_TARGET_MULTIPLIER,
     );
     Ok(())
 }
@@ -304,11 +321,14 @@ async fn consumer(aws: &Aws) -> Result<(), BoxError> {
         "\n== A local downstream at {url}: *.reject → 422, *.throttle → 429, *.fail → 503, else 204"
     );
     println!("== Quarantine queue {quarantine_url}");
-    let env = [
+    let template = template_defaults::environment("ConsumerFunction")?;
+    let mut env: Vec<(&str, &str)> =
+        template.iter().map(|(name, value)| (name.as_str(), value.as_str())).collect();
+    env.extend([
         ("DOWNSTREAM_URL", url.as_str()),
         ("QUARANTINE_QUEUE_URL", quarantine_url.as_str()),
         READABLE_LOGS,
-    ];
+    ]);
     for name in ["sqs-standard.json", "sqs-fifo.json"] {
         let event = sample(name)?;
         println!("\n== Invoking batch-consumer with events/{name} (its logs follow)");

@@ -9,6 +9,7 @@
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, BoxError};
 use e2e_tests::log_view::retry_causes;
+use e2e_tests::template_defaults;
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
@@ -29,7 +30,7 @@ async fn main() -> Result<(), BoxError> {
         _ => return Err("usage: local-env publisher|consumer ENV_FILE".into()),
     };
     let aws = Aws::from_env().await?;
-    let mut env: Vec<(&str, String)> = Vec::new();
+    let mut env: Vec<(String, String)> = Vec::new();
     let mut downstream = None;
     match function.as_str() {
         "publisher" => {
@@ -40,25 +41,30 @@ async fn main() -> Result<(), BoxError> {
             eprintln!(
                 "local-env: orders-work holds 150 messages (its DLQ 2); demo/orders-workers runs 3 tasks"
             );
+            // Run as a stack runs it: every setting at the template's default.
+            env.extend(template_defaults::environment("PublisherFunction")?);
             env.extend([
-                ("QUEUE_URL", queue_url),
-                ("ECS_CLUSTER_NAME", "demo".to_owned()),
-                ("ECS_SERVICE_NAME", "orders-workers".to_owned()),
-                ("TARGET_BACKLOG_PER_TASK", "100".to_owned()),
+                ("QUEUE_URL".to_owned(), queue_url),
+                ("ECS_CLUSTER_NAME".to_owned(), "demo".to_owned()),
+                ("ECS_SERVICE_NAME".to_owned(), "orders-workers".to_owned()),
             ]);
         }
         "consumer" => {
             let started = Downstream::start().await?;
             let quarantine = aws.create_queue("orders-quarantine").await?;
             eprintln!("local-env: downstream at {}, quarantine queue {quarantine}", started.url());
-            env.extend([("DOWNSTREAM_URL", started.url()), ("QUARANTINE_QUEUE_URL", quarantine)]);
+            env.extend(template_defaults::environment("ConsumerFunction")?);
+            env.extend([
+                ("DOWNSTREAM_URL".to_owned(), started.url()),
+                ("QUARANTINE_QUEUE_URL".to_owned(), quarantine),
+            ]);
             downstream = Some(started);
         }
         other => return Err(format!("unknown function {other:?}: publisher or consumer").into()),
     }
     let lines: String = env.iter().map(|(k, v)| format!("{k}={v}\n")).collect();
     std::fs::write(&env_file, lines)?;
-    eprintln!("local-env: wrote {env_file}; waiting (stop with a signal)");
+    eprintln!("local-env: wrote {env_file}; serving until stopped");
     tokio::signal::ctrl_c().await.ok();
     if let Some(downstream) = downstream {
         eprintln!("local-env: the downstream received {} requests", downstream.received().len());

@@ -273,3 +273,26 @@ pub(crate) fn worker_env(template: &Value) -> BTreeMap<String, Value> {
         .map(|pair| (pair["Name"].as_str().unwrap().to_owned(), pair["Value"].clone()))
         .collect()
 }
+
+/// The demo and `make invoke` run the publisher with the template's defaults
+/// (`e2e_tests::template_defaults`): with them it publishes `ScalingLoad` at the
+/// settings the code calls the template's.
+#[test]
+fn the_local_runs_configure_the_publisher_as_the_template_deploys_it() {
+    let mut env: BTreeMap<String, String> =
+        e2e_tests::template_defaults::environment("PublisherFunction")
+            .unwrap()
+            .into_iter()
+            .collect();
+    for (name, value) in [
+        ("QUEUE_URL", "http://127.0.0.1:1/000000000000/orders-work"),
+        ("ECS_CLUSTER_NAME", "demo"),
+        ("ECS_SERVICE_NAME", "orders-workers"),
+    ] {
+        env.insert(name.to_owned(), value.to_owned());
+    }
+    let vars = backpressure_core::config::Vars::new(|name: &str| env.get(name).cloned());
+    let config = backlog_publisher::config::PublisherConfig::from_vars(&vars).unwrap();
+    assert_eq!(config.load, Some(backlog_publisher::load::LoadSettings::DEFAULT));
+    assert_eq!(config.targets.len(), 1);
+}
