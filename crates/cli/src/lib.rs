@@ -99,9 +99,13 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
     }
 }
 
-/// What can be checked on this machine before any AWS call (a file to
-/// write), so that a usage error is said before credentials or the network are.
+/// What can be checked on this machine before any AWS call (the filters'
+/// times, a file to write), so that a usage error is said before credentials
+/// or the network are.
 pub fn check_before_calls(command: &Command) -> Result<(), CliError> {
+    if let Some(filters) = command.filters() {
+        Filter::new(filters.clone(), jiff::Timestamp::now())?;
+    }
     match command {
         Command::Export { out, .. } => commands::export::check_out(out),
         _ => Ok(()),

@@ -53,11 +53,36 @@ fn the_help_lists_every_exit_code() {
 
 #[test]
 fn every_bad_input_is_a_usage_error_with_exit_2() {
-    let cases: [(&str, &[&str]); 15] = [
+    let cases: [(&str, &[&str]); 17] = [
         ("rate_zero", &["replay", "--queue-url", "q", "--rate", "0", "--yes"]),
         ("rate_not_a_number", &["replay", "--queue-url", "q", "--rate", "fast", "--yes"]),
         ("since_unparseable", &["stats", "--queue-url", "q", "--since", "yesterday"]),
         ("until_negative_age", &["list", "--queue-url", "q", "--until", "-2h"]),
+        // Dates and times without a zone are read as UTC, said back resolved.
+        (
+            "dates_without_a_zone_are_utc",
+            &[
+                "list",
+                "--queue-url",
+                "q",
+                "--since",
+                "2026-12-04 10:30:00",
+                "--until",
+                "2026-12-04",
+            ],
+        ),
+        (
+            "a_time_without_a_zone_is_utc",
+            &[
+                "list",
+                "--queue-url",
+                "q",
+                "--since",
+                "2026-12-04T10:30:00Z",
+                "--until",
+                "2026-12-04T10:30",
+            ],
+        ),
         ("visibility_out_of_range", &["stats", "--queue-url", "q", "--visibility-timeout", "0"]),
         ("unknown_flag", &["stats", "--queue-url", "q", "--colour"]),
         ("missing_queue", &["stats"]),
@@ -226,5 +251,21 @@ fn an_audit_trail_is_summed_up_across_runs() {
         String::from_utf8_lossy(&broken.stderr).contains("line 1: not an audit entry"),
         "{}",
         text(&broken)
+    );
+}
+
+/// `audit FILE` given something else: the error names the file argument it
+/// was given, not `--audit`, which `audit` does not take.
+#[test]
+fn a_file_that_is_not_an_audit_trail_is_named_as_it_was_given() {
+    let path =
+        std::env::temp_dir().join(format!("sqs-backpressure-bad-{}.jsonl", std::process::id()));
+    std::fs::write(&path, "{\"orders\": 1}\n").unwrap();
+    let output = cli(&["audit", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    insta::assert_snapshot!(
+        "audit_not_an_audit_file",
+        text(&output).replace(path.to_str().unwrap(), "[FILE]")
     );
 }

@@ -180,6 +180,21 @@ impl Command {
             Self::Audit { .. } | Self::Completions { .. } | Self::Man { .. } => None,
         }
     }
+
+    /// The filters of the subcommands that take them.
+    pub fn filters(&self) -> Option<&FilterArgs> {
+        match self {
+            Self::Stats { filters, .. }
+            | Self::List { filters, .. }
+            | Self::Export { filters, .. }
+            | Self::Replay { filters, .. }
+            | Self::Discard { filters, .. } => Some(filters),
+            Self::Show { .. }
+            | Self::Audit { .. }
+            | Self::Completions { .. }
+            | Self::Man { .. } => None,
+        }
+    }
 }
 
 /// The queue to work on and how long records are held while being read.
@@ -235,10 +250,13 @@ pub struct FilterArgs {
     /// The original message id (or the record's own id on the queue).
     #[arg(long = "message-id")]
     pub message_ids: Vec<String>,
-    /// Quarantined (records) or sent (raw messages) at or after: RFC 3339, or an age such as `2h`.
+    /// Quarantined (records) or sent (raw messages) at or after: a date, or a date and time, in
+    /// UTC unless it ends in an offset (2026-12-04, 2026-12-04T10:30, 2026-12-04 10:30:00,
+    /// 2026-12-04T10:30:00+01:00), or an age such as `2h`.
     #[arg(long, allow_hyphen_values = true, value_parser = time_or_age)]
     pub since: Option<String>,
-    /// Quarantined (records) or sent (raw messages) before: RFC 3339, or an age such as `30m`.
+    /// Quarantined (records) or sent (raw messages) before: a time as `--since` takes it (a
+    /// date or a date and time is UTC unless it ends in an offset), or an age such as `30m`.
     #[arg(long, allow_hyphen_values = true, value_parser = time_or_age)]
     pub until: Option<String>,
 }
@@ -298,9 +316,7 @@ fn time_or_age(value: &str) -> Result<String, String> {
     if times::parse_time(value, jiff::Timestamp::now()).is_some() {
         Ok(value.to_owned())
     } else {
-        Err(format!(
-            "{value:?} is neither an RFC 3339 time (2026-11-30T03:00:00Z) nor an age (90s, 30m, 2h, 7d)"
-        ))
+        Err(format!("not a time: give {}", times::TIME_FORMS))
     }
 }
 

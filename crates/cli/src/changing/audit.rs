@@ -12,7 +12,7 @@ use backpressure_core::time::rfc3339;
 use serde::{Deserialize, Serialize};
 
 use crate::reading::spill::{Keys, SpillError};
-use crate::terminal::error::CliError;
+use crate::terminal::error::{AuditNamed, CliError};
 
 /// What happened to one message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -235,7 +235,12 @@ fn read_sent(
                 Ok(entry) => Some(entry),
                 Err(_) if !ended => return Ok(Tail::Torn { complete }),
                 Err(source) => {
-                    return Err(CliError::Audit { path: path.to_owned(), line: number, source });
+                    return Err(CliError::Audit {
+                        path: path.to_owned(),
+                        line: number,
+                        named: AuditNamed::Flag,
+                        source,
+                    });
                 }
             }
         };

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::changing::audit::{Line, Outcome};
-use crate::terminal::error::CliError;
+use crate::terminal::error::{AuditNamed, CliError};
 use crate::terminal::printable::printable;
 
 /// The trail of one queue.
@@ -49,6 +49,7 @@ pub(crate) fn summarize(path: &Path) -> Result<BTreeMap<String, QueueTrail>, Cli
         let line: Line = serde_json::from_str(&line).map_err(|source| CliError::Audit {
             path: path.to_owned(),
             line: number + 1,
+            named: AuditNamed::Argument,
             source,
         })?;
         let trail = trails.entry(line.queue_url.clone()).or_default();

@@ -11,7 +11,7 @@ pub enum CliError {
     /// A bad flag or setting: exit 2, as clap's own usage errors.
     #[error("{0}")]
     Usage(String),
-    #[error("{flag} {value:?} is neither an RFC 3339 time nor an age such as 2h, 30m or 7d")]
+    #[error("{flag} {value:?} is not a time: give {}", crate::args::times::TIME_FORMS)]
     BadTime { flag: &'static str, value: String },
     #[error("--rate {0} is not a positive number of messages per second")]
     BadRate(f64),
@@ -39,13 +39,12 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
-    #[error(
-        "{path} line {line}: not an audit entry ({source}): give --audit this tool's audit file \
-         of earlier runs, or a new one"
-    )]
+    #[error("{path} line {line}: not an audit entry ({source}): {}", named.fix())]
     Audit {
         path: PathBuf,
         line: usize,
+        /// How the person named the file, so the fix names the same thing.
+        named: AuditNamed,
         #[source]
         source: serde_json::Error,
     },
@@ -84,6 +83,25 @@ pub enum CliError {
          (--visibility-timeout)"
     )]
     Spill(#[from] crate::reading::spill::SpillError),
+}
+
+/// Where the audit file was named: `--audit` of `replay` and `discard`, or
+/// the file argument of `audit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditNamed {
+    Flag,
+    Argument,
+}
+
+impl AuditNamed {
+    fn fix(self) -> &'static str {
+        match self {
+            Self::Flag => "give --audit this tool's audit file of earlier runs, or a new one",
+            Self::Argument => {
+                "give `audit` the audit file a replay or discard wrote (their --audit)"
+            }
+        }
+    }
 }
 
 /// What to do about a file that could not be read or written, where it is not plain.
