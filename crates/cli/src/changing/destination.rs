@@ -5,8 +5,12 @@ use std::collections::HashMap;
 
 use tokio::sync::Mutex;
 
+use aws_smithy_types::error::metadata::ProvideErrorMetadata;
+
 use crate::aws::queue::Queue;
 use crate::reading::entry::Entry;
+use crate::terminal::error::CliError;
+use crate::terminal::explain::{answered, is_missing_queue};
 
 #[derive(Debug)]
 pub(crate) struct Destinations {
@@ -49,7 +53,7 @@ impl Destinations {
                         arn,
                     )
                     .await
-                    .map_err(|e| e.to_string());
+                    .map_err(|e| source_not_found(arn, e));
                     urls.insert(arn.clone(), url);
                 }
                 urls.get(arn).cloned().unwrap_or_else(|| Err("lookup lost".into()))?
@@ -57,10 +61,53 @@ impl Destinations {
             (None, None, Some(only)) => only.clone(),
             (None, None, None) => {
                 return Err("no source queue known (no sourceQueueArn, and not the dead-letter \
-                            queue of exactly one queue): give --to"
+                            queue of exactly one queue): give --to <queue URL>"
                     .into());
             }
         };
         Ok(Queue { url, ..self.template.clone() })
+    }
+}
+
+/// Why the queue a record names as its source (`arn`) cannot be sent to: when
+/// it is gone, that, what SQS said, and `--to` as the way round it.
+fn source_not_found(arn: &str, error: CliError) -> String {
+    if let CliError::Sqs { source, .. } = &error
+        && source.code().is_some_and(is_missing_queue)
+        && let Some(answer) = answered(source.as_ref())
+    {
+        return format!(
+            "its source queue {arn} does not exist (GetQueueUrl answered {answer}): give --to \
+             <queue URL> to send such messages elsewhere"
+        );
+    }
+    error.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use aws_sdk_sqs::error::ErrorMetadata;
+    use aws_sdk_sqs::types::error::QueueDoesNotExist;
+
+    use super::*;
+
+    /// A record's source queue that is gone: said once, SQS's code and
+    /// message once, and `--to` to send elsewhere.
+    #[test]
+    fn a_source_queue_that_is_gone_points_at_to() {
+        let arn = "arn:aws:sqs:eu-west-1:123456789012:orders";
+        let code = "AWS.SimpleQueueService.NonExistentQueue";
+        let meta = ErrorMetadata::builder()
+            .code(code)
+            .message("The specified queue does not exist.")
+            .build();
+        let gone = QueueDoesNotExist::builder()
+            .message("The specified queue does not exist.")
+            .meta(meta)
+            .build();
+        let error = CliError::sqs("GetQueueUrl", arn, aws_sdk_sqs::Error::QueueDoesNotExist(gone));
+        let said = source_not_found(arn, error);
+        assert_eq!(said.matches(code).count(), 1, "{said}");
+        insta::assert_snapshot!(said);
     }
 }

@@ -18,11 +18,7 @@ pub(crate) fn explain(
     operation: &str,
 ) -> String {
     if let Some(code) = code {
-        let message = message.map(one_line).filter(|m| !m.is_empty());
-        let said = match message {
-            Some(message) => format!("{code}: {message}"),
-            None => code.to_owned(),
-        };
+        let said = said(code, message);
         return match hint_for_code(code, operation) {
             Some(hint) => format!("{said} ({hint})"),
             None => said,
@@ -74,6 +70,25 @@ where
     explain(error, error.code(), error.message(), operation)
 }
 
+/// The service's code and the first line of its message.
+fn said(code: &str, message: Option<&str>) -> String {
+    match message.map(one_line).filter(|m| !m.is_empty()) {
+        Some(message) => format!("{code}: {message}"),
+        None => code.to_owned(),
+    }
+}
+
+/// What the service answered, without a hint: for a caller that knows a
+/// better one. `None` for a call that got no answer.
+pub(crate) fn answered<E: ProvideErrorMetadata>(error: &E) -> Option<String> {
+    error.code().map(|code| said(code, error.message()))
+}
+
+/// Whether SQS's code says the queue does not exist.
+pub(crate) fn is_missing_queue(code: &str) -> bool {
+    code.contains("NonExistentQueue") || code == "QueueDoesNotExist"
+}
+
 fn hint_for_code(code: &str, operation: &str) -> Option<String> {
     if operation == "GetCallerIdentity" {
         // It needs no permission: a refusal is of the credentials themselves.
@@ -95,7 +110,7 @@ fn hint_for_code(code: &str, operation: &str) -> Option<String> {
                 if is_s3(operation) { "bucket" } else { "queue" }
             )
         }
-        c if c.contains("NonExistentQueue") || c == "QueueDoesNotExist" => {
+        c if is_missing_queue(c) => {
             "check the queue: a queue URL, ARN or name of this account and --region".to_owned()
         }
         c if c.contains("Throttl") || c == "RequestThrottled" || c == "SlowDown" => {

@@ -275,7 +275,10 @@ impl Sweep<'_> {
         destination: Option<&str>,
         reason: String,
     ) -> Result<(), CliError> {
-        tracing::warn!(queue_message_id = %entry.queue_message_id, original_message_id = %entry.original_message_id, %reason, "not replayed");
+        if self.audit.is_none() {
+            // A dry run writes no audit line, whose warning would say this.
+            tracing::warn!(queue_message_id = %entry.queue_message_id, original_message_id = %entry.original_message_id, %reason, "not replayed");
+        }
         self.hold(&[entry]);
         self.with_state(|s| s.tally.failed += 1);
         let mut line = self.line(entry, destination, &audit::now());
