@@ -22,6 +22,7 @@ use crate::reading::scan::{mover_for, scan};
 use crate::reading::scanned::Shortfall;
 use crate::terminal::error::CliError;
 use crate::terminal::exit_status::Finish;
+use crate::terminal::interrupt;
 use crate::terminal::progress::{bar, paced_bar};
 
 /// Replays what `filter` matches on `source` to `--to`, or to each message's source queue.
@@ -175,29 +176,50 @@ impl<'a> Replaying<'a> {
 
     /// Replays `size` messages, waits `--canary-wait`, then reads the source
     /// for them: `Break` when any came back, or when the read could not see
-    /// the whole queue.
+    /// the whole queue. A signal ends it with what the canary did so far.
     async fn canary(&mut self, size: u64) -> Result<ControlFlow<Finish>, CliError> {
         let size = usize::try_from(size).unwrap_or(usize::MAX);
         let sweep = Sweep::new(self.setup, size.min(self.remaining), self.progress.clone())?
             .keeping_new_ids();
         let (tally, outcome) = sweep.run(1).await;
         self.total.add(&tally);
-        outcome?;
         self.remaining = self.remaining.saturating_sub(tally.replayed as usize);
         self.removed_by_canary = tally.replayed + tally.deleted_on_resume;
+        let source = self.setup.source;
+        if let Err(error) = outcome {
+            return Err(self.stopped_in_canary(error, Stage::Sending, tally.replayed));
+        }
         if tally.replayed == 0 {
             return Ok(ControlFlow::Continue(()));
         }
-        let (source, wait) = (self.setup.source, self.args.canary_wait);
+        let wait = self.args.canary_wait;
         self.progress.suspend(|| {
             eprintln!(
                 "canary: {} message(s) replayed; checking {} for them in {wait} s",
                 tally.replayed, source.url
             );
         });
-        tokio::time::sleep(Duration::from_secs(wait)).await;
-        let (back, shortfall) = came_back(&source.without_bodies(), &tally.new_message_ids).await?;
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_secs(wait)) => {}
+            () = interrupt::wait() => {
+                let error = CliError::interrupted(0, &Ok(0), source.lease);
+                return Err(self.stopped_in_canary(error, Stage::Waiting, tally.replayed));
+            }
+        }
+        let checked = came_back(&source.without_bodies(), &tally.new_message_ids).await;
+        let (back, shortfall) = match checked {
+            Ok(found) => found,
+            Err(error) => {
+                return Err(self.stopped_in_canary(error, Stage::Reading, tally.replayed));
+            }
+        };
         if back.is_empty() && shortfall.is_none() {
+            // A signal during the read's last receive leaves the read whole:
+            // the canary's answer stands, but the rest is not replayed.
+            if interrupt::requested() {
+                let error = CliError::interrupted(0, &Ok(0), source.lease);
+                return Err(self.stopped_in_canary(error, Stage::Checked, tally.replayed));
+            }
             self.progress
                 .suspend(|| eprintln!("canary passed: none came back; replaying the rest"));
             return Ok(ControlFlow::Continue(()));
@@ -206,6 +228,18 @@ impl<'a> Replaying<'a> {
         say_canary_stopped(&back, shortfall, tally.replayed, &source.url);
         summary(&self.total, self.audit, true);
         Ok(ControlFlow::Break(Finish::CanaryStopped))
+    }
+
+    /// Says where a signal (or a failure) stopped the canary, and what was
+    /// done, before `error` is said; returns `error`.
+    fn stopped_in_canary(&self, error: CliError, stage: Stage, replayed: u64) -> CliError {
+        if error.is_interrupted() {
+            let url = &self.setup.source.url;
+            self.progress.suspend(|| eprintln!("{}", stage.interrupted(replayed, url)));
+        }
+        // What it did before the error is on the queue and in the audit: said all the same.
+        self.say_done();
+        error
     }
 
     /// Replays what the canary left, `--concurrency` sweeps at once.
@@ -226,6 +260,36 @@ impl<'a> Replaying<'a> {
     fn say_done(&self) {
         self.progress.finish_and_clear();
         summary(&self.total, self.audit, true);
+    }
+}
+
+/// Where in the canary a signal came.
+#[derive(Debug, Clone, Copy)]
+enum Stage {
+    Sending,
+    Waiting,
+    Reading,
+    /// After a whole read found none of them back.
+    Checked,
+}
+
+impl Stage {
+    /// What is true of the canary when a signal stopped it here, having
+    /// replayed `replayed` messages from `url`.
+    fn interrupted(self, replayed: u64, url: &str) -> String {
+        let what = match self {
+            Self::Sending => format!("while sending: {replayed} message(s) replayed, not checked"),
+            Self::Waiting => {
+                format!("during its wait: {replayed} message(s) replayed, not checked")
+            }
+            Self::Reading => {
+                format!("while reading {url}: {replayed} message(s) replayed, not checked")
+            }
+            Self::Checked => format!(
+                "after its check: none of the {replayed} replayed message(s) came back to {url}"
+            ),
+        };
+        format!("canary interrupted {what}; nothing more was replayed")
     }
 }
 
@@ -273,4 +337,22 @@ async fn came_back(
     })
     .await?;
     Ok((back, scanned.shortfall(&queue.url)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Stage;
+
+    /// Wherever a signal stops the canary, what is said is what it did: never
+    /// that it passed, or that the rest is being replayed.
+    #[test]
+    fn a_signal_in_the_canary_says_what_was_done_and_no_more() {
+        let url = "https://sqs.eu-west-1.amazonaws.com/123456789012/orders-quarantine";
+        let said = [Stage::Sending, Stage::Waiting, Stage::Reading, Stage::Checked]
+            .map(|stage| stage.interrupted(2, url));
+        for line in &said {
+            assert!(!line.contains("passed") && !line.contains("replaying the rest"), "{line}");
+        }
+        insta::assert_snapshot!(said.join("\n"));
+    }
 }
