@@ -235,8 +235,14 @@ pub fn binding_limit(scenario: &Scenario, closest: &Candidate, robustness: Robus
     )
 }
 
+/// Whether two mean task-minutes are the same figure as printed (to 0.1):
+/// a difference below what the output shows is neither cheaper nor dearer.
+pub fn same_cost(a: f64, b: f64) -> bool {
+    format!("{a:.1}") == format!("{b:.1}")
+}
+
 /// The cheapest of `alternatives` at its best, when it costs less than
-/// `ours` (or ours meets the SLO at no setting).
+/// `ours` by the figures printed (or ours meets the SLO at no setting).
 pub fn cheaper_alternative<'a>(
     ours: Option<&crate::recommend::Candidate>,
     alternatives: &'a [(Policy, crate::recommend::Recommendation)],
@@ -244,6 +250,10 @@ pub fn cheaper_alternative<'a>(
     alternatives
         .iter()
         .filter_map(|(p, r)| Some((*p, r.best.as_ref()?)))
-        .filter(|(_, c)| ours.is_none_or(|o| c.task_minutes < o.task_minutes))
+        .filter(|(_, c)| {
+            ours.is_none_or(|o| {
+                c.task_minutes < o.task_minutes && !same_cost(c.task_minutes, o.task_minutes)
+            })
+        })
         .min_by(|a, b| a.1.task_minutes.total_cmp(&b.1.task_minutes))
 }

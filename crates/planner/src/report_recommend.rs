@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use crate::deployable::{alternative_deploy_line, deploy_line};
 use crate::policy::Policy;
-use crate::recommend::cheaper_alternative;
+use crate::recommend::{cheaper_alternative, same_cost};
 use crate::report::{header, row};
 use crate::sim::Scenario;
 
@@ -103,9 +103,7 @@ fn alternatives_verdict(
         alternatives.iter().filter_map(|(p, r)| Some((*p, r.best.as_ref()?))).collect();
     let cheaper = cheaper_alternative(ours, alternatives);
     let ratio = |c: &crate::recommend::Candidate| {
-        ours.map_or(String::new(), |o| {
-            format!(" ({:.2} × the load's)", c.task_minutes / o.task_minutes)
-        })
+        ours.map_or(String::new(), |o| format!(" ({})", relation(c.task_minutes, o.task_minutes)))
     };
     match cheaper {
         Some((policy, c)) => {
@@ -136,20 +134,64 @@ fn alternatives_verdict(
                 crate::recommend::MAX_REVERSALS_PER_HOUR,
             );
         }
-        None if !found.is_empty() => {
-            let each: Vec<String> = found
-                .iter()
-                .map(|(p, c)| format!("{} {:.1} task-min{}", p.label(), c.task_minutes, ratio(c)))
-                .collect();
-            let _ = writeln!(
-                out,
-                "\nthe template's other signals cost more here, each at its best: {}",
-                each.join("; ")
-            );
-        }
+        None if !found.is_empty() => out.push_str(&none_cheaper(ours, &found)),
         None => {}
     }
     out
+}
+
+/// The template's other signals when none costs less than the load: each
+/// said to cost the same or more, exactly as its figure compares with the
+/// load's at the precision printed (a tie is not "more").
+fn none_cheaper(
+    ours: Option<&crate::recommend::Candidate>,
+    found: &[(Policy, &crate::recommend::Candidate)],
+) -> String {
+    let same = |c: &crate::recommend::Candidate| {
+        ours.is_some_and(|o| same_cost(c.task_minutes, o.task_minutes))
+    };
+    let each: Vec<String> = found
+        .iter()
+        .map(|(p, c)| {
+            let relation = ours.map_or(String::new(), |o| {
+                format!(" ({})", relation(c.task_minutes, o.task_minutes))
+            });
+            format!("{} {:.1} task-min{relation}", p.label(), c.task_minutes)
+        })
+        .collect();
+    let ties = found.iter().filter(|(_, c)| same(c)).count();
+    let verdict = match ties {
+        0 => "more",
+        n if n == found.len() => "the same",
+        _ => "the same or more",
+    };
+    let (signals, cost, each_at) = if found.len() == 1 {
+        ("signal", "costs", "at its best")
+    } else {
+        ("signals", "cost", "each at its best")
+    };
+    format!(
+        "\nthe template's other {signals} {cost} {verdict} here, {each_at}: {}\n",
+        each.join("; ")
+    )
+}
+
+/// How an alternative's mean task-minutes compare with the load's, in words
+/// that match the figures printed: a tie at 0.1 task-min is "the same", and
+/// a difference whose ratio rounds to 1.00 is given in task-minutes.
+fn relation(theirs: f64, load: f64) -> String {
+    if same_cost(theirs, load) {
+        return "the same as the load's".to_owned();
+    }
+    let ratio = format!("{:.2}", theirs / load);
+    if ratio != "1.00" {
+        return format!("{ratio} × the load's");
+    }
+    // The difference of the figures as printed, so the words add up on the page.
+    let shown = |x: f64| format!("{x:.1}").parse::<f64>().unwrap_or(x);
+    let by = (shown(theirs) - shown(load)).abs();
+    let side = if theirs > load { "more" } else { "less" };
+    format!("{by:.1} task-min {side} than the load's")
 }
 
 /// A searched setting's run on the scenario's seed, as a table named for
@@ -160,4 +202,89 @@ fn one_run(scenario: &Scenario, c: &crate::recommend::Candidate, quantile: f64) 
     out.push_str(&header("setting"));
     out.push_str(&row(&label, &c.outcome, quantile));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use backlog_publisher::BacklogTarget;
+
+    use super::*;
+    use crate::policy::Consumer;
+    use crate::recommend::{Candidate, Recommendation, Robustness};
+    use crate::stats::{Outcome, Waits};
+    use crate::trace::BuiltIn;
+
+    fn candidate(policy: Policy, task_minutes: f64) -> Candidate {
+        let outcome = Outcome {
+            consumer: Consumer::Ecs(policy),
+            sent: 0,
+            processed: 0,
+            dead_lettered: 0,
+            dead_lettered_healthy: 0,
+            left: 0,
+            left_late: 0,
+            counted: 0,
+            waits: Waits::default(),
+            last_finish: None,
+            slo_seconds: 300,
+            task_seconds: 0,
+            actions: Vec::new(),
+            zero_to_first_task: Vec::new(),
+            minutes: Vec::new(),
+        };
+        Candidate {
+            target: BacklogTarget::new(100.0).unwrap(),
+            min_tasks: 2,
+            outcome,
+            task_minutes,
+            worst_wait: Some(120),
+            seeds_met: 5,
+            seeds_at_max: 0,
+            actions_per_day: 0.0,
+            reversals_per_day: 0.0,
+        }
+    }
+
+    fn found(best: Candidate) -> Recommendation {
+        Recommendation {
+            tried: 1,
+            robustness: Robustness::default(),
+            best: Some(best),
+            cheapest_flapping: None,
+            closest: None,
+            candidates: Vec::new(),
+        }
+    }
+
+    /// The verdict on the template's other signals when the load costs `load`
+    /// task-min and backlog per task and metric math the others.
+    fn verdict(load: f64, backlog: f64, metric_math: f64) -> String {
+        let scenario = Scenario::new(BuiltIn::Steady.trace(1), BacklogTarget::new(100.0).unwrap());
+        let ours = candidate(Policy::Load, load);
+        let alternatives = [
+            (Policy::Ours, found(candidate(Policy::Ours, backlog))),
+            (Policy::MetricMath, found(candidate(Policy::MetricMath, metric_math))),
+        ];
+        alternatives_verdict(&scenario, Some(&ours), &alternatives)
+    }
+
+    #[test]
+    fn a_signal_that_costs_what_the_load_costs_is_said_to_cost_the_same_not_more() {
+        let said = [
+            ("both equal", verdict(2940.0, 2940.0, 2940.0)),
+            ("one equal, one more", verdict(2940.0, 2940.0, 3100.0)),
+            ("equal as printed", verdict(2940.0, 2940.04, 3100.0)),
+            ("both more", verdict(2940.0, 3000.0, 3100.0)),
+            ("more, by a ratio that rounds to 1.00", verdict(2940.0, 2941.0, 3100.0)),
+            ("cheaper, by a ratio that rounds to 1.00", verdict(2940.0, 2939.0, 3100.0)),
+        ];
+        let text: Vec<String> =
+            said.iter().map(|(case, text)| format!("{case}:{}", text.trim_end())).collect();
+        for (case, text) in &said {
+            let tie = case.contains("equal");
+            assert_eq!(text.contains("the same as the load's"), tie, "{case}: {text}");
+            assert!(!(tie && text.contains("cost more")), "{case}: a tie is not more: {text}");
+        }
+        insta::assert_snapshot!("alternatives_that_cost_the_same", text.join("\n\n"));
+    }
 }
