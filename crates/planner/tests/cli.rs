@@ -41,7 +41,7 @@ fn compare_prints_a_row_per_policy_and_draws_a_panel_per_policy() {
         );
     }
     assert!(text.contains("### burst-from-idle — "), "{text}");
-    let svg = std::fs::read_to_string(dir.join("burst-from-idle.svg")).unwrap();
+    let svg = std::fs::read_to_string(dir.join("burst-from-idle-detail.svg")).unwrap();
     assert!(svg.starts_with("<svg"), "{}", &svg[..80.min(svg.len())]);
     for label in ["ours: load — ", "queue depth — ", "ours with Sum — "] {
         assert_eq!(svg.matches(label).count(), 1, "{label}");
@@ -51,7 +51,7 @@ fn compare_prints_a_row_per_policy_and_draws_a_panel_per_policy() {
         assert!(texts.contains(&said), "the legend, the SLO and the clock: {said}");
     }
     assert!(!texts.contains(&"20.0"), "minutes are on the clock, not counted from 0");
-    let png = std::fs::read(dir.join("burst-from-idle.png")).unwrap();
+    let png = std::fs::read(dir.join("burst-from-idle-detail.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG beside the SVG");
     std::fs::remove_dir_all(dir).unwrap();
 }

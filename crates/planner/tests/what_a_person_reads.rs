@@ -49,6 +49,10 @@ fn compare_at_the_defaults_names_each_policy_and_says_the_settings_are_the_templ
     insta::assert_snapshot!("compare_burst_from_idle", stdout);
     insta::assert_snapshot!(
         "compare_burst_from_idle_picture",
+        words(&dir.join("burst-from-idle-detail.svg"))
+    );
+    insta::assert_snapshot!(
+        "compare_burst_from_idle_overview",
         words(&dir.join("burst-from-idle.svg"))
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -59,8 +63,10 @@ fn best_settings_names_each_runs_setting_and_the_seed_its_picture_shows() {
     let args = ["compare", "--best-settings", "--trace", "burst-from-idle"];
     let (stdout, dir) = run("read-best", &args);
     insta::assert_snapshot!("best_settings_burst_from_idle", stdout);
-    let picture = words(&dir.join("burst-from-idle-best-settings.svg"));
+    let picture = words(&dir.join("burst-from-idle-best-settings-detail.svg"));
     insta::assert_snapshot!("best_settings_burst_from_idle_picture", picture);
+    let overview = words(&dir.join("burst-from-idle-best-settings.svg"));
+    insta::assert_snapshot!("best_settings_burst_from_idle_overview", overview);
     std::fs::remove_dir_all(dir).unwrap();
 }
 

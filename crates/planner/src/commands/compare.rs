@@ -1,6 +1,7 @@
 //! `simulate compare`: every scaling policy on each trace, at the settings
-//! given or each at its own best, as a table (or a JSON line) and a picture
-//! per trace. The Lambda consumer's is [`crate::lambda::commands::compare`].
+//! given or each at its own best, as a table (or a JSON line) and two
+//! pictures per trace: all policies at a glance, and each in detail. The
+//! Lambda consumer's is [`crate::lambda::commands::compare`].
 
 use std::io::Write;
 use std::path::Path;
@@ -54,14 +55,16 @@ fn at_settings_given(scenario: &Scenario, out: &Path, json: bool, w: &mut impl W
         scenario.seed,
         report::metric_period(scenario)
     );
-    plot::write(&path, &title, &panels, plot::Frame::of(scenario))?;
+    let detail = plot::detail_path(&path);
+    plot::write_overview(&path, &title, &panels, plot::Frame::of(scenario))?;
+    plot::write(&detail, &title, &panels, plot::Frame::of(scenario))?;
     if json {
         let rows = outcomes.iter().map(|o| json_row(scenario, o)).collect();
         writeln!(w, "{}", report_json::json_trace(scenario, rows))?;
         return Ok(());
     }
     write!(w, "{}", report::comparison(scenario, &outcomes))?;
-    plot::announce(w, &path)?;
+    plot::announce_overview(w, &path, &detail)?;
     Ok(())
 }
 
@@ -100,7 +103,9 @@ fn at_best_settings(scenarios: &[Scenario], out: &Path, json: bool, w: &mut impl
             "{}: each policy at its own best setting, the run on seed {}",
             scenario.trace.name, scenario.seed
         );
-        plot::write(&path, &title, &panels, plot::Frame::of(scenario))?;
+        let detail = plot::detail_path(&path);
+        plot::write_overview(&path, &title, &panels, plot::Frame::of(scenario))?;
+        plot::write(&detail, &title, &panels, plot::Frame::of(scenario))?;
         if json {
             let rows = chosen.iter().map(|c| report_json::json_candidate(scenario, c)).collect();
             let mut line = report_json::json_trace(scenario, rows);
@@ -109,7 +114,7 @@ fn at_best_settings(scenarios: &[Scenario], out: &Path, json: bool, w: &mut impl
             continue;
         }
         writeln!(w, "{}", report::best_comparison(scenario, &found))?;
-        plot::announce(w, &path)?;
+        plot::announce_overview(w, &path, &detail)?;
     }
     Ok(())
 }

@@ -1,4 +1,6 @@
-//! One SVG per trace, and the same picture as a PNG beside it: a legend
+//! The pictures, each an SVG with the same picture as a PNG beside it. A
+//! picture of several runs comes twice: an overview of them all at one
+//! glance (`overview.rs`), and the detail written here: a legend
 //! above the data, then per run a panel of arrivals and the visible backlog
 //! (left axis, messages) with the tasks (right axis), a strip of the
 //! published metric against its target in the metric's own unit, and a strip
@@ -15,8 +17,11 @@ use plotters::prelude::*;
 use crate::policy::Consumer;
 use crate::stats::Outcome;
 
+mod overview;
 mod panels;
 mod scale;
+
+pub use overview::{SIZE as OVERVIEW_SIZE, write as write_overview};
 
 /// What the capacity axis counts: ECS tasks, or the Lambda consumer's
 /// concurrent invocations under the mapping's concurrency limit.
@@ -105,6 +110,32 @@ impl<'a> Panel<'a> {
 /// The line that names a picture written, SVG and PNG.
 pub fn announce(w: &mut impl std::io::Write, path: &Path) -> std::io::Result<()> {
     writeln!(w, "picture: {} (and {})\n", path.display(), path.with_extension("png").display())
+}
+
+/// Where the detail of the overview at `path` goes: `<name>-detail.svg` beside it.
+pub fn detail_path(path: &Path) -> PathBuf {
+    let stem = path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}-detail.svg"))
+}
+
+/// The lines that name an overview and its detail, SVG and PNG each.
+pub fn announce_overview(
+    w: &mut impl std::io::Write,
+    overview: &Path,
+    detail: &Path,
+) -> std::io::Result<()> {
+    writeln!(
+        w,
+        "picture: {} (and {})",
+        overview.display(),
+        overview.with_extension("png").display()
+    )?;
+    writeln!(
+        w,
+        "each run in detail: {} (and {})\n",
+        detail.display(),
+        detail.with_extension("png").display()
+    )
 }
 
 type Drawn = Result<(), Box<dyn Error + Send + Sync>>;

@@ -37,7 +37,7 @@ fn metric_unit(consumer: Consumer) -> &'static str {
 
 /// `minute` on the trace's clock: `MM-DD HH:MM` UTC for a CSV, `HH:MM` (after
 /// the first day, `dN HH:MM`) from a built-in trace's midnight.
-fn clock(minute: f64, frame: Frame) -> String {
+pub(super) fn clock(minute: f64, frame: Frame) -> String {
     let seconds = (minute.max(0.0) * 60.0) as i64;
     match frame.start.and_then(|start| jiff::Timestamp::from_second(start + seconds).ok()) {
         Some(at) => at.strftime("%m-%d %H:%M").to_string(),
@@ -50,7 +50,7 @@ fn clock(minute: f64, frame: Frame) -> String {
 }
 
 /// Ticks on round times of the clock: every 10 minutes to every week, at most a dozen.
-fn ticks(minutes: f64) -> Vec<f64> {
+pub(super) fn ticks(minutes: f64) -> Vec<f64> {
     const STEPS: [u32; 12] = [10, 15, 30, 60, 120, 180, 240, 360, 720, 1_440, 2_880, 10_080];
     let step = STEPS.into_iter().find(|&s| minutes / f64::from(s) <= 12.0).unwrap_or(10_080);
     (0..).map(|k| f64::from(k * step)).take_while(|&m| m <= minutes).collect()
@@ -76,7 +76,8 @@ fn dashes(minutes: f64, y: f64, color: RGBColor) -> impl Iterator<Item = PathEle
         .map(move |k| PathElement::new([(k as f64 * 4.0, y), (k as f64 * 4.0 + 2.0, y)], color))
 }
 
-type Chart<'a, DB, Y = RangedCoordf64> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, Y>>;
+pub(super) type Chart<'a, DB, Y = RangedCoordf64> =
+    ChartContext<'a, DB, Cartesian2d<RangedCoordf64, Y>>;
 
 /// A strip under the panel: its own y range (linear or log), the clock below it.
 fn strip<'a, DB: DrawingBackend, Y: AsRangedCoord<Value = f64>>(
