@@ -77,8 +77,8 @@ fn source_not_found(arn: &str, error: CliError) -> String {
         && let Some(answer) = answered(source.as_ref())
     {
         return format!(
-            "its source queue {arn} does not exist (GetQueueUrl answered {answer}): give --to \
-             <queue URL> to send such messages elsewhere"
+            "its source queue {arn} is gone (GetQueueUrl answered {answer}): give --to <queue URL> \
+             to send such messages elsewhere"
         );
     }
     error.to_string()
