@@ -19,6 +19,7 @@ mod library_worker;
 mod managed_instances;
 mod operator_cli;
 mod operator_cli_boundaries;
+mod operator_cli_canary;
 mod operator_cli_disk;
 mod operator_cli_dlq;
 mod operator_cli_errors;

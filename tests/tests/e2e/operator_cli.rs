@@ -34,6 +34,19 @@ pub(crate) fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// `text` with each log line's leading timestamp replaced by `[TIME]`, for a snapshot.
+pub(crate) fn untimed(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.split_once(' ') {
+            Some((first, rest)) if first.parse::<jiff::Timestamp>().is_ok() => {
+                format!("[TIME] {}", rest.trim_start())
+            }
+            _ => line.to_owned(),
+        })
+        .map(|line| line + "\n")
+        .collect()
+}
+
 pub(crate) fn ok(output: Output) -> Output {
     assert!(
         output.status.success(),
@@ -156,6 +169,15 @@ pub(crate) async fn stats_lists_and_filters_read_the_consumers_records_without_c
     let none =
         stats_json(&ok(cli(&["stats", "--queue-url", url, "--json", "--until", "1h"]).await));
     assert_eq!(none["total"], 0, "all quarantined within the hour");
+    // A date, and a date and time without a zone, as operators type them: UTC.
+    let today = jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).date();
+    let (yesterday, tomorrow) = (today.yesterday().unwrap(), today.tomorrow().unwrap());
+    let by_date = |since: String, until: String| async move {
+        let args = ["stats", "--queue-url", url, "--json", "--since", &since, "--until", &until];
+        stats_json(&ok(cli(&args).await))["total"].clone()
+    };
+    assert_eq!(by_date(yesterday.to_string(), format!("{tomorrow} 00:00:00")).await, 6);
+    assert_eq!(by_date(format!("{tomorrow}T00:00"), format!("{tomorrow}T01:00")).await, 0);
 
     let listed =
         stdout(&ok(

@@ -1,6 +1,6 @@
 //! The operator's CLI on dead-lettered messages as they are: export byte for
-//! byte, dry runs, replay to standard and FIFO queues, discard, the rate and
-//! the canary.
+//! byte, dry runs, replay to standard and FIFO queues, a source queue that is
+//! gone, discard, the rate and the canary.
 
 use std::collections::BTreeMap;
 
@@ -10,6 +10,7 @@ use e2e_tests::fixtures::{Aws, binary};
 use serde_json::Value;
 
 use crate::operator_cli::*;
+use crate::operator_cli_resume::quarantined_records;
 
 #[tokio::test]
 async fn export_is_byte_exact_and_removes_nothing() {
@@ -105,6 +106,36 @@ async fn replay_sends_the_originals_back_to_their_source_queue_then_deletes() {
         let new_id = line["newMessageId"].as_str().unwrap();
         assert!(messages.iter().any(|m| m.message_id() == Some(new_id)));
     }
+}
+
+/// A record whose source queue was deleted: kept, said once (its audit
+/// line's warning), with SQS's answer and `--to` as the way round it.
+#[tokio::test]
+async fn a_replay_whose_source_queue_is_gone_says_so_once_and_names_to() {
+    let aws = Aws::from_env().await.unwrap();
+    let (quarantine, work, _) = quarantined_records(&aws, false, 1).await;
+    let work_arn = aws.queue_arn(&work).await.unwrap();
+    aws.sqs.delete_queue().queue_url(&work).send().await.unwrap();
+    let audit = temp_path("audit.jsonl");
+    let path = audit.to_str().unwrap();
+    let args = ["replay", "--queue-url", &quarantine, "--yes", "--wait-seconds", "1"];
+    let output = cli(&[&args[..], &["--audit", path]].concat()).await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let lines = audit_lines(&audit);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["result"], "send_failed");
+    let said = stderr(&output);
+    assert_eq!(said.matches("NonExistentQueue").count(), 1, "said once:\n{said}");
+    let masked = untimed(&said)
+        .replace(lines[0]["queueMessageId"].as_str().unwrap(), "[QUEUE MESSAGE ID]")
+        .replace(&work_arn, "[SOURCE QUEUE ARN]")
+        .replace(&quarantine, "[QUARANTINE]")
+        .replace(path, "[AUDIT]");
+    insta::assert_snapshot!("source_queue_gone", masked);
+    let every = std::time::Duration::from_millis(200);
+    aws.wait_for_counts(&quarantine, (1, 0), crate::operator_cli_faults::SETTLED, every)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
