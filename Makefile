@@ -8,7 +8,7 @@ TARGET_DIR = $(shell $(CARGO) metadata --format-version 1 --no-deps | python3 -c
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test demo simulate lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
+.PHONY: test demo simulate simulate-full simulate-compare lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
 ## make test: formatting, lints, template checks, the supply chain, docs, every package built on
 ## its own (builds-alone), the planner against AWS's published figures (simulate fidelity), unit and adapter tests,
@@ -72,20 +72,37 @@ template-lint:
 unit:
 	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backpressure-startup -p backpressure-batch -p backlog-publisher -p capacity-planner
 
-## make simulate: the capacity planner on the built-in traces: a comparison table per trace,
-## one SVG per trace in target/simulate/, then burst-from-idle with each policy at its own
-## best setting (the README's picture, copied to docs/img/burst-from-idle.{svg,png}), the
-## cheapest setting meeting the SLO, and the cheapest MaximumConcurrency x BatchSize for the
-## Lambda consumer (recommend searches TargetLoadPercent x MinTasks for the template's ScalingLoad)
+## make simulate: the capacity planner's first look, 29 s on 2 cores once built (its release
+## build: 20 s after a change to the planner alone, longer the first time, when it compiles the
+## dependencies; measured with time, the machine otherwise idle). Every policy on the 15
+## built-in traces (a table each; in target/simulate/, <trace>.{svg,png}, all policies at a
+## glance, and <trace>-detail.{svg,png}, each in full), burst-from-idle with each policy at its
+## own best setting (its overview is the README's picture, docs/img/burst-from-idle.{svg,png};
+## its detail docs/img/burst-from-idle-detail.{svg,png}), then recommend's full search on the six
+## SIMULATE_TRACES, one of each shape, for the ECS worker (TargetLoadPercent x MinTasks for the
+## template's ScalingLoad, and its two other signals) and for the Lambda consumer
+## (MaximumConcurrency x BatchSize): each trace's answer is the one simulate-full prints for it.
+## make simulate-full: the same with recommend on all 15 traces, 5 min 18 s once built
+## (weekly, office-hours and diurnal take 4.5 of them).
+## make simulate-compare: the comparisons and the pictures alone, 5 s.
 SIMULATE := $(CARGO) run --quiet --release -p capacity-planner --bin simulate --
-simulate:
+SIMULATE_TRACES := steady burst-from-idle spike-on-warm-fleet sparse-trickle batch-every-4h random-bursts
+simulate: simulate-compare
+	$(SIMULATE) recommend $(SIMULATE_TRACES:%=--trace %)
+	$(SIMULATE) recommend --consumer lambda $(SIMULATE_TRACES:%=--trace %)
+
+simulate-full: simulate-compare
+	$(SIMULATE) recommend
+	$(SIMULATE) recommend --consumer lambda
+
+simulate-compare:
 	$(SIMULATE) compare --out target/simulate
 	$(SIMULATE) compare --best-settings --trace burst-from-idle --out target/simulate
 	mkdir -p docs/img
 	cp target/simulate/burst-from-idle-best-settings.svg docs/img/burst-from-idle.svg
 	cp target/simulate/burst-from-idle-best-settings.png docs/img/burst-from-idle.png
-	$(SIMULATE) recommend
-	$(SIMULATE) recommend --consumer lambda
+	cp target/simulate/burst-from-idle-best-settings-detail.svg docs/img/burst-from-idle-detail.svg
+	cp target/simulate/burst-from-idle-best-settings-detail.png docs/img/burst-from-idle-detail.png
 
 ## make demo: the emulators, both functions invoked on the sample events, what they did.
 ## Builds only the programs it and make invoke run, in one cargo call (so their features resolve once).
