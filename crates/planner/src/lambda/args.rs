@@ -27,9 +27,9 @@ pub struct LambdaArgs {
     /// Provisioned mode: MinimumPollers (2-200); needs --provisioned-max-pollers.
     #[arg(long, help_heading = LAMBDA, value_parser = clap::value_parser!(u32).range(2..=200))]
     pub provisioned_min_pollers: Option<u32>,
-    /// Provisioned mode: MaximumPollers (2-2000); MinimumPollers is 2 unless
+    /// Provisioned mode: MaximumPollers (2-10000); MinimumPollers is 2 unless
     /// --provisioned-min-pollers is given.
-    #[arg(long, help_heading = LAMBDA, value_parser = clap::value_parser!(u32).range(2..=2_000))]
+    #[arg(long, help_heading = LAMBDA, value_parser = clap::value_parser!(u32).range(2..=10_000))]
     pub provisioned_max_pollers: Option<u32>,
     /// The account's concurrency quota (or what other functions leave of it).
     #[arg(long, help_heading = LAMBDA, default_value_t = crate::lambda::esm::ACCOUNT_CONCURRENCY, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
