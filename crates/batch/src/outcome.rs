@@ -155,7 +155,8 @@ pub enum Outcome {
     QuarantineFailed {
         /// Why it failed.
         code: ErrorCode,
-        /// Why its quarantine write was not confirmed.
+        /// The processor's detail of the failure, then why its quarantine
+        /// write was not confirmed.
         detail: String,
     },
 }

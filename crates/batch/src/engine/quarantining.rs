@@ -32,7 +32,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         }
         let record = self.quarantine_record(batch, index, &code, &detail, &partial);
         let result = self.quarantine.store(std::slice::from_ref(&record)).await.into_iter().next();
-        self.confirmed(batch.ids[index], code, result.unwrap_or(Err(QuarantineError::Unreported)))
+        let result = result.unwrap_or(Err(QuarantineError::Unreported));
+        self.confirmed(batch.ids[index], code, &detail, result)
     }
 
     fn quarantine_record(
@@ -52,10 +53,13 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         )
     }
 
+    /// `detail` is the processor's own account of the failure, kept ahead of
+    /// why the write failed: an embedder reading the outcome needs both.
     fn confirmed(
         &self,
         message_id: &str,
         code: ErrorCode,
+        detail: &str,
         result: Result<(), QuarantineError>,
     ) -> Settled {
         match result {
@@ -63,10 +67,11 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             Err(e) => {
                 error!(message_id, error_code = %code, error = %error_chain(&e),
                        "quarantine write not confirmed; the message will be retried");
-                Settled::Final(Outcome::QuarantineFailed {
-                    detail: format!("{code}, and {e}"),
-                    code,
-                })
+                let detail = match detail {
+                    "" => format!("{code}, not quarantined: {e}"),
+                    detail => format!("{detail} (not quarantined: {e})"),
+                };
+                Settled::Final(Outcome::QuarantineFailed { detail, code })
             }
         }
     }
@@ -81,7 +86,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         for (index, slot) in batch.slots.iter().enumerate() {
             if let Some(Settled::ToQuarantine { code, detail, partial }) = &*lock(slot) {
                 records.push(self.quarantine_record(batch, index, code, detail, partial));
-                pending.push((index, code.clone()));
+                pending.push((index, code.clone(), detail.clone()));
             }
         }
         if pending.is_empty() {
@@ -92,9 +97,9 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             .await
             .unwrap_or_else(|_| vec![Err(QuarantineError::Deadline); records.len()]);
         let mut results = results.into_iter();
-        for (index, code) in pending {
+        for (index, code, detail) in pending {
             let result = results.next().unwrap_or(Err(QuarantineError::Unreported));
-            batch.settle(index, self.confirmed(batch.ids[index], code, result));
+            batch.settle(index, self.confirmed(batch.ids[index], code, &detail, result));
         }
     }
 }
