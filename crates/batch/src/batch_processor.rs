@@ -182,9 +182,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
 
-    use crate::backoff::Backoff;
     use crate::builder::BuildError;
     use crate::outcome::{ErrorCode, RetryCause, Verdict};
     use crate::processor::Message;
@@ -215,6 +213,14 @@ mod tests {
     fn settings_that_cannot_work_are_refused_at_build() {
         let zero = BatchProcessor::builder(Accept).quarantine(Refuse).concurrency(0);
         assert_eq!(zero.build().map(|_| ()), Err(BuildError::ZeroConcurrency));
+    }
+
+    #[cfg(feature = "sqs")]
+    #[test]
+    fn a_backoff_or_a_fifo_release_without_a_visibility_client_is_refused_at_build() {
+        use crate::backoff::Backoff;
+        use std::time::Duration;
+
         let backoff = Backoff { base: Duration::from_secs(1), max: Duration::from_secs(60) };
         let blind = BatchProcessor::builder(Accept).quarantine(Refuse).backoff(backoff);
         assert_eq!(blind.build().map(|_| ()), Err(BuildError::BackoffWithoutVisibility));
