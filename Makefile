@@ -52,7 +52,7 @@ lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	scripts/unused-deps.sh
 
-## make builds-alone: every package checked on its own and the library with each feature alone
+## make builds-alone: every package checked on its own, the library with each feature alone and its tests with none
 ## (cargo-hack, pinned, installed on first use; a warning in those checks fails it), then the
 ## Dockerfile's cargo command as the Dockerfile writes it, a release build of about 3.5 minutes
 ## on 2 cores: no package leans on features another turns on

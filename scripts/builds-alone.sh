@@ -20,6 +20,9 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo hack check --workspace --no-dev-deps 2>&1 | tee "$log"
 cargo hack check --package backpressure-batch --package backpressure-app --each-feature --no-dev-deps 2>&1 | tee -a "$log"
+# The libraries' own tests with only their default features: `cargo test -p backpressure-batch`
+# from a checkout must compile without the features the workspace's other members turn on.
+cargo hack check --package backpressure-batch --package backpressure-app --tests 2>&1 | tee -a "$log"
 if grep -q '^warning' "$log"; then
   echo "builds-alone: a package warns when built on its own or with one feature (above)" >&2
   exit 1
