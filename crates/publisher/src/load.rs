@@ -195,6 +195,23 @@ mod tests {
         (tasks as f64 * load / SETTINGS.target_percent - 1e-9).ceil().max(0.0) as u64
     }
 
+    /// docs/publisher.md's "ScalingLoad worked through", at the template's defaults.
+    #[test]
+    fn the_documented_example_publishes_what_the_docs_say() {
+        let counts = QueueCounts { visible: 200, in_flight: 100, delayed: 50 };
+        let with_delayed = BacklogIncludes { in_flight: false, delayed: true };
+        let needed = slots_needed(counts, with_delayed, 0.0, 4, LoadSettings::DEFAULT);
+        assert!((needed - 101.0417).abs() < 1e-4, "{needed}");
+        let load = scaling_load(needed, 4, LoadSettings::DEFAULT, true);
+        assert_eq!(format!("{load:.3}"), "78.939");
+        let visible_only = BacklogIncludes { in_flight: false, delayed: false };
+        let needed = slots_needed(counts, visible_only, 0.0, 4, LoadSettings::DEFAULT);
+        let load = scaling_load(needed, 4, LoadSettings::DEFAULT, true);
+        assert_eq!(format!("{load:.3}"), "78.776");
+        let trickle = scaling_load(0.0, 3, LoadSettings::DEFAULT, true);
+        assert_eq!(trickle, 30.0);
+    }
+
     #[test]
     fn a_fleet_that_keeps_up_is_sized_to_what_it_has_in_flight() {
         // 40 messages a second at 1 s each keep 40 of 2 tasks' 64 slots busy: 62.5 %, and at 80 %
