@@ -53,9 +53,7 @@ async fn a_closure_with_question_marks_is_a_processor_and_without_quarantine_a_p
     let outcomes: Vec<(&str, &Outcome)> =
         report.outcomes.iter().map(|o| (o.message_id, &o.outcome)).collect();
     assert_eq!(outcomes[0], ("paid", &Outcome::Done));
-    let Outcome::QuarantineFailed { code, detail } = outcomes[1].1 else {
-        panic!("{outcomes:?}")
-    };
+    let Outcome::QuarantineFailed { code, detail } = outcomes[1].1 else { panic!("{outcomes:?}") };
     assert_eq!(code.as_str(), "zero_amount");
     // The processor's own detail first, then why it stays on the queue.
     assert_eq!(
