@@ -73,8 +73,8 @@ unit:
 	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backpressure-startup -p backpressure-batch -p backlog-publisher -p capacity-planner
 
 ## make simulate: the capacity planner's first look, 29 s on 2 cores once built (its release
-## build: 20 s after a change to the planner alone, longer the first time, when it compiles the
-## dependencies; measured with time, the machine otherwise idle). Every policy on the 15
+## build: 37 s the first time on a fresh clone, 20 s after a change to the planner alone;
+## measured with time, the machine otherwise idle). Every policy on the 15
 ## built-in traces (a table each; in target/simulate/, <trace>.{svg,png}, all policies at a
 ## glance, and <trace>-detail.{svg,png}, each in full), burst-from-idle with each policy at its
 ## own best setting (its overview is the README's picture, docs/img/burst-from-idle.{svg,png};
@@ -110,7 +110,7 @@ DEMO_PACKAGES := -p backlog-publisher -p batch-consumer -p sqs-worker -p sqs-bac
 DEMO_BINS := backlog-publisher batch-consumer sqs-worker sqs-backpressure demo local-env
 DEMO_BUILD = $(CARGO) build $(DEMO_PACKAGES) $(addprefix --bin ,$(DEMO_BINS))
 demo:
-	@echo "== make demo 1/3: building $(DEMO_BINS) (the first time about 2.5 minutes on 2 cores, after downloading the crates)"
+	@echo "== make demo 1/3: building $(DEMO_BINS) (the first time about 2 minutes on 2 cores, after downloading the crates)"
 	$(DEMO_BUILD)
 	@echo "== make demo 2/3: the emulators, into .venv*/ (the first time 1 to 2 minutes)"
 	$(EMULATORS) install

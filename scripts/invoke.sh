@@ -34,7 +34,7 @@ trap cleanup EXIT
 # the open, so the first invocation's deadline is not spent compiling.
 package=$([ "$function" = publisher ] && echo backlog-publisher || echo batch-consumer)
 echo "== building $binary as cargo lambda watch runs it (cargo build -p $package --bin $binary);" \
-  "the first time after make demo about a minute, rebuilding the SDK crates whose features differ" >&2
+  "the first time after make demo about 50 s on 2 cores, rebuilding the SDK crates whose features differ" >&2
 (cd "$root" && cargo build -p "$package" --bin "$binary")
 
 "$target/debug/local-env" "$function" "$state/$function.env" &
