@@ -53,7 +53,7 @@ fn the_help_lists_every_exit_code() {
 
 #[test]
 fn every_bad_input_is_a_usage_error_with_exit_2() {
-    let cases: [(&str, &[&str]); 17] = [
+    let cases: [(&str, &[&str]); 19] = [
         ("rate_zero", &["replay", "--queue-url", "q", "--rate", "0", "--yes"]),
         ("rate_not_a_number", &["replay", "--queue-url", "q", "--rate", "fast", "--yes"]),
         ("since_unparseable", &["stats", "--queue-url", "q", "--since", "yesterday"]),
@@ -91,6 +91,11 @@ fn every_bad_input_is_a_usage_error_with_exit_2() {
         ("replay_without_yes_or_terminal", &["replay", "--queue-url", "q"]),
         ("rate_negative", &["replay", "--queue-url", "q", "--rate", "-1", "--yes"]),
         ("canary_negative", &["replay", "--queue-url", "q", "--canary", "-1", "--yes"]),
+        (
+            "canary_wait_not_a_wait",
+            &["replay", "--queue-url", "q", "--canary-wait", "soon", "--yes"],
+        ),
+        ("canary_wait_negative", &["replay", "--queue-url", "q", "--canary-wait", "-5s", "--yes"]),
         ("limit_negative", &["list", "--queue-url", "q", "--limit", "-2"]),
         ("call_timeout_negative", &["stats", "--queue-url", "q", "--call-timeout", "-5"]),
         (

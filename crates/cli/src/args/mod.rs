@@ -276,9 +276,9 @@ pub struct ReplayArgs {
     /// stop if any came back, or if the read could not see every message.
     #[arg(long, allow_negative_numbers = true, value_parser = canary_size)]
     pub canary: Option<u64>,
-    /// Seconds to wait after the canary before checking: longer than the consumer
-    /// needs to process (and quarantine) a message.
-    #[arg(long, allow_negative_numbers = true, default_value_t = 60)]
+    /// Seconds to wait after the canary before checking (60, or 90s, 5m, 1h30m): longer than
+    /// the consumer needs to process (and quarantine) a message.
+    #[arg(long, allow_hyphen_values = true, default_value_t = 60, value_parser = wait_seconds)]
     pub canary_wait: u64,
     /// Print what would be sent; send and delete nothing.
     #[arg(long)]
@@ -329,6 +329,26 @@ fn canary_size(value: &str) -> Result<u64, String> {
     }
 }
 
+/// `--canary-wait`: whole seconds (`60`), or a duration as `--since` takes an
+/// age (`90s`, `5m`, `1h30m`), up to a day.
+fn wait_seconds(value: &str) -> Result<u64, String> {
+    let seconds = match value.parse::<i128>() {
+        Ok(seconds) => Some(seconds),
+        Err(_) => value
+            .parse::<jiff::SignedDuration>()
+            .ok()
+            .filter(|wait| wait.subsec_nanos() == 0)
+            .map(|wait| i128::from(wait.as_secs())),
+    };
+    match seconds {
+        Some(seconds @ 0..=86_400) => Ok(seconds as u64),
+        Some(_) => Err(format!("{value} is not from 0 to 86400 seconds (a day)")),
+        None => Err(format!(
+            "{value:?} is not a wait: give whole seconds (60) or a duration (90s, 5m, 1h30m)"
+        )),
+    }
+}
+
 /// `--call-timeout`: whole seconds from 1 to 300.
 fn seconds_up_to_300(value: &str) -> Result<u64, String> {
     match value.parse::<i128>() {
@@ -344,5 +364,18 @@ fn at_least_one(value: &str) -> Result<usize, String> {
         Ok(0) => Err("0 would act on nothing: give 1 or more, or leave --limit out".to_owned()),
         Ok(n) => Ok(n),
         Err(_) => Err(format!("{value:?} is not a whole number of 1 or more")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_canary_wait_is_seconds_or_a_duration() {
+        for (given, seconds) in [("60", 60), ("0", 0), ("2s", 2), ("5m", 300), ("1h30m", 5_400)] {
+            assert_eq!(super::wait_seconds(given), Ok(seconds), "{given}");
+        }
+        for refused in ["soon", "-5s", "1.5s", "2d", "86401"] {
+            assert!(super::wait_seconds(refused).is_err(), "{refused}");
+        }
     }
 }
