@@ -211,27 +211,11 @@ mod tests {
     use super::*;
     use crate::policy::Consumer;
     use crate::recommend::{Candidate, Recommendation, Robustness};
-    use crate::stats::{Outcome, Waits};
+    use crate::stats::Outcome;
     use crate::trace::BuiltIn;
 
     fn candidate(policy: Policy, task_minutes: f64) -> Candidate {
-        let outcome = Outcome {
-            consumer: Consumer::Ecs(policy),
-            sent: 0,
-            processed: 0,
-            dead_lettered: 0,
-            dead_lettered_healthy: 0,
-            left: 0,
-            left_late: 0,
-            counted: 0,
-            waits: Waits::default(),
-            last_finish: None,
-            slo_seconds: 300,
-            task_seconds: 0,
-            actions: Vec::new(),
-            zero_to_first_task: Vec::new(),
-            minutes: Vec::new(),
-        };
+        let outcome = Outcome::nothing(Consumer::Ecs(policy), Vec::new());
         Candidate {
             target: BacklogTarget::new(100.0).unwrap(),
             min_tasks: 2,

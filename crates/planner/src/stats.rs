@@ -119,6 +119,30 @@ pub struct Outcome {
     pub minutes: Vec<Minute>,
 }
 
+#[cfg(test)]
+impl Outcome {
+    /// A run of nothing under `consumer`, for tests to fill in what they need.
+    pub(crate) fn nothing(consumer: Consumer, minutes: Vec<Minute>) -> Self {
+        Self {
+            consumer,
+            sent: 0,
+            processed: 0,
+            dead_lettered: 0,
+            dead_lettered_healthy: 0,
+            left: 0,
+            left_late: 0,
+            counted: 0,
+            waits: Waits::default(),
+            last_finish: None,
+            slo_seconds: 300,
+            task_seconds: 0,
+            actions: Vec::new(),
+            zero_to_first_task: Vec::new(),
+            minutes,
+        }
+    }
+}
+
 impl Outcome {
     /// Messages whose wait exceeded the SLO: processed late, still waiting
     /// past it, or moved to the DLQ without ever being processed.

@@ -163,17 +163,30 @@ pub fn write(
     panels: &[Panel<'_>],
     frame: Frame,
 ) -> Result<(), PlotError> {
+    svg_and_png(
+        path,
+        (WIDTH, height(panels)),
+        |area| draw(area, title, panels, frame),
+        |area| draw(area, title, panels, frame),
+    )
+}
+
+/// One picture drawn twice: `path` (an SVG) and a PNG beside it, each error
+/// naming the file it was for.
+fn svg_and_png(
+    path: &Path,
+    size: (u32, u32),
+    svg: impl FnOnce(DrawingArea<SVGBackend<'_>, Shift>) -> Drawn,
+    png: impl FnOnce(DrawingArea<BitMapBackend<'_>, Shift>) -> Drawn,
+) -> Result<(), PlotError> {
     let failed = |path: &Path| {
         let path = path.to_owned();
         move |source| PlotError { path, source }
     };
     fonts().map_err(failed(path))?;
-    let size = (WIDTH, height(panels));
-    draw(SVGBackend::new(path, size).into_drawing_area(), title, panels, frame)
-        .map_err(failed(path))?;
-    let png = path.with_extension("png");
-    draw(BitMapBackend::new(&png, size).into_drawing_area(), title, panels, frame)
-        .map_err(failed(&png))
+    svg(SVGBackend::new(path, size).into_drawing_area()).map_err(failed(path))?;
+    let png_path = path.with_extension("png");
+    png(BitMapBackend::new(&png_path, size).into_drawing_area()).map_err(failed(&png_path))
 }
 
 /// DejaVu Sans for every text, registered once: the pictures need no system font.

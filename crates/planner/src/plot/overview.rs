@@ -13,9 +13,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::panels::{clock, ticks};
-use super::{
-    ARRIVALS, DESIRED, Drawn, Frame, LATE, Panel, PlotError, RUNNING, Words, boxed, fonts,
-};
+use super::{ARRIVALS, DESIRED, Drawn, Frame, LATE, Panel, PlotError, RUNNING, Words, boxed};
 use crate::stats::Outcome;
 
 /// The overview's size in pixels, whatever the number of runs.
@@ -55,16 +53,12 @@ pub fn write(
     panels: &[Panel<'_>],
     frame: Frame,
 ) -> Result<(), PlotError> {
-    let failed = |path: &Path| {
-        let path = path.to_owned();
-        move |source| PlotError { path, source }
-    };
-    fonts().map_err(failed(path))?;
-    draw(SVGBackend::new(path, SIZE).into_drawing_area(), title, panels, frame)
-        .map_err(failed(path))?;
-    let png = path.with_extension("png");
-    draw(BitMapBackend::new(&png, SIZE).into_drawing_area(), title, panels, frame)
-        .map_err(failed(&png))
+    super::svg_and_png(
+        path,
+        SIZE,
+        |area| draw(area, title, panels, frame),
+        |area| draw(area, title, panels, frame),
+    )
 }
 
 fn draw<DB: DrawingBackend>(
@@ -305,7 +299,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stats::{Minute, Waits};
+    use crate::stats::Minute;
 
     #[test]
     fn every_run_gets_a_strip_of_the_same_height_and_the_strips_fill_the_picture() {
@@ -335,23 +329,10 @@ mod tests {
             head_wait: Some(wait),
         };
         let waits = [0, 400, 500, 10, 300, 301, 299];
-        let outcome = Outcome {
-            consumer: crate::policy::Consumer::Lambda,
-            sent: 0,
-            processed: 0,
-            dead_lettered: 0,
-            dead_lettered_healthy: 0,
-            left: 0,
-            left_late: 0,
-            counted: 0,
-            waits: Waits::default(),
-            last_finish: None,
-            slo_seconds: 300,
-            task_seconds: 0,
-            actions: Vec::new(),
-            zero_to_first_task: Vec::new(),
-            minutes: waits.into_iter().map(minute).collect(),
-        };
+        let outcome = Outcome::nothing(
+            crate::policy::Consumer::Lambda,
+            waits.into_iter().map(minute).collect(),
+        );
         assert_eq!(late_spans(&outcome, 300), vec![(1.0, 3.0), (4.0, 6.0)]);
     }
 }

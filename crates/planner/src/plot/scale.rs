@@ -62,26 +62,10 @@ fn of_run(outcome: &Outcome, target: Option<f64>, minutes: f64, slo_seconds: u64
 mod tests {
     use super::*;
     use crate::policy::{Consumer, Policy};
-    use crate::stats::{Minute, Waits};
+    use crate::stats::Minute;
 
     fn run(minute: Minute) -> Outcome {
-        Outcome {
-            consumer: Consumer::Ecs(Policy::QueueDepth),
-            sent: 0,
-            processed: 0,
-            dead_lettered: 0,
-            dead_lettered_healthy: 0,
-            left: 0,
-            left_late: 0,
-            counted: 0,
-            waits: Waits::default(),
-            last_finish: None,
-            slo_seconds: 300,
-            task_seconds: 0,
-            actions: Vec::new(),
-            zero_to_first_task: Vec::new(),
-            minutes: vec![minute; 90],
-        }
+        Outcome::nothing(Consumer::Ecs(Policy::QueueDepth), vec![minute; 90])
     }
 
     fn minute(arrivals: u64, visible: u64, tasks: u64, metric: f64, wait: u64) -> Minute {
