@@ -53,11 +53,15 @@ fn the_help_lists_every_exit_code() {
 
 #[test]
 fn every_bad_input_is_a_usage_error_with_exit_2() {
-    let cases: [(&str, &[&str]); 19] = [
+    let cases: [(&str, &[&str]); 20] = [
         ("rate_zero", &["replay", "--queue-url", "q", "--rate", "0", "--yes"]),
         ("rate_not_a_number", &["replay", "--queue-url", "q", "--rate", "fast", "--yes"]),
         ("since_unparseable", &["stats", "--queue-url", "q", "--since", "yesterday"]),
         ("until_negative_age", &["list", "--queue-url", "q", "--until", "-2h"]),
+        (
+            "since_a_zone_in_brackets",
+            &["list", "--queue-url", "q", "--since", "2026-12-05T10:30[Europe/Paris]"],
+        ),
         // Dates and times without a zone are read as UTC, said back resolved.
         (
             "dates_without_a_zone_are_utc",

@@ -315,6 +315,11 @@ fn positive_rate(value: &str) -> Result<f64, String> {
 fn time_or_age(value: &str) -> Result<String, String> {
     if times::parse_time(value, jiff::Timestamp::now()).is_some() {
         Ok(value.to_owned())
+    } else if value.contains('[') {
+        // This tool has no time-zone database: a named zone is refused, not guessed.
+        Err("a zone in brackets is not read (this tool has no time-zone database): give its \
+             offset instead, e.g. 2026-12-04T10:30:00+01:00"
+            .to_owned())
     } else {
         Err(format!("not a time: give {}", times::TIME_FORMS))
     }
