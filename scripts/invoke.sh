@@ -37,6 +37,8 @@ echo "== building $binary as cargo lambda watch runs it (cargo build -p $package
   "the first time after make demo about 50 s on 2 cores, rebuilding the SDK crates whose features differ" >&2
 (cd "$root" && cargo build -p "$package" --bin "$binary")
 
+# A file left by an earlier run would be read before local-env rewrites it: gone first.
+rm -f "$state/$function.env"
 "$target/debug/local-env" "$function" "$state/$function.env" &
 pids+=($!)
 for _ in $(seq 1 100); do [ -s "$state/$function.env" ] && break; sleep 0.1; done

@@ -97,7 +97,7 @@ pub async fn publisher(aws: &Aws) -> Result<(), BoxError> {
          fewer than its 3 tasks, and ScalingLoad is under its {target} % target: both say scale in.\n  \
          Its ScalingLoad {floor} is the hold's floor: 150 messages at 1 s each need under one slot\n  \
          to drain within LOAD_DRAIN_SECONDS, but while work waits the load never drops below one\n  \
-         held task's worth ({HOLD_FRACTION} × {target} % ÷ 3 tasks), so target tracking keeps one task.\n  \
+         held task's worth ({HOLD_FRACTION} × {target} % ÷ 3 tasks), so the template's scaling keeps one task.\n  \
          The idle service has no task but 5 messages wait: both signals are published at twice\n  \
          their target (BacklogPerTask {backlog}, ScalingLoad {load}), above it, so target tracking\n  \
          scales the service out from zero.",
