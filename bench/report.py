@@ -51,11 +51,19 @@ def span(summary, digits=1):
     return f"{fmt(summary['median'], digits)} ({fmt(summary['min'], digits)}–{fmt(summary['max'], digits)})"
 
 
-targets = []  # (target, measured, met)
+targets = []  # (target, measured, ceiling, met)
 
 
-def check(target, measured, met):
-    targets.append((target, measured, "met" if met else ("**missed**" if met is not None else "not measured")))
+def check(target, measured, met, ceiling="—"):
+    """A target's row: what was measured, the ceiling it is judged against (or "—"), the verdict."""
+    verdict = "met" if met else ("**missed**" if met is not None else "not measured")
+    targets.append((target, measured, ceiling, verdict))
+
+
+def busy(row):
+    """The emulator's CPU over a row's wall time: its share of one core."""
+    cpu = row.get("emulator_cpu_s")
+    return None if cpu is None else cpu / row["seconds"]
 
 
 out = []
@@ -80,9 +88,9 @@ for label, r in (("backlog-publisher", cold_publisher), ("batch-consumer", cold_
     check(f"{label} cold start ≤ 20 ms", f"{fmt(init, 2)} ms", None if init is None else init <= 20)
 if cold_consumer and cold_powertools:
     ratio = cold_powertools["init_ms"]["median"] / cold_consumer["init_ms"]["median"]
-    check("cold start ≥ 10× faster than the Powertools consumer",
-          f"{fmt(cold_powertools['init_ms']['median'], 1)} ms / {fmt(cold_consumer['init_ms']['median'], 2)} ms = {ratio:.1f}×",
-          ratio >= 10)
+    check("regression: cold start ≥ 10× faster than the Powertools consumer",
+          f"{fmt(cold_consumer['init_ms']['median'], 2)} ms: {ratio:.1f}× faster", ratio >= 10,
+          f"Powertools: {fmt(cold_powertools['init_ms']['median'], 1)} ms")
 
 # Init against the floor
 # Lambda's arm64 price per GB-second (us-east-1, first tier), and the smallest memory size.
@@ -106,8 +114,9 @@ if init_run:
     for label, r in functions.items():
         if r.get("function") in ("publisher", "consumer"):
             ratio = r["ratio_to_floor"]
-            check(f"{label} init ≤ 2× a bare lambda_runtime function",
-                  f"{fmt(r['init_ms']['median'], 2)} ms / {fmt(floor, 2)} ms = {ratio:.2f}×", ratio <= 2)
+            check(f"regression: {label} init ≤ 2× a bare lambda_runtime function",
+                  f"{fmt(r['init_ms']['median'], 2)} ms = {ratio:.2f}×", ratio <= 2,
+                  f"bare lambda_runtime: {fmt(floor, 2)} ms")
 
 # Throughput
 ceiling = load("ceiling.json")
@@ -146,10 +155,20 @@ if default:
         if cpu and ceiling.get("wrk_cpu_us_per_request"):
             cost = (f"; CPU per message {cpu['median'] * 1e3 / default['messages']:.1f} µs against wrk's "
                     f"{ceiling['wrk_cpu_us_per_request']:.1f} µs per request")
-        check("throughput ≥ ½ the downstream's ceiling", f"{rate:,.0f} / {c:,.0f} req/s = {rate / c:.2f}{cost}", rate / c >= 0.5)
+        check("batch-consumer: ≥ ½ the downstream's ceiling (5,000-message batch, CONSUMER_CONCURRENCY=32)",
+              f"{rate:,.0f} msg/s = {rate / c:.2f} of the ceiling{cost}", rate / c >= 0.5,
+              f"{c:,.0f} req/s (wrk → nginx, best of 3 shapes)")
 if ours:
     peak = max(r["peak_rss_mib"]["max"] for r in ours.values())
     check("peak RSS on the 6 MB batch ≤ 64 MB", f"{peak:.1f} MiB (highest of every run above)", peak * 1.048576 <= 64)
+    check("regression: batch-consumer peak RSS ≤ 32 MB", f"{peak * 1.048576:.1f} MB (highest of the throughput runs)",
+          peak * 1.048576 <= 32)
+publisher_rss = [r["ours"].get("peak_rss_mib") for r in publisher.get("results", [])]
+publisher_rss = [r for r in publisher_rss if r is not None]
+if publisher_rss:
+    peak = max(publisher_rss)
+    check("regression: backlog-publisher peak RSS ≤ 32 MB",
+          f"{peak * 1.048576:.1f} MB (highest after the warm runs of 1, 10 and 50 targets)", peak * 1.048576 <= 32)
 
 # Engine overhead
 bare, typed, engine = criterion("bare-parse"), criterion("typed-parse"), criterion("engine-no-op")
@@ -297,7 +316,8 @@ if scale:
     rows = {r["label"].split(" ")[0]: r for r in scale["rows"]}
     for r in scale["rows"]:
         if "ceiling" in r["label"]:
-            p(f"| {r['label']} | — | {r['seconds']:.1f} | {r['messages_per_second']:,.0f} | — | — | {r['messages']:,} |")
+            p(f"| {r['label']} | — | {r['seconds']:.1f} | {r['messages_per_second']:,.0f} | — | "
+              f"— / {fmt(r.get('emulator_cpu_s'))} | {r['messages']:,} |")
             continue
         kind = r["label"].split(" ")[0]
         if kind == "stats":
@@ -311,31 +331,45 @@ if scale:
         p(f"| `{r['label']}` | {r['exit_code']} | {r['seconds']:.1f} | {n / r['seconds']:,.0f} | {r['peak_rss_mib']:.1f} | {cpu} | {once} |")
     st, ex, rp = rows.get("stats"), rows.get("export"), rows.get("replay")
     ceil = next((r for r in scale["rows"] if "send/delete" in r["label"]), None)
-    read_ceil = next((r for r in scale["rows"] if "holding every message" in r["label"]), None)
-    if st:
-        check(f"scale: stats --json reads all {n:,}, exit 0", f"read {st['read']}, exit {st['exit_code']}",
-              st["read"] == n and st["exit_code"] == 0)
+    reads = [r for r in scale["rows"] if "then release" in r["label"]]
+    read_ceil = max(reads, key=lambda r: r["messages_per_second"]) if reads else None
+
+    def read_ceiling_text(r):
+        return (f"{r['messages_per_second']:,.0f} msg/s ({r['loops']} bare receive loop(s), then release); "
+                f"fauxqs {busy(r) * 100:.0f} % busy" if busy(r) is not None else "")
+
+    for row, name in ((st, "stats --json"), (ex, "export")):
+        if not row:
+            continue
+        if row is st:
+            check(f"scale: stats --json reads all {n:,}, exit 0", f"read {st['read']}, exit {st['exit_code']}",
+                  st["read"] == n and st["exit_code"] == 0)
+        else:
+            check(f"scale: export writes each of {n:,} once",
+                  f"{ex['lines']:,} lines, {ex['distinct_messages']:,} distinct",
+                  ex["lines"] == n and ex["distinct_messages"] == n)
         if read_ceil:
-            rate = n / st["seconds"]
-            check("scale: stats within 20 % of the emulator's read ceiling",
-                  f"{rate:,.0f} vs {read_ceil['messages_per_second']:,.0f} msg/s ({rate / read_ceil['messages_per_second'] * 100:.0f} %)",
-                  rate >= 0.8 * read_ceil["messages_per_second"])
-    if ex:
-        check(f"scale: export writes each of {n:,} once", f"{ex['lines']:,} lines, {ex['distinct_messages']:,} distinct",
-              ex["lines"] == n and ex["distinct_messages"] == n)
-        if st:
-            check("scale: export as fast as stats (within 20 %)",
-                  f"{n / ex['seconds']:,.0f} vs {n / st['seconds']:,.0f} msg/s", ex["seconds"] <= st["seconds"] * 1.2)
+            rate = n / row["seconds"]
+            check(f"scale: {name} ≥ 90 % of the emulator's read ceiling",
+                  f"{rate:,.0f} msg/s ({rate / read_ceil['messages_per_second'] * 100:.0f} %)",
+                  rate >= 0.9 * read_ceil["messages_per_second"], read_ceiling_text(read_ceil))
+        if busy(row) is not None:
+            check(f"scale: fauxqs busy ≥ 85 % of a core during {name}", f"{busy(row) * 100:.0f} %",
+                  busy(row) >= 0.85, f"{busy(read_ceil) * 100:.0f} % at its read ceiling"
+                  if read_ceil and busy(read_ceil) is not None else "—")
     if rp:
         check(f"scale: replay moves each of {n:,} once, source empty",
               f"{rp['replayed']:,} replayed, {rp['arrived']:,} arrived, {rp['left_on_source']} left",
               rp["replayed"] == n and rp["distinct_replayed"] == n and rp["arrived"] == n and rp["left_on_source"] == 0)
         rate = n / rp["seconds"]
-        check("scale: replay ≥ 2,000 messages/s unthrottled", f"{rate:,.0f} msg/s", rate >= 2000)
         if ceil:
-            check("scale: replay within 20 % of the emulator's ceiling",
-                  f"{rate:,.0f} vs {ceil['messages_per_second']:,.0f} msg/s ({rate / ceil['messages_per_second'] * 100:.0f} %)",
-                  rate >= 0.8 * ceil["messages_per_second"])
+            ceiling_text = f"{ceil['messages_per_second']:,.0f} msg/s ({ceil['label'].removeprefix('emulator ceiling: ')})"
+            check("scale: replay ≥ 80 % of the emulator's 4-loop receive/send/delete ceiling",
+                  f"{rate:,.0f} msg/s ({rate / ceil['messages_per_second'] * 100:.0f} %)",
+                  rate >= 0.8 * ceil["messages_per_second"], ceiling_text)
+        if busy(rp) is not None:
+            check("scale: fauxqs busy ≥ 85 % of a core during replay", f"{busy(rp) * 100:.0f} %", busy(rp) >= 0.85,
+                  f"{busy(ceil) * 100:.0f} % at the 4-loop ceiling" if ceil and busy(ceil) is not None else "—")
     for r in (st, ex, rp):
         if r:
             check(f"scale: {r['label']} peak RSS ≤ 64 MB", f"{r['peak_rss_mib'] * 1.048576:.1f} MB",
@@ -346,7 +380,7 @@ if rated:
     if r:
         check(f"scale: replay --rate {r['rate']:g} held within 2 % ({rated['records']:,} records)",
               f"{r['send_rate']:.1f} msg/s ({r['deviation_percent']:+.2f} %)",
-              abs(r["deviation_percent"]) <= 2 and r["arrived"] == rated["records"])
+              abs(r["deviation_percent"]) <= 2 and r["arrived"] == rated["records"], f"{r['rate']:g} msg/s asked")
 holding = load("scale-holding.json")
 if holding:
     p(f"\n### What a scan holds, as the queue grows (leases with {holding['handle_chars']}-character receipt "
@@ -387,10 +421,26 @@ if sw:
     ours = next((r for r in sw["rows"] if r["label"].startswith("sqs-worker")), None)
     boto = next((r for r in sw["rows"] if "boto3" in r["label"]), None)
     if ours and boto:
-        ratio = boto["cpu_us_per_message"]["median"] / ours["cpu_us_per_message"]["median"]
-        check("scale: sqs-worker ≥ 20× less CPU per message than boto3",
-              f"{ours['cpu_us_per_message']['median']:.0f} vs {boto['cpu_us_per_message']['median']:.0f} µs ({ratio:.1f}×)",
-              ratio >= 20)
+        o, b = ours["cpu_us_per_message"], boto["cpu_us_per_message"]
+        ratio = b["median"] / o["median"]
+        runs = sw.get("runs") or 0
+        check(f"scale: sqs-worker ≥ 20× less CPU per message than boto3 (median of ≥ 5 runs; {runs} here)",
+              f"{span(o, 0)} vs {span(b, 0)} µs: {ratio:.1f}× (worst pairing {b['min'] / o['max']:.1f}×, "
+              f"best {b['max'] / o['min']:.1f}×)", ratio >= 20 and runs >= 5)
+        rate = ours["messages_per_second"]["median"]
+        share = ours.get("emulator_cpu_share_of_a_core")
+        own = o["median"] * rate / 1e6
+        bare_loop = next((r for r in sw["rows"] if "bare" in r["label"]), None)
+        if share:
+            check("scale: sqs-worker's messages/s limited by the emulator (fauxqs ≥ 85 % of a core)",
+                  f"{rate:,.0f} msg/s; fauxqs {share['median'] * 100:.0f} % of a core, the worker {own * 100:.0f} %",
+                  share["median"] >= 0.85,
+                  f"{bare_loop['messages_per_second']['median']:,.0f} msg/s (one bare receive/delete loop)"
+                  if bare_loop else "—")
+        peak = ours.get("peak_rss_mib")
+        if peak:
+            check("regression: sqs-worker peak RSS ≤ 32 MB", f"{peak['max'] * 1.048576:.1f} MB (highest run)",
+                  peak["max"] * 1.048576 <= 32)
 
 # Size
 size = load("size.json")
@@ -407,8 +457,8 @@ if size:
                 check(f"{name} ({arch}) ≤ 8 MB", f"{n / MB:.2f} MB ({n:,} bytes)", n <= 8 * MB)
 
 p("\n### Targets\n")
-p("| Target | Measured | |")
-p("|---|---|---|")
-for target, measured, met in targets:
-    p(f"| {target} | {measured} | {met} |")
+p("| Target | Measured | Ceiling it is judged against | |")
+p("|---|---|---|---|")
+for target, measured, ceiling_text, met in targets:
+    p(f"| {target} | {measured} | {ceiling_text} | {met} |")
 print("\n".join(out))

@@ -6,7 +6,7 @@
 #   bench/run.sh            everything (the publisher part inside scripts/emulators.sh run)
 #   bench/run.sh init | consumer | engine | publisher | worker | replay | fifo-scan | scale | size | profile | report   one part
 #
-# BENCH_RUNS (3): throughput runs per variant; BENCH_STARTS (10): cold starts per function;
+# BENCH_RUNS (3): throughput runs per variant; BENCH_WORKER_RUNS (5): the scale part's worker drains; BENCH_STARTS (10): cold starts per function;
 # BENCH_INIT_ROUNDS (15): interleaved starts of each function and the floor;
 # BENCH_ARM64 (1): also build arm64 with cargo-lambda when the aarch64 target is installed.
 set -euo pipefail
@@ -284,7 +284,7 @@ scale() {
   local messages=${BENCH_SCALE_MESSAGES:-100000}
   log "sqs-backpressure on a dead-letter queue of $messages messages (fauxqs)"
   AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$release/bench-scale" --messages "$messages" \
-    --emulator-pid "$(cat "$root/.emulators/fauxqs.pid")" \
+    --emulator-pid "$E2E_FAUXQS_PID" \
     --out "$out/scale-cli.json" -- "$release/sqs-backpressure"
   log "replay --rate 1000 of 10,000 records (fauxqs)"
   AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$harness/bench-replay" --records 10000 --rates 1000 \
@@ -299,8 +299,8 @@ scale() {
   ceiling
   log "sqs-worker next to a boto3 long-poll worker, 20,000 preloaded work requests (fauxqs)"
   AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$harness/bench-worker" --downstream "$downstream" \
-    --runs "$runs" --messages "${BENCH_SCALE_WORKER_MESSAGES:-20000}" --in-flight 0 --preload 1 \
-    --pollers 2 --emulator-pid "$(cat "$root/.emulators/fauxqs.pid")" \
+    --runs "${BENCH_WORKER_RUNS:-5}" --messages "${BENCH_SCALE_WORKER_MESSAGES:-20000}" --in-flight 0 --preload 1 \
+    --pollers 2 --emulator-pid "$E2E_FAUXQS_PID" \
     --label-emulator fauxqs --python-worker "$venv/bin/python $root/bench/python/boto3_worker.py" \
     --out "$out/scale-worker.json" -- "$release/sqs-worker"
   stop_downstream

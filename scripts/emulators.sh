@@ -18,6 +18,7 @@
 # runs. LocalStack's CloudFormation, at E2E_LOCALSTACK_CLOUDFORMATION, deploys the template for
 # tests/tests/e2e/deployed/; its DynamoDB is moto's (scripts/run_localstack.py says why).
 # LOCALSTACK_SERVICES sets what LocalStack serves.
+# E2E_FAUXQS_PID is its process (make bench reads its CPU beside ours).
 # FAUXQS_RECEIPT_HANDLE_CHARS (380) sets fauxqs's receipt handles' length (SQS's: ~320-430).
 # redis-server, Debian's package (downloaded and unpacked into .venv-redis/, no root, no service),
 # is at E2E_REDIS_URL for the idempotency store's tests.
@@ -176,6 +177,7 @@ export AWS_ENDPOINT_URL_CLOUDWATCH=http://127.0.0.1:$localstack_port
 export E2E_LOCALSTACK_SQS=http://127.0.0.1:$localstack_port
 export E2E_LOCALSTACK_CLOUDFORMATION=http://127.0.0.1:$localstack_port
 export E2E_FAUXQS_SQS=http://127.0.0.1:$fauxqs_port
+export E2E_FAUXQS_PID=$(cat "$state/fauxqs.pid")
 export E2E_REDIS_URL=redis://127.0.0.1:$redis_port
 export E2E_REDIS_SERVER=$redis_home/bin/redis-server
 export AWS_ACCESS_KEY_ID=testing

@@ -1,6 +1,6 @@
 //! Publisher fan-out against the emulators: one invocation with 1, 10 and 50
 //! targets (one queue with a backlog and one ECS service each, one cluster),
-//! its wall time as the host sees it and its API calls per operation, counted
+//! its wall time as the host sees it, its peak RSS after the runs, and its API calls per operation, counted
 //! by a proxy in a separate run so the timed runs go straight to the emulators.
 //! Anchor: the same work done sequentially with boto3 (`--anchor`), timed in
 //! Python around the loop with its clients already made.
@@ -243,6 +243,7 @@ async fn main() -> Result<(), BoxError> {
         for _ in 0..runs {
             warm.push(invoke(&host).await?);
         }
+        let peak_rss_mib = host.peak_rss_kib().map(|kib| kib as f64 / 1024.0);
         drop(host);
         let calls = count_calls(&args, &env).await?;
         let probe = emulator_probe(&aws, &targets, DATUMS_PER_TARGET).await?;
@@ -256,7 +257,8 @@ async fn main() -> Result<(), BoxError> {
         };
         results.push(json!({
             "targets": count,
-            "ours": {"first_ms": first, "wall_ms": summary(&warm), "calls": calls},
+            "ours": {"first_ms": first, "wall_ms": summary(&warm), "calls": calls,
+                     "peak_rss_mib": peak_rss_mib},
             "boto3": anchor,
             "emulator_probe": probe,
             "latency_model": model,

@@ -6,7 +6,8 @@
 //! per second and peak RSS (`VmHWM`, read every 50 ms). Beside them, the
 //! emulator's own ceiling for the replay's work: `--concurrency` bare
 //! receive/send/delete loops on the same backlog, with no checks and no audit,
-//! and for the reads one bare receive loop holding every message.
+//! and for the reads bare receive loops (one, and three at once as the CLI
+//! keeps three receives under way) holding every message.
 //!
 //! `bench/run.sh scale` runs it on fauxqs, started with SQS-sized receipt
 //! handles (`FAUXQS_RECEIPT_HANDLE_CHARS`), so what is held per message is
@@ -15,13 +16,17 @@
 //! With `--emulator-pid`, each row also has the CPU seconds the CLI and the
 //! emulator used during it: which of the two limited the rate.
 //!
-//! usage: bench-scale [--messages 100000] [--concurrency 4] [--emulator-pid PID] [--out FILE] -- SQS_BACKPRESSURE
+//! usage: bench-scale [--messages 100000] [--concurrency 4] [--emulator-pid PID]
+//!        [--parts stats,export,replay,ceilings] [--out FILE] -- SQS_BACKPRESSURE
 
 use std::collections::HashSet;
 use std::path::Path;
 use std::time::Duration;
 
-use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use aws_sdk_sqs::types::{
+    ChangeMessageVisibilityBatchRequestEntry, MessageSystemAttributeName,
+    SendMessageBatchRequestEntry,
+};
 use e2e_tests::fixtures::{Aws, BoxError, unique};
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{Value, json};
@@ -31,7 +36,7 @@ use sqs_backpressure_bench::proc_stats::{peak_rss_kib, process_cpu_seconds};
 use tokio::time::Instant;
 
 const USAGE: &str = "bench-scale [--messages 100000] [--concurrency 4] [--emulator-pid PID] \
-                     [--out FILE] -- SQS_BACKPRESSURE";
+                     [--parts stats,export,replay,ceilings] [--out FILE] -- SQS_BACKPRESSURE";
 
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
@@ -42,27 +47,38 @@ async fn main() -> Result<(), BoxError> {
     let dlq = filled(&aws, messages).await?;
     let handle_chars = handle_length(&aws, &dlq).await?;
     let mut rows = Vec::new();
+    let parts = args.option("parts").unwrap_or("stats,export,replay,ceilings");
+    let part = |name: &str| parts.split(',').any(|p| p == name);
 
-    let (stats, stats_row) =
-        run(&args, "stats --json", &["stats", "--queue-url", &dlq, "--json"]).await?;
-    let stats: Value = serde_json::from_slice(&stats.stdout)?;
-    rows.push(with(stats_row, json!({"read": stats["read"], "complete": stats["complete"]})));
+    if part("stats") {
+        let (stats, stats_row) =
+            run(&args, "stats --json", &["stats", "--queue-url", &dlq, "--json"]).await?;
+        let stats: Value = serde_json::from_slice(&stats.stdout)?;
+        rows.push(with(stats_row, json!({"read": stats["read"], "complete": stats["complete"]})));
+    }
+    if part("export") {
+        let file = std::env::temp_dir().join(format!("{}.jsonl", unique("bench-scale-export")));
+        let out = file.display().to_string();
+        let (_, export_row) =
+            run(&args, "export", &["export", "--queue-url", &dlq, "--out", &out]).await?;
+        let (lines, distinct) = exported(&file)?;
+        let _ = std::fs::remove_file(&file);
+        rows.push(with(export_row, json!({"lines": lines, "distinct_messages": distinct})));
+    }
 
-    let file = std::env::temp_dir().join(format!("{}.jsonl", unique("bench-scale-export")));
-    let out = file.display().to_string();
-    let (_, export_row) =
-        run(&args, "export", &["export", "--queue-url", &dlq, "--out", &out]).await?;
-    let (lines, distinct) = exported(&file)?;
-    let _ = std::fs::remove_file(&file);
-    rows.push(with(export_row, json!({"lines": lines, "distinct_messages": distinct})));
-
-    let destination = aws.create_queue(&unique("bench-scale-destination")).await?;
-    rows.push(replay(&args, &aws, &dlq, &destination, concurrency).await?);
+    if part("replay") {
+        let destination = aws.create_queue(&unique("bench-scale-destination")).await?;
+        rows.push(replay(&args, &aws, &dlq, &destination, concurrency).await?);
+        aws.delete_queue(&destination).await?;
+    }
     aws.delete_queue(&dlq).await?;
-
-    rows.push(move_ceiling(&aws, messages, concurrency).await?);
-    rows.push(read_ceiling(&aws, messages).await?);
-    aws.delete_queue(&destination).await?;
+    if part("ceilings") {
+        rows.push(move_ceiling(&args, &aws, messages, concurrency).await?);
+        // The CLI keeps three receives under way; the ceiling is the better of one loop and three.
+        for loops in [1, 3] {
+            rows.push(read_ceiling(&args, &aws, messages, loops).await?);
+        }
+    }
     args.report(&json!({"messages": messages, "receipt_handle_chars": handle_chars, "rows": rows}))
 }
 
@@ -101,9 +117,15 @@ async fn replay(
 }
 
 /// The emulator's ceiling for the same work, on the same backlog.
-async fn move_ceiling(aws: &Aws, messages: usize, concurrency: usize) -> Result<Value, BoxError> {
+async fn move_ceiling(
+    args: &BenchArgs,
+    aws: &Aws,
+    messages: usize,
+    concurrency: usize,
+) -> Result<Value, BoxError> {
     let again = filled(aws, messages).await?;
     let target = aws.create_queue(&unique("bench-scale-ceiling")).await?;
+    let emulator = Emulator::before(args).await?;
     let started = Instant::now();
     let moved: usize = futures::stream::iter(0..concurrency)
         .map(|_| bare_move(aws, &again, &target))
@@ -114,38 +136,120 @@ async fn move_ceiling(aws: &Aws, messages: usize, concurrency: usize) -> Result<
         .sum();
     let seconds = started.elapsed().as_secs_f64();
     let row = json!({"label": format!("emulator ceiling: {concurrency} bare receive/send/delete loops"),
-        "messages": moved, "seconds": seconds, "messages_per_second": moved as f64 / seconds});
+        "messages": moved, "seconds": seconds, "messages_per_second": moved as f64 / seconds,
+        "emulator_cpu_s": emulator.used()?});
+    eprintln!("bench-scale: {row}");
     aws.delete_queue(&again).await?;
     aws.delete_queue(&target).await?;
 
     Ok(row)
 }
 
-/// The emulator's ceiling for a read: one receive loop holding every message
-/// (a lease longer than the read, so nothing to renew), no checks, no store.
-async fn read_ceiling(aws: &Aws, messages: usize) -> Result<Value, BoxError> {
+/// The emulator's ceiling for a read: `loops` bare receive loops at once (the
+/// CLI keeps 3 receives under way), each asking for what the CLI asks for
+/// (every attribute, a lease longer than the read), until each gets an empty
+/// answer; then every message released as the CLI releases them (visibility 0,
+/// ten a call, 8 calls at once), since SQS has no read that leaves a message
+/// where it was. No checks, no store, nothing written.
+async fn read_ceiling(
+    args: &BenchArgs,
+    aws: &Aws,
+    messages: usize,
+    loops: usize,
+) -> Result<Value, BoxError> {
     let held = filled(aws, messages).await?;
+    let emulator = Emulator::before(args).await?;
     let started = Instant::now();
-    let mut read = 0;
+    let handles: Vec<String> = futures::stream::iter(0..loops)
+        .map(|_| bare_read(aws, &held))
+        .buffer_unordered(loops)
+        .try_collect::<Vec<Vec<String>>>()
+        .await?
+        .concat();
+    let read_seconds = started.elapsed().as_secs_f64();
+    futures::stream::iter(handles.chunks(10))
+        .map(|chunk| {
+            let entries = chunk.iter().enumerate().map(|(i, handle)| {
+                ChangeMessageVisibilityBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .receipt_handle(handle)
+                    .visibility_timeout(0)
+                    .build()
+            });
+            let entries = entries.collect::<Result<Vec<_>, _>>();
+            async {
+                let call = aws.sqs.change_message_visibility_batch().queue_url(&held);
+                call.set_entries(Some(entries?)).send().await?;
+                Ok::<(), BoxError>(())
+            }
+        })
+        .buffer_unordered(8)
+        .try_collect::<Vec<()>>()
+        .await?;
+    let seconds = started.elapsed().as_secs_f64();
+    let read = handles.len();
+    let row = json!({"label": format!("emulator ceiling: {loops} bare receive loop(s), then release"),
+        "loops": loops, "messages": read, "seconds": seconds, "messages_per_second": read as f64 / seconds,
+        "read_seconds": read_seconds, "emulator_cpu_s": emulator.used()?});
+    eprintln!("bench-scale: {row}");
+    aws.delete_queue(&held).await?;
+    Ok(row)
+}
+
+/// Receives until an empty answer; the receipt handles.
+async fn bare_read(aws: &Aws, queue: &str) -> Result<Vec<String>, BoxError> {
+    let mut handles = Vec::new();
     loop {
         let received = aws
             .sqs
             .receive_message()
-            .queue_url(&held)
+            .queue_url(queue)
             .max_number_of_messages(10)
             .visibility_timeout(3600)
+            .wait_time_seconds(1)
+            .message_system_attribute_names(MessageSystemAttributeName::All)
+            .message_attribute_names("All")
             .send()
             .await?;
         if received.messages().is_empty() {
-            break;
+            return Ok(handles);
         }
-        read += received.messages().len();
+        handles.extend(received.messages().iter().filter_map(|m| m.receipt_handle.clone()));
     }
-    let seconds = started.elapsed().as_secs_f64();
-    let row = json!({"label": "emulator ceiling: one bare receive loop holding every message",
-        "messages": read, "seconds": seconds, "messages_per_second": read as f64 / seconds});
-    aws.delete_queue(&held).await?;
-    Ok(row)
+}
+
+/// The emulator's CPU seconds from now, when `--emulator-pid` names it.
+struct Emulator {
+    pid: Option<u32>,
+    before: Option<f64>,
+}
+
+impl Emulator {
+    /// Waits (up to 10 s) for the emulator to settle after the queue was filled (its CPU
+    /// under a tenth of a core over a quarter second): each row starts from an idle emulator.
+    async fn before(args: &BenchArgs) -> Result<Self, BoxError> {
+        let pid = args.option("emulator-pid").map(str::parse::<u32>).transpose()?;
+        if let Some(pid) = pid {
+            let settling = Instant::now();
+            let mut last = process_cpu_seconds(pid)?;
+            while settling.elapsed() < Duration::from_secs(10) {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                let now = process_cpu_seconds(pid)?;
+                if now - last < 0.025 {
+                    break;
+                }
+                last = now;
+            }
+        }
+        Ok(Self { pid, before: pid.map(process_cpu_seconds).transpose()? })
+    }
+
+    fn used(&self) -> Result<Option<f64>, BoxError> {
+        match (self.pid, self.before) {
+            (Some(pid), Some(before)) => Ok(Some(process_cpu_seconds(pid)? - before)),
+            _ => Ok(None),
+        }
+    }
 }
 
 fn with(mut row: Value, more: Value) -> Value {
@@ -164,9 +268,8 @@ async fn run(
     let mut command = tokio::process::Command::new(&args.program);
     command.args(cli).env("RUST_LOG", "warn");
     command.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    let emulator = Emulator::before(args).await?;
     let started = Instant::now();
-    let emulator = args.option("emulator-pid").map(str::parse::<u32>).transpose()?;
-    let emulator_before = emulator.map(process_cpu_seconds).transpose()?;
     let child = command.spawn()?;
     let pid = child.id().ok_or("the CLI exited at once")?;
     let watch = tokio::spawn(async move {
@@ -180,10 +283,7 @@ async fn run(
     let output = child.wait_with_output().await?;
     let seconds = started.elapsed().as_secs_f64();
     let (peak_kib, cli_cpu) = watch.await?;
-    let emulator_cpu = match (emulator, emulator_before) {
-        (Some(pid), Some(before)) => Some(process_cpu_seconds(pid)? - before),
-        _ => None,
-    };
+    let emulator_cpu = emulator.used()?;
     if !output.status.success() {
         return Err(format!(
             "{label}: {:?}\n{}",

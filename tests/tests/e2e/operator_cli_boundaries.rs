@@ -175,10 +175,11 @@ async fn sixty_slowly_received(sqs: Sqs, slowly: Duration) -> (Aws, String, Faul
     (aws, dlq, proxy)
 }
 
-/// 60 messages, a 5 s lease, each receive slowed by 1 s: reading takes
-/// longer than the lease, and the heartbeat keeps what the read holds.
+/// 60 messages, a 5 s lease, each receive slowed by 3 s (the CLI keeps three
+/// under way): reading takes longer than the lease, and the heartbeat keeps
+/// what the read holds.
 async fn read_longer_than_its_lease(sqs: Sqs) {
-    let (aws, dlq, proxy) = sixty_slowly_received(sqs, Duration::from_secs(1)).await;
+    let (aws, dlq, proxy) = sixty_slowly_received(sqs, Duration::from_secs(3)).await;
     let started = std::time::Instant::now();
     let args = [
         "stats",

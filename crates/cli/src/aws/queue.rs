@@ -8,10 +8,16 @@ use aws_sdk_sqs::types::{
     MessageSystemAttributeName, QueueAttributeName, SendMessageBatchRequestEntry,
 };
 use backpressure_startup::sqs_batch::{self, MAX_ENTRIES};
+use futures::{StreamExt, TryStreamExt};
 
 use crate::reading::entry::Entry;
 use crate::reading::objects::Bodies;
 use crate::terminal::error::CliError;
+
+/// `ChangeMessageVisibilityBatch` calls a release keeps under way at once: the
+/// end of a read of 100,000 releases them ten at a time, and one call after
+/// another left SQS waiting on each round trip.
+const RELEASES_AT_ONCE: usize = 8;
 
 /// One queue and how this tool holds its messages.
 #[derive(Debug, Clone)]
@@ -79,14 +85,14 @@ impl Queue {
         Ok(entries)
     }
 
-    /// Makes messages visible again at once; returns how many SQS did not release
-    /// (they come back when their lease ends).
+    /// Makes messages visible again at once, [`RELEASES_AT_ONCE`] calls under
+    /// way together; returns how many SQS did not release (they come back when
+    /// their lease ends).
     pub(crate) async fn release<S: AsRef<str>>(&self, handles: &[S]) -> Result<usize, CliError> {
-        let mut refused = 0;
-        for chunk in handles.chunks(MAX_ENTRIES) {
-            refused += self.change_visibility(chunk, 0).await?.len();
-        }
-        Ok(refused)
+        let calls = handles.chunks(MAX_ENTRIES).map(|chunk| self.change_visibility(chunk, 0));
+        let refused: Vec<Vec<usize>> =
+            futures::stream::iter(calls).buffer_unordered(RELEASES_AT_ONCE).try_collect().await?;
+        Ok(refused.iter().map(Vec::len).sum())
     }
 
     /// Sets up to 10 messages' visibility to `seconds` from now; returns the

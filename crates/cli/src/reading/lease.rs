@@ -39,6 +39,8 @@ pub struct Holding {
     origin: Instant,
     /// Messages received again while held: their lease ran out.
     pub lapsed: usize,
+    /// Writes since the store's last commit ([`spill::wrote`]).
+    writes: u32,
     failure: Option<SpillError>,
 }
 
@@ -48,7 +50,7 @@ impl Holding {
             "CREATE TABLE leases (id TEXT NOT NULL UNIQUE, handle TEXT NOT NULL, \
              expires INTEGER NOT NULL); CREATE INDEX leases_by_expiry ON leases (expires);",
         )?;
-        Ok(Self { connection, origin: Instant::now(), lapsed: 0, failure: None })
+        Ok(Self { connection, origin: Instant::now(), lapsed: 0, writes: 0, failure: None })
     }
 
     fn millis(&self, at: Instant) -> i64 {
@@ -57,6 +59,12 @@ impl Holding {
 
     fn note<T>(&mut self, result: rusqlite::Result<T>) -> Option<T> {
         result.map_err(|error| self.failure.get_or_insert(error.into())).ok()
+    }
+
+    /// Notes the result of a write, counted towards the store's next commit.
+    fn note_write(&mut self, result: rusqlite::Result<usize>) {
+        let counted = result.and_then(|_| spill::wrote(&self.connection, &mut self.writes));
+        self.note(counted);
     }
 
     /// Up to [`RELEASED_AT_ONCE`] held handles after row `after`, by row.
@@ -81,7 +89,7 @@ impl Holding {
                  ON CONFLICT (id) DO UPDATE SET handle = excluded.handle, expires = excluded.expires",
             )
             .and_then(|mut statement| statement.execute(params![received_id, receipt_handle, expires]));
-        self.note(held);
+        self.note_write(held);
     }
 
     /// Whether this copy is held (`true` once the store has failed).
@@ -110,7 +118,7 @@ impl Holding {
             .connection
             .prepare_cached("DELETE FROM leases WHERE id = ?1")
             .and_then(|mut statement| statement.execute([received_id]));
-        self.note(forgotten);
+        self.note_write(forgotten);
     }
 
     /// Messages held.
@@ -152,7 +160,7 @@ impl Holding {
             after = last;
         }
         let emptied = self.connection.execute("DELETE FROM leases", []);
-        self.note(emptied);
+        self.note_write(emptied);
         (held, Ok(refused))
     }
 
@@ -186,7 +194,7 @@ impl Holding {
                 .connection
                 .prepare_cached("UPDATE leases SET expires = ?1 WHERE id = ?2 AND handle = ?3")
                 .and_then(|mut statement| statement.execute(params![expires, id, handle]));
-            self.note(updated);
+            self.note_write(updated);
         }
     }
 }

@@ -16,6 +16,8 @@ use std::sync::Mutex;
 
 use backpressure_core::sync::{into_inner, lock};
 
+use futures::stream::FuturesOrdered;
+use futures::{FutureExt, StreamExt};
 use indicatif::ProgressBar;
 use tokio::time::Instant;
 
@@ -26,6 +28,11 @@ use crate::reading::rotate::Mover;
 use crate::reading::scanned::Scanned;
 use crate::reading::spill::Keys;
 use crate::terminal::error::CliError;
+
+/// Receives a scan of a standard queue keeps under way at once. Measured on fauxqs (one thread, like
+/// a busy SQS partition): one at a time leaves SQS idle while a batch is stored; three keep it
+/// busy (`bench/run.sh scale`, docs/performance.md).
+const RECEIVES_IN_FLIGHT: usize = 3;
 
 /// The mover a scan of `queue` uses, when it moves groups ([`Queue::moves_groups`]).
 pub(crate) async fn mover_for(queue: &Queue) -> Result<Option<Mover>, CliError> {
@@ -106,22 +113,73 @@ struct Received {
 
 impl<V: FnMut(Entry) -> ControlFlow<()>> Reading<'_, V> {
     /// Receives until the queue has nothing new, `visit` stops the scan, or
-    /// an interrupt is requested.
+    /// an interrupt is requested. On a standard queue, [`RECEIVES_IN_FLIGHT`]
+    /// receives are under way at once, so SQS works on the next batches while
+    /// this one is sorted and stored; what arrives after the scan stopped is
+    /// held (and released with the rest), never left leased and unaccounted.
     async fn read_all(&mut self) -> Result<(), CliError> {
-        loop {
-            if crate::terminal::interrupt::requested() {
-                self.interrupted = true;
-                return Ok(());
-            }
-            let expires = Instant::now() + lease_of(self.queue);
-            let batch = self.queue.receive(10).await?;
+        // Each receive is a task of its own, so that it reaches SQS while this
+        // task sorts and stores a batch (the runtime has one thread).
+        let receive = || {
+            let queue = self.queue.clone();
+            let task = tokio::spawn(async move {
+                let expires = Instant::now() + lease_of(&queue);
+                (queue.receive(10).await, expires)
+            });
+            // A receive task is never aborted: its only failure is a panic, which stays one.
+            task.map(|joined| {
+                joined.unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
+            })
+        };
+        // A FIFO queue's next receive waits for this batch: what it holds or
+        // moves decides which groups SQS hands out next.
+        let ahead = !self.queue.url.ends_with(".fifo");
+        let depth = if ahead { RECEIVES_IN_FLIGHT } else { 1 };
+        let mut in_flight: FuturesOrdered<_> = (0..depth).map(|_| receive()).collect();
+        let (mut receiving, mut visiting) = (true, true);
+        let mut outcome = Ok(());
+        while let Some((received, expires)) = in_flight.next().await {
+            let batch = match received {
+                Ok(batch) => batch,
+                Err(error) => {
+                    (receiving, visiting) = (false, false);
+                    outcome = outcome.and(Err(error));
+                    continue;
+                }
+            };
+            // An empty answer ends the read whole, even when a signal came while it was on its way.
             if batch.is_empty() {
-                return Ok(());
+                receiving = false;
+                continue;
             }
-            if self.read_batch(batch, expires).await?.is_break() {
-                return Ok(());
+            if visiting && crate::terminal::interrupt::requested() {
+                self.interrupted = true;
+                (receiving, visiting) = (false, false);
+            }
+            if !visiting {
+                self.hold(batch.iter(), expires);
+                continue;
+            }
+            if receiving && ahead {
+                in_flight.push_back(receive());
+                // Lets the new receive's request go out before the batch is handled.
+                tokio::task::yield_now().await;
+            }
+            match self.read_batch(batch, expires).await {
+                Ok(ControlFlow::Continue(())) => {}
+                // Nothing new in the batch: the batches already under way are still read.
+                Ok(ControlFlow::Break(())) if !self.scanned.stopped_early => receiving = false,
+                Ok(ControlFlow::Break(())) => (receiving, visiting) = (false, false),
+                Err(error) => {
+                    (receiving, visiting) = (false, false);
+                    outcome = outcome.and(Err(error));
+                }
+            }
+            if receiving && !ahead {
+                in_flight.push_back(receive());
             }
         }
+        outcome
     }
 
     /// Holds or moves what one receive returned and visits what is new.
