@@ -10,6 +10,9 @@ import os
 import platform
 import sys
 
+import report_scale
+from report_common import check, fmt, span, targets
+
 results_dir, criterion_dir = sys.argv[1], sys.argv[2]
 MB = 1_000_000
 
@@ -39,10 +42,6 @@ def cpu():
     except OSError:
         pass
     return platform.processor() or "unknown CPU"
-
-
-from report_common import check, fmt, span, targets  # noqa: E402
-import report_scale  # noqa: E402
 
 
 out = []
