@@ -56,6 +56,8 @@ async fn heartbeat_quarantine_and_drain(sqs: Sqs) {
     );
     setup.wait_until_empty().await;
     setup.send(&[thumbnail("wide.png", 5_000, 0), "not json".to_owned()]).await;
+    // Quarantined before deleted: once the work queue is empty the records are there.
+    setup.wait_until_empty().await;
     let quarantined = setup.aws.quarantined(&setup.quarantine_url, 2).await.unwrap();
     let mut codes: Vec<String> =
         quarantined.iter().map(|q| q.record["errorCode"].as_str().unwrap().to_owned()).collect();

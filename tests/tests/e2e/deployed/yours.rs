@@ -225,13 +225,15 @@ async fn your_own_worker_image_runs_as_the_task_definition_says() {
     let bodies = [thumbnail("a.png", 200), thumbnail("b.png", 300), thumbnail("wide.png", 9_000)];
     aws.send_batch(&work, &bodies).await.unwrap();
     aws.send_batch(&work, &["not json".to_owned()]).await.unwrap();
+    // The worker quarantines before it deletes, so an empty work queue means
+    // the records are there; reading them sooner races the worker's start.
+    aws.wait_for_counts(&work, (0, 0), SETTLED, Duration::from_millis(250)).await.unwrap();
     let quarantine = deployed.physical("QuarantineQueue");
     let quarantined = aws.quarantined(&quarantine, 2).await.unwrap();
     let mut codes: Vec<&str> =
         quarantined.iter().map(|q| q.record["errorCode"].as_str().unwrap_or("?")).collect();
     codes.sort_unstable();
     checks.eq("run: quarantined in the stack's queue", codes, vec!["invalid_json", "too_wide"]);
-    aws.wait_for_counts(&work, (0, 0), SETTLED, Duration::from_millis(250)).await.unwrap();
     let made = worker.lines().iter().filter(|l| l.contains("thumbnail made")).count();
     checks.eq("run: thumbnails made", made, 2);
     let probe = Process::spawn(&example, &["healthcheck"], &env).unwrap().exit(SETTLED).await;
