@@ -5,7 +5,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use backpressure_core::time::rfc3339;
@@ -73,7 +73,8 @@ pub(crate) struct Line {
 #[derive(Debug)]
 pub(crate) struct Audit {
     path: PathBuf,
-    file: Mutex<File>,
+    /// Shared with the blocking thread that writes and syncs it.
+    file: Arc<Mutex<File>>,
     /// Messages of this queue whose send SQS confirmed, in this run or an
     /// earlier one (on disk past a bound: an audit file grows with every replay).
     sent: Mutex<Keys>,
@@ -135,7 +136,7 @@ impl Audit {
         }
         Ok(Self {
             path: path.to_owned(),
-            file: Mutex::new(file),
+            file: Arc::new(Mutex::new(file)),
             sent: Mutex::new(sent),
             sent_sources: Mutex::new(sent_sources),
         })
@@ -164,7 +165,11 @@ impl Audit {
 
     /// Appends `lines` and syncs them to disk, then logs each; returns only
     /// once they are durable, so a delete that follows is on record.
-    pub(crate) fn write(&self, lines: &[Line]) -> Result<(), CliError> {
+    ///
+    /// The write and its sync run on a blocking thread: the sweep's loops
+    /// share the runtime's one thread, and a sync there would hold back every
+    /// other loop's calls for as long as the disk takes.
+    pub(crate) async fn write(&self, lines: &[Line]) -> Result<(), CliError> {
         if lines.is_empty() {
             return Ok(());
         }
@@ -173,13 +178,19 @@ impl Audit {
             text.push_str(&serde_json::to_string(line).unwrap_or_default());
             text.push('\n');
         }
-        {
-            let file = self.file.lock().map_err(|_| poisoned(&self.path))?;
+        let file = Arc::clone(&self.file);
+        let durable = tokio::task::spawn_blocking(move || {
+            let file = file.lock().map_err(|_| None)?;
             let mut handle: &File = &file;
-            handle
-                .write_all(text.as_bytes())
-                .and_then(|()| file.sync_data())
-                .map_err(|source| CliError::AuditWrite { path: self.path.clone(), source })?;
+            handle.write_all(text.as_bytes()).and_then(|()| file.sync_data()).map_err(Some)
+        });
+        match durable.await {
+            Ok(Ok(())) => {}
+            Ok(Err(Some(source))) => {
+                return Err(CliError::AuditWrite { path: self.path.clone(), source });
+            }
+            Ok(Err(None)) => return Err(poisoned(&self.path)),
+            Err(joined) => std::panic::resume_unwind(joined.into_panic()),
         }
         let replayed = || lines.iter().filter(|l| l.result == Outcome::Replayed);
         if let Ok(mut sent) = self.sent.lock() {

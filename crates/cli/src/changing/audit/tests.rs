@@ -22,8 +22,8 @@ fn line(id: &str, queue: &str, result: Outcome) -> Line {
     }
 }
 
-#[test]
-fn a_reopened_file_knows_what_was_sent_from_which_queue() {
+#[tokio::test]
+async fn a_reopened_file_knows_what_was_sent_from_which_queue() {
     let dir = std::env::temp_dir().join(format!("audit-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("audit.jsonl");
@@ -35,6 +35,7 @@ fn a_reopened_file_knows_what_was_sent_from_which_queue() {
             line("b", "q", Outcome::SendFailed),
             line("c", "other", Outcome::Replayed),
         ])
+        .await
         .unwrap();
     assert!(audit.was_sent("a"));
     drop(audit);
@@ -42,7 +43,7 @@ fn a_reopened_file_knows_what_was_sent_from_which_queue() {
     assert!(reopened.was_sent("a"));
     assert!(!reopened.was_sent("b"), "a failed send may be sent again");
     assert!(!reopened.was_sent("c"), "another queue's message");
-    reopened.write(&[line("d", "q", Outcome::Replayed)]).unwrap();
+    reopened.write(&[line("d", "q", Outcome::Replayed)]).await.unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(text.lines().count(), 4, "appended, never rewritten");
 
@@ -52,8 +53,8 @@ fn a_reopened_file_knows_what_was_sent_from_which_queue() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-#[test]
-fn a_last_line_cut_short_is_removed_and_a_whole_one_without_newline_is_kept() {
+#[tokio::test]
+async fn a_last_line_cut_short_is_removed_and_a_whole_one_without_newline_is_kept() {
     let dir = std::env::temp_dir().join(format!("audit-torn-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("audit.jsonl");
@@ -63,7 +64,7 @@ fn a_last_line_cut_short_is_removed_and_a_whole_one_without_newline_is_kept() {
     std::fs::write(&path, format!("{a}\n{}", &b[..b.len() / 2])).unwrap();
     let audit = Audit::open(&path, "q").unwrap();
     assert!(audit.was_sent("a") && !audit.was_sent("b"));
-    audit.write(&[line("c", "q", Outcome::Replayed)]).unwrap();
+    audit.write(&[line("c", "q", Outcome::Replayed)]).await.unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 2, "the torn half removed: {text}");
@@ -75,7 +76,7 @@ fn a_last_line_cut_short_is_removed_and_a_whole_one_without_newline_is_kept() {
     std::fs::write(&path, &a).unwrap();
     let audit = Audit::open(&path, "q").unwrap();
     assert!(audit.was_sent("a"), "a whole line without its newline counts");
-    audit.write(&[line("d", "q", Outcome::Replayed)]).unwrap();
+    audit.write(&[line("d", "q", Outcome::Replayed)]).await.unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with(&format!("{a}\n")) && text.lines().count() == 2, "{text}");
 

@@ -29,7 +29,7 @@ impl Sweep<'_> {
                     Some((_, entries)) => entries.push(entry),
                     None => groups.push((queue, vec![entry])),
                 },
-                Err(reason) => self.fail(&entry, None, reason)?,
+                Err(reason) => self.fail(&entry, None, reason).await?,
             }
         }
         for (destination, entries) in groups {
@@ -39,14 +39,14 @@ impl Sweep<'_> {
             for entry in entries {
                 match send_entry(&entry, ready.len(), fifo) {
                     Ok(request) => ready.push((entry, request)),
-                    Err(reason) => self.fail(&entry, Some(&destination.url), reason)?,
+                    Err(reason) => self.fail(&entry, Some(&destination.url), reason).await?,
                 }
             }
             let sizes: Vec<usize> = ready.iter().map(|(entry, _)| sqs_size(entry)).collect();
             let (batches, too_large) = plan_batches(&sizes, MAX_MESSAGE_BYTES.min(MAX_BATCH_BYTES));
             for index in too_large {
                 let reason = "larger than SQS accepts in one message".to_owned();
-                self.fail(&ready[index].0, Some(&destination.url), reason)?;
+                self.fail(&ready[index].0, Some(&destination.url), reason).await?;
             }
             for batch in batches {
                 if dry_run {
@@ -112,7 +112,7 @@ impl Sweep<'_> {
             lines.push(line);
         }
         self.hold(&refused);
-        if let Err(error) = self.audit.map_or(Ok(()), |a| a.write(&lines)) {
+        if let Err(error) = self.record(&lines).await {
             // Not on record: must not be deleted. A rerun sends them again.
             self.hold(&sent);
             self.with_state(|s| s.tally.sent_not_on_record += sent.len() as u64);
@@ -152,7 +152,7 @@ impl Sweep<'_> {
             self.hold(&[*entry]);
         }
         self.with_state(|s| s.tally.failed += lines.len() as u64);
-        self.audit.map_or(Ok(()), |a| a.write(&lines))?;
+        self.record(&lines).await?;
         self.delete_objects(&gone, Some(destination)).await
     }
 
@@ -187,7 +187,7 @@ impl Sweep<'_> {
             }
             lines.push(line);
         }
-        self.audit.map_or(Ok(()), |a| a.write(&lines))
+        self.record(&lines).await
     }
 
     /// Deletes `entries` (discarded, or sent before an interruption), then
@@ -234,7 +234,7 @@ impl Sweep<'_> {
             }
         });
         self.progress.inc(ok);
-        self.audit.map_or(Ok(()), |a| a.write(&lines))?;
+        self.record(&lines).await?;
         if done == Outcome::DuplicateDeleted {
             // Both records name one object (its key is the source message's):
             // the first record's replay deletes it, or keeps it if that failed.
@@ -269,7 +269,7 @@ impl Sweep<'_> {
     }
 
     /// A message that cannot be replayed: kept here, counted, on record.
-    fn fail(
+    async fn fail(
         &self,
         entry: &Entry,
         destination: Option<&str>,
@@ -284,6 +284,6 @@ impl Sweep<'_> {
         let mut line = self.line(entry, destination, &audit::now());
         line.result = Outcome::SendFailed;
         line.reason = Some(reason);
-        self.audit.map_or(Ok(()), |a| a.write(&[line]))
+        self.record(&[line]).await
     }
 }

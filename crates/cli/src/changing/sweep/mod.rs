@@ -6,12 +6,13 @@
 //! sweep returns, also when it stops on an error. A message is deleted only
 //! after SQS confirmed its replay and the audit line of that is on disk.
 
-use backpressure_core::sync::{into_inner, lock};
-use std::collections::BTreeMap;
+use std::pin::Pin;
 use std::sync::Mutex;
 
+use backpressure_core::sync::{into_inner, lock};
+use futures::FutureExt;
 use indicatif::ProgressBar;
-use serde::Serialize;
+use tokio::time::Instant;
 
 use crate::aws::queue::Queue;
 use crate::changing::audit::{self, Audit, Line, Outcome};
@@ -21,15 +22,21 @@ use crate::reading::entry::Entry;
 use crate::reading::filter::Filter;
 use crate::reading::lease::{self, Holding, lease_of};
 use crate::reading::objects::Objects;
-use crate::reading::rotate::{Mover, Stuck};
+use crate::reading::rotate::Mover;
 use crate::reading::spill::Keys;
 use crate::terminal::error::CliError;
 use backpressure_batch::quarantine::BodyObject;
 
 mod act;
 mod decide;
+mod tally;
+
+pub(crate) use tally::Tally;
 
 use decide::{Rules, State};
+
+/// A receive under way: the batch, and when its lease ends.
+type Receiving = Pin<Box<dyn Future<Output = (Result<Vec<Entry>, CliError>, Instant)> + Send>>;
 
 /// The largest message SQS accepts.
 const MAX_MESSAGE_BYTES: usize = 1_048_576;
@@ -39,72 +46,6 @@ const MAX_MESSAGE_BYTES: usize = 1_048_576;
 pub(crate) enum Action<'a> {
     Replay { destinations: &'a Destinations, dry_run: bool },
     Discard,
-}
-
-fn is_zero(count: &u64) -> bool {
-    *count == 0
-}
-
-/// What a sweep did.
-#[derive(Debug, Default, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct Tally {
-    pub(crate) replayed: u64,
-    pub(crate) discarded: u64,
-    /// Sent by an earlier, interrupted run; deleted now without sending.
-    pub(crate) deleted_on_resume: u64,
-    /// Second records of a source message replayed (by this run or an earlier
-    /// one): deleted without sending (a dry run counts them and deletes nothing).
-    pub(crate) duplicates: u64,
-    /// Printed by `--dry-run`.
-    pub(crate) would_send: u64,
-    /// Left on the queue because SQS refused them or they cannot be sent.
-    pub(crate) failed: u64,
-    /// Sent (SQS accepted them), but their audit lines could not be written:
-    /// left on the queue, so a rerun sends them again.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub(crate) sent_not_on_record: u64,
-    /// Did not match the filters; left on the queue.
-    pub(crate) not_matching: u64,
-    /// Not matching, moved to the end of their FIFO group (`--rotate-groups`).
-    pub(crate) moved: u64,
-    /// Distinct messages received, by message group.
-    #[serde(skip)]
-    pub(crate) seen: BTreeMap<String, usize>,
-    /// Messages that could not be moved: their groups were not read past them.
-    #[serde(skip)]
-    pub(crate) stuck: Vec<Stuck>,
-    /// The limit was reached: the sweep did not look for more.
-    #[serde(skip)]
-    pub(crate) limited: bool,
-    /// The ids SQS gave the replayed messages, when the sweep keeps them ([`Sweep::keeping_new_ids`]).
-    pub(crate) new_message_ids: Vec<String>,
-    /// Messages held that were received again: their lease ran out.
-    #[serde(skip)]
-    pub(crate) lapsed: usize,
-}
-
-impl Tally {
-    /// Adds what a later sweep of the same run did.
-    pub(crate) fn add(&mut self, tally: &Tally) {
-        let total = self;
-        total.replayed += tally.replayed;
-        total.discarded += tally.discarded;
-        total.deleted_on_resume += tally.deleted_on_resume;
-        total.duplicates += tally.duplicates;
-        total.lapsed += tally.lapsed;
-        total.would_send += tally.would_send;
-        total.failed += tally.failed;
-        total.sent_not_on_record += tally.sent_not_on_record;
-        total.not_matching = total.not_matching.max(tally.not_matching);
-        total.moved += tally.moved;
-        // What the queue holds is what the last sweep read: an earlier one released
-        // what it did not remove, and the last read it again.
-        total.seen = tally.seen.clone();
-        total.stuck = tally.stuck.clone();
-        total.limited = tally.limited;
-        total.new_message_ids.extend(tally.new_message_ids.iter().cloned());
-    }
 }
 
 /// What a sweep works on and with.
@@ -218,15 +159,44 @@ impl<'a> Sweep<'a> {
         (state.tally, outcome)
     }
 
+    /// One loop. On a standard queue its next receive goes out while it
+    /// handles a batch; one still under way when the loop ends is held, and
+    /// released with the rest. A FIFO queue's next receive waits: what this
+    /// batch holds or moves decides which groups SQS hands out next.
     async fn lane(&self) -> Result<(), CliError> {
+        let ahead = !self.source.url.ends_with(".fifo");
+        let mut next = None;
+        let outcome = self.lane_batches(ahead, &mut next).await;
+        if let Some(pending) = next
+            && let (Ok(batch), _) = pending.await
+        {
+            self.hold(&batch.iter().collect::<Vec<_>>());
+        }
+        outcome
+    }
+
+    async fn lane_batches(
+        &self,
+        ahead: bool,
+        next: &mut Option<Receiving>,
+    ) -> Result<(), CliError> {
         loop {
             if self.with_state(|s| s.remaining == 0 || s.stopped) {
                 return Ok(());
             }
-            let expires = tokio::time::Instant::now() + lease_of(self.source);
-            let batch = self.source.receive(self.pacer.batch_size() as i32).await?;
+            let (batch, expires) = match next.take() {
+                Some(pending) => pending.await,
+                None => self.receive().await,
+            };
+            let batch = batch?;
             if batch.is_empty() {
                 return Ok(());
+            }
+            // Not past the limit: what this batch may use up is not asked for again.
+            if ahead && self.with_state(|s| s.remaining > batch.len() && !s.stopped) {
+                *next = Some(self.receive());
+                // Lets its request go out before this batch is handled.
+                tokio::task::yield_now().await;
             }
             let sorted = self.sort(batch, expires);
             let failure = self.with_state(State::failure);
@@ -271,6 +241,21 @@ impl<'a> Sweep<'a> {
                 return Ok(());
             }
         }
+    }
+
+    /// A receive as a task of its own, so that its request reaches SQS while
+    /// this loop works (the runtime has one thread).
+    fn receive(&self) -> Receiving {
+        let queue = self.source.clone();
+        let max = self.pacer.batch_size() as i32;
+        let task = tokio::spawn(async move {
+            let expires = tokio::time::Instant::now() + lease_of(&queue);
+            (queue.receive(max).await, expires)
+        });
+        // Never aborted: its only failure is a panic, which stays one.
+        Box::pin(task.map(|joined| {
+            joined.unwrap_or_else(|error| std::panic::resume_unwind(error.into_panic()))
+        }))
     }
 
     fn sort(&self, batch: Vec<Entry>, expires: tokio::time::Instant) -> decide::Sorted {
@@ -339,6 +324,14 @@ impl<'a> Sweep<'a> {
             reason: None,
             object: entry.body_object.as_ref().map(BodyObject::uri),
             source_key: replay.then(|| entry.source_key()),
+        }
+    }
+
+    /// Puts `lines` on record (a dry run has no audit file).
+    async fn record(&self, lines: &[Line]) -> Result<(), CliError> {
+        match self.audit {
+            Some(audit) => audit.write(lines).await,
+            None => Ok(()),
         }
     }
 
