@@ -87,11 +87,12 @@ init() {
     --floor "$release/lambda-floor" --publisher "$release/backlog-publisher" --consumer "$release/batch-consumer"
 }
 
+# $1: where the best shape goes (the consumer's target is judged against ceiling.json).
 ceiling() {
   log "the downstream's own ceiling (wrk, same requests)"
   # wrk's own CPU per request too (its children's rusage): what the client side of one
   # request costs at least, to set against the consumer's CPU per message.
-  "$venv/bin/python" - "$downstream" "$out/ceiling.json" <<'PY'
+  "$venv/bin/python" - "$downstream" "$out/${1:-ceiling.json}" <<'PY'
 import json, re, resource, subprocess, sys
 url, path = sys.argv[1], sys.argv[2]
 best = None
@@ -296,7 +297,8 @@ scale() {
     --out "$out/scale-fifo.json" -- "$release/sqs-backpressure"
   install_tools
   start_downstream
-  ceiling
+  # Beside the worker's rows, not in place of the consumer part's own measure.
+  ceiling scale-ceiling.json
   log "sqs-worker next to a boto3 long-poll worker, 20,000 preloaded work requests (fauxqs)"
   AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS "$harness/bench-worker" --downstream "$downstream" \
     --runs "${BENCH_WORKER_RUNS:-5}" --messages "${BENCH_SCALE_WORKER_MESSAGES:-20000}" --in-flight 0 --preload 1 \
