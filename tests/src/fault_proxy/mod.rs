@@ -154,11 +154,15 @@ async fn handle(
     let fault = {
         let mut shared = lock(&state);
         *shared.counts.entry(name.clone()).or_default() += 1;
-        shared.rules.iter_mut().find(|rule| rule.matches(&name, &body)).map(|rule| {
+        shared.rules.iter_mut().find(|rule| rule.matches(&name, &body)).and_then(|rule| {
+            if rule.after > 0 {
+                rule.after -= 1;
+                return None;
+            }
             if let Some(times) = &mut rule.times {
                 *times -= 1;
             }
-            rule.fault.clone()
+            Some(rule.fault.clone())
         })
     };
     let message = format!("injected by the fault proxy for {name}");

@@ -57,16 +57,24 @@ pub struct Rule {
     pub fault: Fault,
     /// How many more requests the rule applies to; `None`: every one.
     pub times: Option<u64>,
+    /// How many matching requests still go through before the rule applies.
+    pub after: u64,
 }
 
 impl Rule {
     pub fn new(operation: &str, fault: Fault) -> Self {
-        Self { operation: operation.to_owned(), body_contains: None, fault, times: None }
+        Self { operation: operation.to_owned(), body_contains: None, fault, times: None, after: 0 }
     }
 
     /// Only the first `n` matching requests (a retry after them goes through).
     pub fn times(mut self, n: u64) -> Self {
         self.times = Some(n);
+        self
+    }
+
+    /// Lets the first `n` matching requests through untouched.
+    pub fn after(mut self, n: u64) -> Self {
+        self.after = n;
         self
     }
 

@@ -60,13 +60,13 @@ impl Setup {
         self.via_proxy(&args).await
     }
 
-    async fn replay(&self, extra: &[&str]) -> std::process::Output {
+    pub(crate) async fn replay(&self, extra: &[&str]) -> std::process::Output {
         let mut args = vec!["--to", self.work.as_str()];
         args.extend_from_slice(extra);
         self.sweep("replay", &self.dlq, &self.audit, &args).await
     }
 
-    async fn settled(&self, dlq: (u64, u64), work: (u64, u64)) {
+    pub(crate) async fn settled(&self, dlq: (u64, u64), work: (u64, u64)) {
         let every = Duration::from_millis(200);
         self.aws.wait_for_counts(&self.dlq, dlq, SETTLED, every).await.unwrap();
         self.aws.wait_for_counts(&self.work, work, SETTLED, every).await.unwrap();
