@@ -48,15 +48,16 @@ pub struct Labels {
 }
 
 impl Labels {
-    /// These labels with `key` as the idempotency key.
+    /// These labels with `key` as the idempotency key; an empty key is none
+    /// (no claim, no header: `IDEMPOTENCY_MISSING_KEY` decides).
     pub fn idempotency_key(mut self, key: Option<String>) -> Self {
-        self.idempotency_key = key;
+        self.idempotency_key = key.filter(|key| !key.is_empty());
         self
     }
 
-    /// These labels with `tenant` as the tenant.
+    /// These labels with `tenant` as the tenant; an empty tenant is none.
     pub fn tenant_id(mut self, tenant: Option<String>) -> Self {
-        self.tenant_id = tenant;
+        self.tenant_id = tenant.filter(|tenant| !tenant.is_empty());
         self
     }
 

@@ -2,7 +2,8 @@
 //! the Lambda runtime: configuration read from the environment ([`config`]:
 //! the table of every variable the programs read, with its range and default;
 //! `Vars` and errors that name the variable and its value), queue references
-//! ([`queue`]), the AWS API error and its one-line form ([`error`]), and an
+//! ([`queue`]), the AWS API error and its one-line form ([`error`]), where a label is in a
+//! message and its exact text ([`field`]), and an
 //! invocation's remaining time ([`deadline`]), what SQS accepts in a message
 //! and a batch ([`sqs_limits`]) and the one way times are written ([`time`]). Nothing in this crate performs I/O.
 #![warn(missing_docs, unreachable_pub)]
@@ -10,6 +11,7 @@
 pub mod config;
 pub mod deadline;
 pub mod error;
+pub mod field;
 pub mod queue;
 pub mod sqs_limits;
 pub mod sync;

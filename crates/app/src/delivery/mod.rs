@@ -156,7 +156,7 @@ impl HttpDelivery {
         self.post(message.record, message.body, content_type, headers)
     }
 
-    /// A POST of `body` with these headers (a `None` value left out) and the
+    /// A POST of `body` with these headers (a `None` or empty value left out) and the
     /// record's trace; `Err` names a value an HTTP header cannot carry.
     fn post(
         &self,
@@ -171,7 +171,7 @@ impl HttpDelivery {
                 .map_err(|_| "the content type is not one an HTTP header can carry".to_owned())?,
         );
         for (name, what, value) in headers {
-            let Some(value) = value else { continue };
+            let Some(value) = value.filter(|value| !value.is_empty()) else { continue };
             let value = HeaderValue::from_str(value)
                 .map_err(|_| format!("{what} contains characters an HTTP header cannot carry"))?;
             request = request.header(name, value);

@@ -4,6 +4,7 @@
 
 use backpressure_core::config::variables::{BODY_FORMAT, IDEMPOTENCY_KEY_FROM, TENANT_FROM};
 use backpressure_core::config::{ConfigError, Vars};
+pub use backpressure_core::field::Selector;
 use serde_json::Value;
 
 use backpressure_batch::SqsRecord;
@@ -54,48 +55,6 @@ impl Body for RawBody {
     }
 }
 
-/// Where a label is found in a message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Selector {
-    /// The SQS message id (`message-id`).
-    MessageId,
-    /// A JSON pointer into the body (`/order/id`, RFC 6901); a string is
-    /// taken as it is, a number or a boolean as its JSON text.
-    Pointer(String),
-    /// A message attribute's string value (`attribute:NAME`).
-    Attribute(String),
-}
-
-impl Selector {
-    /// `message-id`, `/a/json/pointer` or `attribute:NAME`.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        match text.trim() {
-            "message-id" => Ok(Self::MessageId),
-            pointer if pointer.starts_with('/') => Ok(Self::Pointer(pointer.to_owned())),
-            other => match other.strip_prefix("attribute:") {
-                Some(name) if !name.is_empty() => Ok(Self::Attribute(name.to_owned())),
-                _ => Err("give message-id, a JSON pointer such as /order/id, or attribute:NAME"
-                    .to_owned()),
-            },
-        }
-    }
-
-    /// The label in `record`, whose body decoded into `body`; `None` when
-    /// the message has no such value (not JSON, no such field, an object).
-    pub fn select(&self, record: &SqsRecord, body: &RawBody) -> Option<String> {
-        match self {
-            Self::MessageId => record.usable_message_id().map(str::to_owned),
-            Self::Attribute(name) => record.message_attribute(name).map(str::to_owned),
-            Self::Pointer(pointer) => match body.json()?.pointer(pointer)? {
-                Value::String(text) => Some(text.clone()),
-                value @ (Value::Number(_) | Value::Bool(_)) => Some(value.to_string()),
-                Value::Null | Value::Array(_) | Value::Object(_) => None,
-            },
-        }
-    }
-}
-
 /// Where a raw body's labels are: `IDEMPOTENCY_KEY_FROM` (the message id
 /// unless set) and `TENANT_FROM` (none unless set).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,11 +86,17 @@ impl RawLabels {
         ConfigError::all_or(errors, || Self { key, tenant })
     }
 
-    /// The labels of one message.
+    /// The labels of one message, exactly as it has them (a number's JSON
+    /// text as written); an empty one is none.
     pub fn of(&self, record: &SqsRecord, body: &RawBody) -> Labels {
+        let select = |selector: &Selector| {
+            let text = body.json().and(record.body.as_deref());
+            let attribute = |name: &str| record.message_attribute(name);
+            selector.select(record.usable_message_id(), attribute, text)
+        };
         Labels::default()
-            .idempotency_key(self.key.select(record, body))
-            .tenant_id(self.tenant.as_ref().and_then(|tenant| tenant.select(record, body)))
+            .idempotency_key(select(&self.key))
+            .tenant_id(self.tenant.as_ref().and_then(select))
     }
 }
 
@@ -145,7 +110,10 @@ mod tests {
             .with_body(r#"{"order":{"id":"o-7","n":3,"nested":{}},"ok":true}"#)
             .with_attribute("unused", "x");
         let body = RawBody::decode(record.body.as_deref().unwrap_or_default()).unwrap();
-        let select = |text: &str| Selector::parse(text).unwrap().select(&record, &body);
+        let select = |text: &str| {
+            let labels = RawLabels { key: Selector::parse(text).unwrap(), tenant: None };
+            labels.of(&record, &body).idempotency_key
+        };
         assert_eq!(select("message-id").as_deref(), Some("m-1"));
         assert_eq!(select("/order/id").as_deref(), Some("o-7"));
         assert_eq!(select("/order/n").as_deref(), Some("3"));
@@ -158,7 +126,8 @@ mod tests {
         }
         let text = RawBody::decode("<html>502</html>").unwrap();
         assert_eq!(text.json(), None, "any text is a raw body");
-        assert_eq!(Selector::parse("/order/id").unwrap().select(&record, &text), None);
+        let by_order = RawLabels { key: Selector::parse("/order/id").unwrap(), tenant: None };
+        assert_eq!(by_order.of(&record, &text).idempotency_key, None);
     }
 
     #[test]

@@ -1,0 +1,131 @@
+//! Keys and tenants exactly as the body has them (`BODY_FORMAT=raw`,
+//! `IDEMPOTENCY_KEY_FROM=/orderId`, `TENANT_FROM=/customer`), on sqs-worker and
+//! batch-consumer, with and without an idempotency table: an empty string is
+//! no key (no header, no claim, `IDEMPOTENCY_MISSING_KEY` applies), and a
+//! number is its JSON text as written, so two 20-digit ids stay two keys.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use e2e_tests::downstream::Received;
+use e2e_tests::fixtures::{Aws, Sqs, binary, sqs_record, unique};
+use e2e_tests::idempotency_table::Table;
+use e2e_tests::runtime_host::LambdaHost;
+use serde_json::{Value, json};
+
+use crate::worker_setup::{SETTLED, setup_on};
+
+/// The bodies, each with the `Idempotency-Key` and `X-Tenant-Id` it must be POSTed with.
+const BODIES: [(&str, Option<&str>, Option<&str>); 6] = [
+    (r#"{"orderId":"","customer":"","n":1}"#, None, None),
+    (r#"{"orderId":"","customer":"cus_9","n":2}"#, None, Some("cus_9")),
+    (r#"{"orderId":98765432109876543210,"customer":7}"#, Some("98765432109876543210"), Some("7")),
+    (r#"{"orderId":98765432109876543211}"#, Some("98765432109876543211"), None),
+    (r#"{"orderId":1.10,"customer":true}"#, Some("1.10"), Some("true")),
+    (r#"{"orderId":1e3,"customer":null}"#, Some("1e3"), None),
+];
+
+fn settings(table: Option<&str>) -> Vec<(&str, &str)> {
+    let mut settings = vec![
+        ("BODY_FORMAT", "raw"),
+        ("IDEMPOTENCY_KEY_FROM", "/orderId"),
+        ("TENANT_FROM", "/customer"),
+    ];
+    if let Some(table) = table {
+        settings.push(("IDEMPOTENCY_TABLE", table));
+    }
+    settings
+}
+
+/// Each POST's body with its key and tenant headers, as the downstream saw them.
+fn posted(received: Vec<Received>) -> BTreeMap<String, (Option<String>, Option<String>)> {
+    let count = received.len();
+    let posted: BTreeMap<_, _> =
+        received.into_iter().map(|r| (r.body, (r.idempotency_key, r.tenant_id))).collect();
+    assert_eq!(posted.len(), count, "each body POSTed once");
+    posted
+}
+
+fn assert_every_body_posted_with_its_labels(
+    posted: &BTreeMap<String, (Option<String>, Option<String>)>,
+    context: &str,
+) {
+    assert_eq!(posted.len(), BODIES.len(), "{context}: {posted:#?}");
+    for (body, key, tenant) in BODIES {
+        let expected = (key.map(str::to_owned), tenant.map(str::to_owned));
+        assert_eq!(posted.get(body), Some(&expected), "{context}: {body}");
+    }
+}
+
+async fn worker_keys(table: bool) {
+    let setup = setup_on(Sqs::Moto, false).await;
+    let table = if table { Some(Table::create().await.unwrap()) } else { None };
+    setup.send(&BODIES.map(|(body, ..)| body.to_owned())).await;
+    let mut worker = setup.start(&settings(table.as_ref().map(|t| t.name.as_str())));
+    setup.wait_until_empty().await;
+    worker.signal("TERM").await.unwrap();
+    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0), "{:#?}", worker.lines());
+    let context = format!("sqs-worker, table: {}", table.is_some());
+    assert_every_body_posted_with_its_labels(&posted(setup.downstream.received()), &context);
+    let quarantined = setup.aws.quarantined(&setup.quarantine_url, 0).await.unwrap();
+    assert!(quarantined.is_empty(), "{context}: {quarantined:?}");
+}
+
+#[tokio::test]
+async fn the_worker_posts_keys_as_written_and_no_header_for_an_empty_one() {
+    worker_keys(false).await;
+}
+
+#[tokio::test]
+async fn the_worker_claims_keys_as_written_and_nothing_for_an_empty_one() {
+    worker_keys(true).await;
+}
+
+#[tokio::test]
+async fn the_worker_quarantines_an_empty_key_when_keys_are_required() {
+    let setup = setup_on(Sqs::Moto, false).await;
+    let table = Table::create().await.unwrap();
+    setup.send(&BODIES[..2].iter().map(|(body, ..)| (*body).to_owned()).collect::<Vec<_>>()).await;
+    let mut env = settings(Some(table.name.as_str()));
+    env.push(("IDEMPOTENCY_MISSING_KEY", "quarantine"));
+    let mut worker = setup.start(&env);
+    setup.wait_until_empty().await;
+    worker.signal("TERM").await.unwrap();
+    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0), "{:#?}", worker.lines());
+    assert!(setup.downstream.received().is_empty(), "an empty key is no key: nothing POSTed");
+    let quarantined = setup.aws.quarantined(&setup.quarantine_url, 2).await.unwrap();
+    let codes: Vec<&str> =
+        quarantined.iter().map(|q| q.record["errorCode"].as_str().unwrap_or_default()).collect();
+    assert_eq!(codes, ["missing_idempotency_key"; 2]);
+}
+
+async fn consumer_keys(table: bool) {
+    let aws = Aws::from_env().await.unwrap();
+    let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
+    let table = if table { Some(Table::create().await.unwrap()) } else { None };
+    let downstream = e2e_tests::downstream::Downstream::start().await.unwrap();
+    let url = downstream.url();
+    let mut env = vec![("QUARANTINE_QUEUE_URL", quarantine_url.as_str()), ("DOWNSTREAM_URL", &url)];
+    env.extend(settings(table.as_ref().map(|t| t.name.as_str())));
+    let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap();
+    let source = "arn:aws:sqs:us-east-1:123456789012:keys-as-written";
+    let records: Vec<Value> = BODIES
+        .iter()
+        .enumerate()
+        .map(|(i, (body, ..))| sqs_record(&format!("m-{i}"), json!(body), source))
+        .collect();
+    let outcome = host.invoke(&json!({ "Records": records }), Duration::from_secs(30)).await;
+    assert_eq!(outcome.batch_item_failures(), Some(vec![]), "{outcome:?}");
+    let context = format!("batch-consumer, table: {}", table.is_some());
+    assert_every_body_posted_with_its_labels(&posted(downstream.received()), &context);
+}
+
+#[tokio::test]
+async fn the_consumer_posts_keys_as_written_and_no_header_for_an_empty_one() {
+    consumer_keys(false).await;
+}
+
+#[tokio::test]
+async fn the_consumer_claims_keys_as_written_and_nothing_for_an_empty_one() {
+    consumer_keys(true).await;
+}
