@@ -18,6 +18,7 @@ pub use terminal::{interrupt, logging};
 use args::{Cli, Command, QueueArgs};
 use aws::queue::Queue;
 use commands::consent::require_consent;
+use reading::fields::Fields;
 use reading::filter::Filter;
 use reading::objects::{Bodies, Objects};
 use terminal::error::CliError;
@@ -37,7 +38,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         _ => {}
     }
     let url = aws::connect::queue_url(&clients.sqs, "--queue-url", &queue_args.queue_url).await?;
-    let queue = |args: &QueueArgs| Queue {
+    let queue = |args: &QueueArgs, fields: &Fields| Queue {
         client: clients.sqs.clone(),
         poll_client: aws::queue::with_timeouts(
             &clients.sqs,
@@ -48,6 +49,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         lease: args.visibility_timeout,
         wait: args.wait_seconds,
         raw: args.raw,
+        fields: fields.clone(),
         rotate: args.rotate_groups,
         bodies: None,
     };
@@ -63,35 +65,46 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
             let filter = Filter::new(filters, now)?;
             // Who read it: a queue looks empty to an identity of the wrong account.
             let identity = aws::identity::operator(&clients.sts).await.map_err(|e| e.to_string());
-            commands::stats::stats(&queue(&q), &filter, json, identity).await
+            commands::stats::stats(&queue(&q, filter.fields()), &filter, json, identity).await
         }
         Command::List { queue: q, filters, limit, json } => {
-            commands::list::list(&queue(&q), &Filter::new(filters, now)?, limit, json).await
+            let filter = Filter::new(filters, now)?;
+            commands::list::list(&queue(&q, filter.fields()), &filter, limit, json).await
         }
         Command::Show { queue: q, message_id } => {
-            let queue = with_bodies(queue(&q), &Filter::message_id(&message_id));
+            let filter = Filter::message_id(&message_id);
+            let queue = with_bodies(queue(&q, filter.fields()), &filter);
             commands::list::show(&queue, &message_id).await
         }
         Command::Export { queue: q, filters, out } => {
             let filter = Filter::new(filters, now)?;
-            commands::export::export(&with_bodies(queue(&q), &filter), &filter, &out).await
+            let queue = with_bodies(queue(&q, filter.fields()), &filter);
+            commands::export::export(&queue, &filter, &out).await
         }
         Command::Replay { queue: q, filters, mut replay, change } => {
             let filter = Filter::new(filters, now)?;
             if let Some(to) = &replay.to {
                 replay.to = Some(aws::connect::queue_url(&clients.sqs, "--to", to).await?);
             }
-            let queue = with_bodies(queue(&q), &filter);
+            let queue = with_bodies(queue(&q, filter.fields()), &filter);
             commands::replay::replay(&queue, &objects, &filter, &replay, &change, &clients.sts)
                 .await
         }
         Command::Discard { queue: q, filters, limit, dry_run: true, .. } => {
-            commands::discard::discard_dry_run(&queue(&q), &Filter::new(filters, now)?, limit).await
+            let filter = Filter::new(filters, now)?;
+            commands::discard::discard_dry_run(&queue(&q, filter.fields()), &filter, limit).await
         }
         Command::Discard { queue: q, filters, limit, change, .. } => {
             let filter = Filter::new(filters, now)?;
-            commands::discard::discard(&queue(&q), &objects, &filter, limit, &change, &clients.sts)
-                .await
+            commands::discard::discard(
+                &queue(&q, filter.fields()),
+                &objects,
+                &filter,
+                limit,
+                &change,
+                &clients.sts,
+            )
+            .await
         }
         Command::Audit { .. } | Command::Completions { .. } | Command::Man { .. } => {
             run_local(cli.command)

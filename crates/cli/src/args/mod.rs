@@ -7,7 +7,10 @@ use clap_complete::Shell;
 
 use crate::terminal::exit_status::EXIT_CODES;
 
+mod filters;
 pub(crate) mod times;
+
+pub use filters::FilterArgs;
 
 /// Inspect, export, replay and discard quarantined and dead-lettered SQS
 /// messages: filtered, rate-limited, audited and safe to interrupt.
@@ -224,43 +227,6 @@ pub struct QueueArgs {
     pub wait_seconds: i32,
 }
 
-/// Which records a command acts on. Repeat a filter to accept several values;
-/// different filters must all match.
-#[derive(Debug, Clone, Default, Args)]
-pub struct FilterArgs {
-    /// The record's `errorCode` (quarantine records only).
-    #[arg(long = "error-code")]
-    pub error_codes: Vec<String>,
-    /// The message's `tenantId`.
-    #[arg(long = "tenant")]
-    pub tenants: Vec<String>,
-    /// Messages with no tenant (no `tenantId`, or an empty one).
-    #[arg(long, conflicts_with = "tenants")]
-    pub no_tenant: bool,
-    /// Messages whose body is not JSON (a dead-lettered `<html>502`, say); a body kept in S3 is
-    /// not read for this, and does not match.
-    #[arg(long)]
-    pub not_json: bool,
-    /// The message's `operation`.
-    #[arg(long = "operation")]
-    pub operations: Vec<String>,
-    /// The FIFO message group.
-    #[arg(long = "group")]
-    pub groups: Vec<String>,
-    /// The original message id (or the record's own id on the queue).
-    #[arg(long = "message-id")]
-    pub message_ids: Vec<String>,
-    /// Quarantined (records) or sent (raw messages) at or after: a date, or a date and time, in
-    /// UTC unless it ends in an offset (2026-12-04, 2026-12-04T10:30, 2026-12-04 10:30:00,
-    /// 2026-12-04T10:30:00+01:00), or an age such as `2h`.
-    #[arg(long, allow_hyphen_values = true, value_parser = time_or_age)]
-    pub since: Option<String>,
-    /// Quarantined (records) or sent (raw messages) before: a time as `--since` takes it (a
-    /// date or a date and time is UTC unless it ends in an offset), or an age such as `30m`.
-    #[arg(long, allow_hyphen_values = true, value_parser = time_or_age)]
-    pub until: Option<String>,
-}
-
 #[derive(Debug, Clone, Args)]
 pub struct ReplayArgs {
     /// Send here instead of each record's source queue: a queue URL, ARN or name.
@@ -308,20 +274,6 @@ fn positive_rate(value: &str) -> Result<f64, String> {
         Err(format!(
             "{value} is not a rate: give messages per second above 0 (0.2 is one every 5 s)"
         ))
-    }
-}
-
-/// `--since`, `--until`: checked here, resolved against the clock when the command starts.
-fn time_or_age(value: &str) -> Result<String, String> {
-    if times::parse_time(value, jiff::Timestamp::now()).is_some() {
-        Ok(value.to_owned())
-    } else if value.contains('[') {
-        // This tool has no time-zone database: a named zone is refused, not guessed.
-        Err("a zone in brackets is not read (this tool has no time-zone database): give its \
-             offset instead, e.g. 2026-12-04T10:30:00+01:00"
-            .to_owned())
-    } else {
-        Err(format!("not a time: give {}", times::TIME_FORMS))
     }
 }
 

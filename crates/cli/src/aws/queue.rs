@@ -11,6 +11,7 @@ use backpressure_startup::sqs_batch::{self, MAX_ENTRIES};
 use futures::{StreamExt, TryStreamExt};
 
 use crate::reading::entry::Entry;
+use crate::reading::fields::Fields;
 use crate::reading::objects::Bodies;
 use crate::terminal::error::CliError;
 
@@ -32,6 +33,8 @@ pub struct Queue {
     pub(crate) wait: i32,
     /// Classify every message as raw.
     pub(crate) raw: bool,
+    /// Where each message's tenant and key are (`--tenant-from`, `--key-from`).
+    pub(crate) fields: Fields,
     /// On a FIFO queue, read past each group's first messages by moving them (`--rotate-groups`).
     pub(crate) rotate: bool,
     /// Reads fetch the bodies kept in S3 of the entries these filters match.
@@ -77,8 +80,11 @@ impl Queue {
             .send()
             .await
             .map_err(|e| CliError::sqs("ReceiveMessage", &self.url, e))?;
-        let mut entries: Vec<Entry> =
-            output.messages().iter().filter_map(|m| Entry::from_message(m, self.raw)).collect();
+        let mut entries: Vec<Entry> = output
+            .messages()
+            .iter()
+            .filter_map(|m| Entry::from_message(m, self.raw, &self.fields))
+            .collect();
         if let Some(bodies) = &self.bodies {
             bodies.objects.fetch(&mut entries, |entry| bodies.filter.matches(entry)).await;
         }

@@ -104,6 +104,7 @@ mod tests {
             error_detail: None,
             tenant_id: None,
             operation: None,
+            idempotency_key: None,
             source_queue_arn: None,
             group_id: group.map(Into::into),
             at: None,

@@ -39,7 +39,10 @@ pub(crate) async fn stats(
     identity: Result<String, String>,
 ) -> Result<Finish, CliError> {
     let now = Timestamp::now();
-    let mut stats = Stats::default();
+    let mut stats = Stats {
+        tenant_from: filter.fields().tenant.as_ref().map(ToString::to_string),
+        ..Stats::default()
+    };
     let mover = mover_for(queue).await?;
     let scanned = scan(queue, mover.as_ref(), |entry| {
         if filter.matches(&entry) {
@@ -87,12 +90,16 @@ pub(crate) struct Stats {
     pub(crate) total: u64,
     pub(crate) by_error_code: BTreeMap<String, u64>,
     pub(crate) by_tenant: BTreeMap<String, u64>,
+    /// Where `byTenant`'s tenants were read (`--tenant-from`); absent: each message's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tenant_from: Option<String>,
     pub(crate) by_source_queue: BTreeMap<String, u64>,
     pub(crate) by_operation: BTreeMap<String, u64>,
     #[serde(serialize_with = "age_keys")]
     pub(crate) by_age: BTreeMap<String, u64>,
     /// Records of a source message counted already ([`Entry::source_key`]):
-    /// a quarantine write retried after its answer was lost. Replay sends
+    /// a quarantine write retried after its answer was lost, or one message
+    /// quarantined again when SQS delivered its batch twice. Replay sends
     /// each source message once.
     pub(crate) duplicates: u64,
     /// The source messages counted, by the first 16 bytes of their key's SHA-256.
@@ -137,13 +144,18 @@ impl Stats {
             let _ = writeln!(
                 out,
                 "{} of them second records of a source message already counted (a quarantine \
-                 write retried after its answer was lost); replay sends each source message once",
+                 write retried after its answer was lost, or a batch SQS delivered twice, each \
+                 copy quarantined); replay sends each source message once",
                 self.duplicates
             );
         }
+        let tenant = match &self.tenant_from {
+            Some(field) => format!("TENANT ({field})"),
+            None => "TENANT".to_owned(),
+        };
         let tables = [
             ("ERROR CODE", &self.by_error_code),
-            ("TENANT", &self.by_tenant),
+            (tenant.as_str(), &self.by_tenant),
             ("SOURCE QUEUE", &self.by_source_queue),
             ("OPERATION", &self.by_operation),
         ];

@@ -5,13 +5,12 @@ use std::collections::BTreeMap;
 
 use aws_sdk_sqs::types::{Message, MessageAttributeValue, MessageSystemAttributeName};
 use aws_smithy_types::{Blob, base64};
-use backpressure_app::WorkRequest;
-use backpressure_batch::body::PartialRequest;
 use backpressure_batch::quarantine::{BodyObject, QuarantineRecord};
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::reading::fields::{Fields, Labels, Original};
 use crate::reading::origin::{self, Origin};
 
 /// Where a message's fields come from.
@@ -76,6 +75,8 @@ pub(crate) struct Entry {
     pub(crate) error_detail: Option<String>,
     pub(crate) tenant_id: Option<String>,
     pub(crate) operation: Option<String>,
+    /// The original message's idempotency key, where `--key-from` says.
+    pub(crate) idempotency_key: Option<String>,
     /// The queue the original message came from, when known.
     pub(crate) source_queue_arn: Option<String>,
     pub(crate) group_id: Option<String>,
@@ -111,9 +112,10 @@ fn quarantine_record(body: &str) -> Option<(QuarantineRecord, BTreeMap<String, A
 
 impl Entry {
     /// Classifies a received message: a quarantine record when its body is
-    /// one (unless `raw`), a raw dead-lettered message otherwise. `None` for
-    /// a message without id or receipt handle, which SQS never returns.
-    pub(crate) fn from_message(message: &Message, raw: bool) -> Option<Self> {
+    /// one (unless `raw`), a raw dead-lettered message otherwise, its labels
+    /// where `fields` say. `None` for a message without id or receipt handle,
+    /// which SQS never returns.
+    pub(crate) fn from_message(message: &Message, raw: bool, fields: &Fields) -> Option<Self> {
         let received_id = message.message_id()?.to_owned();
         let receipt_handle = message.receipt_handle()?.to_owned();
         let origin = Origin::of(message);
@@ -134,30 +136,49 @@ impl Entry {
         let queue_message_id = origin.id.clone();
         let record = if raw { None } else { quarantine_record(&queue_body) };
         let entry = match record {
-            Some((record, message_attributes)) => Self {
-                queue_message_id,
-                received_id,
-                receipt_handle,
-                kind: Kind::Quarantine,
-                original_message_id: record.message_id,
-                error_code: Some(record.error_code),
-                error_detail: Some(record.error_detail).filter(|detail| !detail.is_empty()),
-                tenant_id: record.tenant_id,
-                operation: record.operation,
-                source_queue_arn: record.source_queue_arn,
-                group_id: record.message_group_id,
-                at: record.last_seen.parse().ok(),
-                body: record.body,
-                body_object: record.body_object,
-                body_problem: None,
-                message_attributes,
-                queue_body,
-                queue_attributes,
-                queue_message_attributes,
-                origin,
-            },
+            Some((record, message_attributes)) => {
+                let original = Original {
+                    message_id: &record.message_id,
+                    body: record.body.as_deref(),
+                    attributes: &message_attributes,
+                };
+                let written = Labels {
+                    tenant_id: record.tenant_id.clone(),
+                    operation: record.operation.clone(),
+                    idempotency_key: None,
+                };
+                let labels = fields.of_record(&original, written);
+                Self {
+                    queue_message_id,
+                    received_id,
+                    receipt_handle,
+                    kind: Kind::Quarantine,
+                    original_message_id: record.message_id,
+                    error_code: Some(record.error_code),
+                    error_detail: Some(record.error_detail).filter(|detail| !detail.is_empty()),
+                    tenant_id: labels.tenant_id,
+                    operation: labels.operation,
+                    idempotency_key: labels.idempotency_key,
+                    source_queue_arn: record.source_queue_arn,
+                    group_id: record.message_group_id,
+                    at: record.last_seen.parse().ok(),
+                    body: record.body,
+                    body_object: record.body_object,
+                    body_problem: None,
+                    message_attributes,
+                    queue_body,
+                    queue_attributes,
+                    queue_message_attributes,
+                    origin,
+                }
+            }
             None => {
-                let fields = contract_fields(&queue_body);
+                let original = Original {
+                    message_id: &queue_message_id,
+                    body: Some(&queue_body),
+                    attributes: &queue_message_attributes,
+                };
+                let labels = fields.of_raw(&original);
                 Self {
                     original_message_id: queue_message_id.clone(),
                     queue_message_id,
@@ -166,8 +187,9 @@ impl Entry {
                     kind: Kind::Raw,
                     error_code: None,
                     error_detail: None,
-                    tenant_id: fields.tenant_id,
-                    operation: fields.operation,
+                    tenant_id: labels.tenant_id,
+                    operation: labels.operation,
+                    idempotency_key: labels.idempotency_key,
                     source_queue_arn: origin.dead_letter_queue_source_arn.clone(),
                     group_id: queue_attributes
                         .get(MessageSystemAttributeName::MessageGroupId.as_str())
@@ -207,6 +229,15 @@ impl Entry {
         )
     }
 
+    /// The message that failed, for a selector to read.
+    pub(crate) fn original(&self) -> Original<'_> {
+        Original {
+            message_id: &self.original_message_id,
+            body: self.body.as_deref(),
+            attributes: &self.message_attributes,
+        }
+    }
+
     /// The message group this queue holds the message in (FIFO, or a fair queue's tenant).
     pub(crate) fn queue_group(&self) -> Option<&str> {
         self.queue_attributes
@@ -224,6 +255,7 @@ impl Entry {
         json.insert("errorDetail".into(), self.error_detail.clone().into());
         json.insert("tenantId".into(), self.tenant_id.clone().into());
         json.insert("operation".into(), self.operation.clone().into());
+        json.insert("idempotencyKey".into(), self.idempotency_key.clone().into());
         json.insert("sourceQueueArn".into(), self.source_queue_arn.clone().into());
         json.insert("messageGroupId".into(), self.group_id.clone().into());
         json.insert("at".into(), self.at.map(|t| t.to_string()).into());
@@ -247,18 +279,6 @@ impl Entry {
             json.insert("origin".into(), serde_json::to_value(&self.origin).unwrap_or(Value::Null));
         }
         Value::Object(json)
-    }
-}
-
-/// The contract fields a raw body holds as strings, read as the consumer reads them.
-fn contract_fields(body: &str) -> PartialRequest {
-    match WorkRequest::parse(body) {
-        Ok(request) => PartialRequest {
-            schema_version: Some(request.schema_version),
-            operation: Some(request.operation),
-            tenant_id: Some(request.tenant_id),
-        },
-        Err(violation) => violation.partial,
     }
 }
 
@@ -295,7 +315,8 @@ mod tests {
             "remediationStatus": "new", "messageGroupId": "g-1", "body": "{\"a\":\u{0}",
             "attributes": {}, "messageAttributes": {"trace": {"dataType": "String", "stringValue": "x"}}
         });
-        let entry = Entry::from_message(&message(&record.to_string()), false).unwrap();
+        let entry =
+            Entry::from_message(&message(&record.to_string()), false, &Fields::default()).unwrap();
         assert_eq!(entry.kind, Kind::Quarantine);
         assert_eq!(entry.original_message_id, "m-1");
         assert_eq!(entry.error_code.as_deref(), Some("invalid_json"));
@@ -305,14 +326,15 @@ mod tests {
         assert_eq!(entry.at.unwrap().to_string(), "2026-11-30T12:00:00Z");
         assert_eq!(entry.message_attributes["trace"].string_value.as_deref(), Some("x"));
 
-        let raw = Entry::from_message(&message(&record.to_string()), true).unwrap();
+        let raw =
+            Entry::from_message(&message(&record.to_string()), true, &Fields::default()).unwrap();
         assert_eq!(raw.kind, Kind::Raw, "--raw wins");
     }
 
     #[test]
     fn anything_else_is_a_raw_message() {
         for body in ["not json", "{\"messageId\":\"x\",\"errorCode\":\"e\"}", "[]", ""] {
-            let entry = Entry::from_message(&message(body), false).unwrap();
+            let entry = Entry::from_message(&message(body), false, &Fields::default()).unwrap();
             assert_eq!(entry.kind, Kind::Raw, "{body}");
             assert_eq!(entry.original_message_id, "q-1");
             assert_eq!(entry.body.as_deref(), Some(body));
@@ -320,9 +342,17 @@ mod tests {
             assert_eq!(entry.at.unwrap().as_millisecond(), 1_545_082_649_183);
             assert_eq!(entry.message_attributes["bin"].binary_value.as_deref(), Some("AAH/"));
         }
-        let entry =
-            Entry::from_message(&message(r#"{"tenantId":"t-2","operation":7}"#), false).unwrap();
+        let entry = Entry::from_message(
+            &message(r#"{"tenantId":"t-2","operation":7}"#),
+            false,
+            &Fields::default(),
+        )
+        .unwrap();
         assert_eq!(entry.tenant_id.as_deref(), Some("t-2"));
-        assert_eq!(entry.operation, None, "a non-string operation is not one");
+        assert_eq!(
+            entry.operation.as_deref(),
+            Some("7"),
+            "a number as its JSON text, as the forwarder reads it"
+        );
     }
 }

@@ -1,10 +1,12 @@
 //! Which entries a command acts on.
 
+use backpressure_core::field::Selector;
 use jiff::Timestamp;
 
 use crate::args::FilterArgs;
 use crate::args::times::parse_time;
 use crate::reading::entry::Entry;
+use crate::reading::fields::Fields;
 use crate::terminal::error::CliError;
 
 /// The filters of one command, times resolved. Empty lists match everything.
@@ -13,12 +15,17 @@ pub(crate) struct Filter {
     error_codes: Vec<String>,
     tenants: Vec<String>,
     no_tenant: bool,
+    keys: Vec<String>,
+    /// `--where`: each field with the values it may have.
+    fields_match: Vec<(Selector, Vec<String>)>,
     not_json: bool,
+    only_json: bool,
     operations: Vec<String>,
     groups: Vec<String>,
     message_ids: Vec<String>,
     since: Option<Timestamp>,
     until: Option<Timestamp>,
+    fields: Fields,
 }
 
 impl Filter {
@@ -38,17 +45,33 @@ impl Filter {
                  (an age counts back from now: --since 3h --until 2h is the hour before the last)"
             )));
         }
+        let mut fields_match: Vec<(Selector, Vec<String>)> = Vec::new();
+        for (selector, value) in args.wheres {
+            match fields_match.iter_mut().find(|(given, _)| *given == selector) {
+                Some((_, values)) => values.push(value),
+                None => fields_match.push((selector, vec![value])),
+            }
+        }
         Ok(Self {
             since,
             until,
             error_codes: args.error_codes,
             tenants: args.tenants,
             no_tenant: args.no_tenant,
+            keys: args.keys,
+            fields_match,
             not_json: args.not_json,
+            only_json: args.only_json,
             operations: args.operations,
             groups: args.groups,
             message_ids: args.message_ids,
+            fields: Fields { tenant: args.tenant_from, key: args.key_from },
         })
+    }
+
+    /// Where each message's tenant and key are read (`--tenant-from`, `--key-from`).
+    pub(crate) fn fields(&self) -> &Fields {
+        &self.fields
     }
 
     /// The filter of one message, by its original or its queue message id.
@@ -75,14 +98,22 @@ impl Filter {
             }
         };
         let tenantless = entry.tenant_id.as_deref().is_none_or(str::is_empty);
-        let not_json = entry
-            .body
-            .as_deref()
-            .is_some_and(|body| serde_json::from_str::<serde::de::IgnoredAny>(body).is_err());
+        let is_json = |json: bool| {
+            entry.body.as_deref().is_some_and(|body| {
+                serde_json::from_str::<serde::de::IgnoredAny>(body).is_ok() == json
+            })
+        };
+        let original = entry.original();
+        let fields_match = self.fields_match.iter().all(|(selector, values)| {
+            original.select(selector).is_some_and(|found| values.contains(&found))
+        });
         one_of(&self.error_codes, entry.error_code.as_deref())
             && one_of(&self.tenants, entry.tenant_id.as_deref())
             && (!self.no_tenant || tenantless)
-            && (!self.not_json || not_json)
+            && one_of(&self.keys, entry.idempotency_key.as_deref())
+            && fields_match
+            && (!self.not_json || is_json(false))
+            && (!self.only_json || is_json(true))
             && one_of(&self.operations, entry.operation.as_deref())
             && one_of(&self.groups, entry.group_id.as_deref())
             && id_matches
@@ -110,6 +141,7 @@ mod tests {
             error_detail: None,
             tenant_id: tenant.map(Into::into),
             operation: Some("charge".into()),
+            idempotency_key: None,
             source_queue_arn: None,
             group_id: None,
             at: Some(at.parse().unwrap()),

@@ -6,6 +6,7 @@
 //! bound, and what the read saw against what the queue counted.
 
 pub(crate) mod entry;
+pub(crate) mod fields;
 pub(crate) mod filter;
 pub mod lease;
 pub(crate) mod objects;

@@ -148,7 +148,7 @@ mod tests {
             .body(format!(r#"{{"n":"{id}"}}"#))
             .attributes(MessageSystemAttributeName::MessageGroupId, group)
             .build();
-        Entry::from_message(&message, true).unwrap()
+        Entry::from_message(&message, true, &Default::default()).unwrap()
     }
 
     fn state(limit: usize) -> State {
@@ -245,7 +245,7 @@ mod tests {
             .receipt_handle(format!("h-{id}"))
             .body(record.to_string())
             .build();
-        Entry::from_message(&message, false).unwrap()
+        Entry::from_message(&message, false, &Default::default()).unwrap()
     }
 
     #[test]
