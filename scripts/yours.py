@@ -109,7 +109,18 @@ def read_scaling(args):
     policies = aas.describe_scaling_policies(ServiceNamespace="ecs", ResourceId=resource_id(args))
     out = {
         "targets": [(t["MinCapacity"], t["MaxCapacity"]) for t in targets["ScalableTargets"]],
-        "policies": sorted(p["PolicyName"] for p in policies["ScalingPolicies"]),
+        "policies": sorted(
+            (
+                {
+                    "name": p["PolicyName"],
+                    "type": p["PolicyType"],
+                    "targetTracking": p.get("TargetTrackingScalingPolicyConfiguration"),
+                    "stepScaling": p.get("StepScalingPolicyConfiguration"),
+                }
+                for p in policies["ScalingPolicies"]
+            ),
+            key=lambda p: p["name"],
+        ),
     }
     json.dump(out, sys.stdout)
 

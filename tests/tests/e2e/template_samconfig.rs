@@ -41,8 +41,9 @@ fn each_example_deploys_its_consumer_and_passes_the_rules() {
         (
             "samconfig-ecs-existing.toml",
             "ecs",
-            &["PublisherFunction", "ScalableTarget"][..],
-            &["WorkerService", "WorkQueue"][..],
+            &["PublisherFunction"][..],
+            // A service you run keeps its own scaling: no target or policy of the stack's on it.
+            &["WorkerService", "WorkQueue", "ScalableTarget", "BacklogPerTaskScalingPolicy"][..],
         ),
     ];
     for (file, consumer, deployed, absent) in cases {

@@ -167,6 +167,7 @@ fn ecs_mode_with_an_image_deploys_the_worker_service_and_scales_it() {
 fn backlog_per_task_scaling_leaves_out_the_load_scale_in() {
     let mut given = parameter_set("ecs-existing-service");
     given.insert("ScalingSignal".to_owned(), "backlog-per-task".to_owned());
+    given.insert("ScalingTarget".to_owned(), "create".to_owned());
     let deployment = deploy(&given);
     assert_eq!(deployment.refused_by(), Vec::<String>::new());
     let resources = deployment.resources();
@@ -174,14 +175,32 @@ fn backlog_per_task_scaling_leaves_out_the_load_scale_in() {
 }
 
 #[test]
-fn ecs_mode_without_an_image_scales_the_existing_service() {
+fn ecs_mode_without_an_image_leaves_the_existing_services_scaling_unless_asked() {
     let deployment = deploy(&parameter_set("ecs-existing-service"));
     assert_eq!(deployment.refused_by(), Vec::<String>::new());
     let resources = deployment.resources();
-    assert_eq!(has(&resources, SCALING), [true; 8]);
+    // The publisher and its missing-metric alarm; no scalable target, policy or their alarms.
+    let publisher_alone: Vec<bool> = SCALING
+        .iter()
+        .map(|r| matches!(*r, "PublisherFunction" | "BacklogPerTaskMissingAlarm"))
+        .collect();
+    assert_eq!(has(&resources, SCALING), publisher_alone);
     assert_eq!(has(&resources, WORKER), [false; 4]);
     assert_eq!(has(&resources, LAMBDA), [false; 3]);
     assert!(!resources.contains("WorkQueue"), "the existing queue is used");
+
+    let mut asked = parameter_set("ecs-existing-service");
+    asked.insert("ScalingTarget".to_owned(), "create".to_owned());
+    let asked = deploy(&asked);
+    assert_eq!(asked.refused_by(), Vec::<String>::new());
+    assert_eq!(has(&asked.resources(), SCALING), [true; 8], "ScalingTarget=create scales it");
+
+    let mut metric_math = parameter_set("ecs-existing-service");
+    metric_math.insert("ScalingSignal".to_owned(), "metric-math".to_owned());
+    let refused = deploy(&metric_math).refused_by();
+    assert_eq!(refused, ["AnExistingServiceKeepsItsScalingUnlessAsked"]);
+    metric_math.insert("ScalingTarget".to_owned(), "create".to_owned());
+    assert_eq!(deploy(&metric_math).refused_by(), Vec::<String>::new());
 }
 
 #[test]

@@ -245,6 +245,52 @@ async fn your_own_worker_image_runs_as_the_task_definition_says() {
     stack.delete().await.unwrap();
 }
 
+/// A service with its own scalable target (1-7 tasks) and CPU policy, and a
+/// stack for it from `set`: the stack declares no scaling of its own, and the
+/// service's target, bounds and policy are as they were after the stack's
+/// create, its update and its delete. (moto's CloudFormation skips scaling
+/// resources, so the plan's check is what would see the stack declare one.)
+async fn scaling_left_alone(set: &str) {
+    let emulator = Emulator::Moto;
+    let endpoint = emulator.endpoint();
+    let aws = Aws::from_env().await.unwrap();
+    let downstream = Downstream::start().await.unwrap();
+    let overrides = super::prerequisites(set, &aws, &downstream).await;
+    let cluster = overrides.iter().find(|(k, _)| *k == "EcsClusterName").unwrap().1.clone();
+    let service = parameter_set(set)["EcsServiceName"].clone();
+    let scaling = ["--cluster", cluster.as_str(), "--service", service.as_str()];
+    let before = yours(&endpoint, &[&["scaling"], &scaling[..]].concat()).await;
+    assert_eq!(before["targets"], json!([[1, 7]]));
+    assert_eq!(before["policies"][0]["name"], "own-cpu");
+    let read_args = [&["read-scaling"], &scaling[..]].concat();
+    let read_scaling = || yours(&endpoint, &read_args);
+    let (stack, plan, _) = deploy(set, &overrides).await;
+    assert!(!plan.condition("ScalesHere"), "{set}: the stack declares no scaling of its own");
+    let publisher_alone = ["PublisherFunction", "BacklogPerTaskMissingAlarm"];
+    let declared: Vec<&str> = crate::template_topology::SCALING
+        .iter()
+        .copied()
+        .filter(|r| !publisher_alone.contains(r) && plan.resources().contains(*r))
+        .collect();
+    assert_eq!(declared, Vec::<&str>::new(), "{set}: no scalable target, policy or their alarms");
+    assert_eq!(read_scaling().await, before, "{set}: after create");
+    stack.update("PublisherMemorySize", "256").await.unwrap();
+    assert_eq!(read_scaling().await, before, "{set}: after update");
+    stack.delete().await.unwrap();
+    assert_eq!(read_scaling().await, before, "{set}: after delete");
+}
+
+#[tokio::test]
+async fn a_stack_for_a_service_you_run_leaves_its_scaling_as_it_was() {
+    // deploy/samconfig-ecs-existing.toml's parameters: ScalingTarget not given.
+    scaling_left_alone("ecs-existing-service").await;
+}
+
+#[tokio::test]
+async fn scaling_target_existing_leaves_the_services_scaling_as_it_was() {
+    scaling_left_alone("ecs-existing-scaling-target").await;
+}
+
 #[tokio::test]
 async fn the_publisher_alone_serves_a_service_that_scales_itself() {
     let set = "ecs-existing-scaling-target";
