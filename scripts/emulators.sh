@@ -54,11 +54,22 @@ install_venv() { # venv requirements
   fi
 }
 
+# One install at a time per checkout: a second one (`install` beside a `make demo` that is
+# installing) would find a half-made virtualenv and call a pip that does not exist yet. It
+# waits for the first, then finds everything in place.
 install() {
+  mkdir -p "$root/.emulators"
+  exec 9>"$root/.emulators/install.lock"
+  if ! flock -n 9; then
+    log "another install of the emulators is under way in this checkout; waiting for it to finish"
+    flock 9
+  fi
   install_venv "$venv" "$requirements"
   install_venv "$localstack_venv" "$localstack_requirements"
   install_fauxqs
   install_redis
+  # Released now: a `run` holds it for its install only, not while its command runs.
+  exec 9>&-
 }
 
 # Debian's redis-server and the two libraries it needs beyond a base system, unpacked here

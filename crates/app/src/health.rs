@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use backpressure_batch::worker::{default_health_file, health_check};
+use backpressure_batch::worker::{Unhealthy, default_health_file, health_check};
 
 use backpressure_core::config::variables::{HEALTH_FILE, HEALTH_MAX_SILENCE_SECONDS};
 use backpressure_core::config::{ConfigError, Vars};
@@ -38,6 +38,19 @@ impl HealthConfig {
     }
 }
 
+/// Why the check read that file: what a person changes when it is the wrong one.
+fn where_the_stamp_is(file_given: bool, pid: u32) -> String {
+    if file_given {
+        format!("{}: the file the worker stamps after each poll", HEALTH_FILE.name)
+    } else {
+        format!(
+            "the stamp of process {pid}: give the worker's process id as `healthcheck PID`, or set \
+             {} to the file the worker stamps, for the worker and the check alike",
+            HEALTH_FILE.name
+        )
+    }
+}
+
 /// The worker's `healthcheck [PID]` command, which `template.yaml`'s task
 /// definition runs: 0 when a poll succeeded within `HEALTH_MAX_SILENCE_SECONDS`,
 /// 1 otherwise, with one line saying why. `pid` is the worker's process (1,
@@ -51,7 +64,9 @@ pub fn healthcheck(pid: Option<&str>) -> ExitCode {
             return ExitCode::from(backpressure_startup::exit::USAGE);
         }
     };
-    let config = match HealthConfig::from_vars(&Vars::from_process_env(), pid) {
+    let vars = Vars::from_process_env();
+    let file_given = vars.get(HEALTH_FILE.name).is_some();
+    let config = match HealthConfig::from_vars(&vars, pid) {
         Ok(config) => config,
         Err(error) => {
             eprintln!("unhealthy: {error}");
@@ -62,6 +77,10 @@ pub fn healthcheck(pid: Option<&str>) -> ExitCode {
         Ok(age) => {
             println!("healthy: the last successful poll was {} ms ago", age.as_millis());
             ExitCode::SUCCESS
+        }
+        Err(unhealthy @ Unhealthy::NoStamp(_)) => {
+            eprintln!("unhealthy: {unhealthy} ({})", where_the_stamp_is(file_given, pid));
+            ExitCode::FAILURE
         }
         Err(unhealthy) => {
             eprintln!("unhealthy: {unhealthy}");

@@ -34,7 +34,7 @@
 //!
 //! The same processor as a worker: `run_worker("refunds", "1.0.0", refunds)`.
 //! Without features the crate is this project's queue contract alone
-//! ([`WorkRequest`]), as the operator's CLI reads it.
+//! ([`WorkRequest`]).
 //! The feature `forwarder` adds this project's own processor ([`delivery`]):
 //! each message POSTed to `DOWNSTREAM_URL`, as batch-consumer and sqs-worker run it.
 #![warn(missing_docs, unreachable_pub)]
@@ -62,6 +62,8 @@ mod worker;
 #[cfg(feature = "worker")]
 #[cfg_attr(docsrs, doc(cfg(feature = "worker")))]
 pub mod worker_config;
+#[cfg(feature = "worker")]
+mod worker_help;
 
 #[cfg(feature = "start")]
 #[cfg_attr(docsrs, doc(cfg(feature = "start")))]

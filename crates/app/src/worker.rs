@@ -53,7 +53,10 @@ struct Loaded<P> {
 /// drained it: exit code 0 after a drain, 1 when it cannot start or stopped
 /// otherwise. `name` and `version` go into the logs and quarantine records.
 /// Every variable it reads is in `docs/worker.md`; a bad one is logged, with
-/// every other bad one, before anything is reached.
+/// every other bad one, before anything is reached. The program's own
+/// command line is answered first: `--help` (or `-h`) prints what it reads,
+/// `--version` its name and version, `healthcheck [PID]` runs [`crate::healthcheck`].
+/// Any other argument is left to the program.
 pub async fn run_worker<B, P, E>(
     name: &str,
     version: &str,
@@ -64,6 +67,20 @@ where
     P: Processor<B> + 'static,
     E: Error + Send + Sync + 'static,
 {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["--help" | "-h"] => {
+            print!("{}", crate::worker_help::text(name, version));
+            return ExitCode::SUCCESS;
+        }
+        ["--version" | "-V"] => {
+            println!("{name} {version}");
+            return ExitCode::SUCCESS;
+        }
+        ["healthcheck"] => return crate::healthcheck(None),
+        ["healthcheck", pid] => return crate::healthcheck(Some(pid)),
+        _ => {}
+    }
     // Not Lambda's switch (AWS_LAMBDA_LOG_FORMAT): the worker runs on ECS, text with timestamps.
     startup::logging::init_for_tool(std::io::stdout, "info", WORKER_LOG_FORMAT.name);
     // Before the errors: a misspelt variable is often why another is missing.

@@ -6,6 +6,7 @@
 
 mod consumer;
 mod deployed;
+mod docs_held_to_code;
 mod fair_queues;
 mod fault_matrix;
 mod hostile_input;
@@ -24,6 +25,7 @@ mod operator_cli_disk;
 mod operator_cli_dlq;
 mod operator_cli_errors;
 mod operator_cli_faults;
+mod operator_cli_fields;
 mod operator_cli_fifo;
 mod operator_cli_fifo_held;
 mod operator_cli_hostile;
@@ -36,6 +38,7 @@ mod publisher_load;
 mod quarantine_overflow;
 mod quarantine_overflow_faults;
 mod raw_forwarder;
+mod raw_keys;
 mod reliability;
 mod template;
 mod template_dashboard;
@@ -57,3 +60,4 @@ mod worker_hostile_input;
 mod worker_overflow;
 mod worker_setup;
 mod worker_signing;
+mod your_worker_first_run;

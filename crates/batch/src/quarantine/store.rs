@@ -4,7 +4,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use backpressure_core::error::ApiError;
+use backpressure_core::error::{ApiError, error_chain};
 
 use super::record::QuarantineRecord;
 
@@ -34,11 +34,9 @@ pub enum QuarantineError {
         #[source]
         source: Arc<ApiError>,
     },
-    /// The quarantine queue's `MaximumMessageSize` could not be read.
-    #[error(
-        "the quarantine queue's MaximumMessageSize could not be read (allow \
-         sqs:GetQueueAttributes on it, or set QUARANTINE_MAX_MESSAGE_BYTES)"
-    )]
+    /// The quarantine queue's `MaximumMessageSize` could not be read: the
+    /// cause first, then what to change.
+    #[error("the quarantine queue's MaximumMessageSize could not be read: {}", cause_then_hint(.0))]
     Limit(#[source] Arc<ApiError>),
     #[error("SQS did not accept the entry ({code}: {message})")]
     /// SQS refused the entry.
@@ -68,6 +66,19 @@ pub enum QuarantineError {
     Deadline,
 }
 
+/// Why the limit could not be read, then the fix for that cause: no
+/// credentials is not a missing permission.
+fn cause_then_hint(error: &ApiError) -> String {
+    let cause = error_chain(error);
+    let hint = if cause.to_ascii_lowercase().contains("credential") {
+        "no AWS credentials were found: give the process a role, AWS_PROFILE, or \
+         AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+    } else {
+        "allow sqs:GetQueueAttributes on the quarantine queue, or set QUARANTINE_MAX_MESSAGE_BYTES"
+    };
+    format!("{cause} ({hint})")
+}
+
 /// Durable storage for poison messages.
 pub trait QuarantineStore: Send + Sync {
     /// Writes every record; returns one result per record, in order, `Ok`
@@ -87,5 +98,30 @@ pub struct NoQuarantine;
 impl QuarantineStore for NoQuarantine {
     async fn store(&self, records: &[QuarantineRecord]) -> Vec<Result<(), QuarantineError>> {
         records.iter().map(|_| Err(QuarantineError::NotConfigured)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_limits_cause_comes_before_the_hint_that_fits_it() {
+        let no_credentials = QuarantineError::Limit(Arc::new(ApiError::new(
+            "GetQueueAttributes",
+            std::io::Error::other("the credential provider was not enabled: no providers in chain"),
+        )));
+        let said = error_chain(&no_credentials);
+        let cause = said.find("GetQueueAttributes failed").unwrap_or(usize::MAX);
+        let hint = said.find("no AWS credentials were found").unwrap_or(0);
+        assert!(cause < hint, "{said}");
+        assert!(!said.contains("allow sqs:GetQueueAttributes"), "{said}");
+        let denied = QuarantineError::Limit(Arc::new(ApiError::new(
+            "GetQueueAttributes",
+            std::io::Error::other("AccessDenied: not authorized"),
+        )));
+        let said = error_chain(&denied);
+        assert!(said.ends_with("(allow sqs:GetQueueAttributes on the quarantine queue, or set QUARANTINE_MAX_MESSAGE_BYTES)"), "{said}");
+        assert!(said.contains("AccessDenied: not authorized"), "{said}");
     }
 }
