@@ -8,13 +8,17 @@ TARGET_DIR = $(shell $(CARGO) metadata --format-version 1 --no-deps | python3 -c
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test demo simulate simulate-full simulate-compare lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
+.PHONY: test test-cargo test-beside demo simulate simulate-full simulate-compare lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
 ## make test: formatting, lints, template checks, the supply chain, docs, every package built on
 ## its own (builds-alone), the planner against AWS's published figures (simulate fidelity), unit and adapter tests,
 ## end-to-end tests (the functions and the library's example as binaries), doctests, packaging;
-## the test runner's summary comes last, for CI to count
-test: lint template-lint supply-chain doc builds-alone
+## the test runner's summary comes last, for CI to count. Two lanes run side by side: the
+## dev-profile cargo steps, which share one target dir and so run one after another, and beside
+## them what needs neither (cargo-deny's install, SAM's lint, the emulators' install, then the
+## Dockerfile's release build in a target dir of its own).
+test:
+	$(MAKE) --no-print-directory -j2 --output-sync=line test-cargo test-beside
 	$(CARGO) build --workspace --bins --examples
 	$(TARGET_DIR)/debug/simulate fidelity >$(TARGET_DIR)/fidelity.md || { cat $(TARGET_DIR)/fidelity.md; exit 1; }
 	@echo "simulate fidelity: $$(tail -1 $(TARGET_DIR)/fidelity.md) (table: $(TARGET_DIR)/fidelity.md)"
@@ -22,8 +26,19 @@ test: lint template-lint supply-chain doc builds-alone
 	$(CARGO) test --quiet --doc --workspace
 	scripts/public-api.sh
 	scripts/package.sh
-	$(EMULATORS) install
 	$(EMULATORS) run -- $(CARGO) $(TEST_RUNNER) --workspace
+
+test-cargo:
+	$(CARGO) fmt --all --check
+	scripts/builds-alone.sh checks
+	$(MAKE) --no-print-directory -j1 lint doc
+	scripts/supply-chain.sh
+
+test-beside:
+	scripts/supply-chain.sh install
+	$(MAKE) --no-print-directory -j1 template-lint
+	$(EMULATORS) install
+	scripts/builds-alone.sh dockerfile
 
 ## make cli-docs: sqs-backpressure's shell completions and manual page, in target/cli/
 ## (make test runs it, so they cannot rot); bash checks its script parses

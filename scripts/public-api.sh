@@ -17,14 +17,17 @@ crate=backpressure-batch
 record=crates/batch/public-api.txt
 target=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
 
-# A target directory of its own: one crate's features resolve apart from the
-# workspace's, and sharing the directory would rebuild the workspace's next check.
+# A target directory of its own: RUSTC_BOOTSTRAP is part of every unit's fingerprint, so in the
+# workspace's directory this build and the next check would each rebuild the other's dependencies.
 json_target="$target/public-api"
 RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$json_target" cargo rustdoc -q -p "$crate" --all-features \
   -- -Z unstable-options --output-format json
-cargo build -q -p e2e-tests --bin public-api
+# The reader as make test builds the workspace: `-p e2e-tests` alone would resolve its features
+# apart from the workspace's and rebuild the SDK crates for it.
+cargo build -q --workspace --bins --examples
+json="$json_target/doc/${crate//-/_}.json"
 current="$json_target/$crate.txt"
-"$target/debug/public-api" "$json_target/doc/${crate//-/_}.json" >"$current"
+"$target/debug/public-api" "$json" >"$current"
 
 if [ "${1:-}" = "--bless" ]; then
   cp "$current" "$record"

@@ -8,7 +8,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=0.9.2
 if [ "$(cargo machete --version 2>/dev/null)" != "$version" ]; then
   echo "unused-deps: installing cargo-machete $version (first run only; under a minute)" >&2
-  cargo install --locked --quiet "cargo-machete@$version"
+  # A debug build: the tool runs for seconds, and its optimised build took a minute of make test.
+  cargo install --locked --quiet --debug "cargo-machete@$version"
 fi
 cd "$root"
 cargo machete

@@ -32,10 +32,10 @@ pub(crate) fn text(name: &str, version: &str) -> String {
          or SIGINT, exit 0.\n\n\
          Usage: {name}                     run, configured by the variables below\n       \
          {name} healthcheck [PID]   exit 0 when a poll succeeded within \
-         HEALTH_MAX_SILENCE_SECONDS: the stamp\n       {pad}                  of process PID \
+         HEALTH_MAX_SILENCE_SECONDS: the stamp\n       {pad}                     of process PID \
          (1, the container's first, by default), or HEALTH_FILE\n       \
          {name} --help | --version\n\n\
-         Variables [default; accepted values], and the processor's own:\n",
+         Variables [default; accepted values]:\n",
         pad = " ".repeat(name.len()),
     );
     for variable in variables() {
@@ -45,7 +45,7 @@ pub(crate) fn text(name: &str, version: &str) -> String {
     }
     out.push_str(
         "\nAWS settings come from the standard chain (AWS_REGION, AWS_PROFILE, AWS_ENDPOINT_URL_SQS, \
-         the task role).\nLogs: text with timestamps on stdout, or JSON lines with \
+         AWS_ENDPOINT_URL_DYNAMODB, the task role).\nLogs: text with timestamps on stdout, or JSON lines with \
          WORKER_LOG_FORMAT=json; RUST_LOG sets the levels.\n",
     );
     out

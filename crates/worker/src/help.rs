@@ -19,7 +19,7 @@ pub fn text() -> String {
          drain short: the messages in work are released at once, the receive under way is waited\n\
          for, exit 0. A third ends that wait: exit 1.\n\n\
          Usage: sqs-worker                     run, configured by the variables below\n       \
-         sqs-worker healthcheck [PID]   exit 0 when a poll succeeded within HEALTH_MAX_SILENCE_SECONDS\n       \
+         sqs-worker healthcheck [PID]   exit 0 when a poll succeeded within HEALTH_MAX_SILENCE_SECONDS: the stamp\n                                      of process PID (1, the container's first, by default), or HEALTH_FILE\n       \
          sqs-worker --version\n\nOn a task definition of your own, set the container's stopTimeout above \
          DRAIN_SECONDS\n(ECS's default is 30 s, Fargate's most 120 s), or ECS kills the task mid-drain.\n\nVariables [default; accepted values]:\n",
         env!("CARGO_PKG_VERSION")
