@@ -7,7 +7,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::backoff::{Backoff, VisibilityChange};
+use crate::backoff::{Backoff, MAX_VISIBILITY, VisibilityChange};
 use crate::outcome::{Outcome, RetryCause};
 use crate::report::BatchReport;
 
@@ -53,12 +53,23 @@ impl VisibilityPolicy {
                                     now.duration_since(UNIX_EPOCH + Duration::from_millis(ms))
                                         .unwrap_or_default()
                                 });
-                            backoff.visibility_timeout(
+                            let delay = backoff.visibility_timeout(
                                 record.receive_count().unwrap_or(1),
                                 retry_after,
                                 jitter(),
                                 since_first_receive,
-                            )?
+                            )?;
+                            // RETRY_MAX_SECONDS caps a backoff, not another holder's lease: a
+                            // contended message back before it would only be contended again,
+                            // one receive nearer the dead-letter queue each time.
+                            match retry_after.filter(|_| contended) {
+                                Some(lease) => {
+                                    let left = MAX_VISIBILITY
+                                        .saturating_sub(since_first_receive.unwrap_or_default());
+                                    delay.max(lease.min(Duration::from_secs(left.as_secs())))
+                                }
+                                None => delay,
+                            }
                         }
                         None if contended => retry_after?,
                         None => return None,
@@ -119,5 +130,30 @@ mod tests {
         assert_eq!(handles(&fifo), [("retry", 0), ("unwritten", 0)]);
         let none = VisibilityPolicy::default().changes(&report(&records, "work"), now, || 0.5);
         assert!(none.is_empty(), "no backoff: the queue's own timeout");
+    }
+
+    #[test]
+    fn a_contended_message_stays_away_for_the_holders_lease_whatever_the_backoffs_cap() {
+        let records = [record("contended")];
+        let contended = Outcome::Retry {
+            cause: RetryCause::ClaimContended,
+            detail: "held".into(),
+            retry_after: Some(Duration::from_secs(40)),
+        };
+        let report = BatchReport {
+            outcomes: vec![RecordOutcome {
+                record: &records[0],
+                message_id: "m",
+                outcome: contended,
+            }],
+            batch_item_failures: Vec::new(),
+            source: SourceQueue::from_arn("arn:aws:sqs:us-east-1:123456789012:work"),
+            visibility_changes: Vec::new(),
+            idempotency_store_errors: 0,
+        };
+        let short = Backoff { base: Duration::from_secs(1), max: Duration::from_secs(2) };
+        let policy = VisibilityPolicy { backoff: Some(short), fifo_at_once: false };
+        let changes = policy.changes(&report, SystemTime::now(), || 0.5);
+        assert_eq!(handles(&changes), [("contended", 40)], "RETRY_MAX_SECONDS=2 does not cut it");
     }
 }
