@@ -245,26 +245,54 @@ async fn your_own_worker_image_runs_as_the_task_definition_says() {
     stack.delete().await.unwrap();
 }
 
+/// The prerequisites of `set` on moto, and the service's own scalable target
+/// and policy registered as its owner would (`yours.py scaling`).
+struct OwnScaling {
+    aws: Aws,
+    endpoint: String,
+    overrides: Vec<(&'static str, String)>,
+    cluster: String,
+    service: String,
+    /// The target and policies as registered, before any stack.
+    before: Value,
+}
+
+impl OwnScaling {
+    async fn made(set: &str) -> Self {
+        let endpoint = Emulator::Moto.endpoint();
+        let aws = Aws::from_env().await.unwrap();
+        let downstream = Downstream::start().await.unwrap();
+        let overrides = super::prerequisites(set, &aws, &downstream).await;
+        let cluster = overrides.iter().find(|(k, _)| *k == "EcsClusterName").unwrap().1.clone();
+        let service = parameter_set(set)["EcsServiceName"].clone();
+        let mut own = Self { aws, endpoint, overrides, cluster, service, before: Value::Null };
+        own.before = own.call("scaling").await;
+        own
+    }
+
+    /// The service's scalable targets and policies as they are now.
+    async fn read(&self) -> Value {
+        self.call("read-scaling").await
+    }
+
+    async fn call(&self, command: &str) -> Value {
+        let args = [command, "--cluster", &self.cluster, "--service", &self.service];
+        yours(&self.endpoint, &args).await
+    }
+}
+
 /// A service with its own scalable target (1-7 tasks) and CPU policy, and a
 /// stack for it from `set`: the stack declares no scaling of its own, and the
 /// service's target, bounds and policy are as they were after the stack's
 /// create, its update and its delete. (moto's CloudFormation skips scaling
 /// resources, so the plan's check is what would see the stack declare one.)
 async fn scaling_left_alone(set: &str) {
-    let emulator = Emulator::Moto;
-    let endpoint = emulator.endpoint();
-    let aws = Aws::from_env().await.unwrap();
-    let downstream = Downstream::start().await.unwrap();
-    let overrides = super::prerequisites(set, &aws, &downstream).await;
-    let cluster = overrides.iter().find(|(k, _)| *k == "EcsClusterName").unwrap().1.clone();
-    let service = parameter_set(set)["EcsServiceName"].clone();
-    let scaling = ["--cluster", cluster.as_str(), "--service", service.as_str()];
-    let before = yours(&endpoint, &[&["scaling"], &scaling[..]].concat()).await;
+    let own = OwnScaling::made(set).await;
+    let before = own.before.clone();
     assert_eq!(before["targets"], json!([[1, 7]]));
     assert_eq!(before["policies"][0]["name"], "own-cpu");
-    let read_args = [&["read-scaling"], &scaling[..]].concat();
-    let read_scaling = || yours(&endpoint, &read_args);
-    let (stack, plan, _) = deploy(set, &overrides).await;
+    let read_scaling = || own.read();
+    let (stack, plan, _) = deploy(set, &own.overrides).await;
     assert!(!plan.condition("ScalesHere"), "{set}: the stack declares no scaling of its own");
     let publisher_alone = ["PublisherFunction", "BacklogPerTaskMissingAlarm"];
     let declared: Vec<&str> = crate::template_topology::SCALING
@@ -295,15 +323,9 @@ async fn scaling_target_existing_leaves_the_services_scaling_as_it_was() {
 async fn the_publisher_alone_serves_a_service_that_scales_itself() {
     let set = "ecs-existing-scaling-target";
     let emulator = Emulator::Moto;
-    let endpoint = emulator.endpoint();
-    let aws = Aws::from_env().await.unwrap();
-    let downstream = Downstream::start().await.unwrap();
-    let overrides = super::prerequisites(set, &aws, &downstream).await;
-    let cluster = overrides.iter().find(|(k, _)| *k == "EcsClusterName").unwrap().1.clone();
-    let service = parameter_set(set)["EcsServiceName"].clone();
-    let scaling = ["--cluster", cluster.as_str(), "--service", service.as_str()];
-    let before = yours(&endpoint, &[&["scaling"], &scaling[..]].concat()).await;
-    let (stack, plan, read) = deploy(set, &overrides).await;
+    let own = OwnScaling::made(set).await;
+    let (aws, before) = (&own.aws, &own.before);
+    let (stack, plan, read) = deploy(set, &own.overrides).await;
     let deployed = Deployed { read, plan: &plan, emulator };
     let mut checks = Checks::default();
     super::resources(&deployed, &mut checks);
@@ -315,8 +337,8 @@ async fn the_publisher_alone_serves_a_service_that_scales_itself() {
         .map(|(logical, _)| logical)
         .collect();
     checks.eq("no scalable target or policy in the stack", scaling_resources, vec![]);
-    let after = yours(&endpoint, &[&["read-scaling"], &scaling[..]].concat()).await;
-    checks.eq("the service's own target and policy, as they were", &after, &before);
+    let after = own.read().await;
+    checks.eq("the service's own target and policy, as they were", &after, before);
     checks.eq("its target", after["targets"].clone(), json!([[1, 7]]));
     deployed.ecs_consumer(&mut checks);
     super::run::publisher(&deployed, 10, &mut checks).await;
@@ -336,7 +358,7 @@ async fn the_publisher_alone_serves_a_service_that_scales_itself() {
     let points = aws.metric_averages(namespace, name, &dimensions, window).await.unwrap();
     checks.eq(&format!("ScalingMetric {name}: published"), points.is_empty(), false);
     stack.delete().await.unwrap();
-    let left = yours(&endpoint, &[&["read-scaling"], &scaling[..]].concat()).await;
-    checks.eq("after the stack's delete, the service's own target stays", &left, &before);
+    let left = own.read().await;
+    checks.eq("after the stack's delete, the service's own target stays", &left, before);
     report(set, emulator, &checks);
 }
