@@ -16,7 +16,7 @@ TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nexte
 ## the test runner's summary comes last, for CI to count. Two lanes run side by side: the
 ## dev-profile cargo steps, which share one target dir and so run one after another, and beside
 ## them what needs neither (cargo-deny's install, SAM's lint, the emulators' install, then the
-## Dockerfile's release build in a target dir of its own).
+## Dockerfile's release build and rustdoc's JSON for the public API, each in a target dir of its own).
 test:
 	$(MAKE) --no-print-directory -j2 --output-sync=line test-cargo test-beside
 	$(CARGO) build --workspace --bins --examples
@@ -39,6 +39,7 @@ test-beside:
 	$(MAKE) --no-print-directory -j1 template-lint
 	$(EMULATORS) install
 	scripts/builds-alone.sh dockerfile
+	scripts/public-api.sh json
 
 ## make cli-docs: sqs-backpressure's shell completions and manual page, in target/cli/
 ## (make test runs it, so they cannot rot); bash checks its script parses
