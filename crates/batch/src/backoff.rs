@@ -49,9 +49,7 @@ impl Backoff {
         if !self.is_enabled() {
             return None;
         }
-        let lease_left = MAX_VISIBILITY.saturating_sub(since_first_receive.unwrap_or_default());
-        // Whole seconds, rounded down, so the cap itself is never past the limit.
-        let lease_left = Duration::from_secs(lease_left.as_secs());
+        let lease_left = lease_left(since_first_receive);
         if lease_left.is_zero() {
             return None;
         }
@@ -63,6 +61,13 @@ impl Backoff {
         let delay = retry_after.map_or(delay, |floor| delay.max(floor)).min(max);
         Some(Duration::from_secs(delay.as_secs_f64().ceil() as u64).min(max))
     }
+}
+
+/// The longest visibility timeout SQS still takes for a message first received
+/// `since_first_receive` ago: whole seconds, rounded down, so it is never past the limit.
+pub(crate) fn lease_left(since_first_receive: Option<Duration>) -> Duration {
+    let left = MAX_VISIBILITY.saturating_sub(since_first_receive.unwrap_or_default());
+    Duration::from_secs(left.as_secs())
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::backoff::{Backoff, MAX_VISIBILITY, VisibilityChange};
+use crate::backoff::{Backoff, VisibilityChange, lease_left};
 use crate::outcome::{Outcome, RetryCause};
 use crate::report::BatchReport;
 
@@ -64,9 +64,7 @@ impl VisibilityPolicy {
                             // one receive nearer the dead-letter queue each time.
                             match retry_after.filter(|_| contended) {
                                 Some(lease) => {
-                                    let left = MAX_VISIBILITY
-                                        .saturating_sub(since_first_receive.unwrap_or_default());
-                                    delay.max(lease.min(Duration::from_secs(left.as_secs())))
+                                    delay.max(lease.min(lease_left(since_first_receive)))
                                 }
                                 None => delay,
                             }

@@ -291,7 +291,6 @@ async fn scaling_left_alone(set: &str) {
     let before = own.before.clone();
     assert_eq!(before["targets"], json!([[1, 7]]));
     assert_eq!(before["policies"][0]["name"], "own-cpu");
-    let read_scaling = || own.read();
     let (stack, plan, _) = deploy(set, &own.overrides).await;
     assert!(!plan.condition("ScalesHere"), "{set}: the stack declares no scaling of its own");
     let publisher_alone = ["PublisherFunction", "BacklogPerTaskMissingAlarm"];
@@ -301,11 +300,11 @@ async fn scaling_left_alone(set: &str) {
         .filter(|r| !publisher_alone.contains(r) && plan.resources().contains(*r))
         .collect();
     assert_eq!(declared, Vec::<&str>::new(), "{set}: no scalable target, policy or their alarms");
-    assert_eq!(read_scaling().await, before, "{set}: after create");
+    assert_eq!(own.read().await, before, "{set}: after create");
     stack.update("PublisherMemorySize", "256").await.unwrap();
-    assert_eq!(read_scaling().await, before, "{set}: after update");
+    assert_eq!(own.read().await, before, "{set}: after update");
     stack.delete().await.unwrap();
-    assert_eq!(read_scaling().await, before, "{set}: after delete");
+    assert_eq!(own.read().await, before, "{set}: after delete");
 }
 
 #[tokio::test]
