@@ -277,7 +277,7 @@ async fn healthcheck_follows_the_polls_and_the_drain_emits_its_metrics() {
 #[tokio::test]
 async fn a_long_poll_longer_than_the_api_call_timeout_is_not_cut() {
     let setup = setup().await;
-    let mut worker = setup.start(&[("RECEIVE_WAIT_SECONDS", "3"), ("API_CALL_TIMEOUT_MS", "1000")]);
+    let mut worker = setup.start(&[("RECEIVE_WAIT_SECONDS", "3"), ("API_CALL_TIMEOUT_MS", "2000")]);
     tokio::time::sleep(Duration::from_secs(7)).await;
     setup.send(&[request("ledger.post", "late")]).await;
     setup.wait_until("the late message", |s| s.delivered().contains_key("late")).await;
