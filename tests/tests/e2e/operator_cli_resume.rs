@@ -120,7 +120,9 @@ async fn replay_killed_three_times(
         if output.status.success() {
             break;
         }
-        assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+        // 4: what a killed run held is still leased; 5: a 2 s lease lapsed mid-read on a busy
+        // machine. Either way the operator runs the same command again.
+        assert!(matches!(output.status.code(), Some(4 | 5)), "{}", stderr(&output));
         assert!(runs < 20, "never finished: {}", stderr(&output));
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
