@@ -15,7 +15,7 @@ pub use reading::{lease, spill};
 pub use terminal::exit_status::Finish;
 pub use terminal::{interrupt, logging};
 
-use args::{Cli, Command, QueueArgs};
+use args::{Cli, Command, DoctorArgs, EarlyAwsArgs, QueueArgs};
 use aws::queue::Queue;
 use commands::consent::require_consent;
 use reading::fields::Fields;
@@ -106,10 +106,18 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
             )
             .await
         }
-        Command::Audit { .. } | Command::Completions { .. } | Command::Man { .. } => {
-            run_local(cli.command)
-        }
+        Command::Audit { .. }
+        | Command::Doctor { .. }
+        | Command::Completions { .. }
+        | Command::Man { .. } => run_local(cli.command),
     }
+}
+
+/// `doctor`: the SDK configured from its flags (and those before it), then the check.
+pub async fn run_doctor(doctor: &DoctorArgs, early: &EarlyAwsArgs) -> Result<Finish, CliError> {
+    let first = doctor.queues.first().map_or("", String::as_str);
+    let config = aws::connect::sdk_config(&doctor.aws.or_early(early), first).await?;
+    commands::doctor::doctor(doctor, &config).await
 }
 
 /// What can be checked on this machine before any AWS call (the filters'

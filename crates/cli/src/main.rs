@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use sqs_backpressure::args::Cli;
-use sqs_backpressure::{Finish, check_before_calls, connect, interrupt, logging, run, run_local};
+use sqs_backpressure::{
+    Finish, check_before_calls, connect, interrupt, logging, run, run_doctor, run_local,
+};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
@@ -15,17 +17,22 @@ async fn main() -> ExitCode {
         eprintln!("error: cannot listen for SIGINT and SIGTERM: {error}");
         return ExitCode::FAILURE;
     }
-    let outcome = match cli.command.queue() {
-        None => run_local(cli.command),
-        Some(queue) => match check_before_calls(&cli.command) {
-            Err(error) => Err(error),
-            Ok(()) => {
-                match connect(&queue.aws.or_early(&cli.early), &queue.queue_url.clone()).await {
-                    Ok(clients) => run(cli, &clients).await,
-                    Err(error) => Err(error),
+    let outcome = if let Some(doctor) = cli.command.doctor() {
+        run_doctor(doctor, &cli.early).await
+    } else {
+        match cli.command.queue() {
+            None => run_local(cli.command),
+            Some(queue) => match check_before_calls(&cli.command) {
+                Err(error) => Err(error),
+                Ok(()) => {
+                    let aws = queue.aws.or_early(&cli.early);
+                    match connect(&aws, &queue.queue_url.clone()).await {
+                        Ok(clients) => run(cli, &clients).await,
+                        Err(error) => Err(error),
+                    }
                 }
-            }
-        },
+            },
+        }
     };
     match outcome {
         Ok(Finish::Failures { count, dry_run: false }) => {

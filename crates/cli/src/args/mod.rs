@@ -7,9 +7,12 @@ use clap_complete::Shell;
 
 use crate::terminal::exit_status::EXIT_CODES;
 
+mod doctor;
 mod filters;
 pub(crate) mod times;
 
+pub(crate) use doctor::DOCTOR_EXIT_CODES;
+pub use doctor::DoctorArgs;
 pub use filters::FilterArgs;
 
 /// Inspect, export, replay and discard quarantined and dead-lettered SQS
@@ -156,6 +159,13 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Check what is deployed around queues against AWS's documented rules: their dead-letter
+    /// queues, the event source mappings and functions that read them, their alarms. Read-only.
+    #[command(after_help = DOCTOR_EXIT_CODES)]
+    Doctor {
+        #[command(flatten)]
+        doctor: DoctorArgs,
+    },
     /// A completion script for the shell, on stdout (`source <(sqs-backpressure completions bash)`).
     Completions { shell: Shell },
     /// The manual page, as roff on stdout (`sqs-backpressure man | man -l -`); with a
@@ -167,8 +177,18 @@ pub enum Command {
 }
 
 /// The subcommands that have a manual page of their own (`sqs-backpressure-NAME(1)`).
-pub const PAGES: [&str; 9] =
-    ["stats", "list", "show", "export", "replay", "discard", "audit", "completions", "man"];
+pub const PAGES: [&str; 10] = [
+    "stats",
+    "list",
+    "show",
+    "export",
+    "replay",
+    "discard",
+    "audit",
+    "doctor",
+    "completions",
+    "man",
+];
 
 impl Command {
     /// The queue the subcommand works on; `None` for those that call no AWS API.
@@ -180,7 +200,18 @@ impl Command {
             | Self::Export { queue, .. }
             | Self::Replay { queue, .. }
             | Self::Discard { queue, .. } => Some(queue),
-            Self::Audit { .. } | Self::Completions { .. } | Self::Man { .. } => None,
+            Self::Audit { .. }
+            | Self::Doctor { .. }
+            | Self::Completions { .. }
+            | Self::Man { .. } => None,
+        }
+    }
+
+    /// `doctor`'s flags, when it is the subcommand.
+    pub fn doctor(&self) -> Option<&DoctorArgs> {
+        match self {
+            Self::Doctor { doctor } => Some(doctor),
+            _ => None,
         }
     }
 
@@ -194,6 +225,7 @@ impl Command {
             | Self::Discard { filters, .. } => Some(filters),
             Self::Show { .. }
             | Self::Audit { .. }
+            | Self::Doctor { .. }
             | Self::Completions { .. }
             | Self::Man { .. } => None,
         }

@@ -20,6 +20,16 @@ pub struct Clients {
 /// The clients for `aws`, or a usage error naming what to set. With no region
 /// configured, the one the queue's ARN or AWS URL names (`queue`, as given).
 pub async fn connect(aws: &AwsArgs, queue: &str) -> Result<Clients, CliError> {
+    let config = sdk_config(aws, queue).await?;
+    Ok(Clients {
+        sqs: aws_sdk_sqs::Client::new(&config),
+        sts: aws_sdk_sts::Client::new(&config),
+        s3: aws_sdk_s3::Client::new(&config),
+    })
+}
+
+/// The SDK's configuration for `aws`, checked as [`connect`] says.
+pub async fn sdk_config(aws: &AwsArgs, queue: &str) -> Result<aws_types::SdkConfig, CliError> {
     let profile = aws.profile.clone().or_else(|| std::env::var("AWS_PROFILE").ok());
     if let Some(profile) = &profile {
         check_profile(profile, aws.profile.is_some()).await?;
@@ -41,11 +51,7 @@ pub async fn connect(aws: &AwsArgs, queue: &str) -> Result<Clients, CliError> {
                 .into(),
         ));
     }
-    Ok(Clients {
-        sqs: aws_sdk_sqs::Client::new(&config),
-        sts: aws_sdk_sts::Client::new(&config),
-        s3: aws_sdk_s3::Client::new(&config),
-    })
+    Ok(config)
 }
 
 /// The region a queue ARN or an AWS queue URL names (`sqs.REGION.amazonaws.com`,

@@ -7,6 +7,7 @@ pub(crate) mod audit_summary;
 pub(crate) mod change_report;
 pub(crate) mod consent;
 pub(crate) mod discard;
+pub(crate) mod doctor;
 pub(crate) mod export;
 pub(crate) mod list;
 pub(crate) mod manual;

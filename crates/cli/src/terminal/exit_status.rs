@@ -21,6 +21,8 @@ pub enum Finish {
     /// Records shown or exported without their body: the S3 object that
     /// keeps it is missing, altered or unreadable.
     Unreadable(u64),
+    /// `doctor`'s verdict, as its own exit code (`DOCTOR_EXIT_CODES`).
+    Checked(u8),
 }
 
 impl Finish {
@@ -31,6 +33,7 @@ impl Finish {
             Self::CanaryStopped => 3,
             Self::Incomplete(_) => 4,
             Self::Unread(_) => 5,
+            Self::Checked(code) => *code,
         }
     }
 }

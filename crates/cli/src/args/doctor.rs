@@ -1,0 +1,32 @@
+//! `doctor`'s flags.
+
+use clap::Args;
+
+use super::AwsArgs;
+
+/// Which queues `doctor` starts from, and how it answers.
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// A queue to start from: its name, URL or ARN; repeat the flag for several.
+    #[arg(long = "queue", value_name = "NAME|URL|ARN", required_unless_present = "all")]
+    pub queues: Vec<String>,
+    /// Every queue of the region (progress on stderr).
+    #[arg(long, conflicts_with = "queues")]
+    pub all: bool,
+    /// One JSON document (schema in docs/doctor.md) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub aws: AwsArgs,
+}
+
+/// `doctor`'s exit codes, as its `--help` and docs/doctor.md list them.
+pub(crate) const DOCTOR_EXIT_CODES: &str = "\
+Exit codes:
+  0  every rule holds for what was read
+  1  an error: doctor could not run (named, with the hint)
+  2  a usage error: a bad flag, no region, a profile the config files do not have
+  3  warnings only
+  4  a rule is broken (whatever else was found)
+  5  a read failed, so not everything was checked (and no rule is broken): the report
+     names each call and the permission it needs";

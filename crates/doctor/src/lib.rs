@@ -1,0 +1,22 @@
+//! `sqs-backpressure doctor`'s checks: what is deployed around a queue (its
+//! dead-letter queue, the event source mappings that read it, their functions,
+//! the alarms on it) against AWS's documented rules. Reading ([`read`]) is
+//! apart from the rules ([`rules::check`]), which take plain data.
+
+mod deployment;
+mod finding;
+pub mod read;
+mod report;
+pub mod rules;
+
+pub use deployment::{
+    Alarm, Deployment, Function, Mapping, Pollers, Queue, Redrive, RedriveAllow, Unreadable,
+};
+pub use finding::{Finding, Severity};
+pub use report::{EXIT_BROKEN, EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_WARNINGS, Report};
+pub use rules::{REFUSED, RULES, Rule};
+
+/// Checks `deployment` against every rule.
+pub fn check(deployment: &Deployment) -> Report {
+    Report::new(deployment, rules::check(deployment))
+}

@@ -1,0 +1,119 @@
+//! Reads a live deployment with read-only calls, paced under each service's
+//! API limits. A call that fails is recorded ([`Unreadable`]) and the read goes
+//! on: what it would have told is then not checked, and the report says so.
+
+mod alarms;
+mod lambda;
+mod sqs;
+
+use std::collections::BTreeSet;
+
+use backpressure_core::error::error_chain;
+use backpressure_startup::rate::RateLimiter;
+
+use crate::deployment::{Deployment, Unreadable};
+
+/// Which queues to start from.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Scope {
+    /// Each as a person gives it: a name, a URL or an ARN.
+    Queues(Vec<String>),
+    /// Every queue of the region.
+    All,
+}
+
+/// The clients doctor reads with.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Clients {
+    pub sqs: aws_sdk_sqs::Client,
+    pub lambda: aws_sdk_lambda::Client,
+    pub cloudwatch: aws_sdk_cloudwatch::Client,
+}
+
+impl Clients {
+    pub fn new(config: &aws_types::SdkConfig) -> Self {
+        Self {
+            sqs: aws_sdk_sqs::Client::new(config),
+            lambda: aws_sdk_lambda::Client::new(config),
+            cloudwatch: aws_sdk_cloudwatch::Client::new(config),
+        }
+    }
+}
+
+/// Calls a second for each service: Lambda's control plane allows 15 a second for every
+/// read of an account together, CloudWatch's DescribeAlarms 9; SQS publishes no limit for its
+/// reads, and 50 a second keeps 1,000 queues to 20 s.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct Pace {
+    pub sqs: f64,
+    pub lambda: f64,
+    pub cloudwatch: f64,
+}
+
+impl Default for Pace {
+    fn default() -> Self {
+        Self { sqs: 50.0, lambda: 10.0, cloudwatch: 5.0 }
+    }
+}
+
+/// One limiter a service, so one slow service does not hold the others. A rate that is not a
+/// positive number leaves that service unpaced.
+#[derive(Debug)]
+pub(crate) struct Limiters {
+    sqs: Option<RateLimiter>,
+    lambda: Option<RateLimiter>,
+    cloudwatch: Option<RateLimiter>,
+}
+
+impl Limiters {
+    fn new(pace: Pace) -> Self {
+        Self {
+            sqs: RateLimiter::per_second(pace.sqs),
+            lambda: RateLimiter::per_second(pace.lambda),
+            cloudwatch: RateLimiter::per_second(pace.cloudwatch),
+        }
+    }
+}
+
+/// Waits for a slot of `limiter`.
+pub(crate) async fn slot(limiter: &Option<RateLimiter>) {
+    if let Some(limiter) = limiter {
+        limiter.reserve(1, None).await;
+    }
+}
+
+/// A failed call, as a person reads it: the service's code and message, once.
+pub(crate) fn unreadable(
+    action: &'static str,
+    resource: &str,
+    error: &(dyn std::error::Error + 'static),
+) -> Unreadable {
+    Unreadable::new(action, resource, error_chain(error))
+}
+
+/// Reads what hangs off the queues of `scope`. `progress` hears a line now and then (for
+/// stderr when many queues are read).
+pub async fn read(
+    clients: &Clients,
+    scope: &Scope,
+    pace: Pace,
+    progress: &(dyn Fn(&str) + Sync),
+) -> Deployment {
+    let limiters = Limiters::new(pace);
+    let mut deployment = Deployment::default();
+    let urls = sqs::queue_urls(&clients.sqs, &limiters, scope, &mut deployment).await;
+    progress(&format!("reading {} queue(s)", urls.len()));
+    sqs::read_queues(&clients.sqs, &limiters, &urls, &mut deployment, progress).await;
+    sqs::follow_dead_letter_queues(&clients.sqs, &limiters, &mut deployment).await;
+    let arns: BTreeSet<String> =
+        deployment.queues.iter().filter(|q| q.asked).map(|q| q.arn.clone()).collect();
+    progress("reading event source mappings");
+    lambda::read_mappings(&clients.lambda, &limiters, scope, &arns, &mut deployment).await;
+    lambda::read_functions(&clients.lambda, &limiters, &mut deployment).await;
+    progress("reading alarms");
+    alarms::read_alarms(&clients.cloudwatch, &limiters, &mut deployment).await;
+    deployment
+}

@@ -1,0 +1,139 @@
+//! What doctor prints: a table grouped by queue, worst first, or JSON with a
+//! stable schema; and the exit code that sums it up.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::deployment::{Deployment, Unreadable};
+use crate::finding::{Finding, Severity};
+
+/// Exit code: every rule holds.
+pub const EXIT_CLEAN: u8 = 0;
+/// Exit code: warnings only.
+pub const EXIT_WARNINGS: u8 = 3;
+/// Exit code: a rule is broken (whatever else).
+pub const EXIT_BROKEN: u8 = 4;
+/// Exit code: a read failed, so not everything was checked (and no rule is broken).
+pub const EXIT_INCOMPLETE: u8 = 5;
+
+/// The JSON schema's version: a field is only ever added.
+const SCHEMA: u32 = 1;
+
+/// A check's whole result.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct Report {
+    pub schema: u32,
+    pub read: Counts,
+    pub findings: Vec<Finding>,
+    pub unreadable: Vec<UnreadableOut>,
+    pub exit: u8,
+}
+
+/// How much was read.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[non_exhaustive]
+pub struct Counts {
+    pub queues: usize,
+    pub mappings: usize,
+    pub functions: usize,
+    pub alarms: usize,
+}
+
+/// A failed read, as the JSON gives it.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct UnreadableOut {
+    pub action: &'static str,
+    pub resource: String,
+    pub message: String,
+}
+
+impl From<&Unreadable> for UnreadableOut {
+    fn from(read: &Unreadable) -> Self {
+        Self { action: read.action, resource: read.resource.clone(), message: read.message.clone() }
+    }
+}
+
+impl Report {
+    pub fn new(deployment: &Deployment, findings: Vec<Finding>) -> Self {
+        let worst = findings.iter().map(|finding| finding.severity).max();
+        let exit = match worst {
+            Some(Severity::Broken) => EXIT_BROKEN,
+            _ if !deployment.unreadable.is_empty() => EXIT_INCOMPLETE,
+            Some(Severity::Warning) => EXIT_WARNINGS,
+            None => EXIT_CLEAN,
+        };
+        Self {
+            schema: SCHEMA,
+            read: Counts {
+                queues: deployment.queues.iter().filter(|queue| !queue.missing).count(),
+                mappings: deployment.mappings.len(),
+                functions: deployment.functions.len(),
+                alarms: deployment.alarms.len(),
+            },
+            findings,
+            unreadable: deployment.unreadable.iter().map(UnreadableOut::from).collect(),
+            exit,
+        }
+    }
+
+    /// The table: a summary line, then each queue's findings (worst queue first), then the
+    /// reads that failed.
+    pub fn render(&self) -> String {
+        let broken = self.count(Severity::Broken);
+        let warnings = self.count(Severity::Warning);
+        let Counts { queues, mappings, functions, alarms } = self.read;
+        let mut out = format!(
+            "doctor: read {queues} queue(s), {mappings} mapping(s), {functions} function(s), \
+             {alarms} alarm(s): {broken} broken, {warnings} warning(s), {} read(s) failed\n",
+            self.unreadable.len()
+        );
+        let mut by_queue: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
+        for finding in &self.findings {
+            by_queue.entry(finding.queue.as_str()).or_default().push(finding);
+        }
+        let mut groups: Vec<(&str, Vec<&Finding>)> = by_queue.into_iter().collect();
+        groups.sort_by_key(|(_, findings)| {
+            std::cmp::Reverse(findings.iter().map(|f| f.severity).max())
+        });
+        let width = self.findings.iter().map(|finding| finding.rule.len()).max().unwrap_or(0);
+        for (queue, findings) in groups {
+            let name = queue.rsplit(':').next().unwrap_or(queue);
+            let _ = write!(out, "\n{name}  ({queue})\n");
+            for finding in findings {
+                let on = finding.resource.as_deref().map(|r| format!("{r}: ")).unwrap_or_default();
+                let _ = writeln!(
+                    out,
+                    "  {:<7}  {:<width$}  {on}{}\n  {:<7}  {:<width$}  fix: {}",
+                    finding.severity.label(),
+                    finding.rule,
+                    finding.measured,
+                    "",
+                    "",
+                    finding.fix
+                );
+            }
+        }
+        if !self.unreadable.is_empty() {
+            out.push_str("\nnot checked, a read failed (docs/doctor.md has the whole policy):\n");
+            for read in &self.unreadable {
+                let _ = writeln!(
+                    out,
+                    "  {} on {}: {} (the identity needs {})",
+                    read.action, read.resource, read.message, read.action
+                );
+            }
+        }
+        if self.findings.is_empty() && self.unreadable.is_empty() {
+            out.push_str("every rule holds\n");
+        }
+        out
+    }
+
+    fn count(&self, severity: Severity) -> usize {
+        self.findings.iter().filter(|finding| finding.severity == severity).count()
+    }
+}

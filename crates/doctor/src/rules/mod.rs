@@ -1,0 +1,209 @@
+//! The rules: each with its threshold, the AWS page it comes from, which peer
+//! checks it today, and the check itself (pure: a [`Deployment`] in, findings out).
+
+mod alarms;
+mod mapping;
+mod queue;
+
+use crate::deployment::Deployment;
+use crate::finding::{Finding, Severity};
+
+/// One documented rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rule {
+    pub id: &'static str,
+    pub severity: Severity,
+    /// The threshold, as a person says it.
+    pub threshold: &'static str,
+    /// The AWS page the threshold comes from.
+    pub source: &'static str,
+    /// Which peer checks it today: cdk-nag, AWS Config, or none.
+    pub peers: &'static str,
+}
+
+const LAMBDA_SQS: &str = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html";
+const LAMBDA_SCALING: &str =
+    "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html";
+const LAMBDA_PARTIAL: &str =
+    "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html";
+const LAMBDA_QUOTAS: &str =
+    "https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html";
+const SQS_DLQ: &str = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html";
+const SQS_DLQ_RETENTION: &str = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/setting-up-dead-letter-queue-retention.html";
+const SQS_DLQ_ALARM: &str = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/dead-letter-queues-alarms-cloudwatch.html";
+const SQS_METRICS: &str = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html";
+
+pub const VISIBILITY_BELOW_TIMEOUT: Rule = Rule {
+    id: "visibility-below-timeout",
+    severity: Severity::Broken,
+    threshold: "visibility timeout ≥ function timeout + batching window",
+    source: LAMBDA_SQS,
+    peers: "none (Lambda refuses it when the mapping is made, not when the queue changes after)",
+};
+pub const VISIBILITY_BELOW_SIX_TIMEOUTS: Rule = Rule {
+    id: "visibility-below-six-timeouts",
+    severity: Severity::Warning,
+    threshold: "visibility timeout ≥ 6 × function timeout + batching window",
+    source: LAMBDA_SQS,
+    peers: "cdk-nag LambdaEventSourceSQSVisibilityTimeout (6 × timeout, no window; in no pack)",
+};
+pub const MAX_RECEIVE_COUNT_LOW: Rule = Rule {
+    id: "max-receive-count-low",
+    severity: Severity::Warning,
+    threshold: "maxReceiveCount ≥ 5 on a queue a function reads",
+    source: LAMBDA_SQS,
+    peers: "none",
+};
+pub const NO_DEAD_LETTER_QUEUE: Rule = Rule {
+    id: "no-dead-letter-queue",
+    severity: Severity::Warning,
+    threshold: "a queue something reads has a redrive policy",
+    source: SQS_DLQ,
+    peers: "cdk-nag AwsSolutions-SQS3, AWS Config sqs-queue-dlq-check",
+};
+pub const DEAD_LETTER_QUEUE_MISSING: Rule = Rule {
+    id: "dead-letter-queue-missing",
+    severity: Severity::Broken,
+    threshold: "the redrive policy's dead-letter queue exists",
+    source: SQS_DLQ,
+    peers: "none",
+};
+pub const DEAD_LETTER_NOT_ALLOWED: Rule = Rule {
+    id: "dead-letter-not-allowed",
+    severity: Severity::Broken,
+    threshold: "the dead-letter queue's redrive allow policy admits the source",
+    source: SQS_DLQ,
+    peers: "none",
+};
+pub const DEAD_LETTER_RETENTION_SHORT: Rule = Rule {
+    id: "dead-letter-retention-short",
+    severity: Severity::Warning,
+    threshold: "dead-letter retention > the source's (standard queues)",
+    source: SQS_DLQ_RETENTION,
+    peers: "none",
+};
+pub const DEAD_LETTER_UNALARMED: Rule = Rule {
+    id: "dead-letter-unalarmed",
+    severity: Severity::Warning,
+    threshold: "an alarm on the dead-letter queue's ApproximateNumberOfMessagesVisible",
+    source: SQS_DLQ_ALARM,
+    peers: "none",
+};
+pub const AGE_ONLY_ALARM: Rule = Rule {
+    id: "age-only-alarm",
+    severity: Severity::Warning,
+    threshold: "not only ApproximateAgeOfOldestMessage, unless an alarmed dead-letter queue \
+                catches what that metric leaves out",
+    source: SQS_METRICS,
+    peers: "none",
+};
+pub const NO_MAXIMUM_CONCURRENCY: Rule = Rule {
+    id: "no-maximum-concurrency",
+    severity: Severity::Warning,
+    threshold: "a mapping caps its concurrency (ScalingConfig.MaximumConcurrency, 2–1,000) or \
+                runs in provisioned mode",
+    source: LAMBDA_SCALING,
+    peers: "none (cdk-nag LambdaConcurrency asks for reserved concurrency instead, which \
+            throttles an SQS mapping)",
+};
+pub const MAXIMUM_CONCURRENCY_ABOVE_RESERVED: Rule = Rule {
+    id: "maximum-concurrency-above-reserved",
+    severity: Severity::Broken,
+    threshold: "the function's reserved concurrency ≥ the sum of its SQS mappings' \
+                MaximumConcurrency",
+    source: LAMBDA_SCALING,
+    peers: "none",
+};
+pub const ITEM_FAILURES_IGNORED: Rule = Rule {
+    id: "item-failures-ignored",
+    severity: Severity::Broken,
+    threshold: "FunctionResponseTypes has ReportBatchItemFailures when the function returns \
+                batchItemFailures",
+    source: LAMBDA_PARTIAL,
+    peers: "none",
+};
+pub const POLLERS_OUT_OF_RANGE: Rule = Rule {
+    id: "pollers-out-of-range",
+    severity: Severity::Broken,
+    threshold: "provisioned mode: 2 ≤ MinimumPollers ≤ 200, MinimumPollers ≤ MaximumPollers ≤ \
+                10,000, no MaximumConcurrency beside it",
+    source: LAMBDA_SCALING,
+    peers: "none",
+};
+pub const BATCH_ABOVE_PAYLOAD: Rule = Rule {
+    id: "batch-above-payload",
+    severity: Severity::Warning,
+    threshold: "BatchSize × the queue's MaximumMessageSize ≤ 6 MB, an invocation's payload",
+    source: LAMBDA_QUOTAS,
+    peers: "none",
+};
+pub const QUEUE_NOBODY_READS: Rule = Rule {
+    id: "queue-nobody-reads",
+    severity: Severity::Warning,
+    threshold: "a queue that is nobody's dead-letter queue has a reader: a mapping, or a \
+                service given with --service",
+    source: SQS_DLQ,
+    peers: "none",
+};
+
+/// Every rule, in the order docs/doctor.md lists them.
+pub const RULES: &[Rule] = &[
+    VISIBILITY_BELOW_TIMEOUT,
+    VISIBILITY_BELOW_SIX_TIMEOUTS,
+    MAX_RECEIVE_COUNT_LOW,
+    NO_DEAD_LETTER_QUEUE,
+    DEAD_LETTER_QUEUE_MISSING,
+    DEAD_LETTER_NOT_ALLOWED,
+    DEAD_LETTER_RETENTION_SHORT,
+    DEAD_LETTER_UNALARMED,
+    AGE_ONLY_ALARM,
+    NO_MAXIMUM_CONCURRENCY,
+    MAXIMUM_CONCURRENCY_ABOVE_RESERVED,
+    ITEM_FAILURES_IGNORED,
+    POLLERS_OUT_OF_RANGE,
+    BATCH_ABOVE_PAYLOAD,
+    QUEUE_NOBODY_READS,
+];
+
+/// The peers' rules doctor does not take, and why: each misfires on an SQS-fed system.
+pub const REFUSED: &[(&str, &str)] = &[
+    (
+        "cdk-nag LambdaEventSourceMappingDestination (Serverless pack)",
+        "asks every event source mapping for an on-failure destination; an SQS mapping cannot \
+         have one (the queue's redrive policy is the place)",
+    ),
+    (
+        "cdk-nag LambdaDLQ, AWS Config lambda-dlq-check",
+        "a function's dead-letter queue serves asynchronous invocations only; an SQS mapping \
+         invokes synchronously, so the queue's own dead-letter queue is what catches failures",
+    ),
+    (
+        "cdk-nag LambdaConcurrency (reserved concurrency on every function)",
+        "reserved concurrency below what the mapping scales to throttles batches back to the \
+         queue, each throttle a receive towards maxReceiveCount; MaximumConcurrency caps an SQS \
+         mapping without that",
+    ),
+    (
+        "cdk-nag SQSRedrivePolicy, AwsSolutions-SQS3 on a dead-letter queue",
+        "a dead-letter queue with a redrive policy of its own moves poison messages a second \
+         time; doctor asks a redrive policy only of queues something reads",
+    ),
+];
+
+/// Every finding, worst first, then by queue.
+pub fn check(deployment: &Deployment) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    queue::check(deployment, &mut findings);
+    mapping::check(deployment, &mut findings);
+    alarms::check(deployment, &mut findings);
+    findings.sort_by(|a, b| {
+        b.severity.cmp(&a.severity).then_with(|| a.queue.cmp(&b.queue)).then(a.rule.cmp(b.rule))
+    });
+    findings
+}
+
+/// `aws sqs set-queue-attributes` for one attribute, to paste.
+fn set_attribute(url: &str, name: &str, value: &str) -> String {
+    format!("aws sqs set-queue-attributes --queue-url {url} --attributes {name}={value}")
+}

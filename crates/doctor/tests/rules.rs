@@ -1,0 +1,224 @@
+//! Each rule on a deployment built to break it, and a deployment that breaks none.
+
+use backpressure_doctor::{
+    Alarm, Deployment, EXIT_BROKEN, EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_WARNINGS, Function, Mapping,
+    Pollers, Queue, Redrive, RedriveAllow, Unreadable, check,
+};
+
+const ACCOUNT: &str = "arn:aws:sqs:us-east-1:123456789012";
+
+fn queue(name: &str) -> Queue {
+    Queue::new(
+        &format!("{ACCOUNT}:{name}"),
+        &format!("https://sqs.us-east-1.amazonaws.com/123456789012/{name}"),
+        name,
+    )
+}
+
+fn function_arn(name: &str) -> String {
+    format!("arn:aws:lambda:us-east-1:123456789012:function:{name}")
+}
+
+/// orders → orders-dlq (14 days, alarmed), read by orders-fn (30 s, ours) with every setting
+/// AWS advises.
+fn healthy() -> Deployment {
+    let mut orders = queue("orders");
+    orders.visibility_timeout_s = 185;
+    orders.redrive =
+        Some(Redrive { dead_letter_arn: format!("{ACCOUNT}:orders-dlq"), max_receive_count: 5 });
+    let mut dead_letter = queue("orders-dlq");
+    dead_letter.retention_s = 1_209_600;
+    dead_letter.asked = false;
+    let mut mapping = Mapping::new("m-1", &orders.arn, &function_arn("orders-fn"));
+    mapping.window_s = 5;
+    mapping.reports_item_failures = true;
+    mapping.maximum_concurrency = Some(20);
+    let mut function = Function::new(&function_arn("orders-fn"), "orders-fn", 30);
+    function.reports_item_failures = true;
+    let mut deployment = Deployment::default();
+    deployment.queues = vec![orders, dead_letter];
+    deployment.mappings = vec![mapping];
+    deployment.functions = vec![function];
+    deployment.alarms = vec![
+        Alarm::new("dlq-depth", "ApproximateNumberOfMessagesVisible", "orders-dlq"),
+        Alarm::new("orders-age", "ApproximateAgeOfOldestMessage", "orders"),
+    ];
+    deployment
+}
+
+fn rules(deployment: &Deployment) -> Vec<&'static str> {
+    check(deployment).findings.iter().map(|finding| finding.rule).collect()
+}
+
+#[test]
+fn a_deployment_as_aws_advises_gives_no_finding() {
+    let report = check(&healthy());
+    assert_eq!(report.findings, vec![], "{}", report.render());
+    assert_eq!(report.exit, EXIT_CLEAN);
+    assert!(report.render().ends_with("every rule holds\n"), "{}", report.render());
+}
+
+#[test]
+fn visibility_is_held_to_six_function_timeouts_plus_the_batching_window() {
+    let mut deployment = healthy();
+    deployment.queues[0].visibility_timeout_s = 184;
+    assert_eq!(rules(&deployment), ["visibility-below-six-timeouts"]);
+    let finding = &check(&deployment).findings[0];
+    assert!(finding.measured.contains("6 × 30 + 5 = 185 s"), "{}", finding.measured);
+    assert!(finding.fix.ends_with("--attributes VisibilityTimeout=185"), "{}", finding.fix);
+    deployment.queues[0].visibility_timeout_s = 34;
+    assert_eq!(rules(&deployment), ["visibility-below-timeout"]);
+    assert_eq!(check(&deployment).exit, EXIT_BROKEN);
+}
+
+#[test]
+fn a_max_receive_count_below_five_is_a_warning_and_says_why_on_fifo() {
+    let mut deployment = healthy();
+    deployment.queues[0].redrive.as_mut().map(|r| r.max_receive_count = 2);
+    assert_eq!(rules(&deployment), ["max-receive-count-low"]);
+    assert_eq!(check(&deployment).exit, EXIT_WARNINGS);
+    deployment.queues[0].fifo = true;
+    let finding = &check(&deployment).findings[0];
+    assert!(finding.measured.contains("FIFO"), "{}", finding.measured);
+}
+
+#[test]
+fn a_read_queue_without_a_dead_letter_queue_is_found() {
+    let mut deployment = healthy();
+    deployment.queues[0].redrive = None;
+    deployment.queues.truncate(1);
+    deployment.alarms.truncate(0);
+    assert_eq!(rules(&deployment), ["no-dead-letter-queue"]);
+}
+
+#[test]
+fn a_dead_letter_queue_that_is_gone_or_refuses_the_source_is_broken() {
+    let mut deployment = healthy();
+    deployment.queues[1].missing = true;
+    // With no dead-letter queue to catch it, the age alarm alone hides a poison message too.
+    assert_eq!(rules(&deployment), ["dead-letter-queue-missing", "age-only-alarm"]);
+    let mut deployment = healthy();
+    deployment.queues[1].redrive_allow = RedriveAllow::ByQueue(vec![format!("{ACCOUNT}:other")]);
+    assert_eq!(rules(&deployment), ["dead-letter-not-allowed"]);
+    deployment.queues[1].redrive_allow = RedriveAllow::DenyAll;
+    assert_eq!(rules(&deployment), ["dead-letter-not-allowed"]);
+}
+
+#[test]
+fn a_dead_letter_queue_keeping_messages_no_longer_than_its_source_is_found_on_standard_queues() {
+    let mut deployment = healthy();
+    deployment.queues[1].retention_s = 345_600;
+    assert_eq!(rules(&deployment), ["dead-letter-retention-short"]);
+    let finding = &check(&deployment).findings[0];
+    assert!(finding.fix.contains("orders-dlq --attributes MessageRetentionPeriod=1209600"));
+    // A FIFO dead-letter queue restarts a message's clock.
+    deployment.queues[0].fifo = true;
+    assert_eq!(rules(&deployment), Vec::<&str>::new());
+}
+
+#[test]
+fn a_dead_letter_queue_with_no_depth_alarm_is_found_and_a_sent_alarm_does_not_count() {
+    let mut deployment = healthy();
+    deployment.alarms[0] = Alarm::new("dlq-sent", "NumberOfMessagesSent", "orders-dlq");
+    let found = check(&deployment);
+    let got: Vec<&str> = found.findings.iter().map(|f| f.rule).collect();
+    // Without an alarmed dead-letter queue, the age alarm alone hides a poison message.
+    assert_eq!(got, ["age-only-alarm", "dead-letter-unalarmed"]);
+    assert!(found.findings[1].measured.contains("NumberOfMessagesSent"));
+}
+
+#[test]
+fn mapping_concurrency_is_capped_and_within_the_functions_reserved_concurrency() {
+    let mut deployment = healthy();
+    deployment.mappings[0].maximum_concurrency = None;
+    assert_eq!(rules(&deployment), ["no-maximum-concurrency"]);
+    let mut deployment = healthy();
+    deployment.functions[0].reserved_concurrency = Some(10);
+    assert_eq!(rules(&deployment), ["maximum-concurrency-above-reserved"]);
+    deployment.functions[0].reserved_concurrency = Some(20);
+    assert_eq!(rules(&deployment), Vec::<&str>::new());
+    deployment.functions[0].reserved_concurrency = Some(0);
+    assert_eq!(rules(&deployment), ["maximum-concurrency-above-reserved"]);
+}
+
+#[test]
+fn a_mapping_that_ignores_the_item_failures_our_function_returns_is_broken() {
+    let mut deployment = healthy();
+    deployment.mappings[0].reports_item_failures = false;
+    assert_eq!(rules(&deployment), ["item-failures-ignored"]);
+    assert!(
+        check(&deployment).findings[0]
+            .fix
+            .contains("--function-response-types ReportBatchItemFailures")
+    );
+    // A function not built on the engine may throw instead: nothing to say.
+    deployment.functions[0].reports_item_failures = false;
+    assert_eq!(rules(&deployment), Vec::<&str>::new());
+}
+
+#[test]
+fn provisioned_pollers_are_held_to_their_limits() {
+    let mut deployment = healthy();
+    deployment.mappings[0].maximum_concurrency = None;
+    deployment.mappings[0].pollers = Some(Pollers { minimum: 2, maximum: 200 });
+    assert_eq!(rules(&deployment), Vec::<&str>::new());
+    deployment.mappings[0].pollers = Some(Pollers { minimum: 1, maximum: 20_000 });
+    assert_eq!(rules(&deployment), ["pollers-out-of-range"]);
+    deployment.mappings[0].pollers = Some(Pollers { minimum: 2, maximum: 200 });
+    deployment.mappings[0].maximum_concurrency = Some(5);
+    assert_eq!(rules(&deployment), ["pollers-out-of-range"]);
+}
+
+#[test]
+fn a_batch_that_cannot_fit_one_invocation_is_a_warning() {
+    let mut deployment = healthy();
+    deployment.mappings[0].batch_size = 100;
+    assert_eq!(rules(&deployment), ["batch-above-payload"]);
+    deployment.queues[0].max_message_bytes = 32_768;
+    assert_eq!(rules(&deployment), Vec::<&str>::new());
+}
+
+#[test]
+fn a_queue_nobody_reads_is_found_only_when_the_mappings_were_read() {
+    let mut deployment = healthy();
+    deployment.mappings.clear();
+    deployment.functions.clear();
+    assert_eq!(rules(&deployment), ["queue-nobody-reads"]);
+    deployment.unreadable.push(Unreadable::new(
+        "lambda:ListEventSourceMappings",
+        "*",
+        "AccessDeniedException: not authorized".into(),
+    ));
+    let report = check(&deployment);
+    assert_eq!(report.findings, vec![]);
+    assert_eq!(report.exit, EXIT_INCOMPLETE);
+    assert!(report.render().contains("lambda:ListEventSourceMappings on *: AccessDeniedException"));
+}
+
+#[test]
+fn the_worst_finding_decides_the_exit_code_and_comes_first() {
+    let mut deployment = healthy();
+    deployment.queues[0].visibility_timeout_s = 60;
+    deployment.mappings[0].reports_item_failures = false;
+    deployment.unreadable.push(Unreadable::new("cloudwatch:DescribeAlarms", "*", "denied".into()));
+    let report = check(&deployment);
+    assert_eq!(report.exit, EXIT_BROKEN);
+    assert_eq!(report.findings[0].rule, "item-failures-ignored");
+    assert_eq!(report.findings.last().map(|f| f.rule), Some("visibility-below-six-timeouts"));
+}
+
+#[test]
+fn what_a_person_reads() {
+    let mut deployment = healthy();
+    deployment.queues[0].visibility_timeout_s = 60;
+    deployment.mappings[0].reports_item_failures = false;
+    deployment.queues[1].retention_s = 345_600;
+    insta::assert_snapshot!(check(&deployment).render());
+    insta::assert_snapshot!("json", serde_json_text(&deployment));
+}
+
+fn serde_json_text(deployment: &Deployment) -> String {
+    let report = check(deployment);
+    let value = serde_json::to_value(&report).unwrap_or_default();
+    serde_json::to_string_pretty(&value).unwrap_or_default()
+}

@@ -1,0 +1,119 @@
+"""A deployment around one queue, made on the emulators for doctor's end-to-end tests: a work
+queue, its dead-letter queue, a function reading it through an event source mapping, and alarms,
+set as AWS advises, then changed to break one rule. SQS, IAM and Lambda on moto (--endpoint),
+CloudWatch on LocalStack (--cloudwatch). Run with the emulators' interpreter (.venv/bin/python);
+prints the queue's name and ARN as JSON.
+
+  doctor_fixture.py --endpoint URL --cloudwatch URL --name NAME --breaks RULE
+"""
+
+import argparse
+import io
+import json
+import zipfile
+
+import boto3
+from botocore.config import Config
+
+TRUST = {
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+}
+DEPTH = "ApproximateNumberOfMessagesVisible"
+
+
+def client(endpoint, service):
+    return boto3.client(
+        service,
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        config=Config(retries={"total_max_attempts": 5, "mode": "standard"}),
+    )
+
+
+def zipped():
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("bootstrap", "#!/bin/sh\n")
+    return archive.getvalue()
+
+
+def alarm(cloudwatch, name, metric, queue):
+    cloudwatch.put_metric_alarm(
+        AlarmName=name, Namespace="AWS/SQS", MetricName=metric,
+        Dimensions=[{"Name": "QueueName", "Value": queue}], Statistic="Maximum", Period=60,
+        EvaluationPeriods=1, Threshold=0, ComparisonOperator="GreaterThanThreshold",
+    )
+
+
+def make(args):
+    sqs, lam = client(args.endpoint, "sqs"), client(args.endpoint, "lambda")
+    cloudwatch = client(args.cloudwatch, "cloudwatch")
+    breaks, name = args.breaks, args.name
+    dlq_name = f"{name}-dlq"
+    dlq_url = sqs.create_queue(QueueName=dlq_name, Attributes={"MessageRetentionPeriod": "1209600"})["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    attributes = {"VisibilityTimeout": "185", "MessageRetentionPeriod": "345600"}
+    if breaks != "no-dead-letter-queue":
+        count = "2" if breaks == "max-receive-count-low" else "5"
+        attributes["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": count})
+    url = sqs.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    if breaks == "dead-letter-queue-missing":
+        sqs.delete_queue(QueueUrl=dlq_url)
+    if breaks == "dead-letter-not-allowed":
+        sqs.set_queue_attributes(QueueUrl=dlq_url, Attributes={"RedriveAllowPolicy": json.dumps({"redrivePermission": "denyAll"})})
+    if breaks == "dead-letter-retention-short":
+        sqs.set_queue_attributes(QueueUrl=dlq_url, Attributes={"MessageRetentionPeriod": "345600"})
+    if breaks == "visibility-below-six-timeouts":
+        sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "120"})
+    if breaks == "visibility-below-timeout":
+        sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "20"})
+
+    if breaks == "age-only-alarm":
+        alarm(cloudwatch, f"{name}-age", "ApproximateAgeOfOldestMessage", name)
+    elif breaks == "dead-letter-unalarmed":
+        alarm(cloudwatch, f"{dlq_name}-sent", "NumberOfMessagesSent", dlq_name)
+    else:
+        alarm(cloudwatch, f"{dlq_name}-depth", DEPTH, dlq_name)
+        alarm(cloudwatch, f"{name}-age", "ApproximateAgeOfOldestMessage", name)
+
+    if breaks == "queue-nobody-reads":
+        return {"queue": name, "arn": arn}
+    role = client(args.endpoint, "iam").create_role(RoleName=f"{name}-role", AssumeRolePolicyDocument=json.dumps(TRUST))
+    function = lam.create_function(
+        FunctionName=f"{name}-fn", Runtime="provided.al2023", Role=role["Role"]["Arn"], Handler="bootstrap",
+        Code={"ZipFile": zipped()}, Timeout=30,
+        Environment={"Variables": {"QUARANTINE_QUEUE_URL": url}},
+    )
+    if breaks == "maximum-concurrency-above-reserved":
+        lam.put_function_concurrency(FunctionName=f"{name}-fn", ReservedConcurrentExecutions=10)
+    mapping = {
+        "EventSourceArn": arn, "FunctionName": function["FunctionArn"], "BatchSize": 10,
+        "MaximumBatchingWindowInSeconds": 5, "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        "ScalingConfig": {"MaximumConcurrency": 20},
+    }
+    if breaks == "item-failures-ignored":
+        del mapping["FunctionResponseTypes"]
+    if breaks == "no-maximum-concurrency":
+        del mapping["ScalingConfig"]
+    if breaks == "pollers-out-of-range":
+        del mapping["ScalingConfig"]
+        mapping["ProvisionedPollerConfig"] = {"MinimumPollers": 1, "MaximumPollers": 200}
+    if breaks == "batch-above-payload":
+        mapping["BatchSize"] = 100
+    lam.create_event_source_mapping(**mapping)
+    return {"queue": name, "arn": arn}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--endpoint", required=True)
+    parser.add_argument("--cloudwatch", required=True)
+    parser.add_argument("--name", required=True)
+    parser.add_argument("--breaks", required=True)
+    print(json.dumps(make(parser.parse_args())))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+//! `sqs-backpressure doctor` on deployments the emulators hold (SQS, IAM and Lambda on moto,
+//! alarms on LocalStack), each made as AWS advises and then changed to break one rule
+//! (`scripts/doctor_fixture.py`): the rule is found, and only it; the deployment as advised gives
+//! no finding; a read that fails gives the "could not check" exit.
+
+use std::process::Output;
+
+use e2e_tests::fixtures::{binary, unique};
+use serde_json::Value;
+use tokio::process::Command;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+fn endpoint(variable: &str) -> String {
+    std::env::var(variable)
+        .unwrap_or_else(|_| panic!("{variable} is not set: run under scripts/emulators.sh run"))
+}
+
+/// The deployment, named after the rule it breaks ("none" for none): its queue's name.
+async fn deployment(breaks: &str) -> String {
+    let name = unique(&format!("doc-{}", breaks.len()));
+    let output = Command::new(format!("{ROOT}/.venv/bin/python"))
+        .arg(format!("{ROOT}/scripts/doctor_fixture.py"))
+        .args(["--endpoint", &endpoint("AWS_ENDPOINT_URL_SQS")])
+        .args(["--cloudwatch", &endpoint("AWS_ENDPOINT_URL_CLOUDWATCH")])
+        .args(["--name", &name, "--breaks", breaks])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "doctor_fixture.py: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    name
+}
+
+/// doctor on `queue`, Lambda's calls sent to moto as SQS's are.
+async fn doctor(queue: &str, json: bool) -> Output {
+    let mut command = Command::new(binary("sqs-backpressure").unwrap());
+    command
+        .args(["doctor", "--queue", queue])
+        .env("AWS_ENDPOINT_URL_LAMBDA", endpoint("AWS_ENDPOINT_URL_SQS"));
+    if json {
+        command.arg("--json");
+    }
+    command.output().await.unwrap()
+}
+
+/// The rules doctor found, and its exit code.
+async fn found(breaks: &str) -> (Vec<String>, i32) {
+    let queue = deployment(breaks).await;
+    let output = doctor(&queue, true).await;
+    let report: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stderr)));
+    let unreadable = &report["unreadable"];
+    assert_eq!(unreadable, &Value::Array(vec![]), "{breaks}: a read failed");
+    let rules = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|finding| finding["rule"].as_str().unwrap().to_owned())
+        .collect();
+    (rules, output.status.code().unwrap_or(-1))
+}
+
+async fn finds_exactly(breaks: &str, exit: i32) {
+    let (rules, code) = found(breaks).await;
+    assert_eq!(rules, [breaks], "{breaks}");
+    assert_eq!(code, exit, "{breaks}");
+}
+
+#[tokio::test]
+async fn a_deployment_as_aws_advises_gives_no_finding() {
+    let queue = deployment("none").await;
+    let output = doctor(&queue, false).await;
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&output.stderr));
+    assert!(text.contains("read 2 queue(s), 1 mapping(s), 1 function(s), 2 alarm(s)"), "{text}");
+    assert!(text.ends_with("every rule holds\n"), "{text}");
+}
+
+#[tokio::test]
+async fn visibility_below_six_function_timeouts_and_the_window_is_a_warning() {
+    finds_exactly("visibility-below-six-timeouts", 3).await;
+}
+
+#[tokio::test]
+async fn visibility_below_the_function_timeout_is_broken() {
+    finds_exactly("visibility-below-timeout", 4).await;
+}
+
+#[tokio::test]
+async fn a_max_receive_count_below_five_is_found() {
+    finds_exactly("max-receive-count-low", 3).await;
+}
+
+#[tokio::test]
+async fn a_read_queue_without_a_dead_letter_queue_is_found() {
+    finds_exactly("no-dead-letter-queue", 3).await;
+}
+
+#[tokio::test]
+async fn a_dead_letter_queue_that_was_deleted_is_found() {
+    finds_exactly("dead-letter-queue-missing", 4).await;
+}
+
+#[tokio::test]
+async fn a_dead_letter_queue_that_refuses_its_source_is_found() {
+    finds_exactly("dead-letter-not-allowed", 4).await;
+}
+
+#[tokio::test]
+async fn a_dead_letter_queue_keeping_messages_no_longer_than_its_source_is_found() {
+    finds_exactly("dead-letter-retention-short", 3).await;
+}
+
+#[tokio::test]
+async fn a_dead_letter_queue_alarmed_only_on_what_it_is_sent_is_found() {
+    let (rules, code) = found("dead-letter-unalarmed").await;
+    // Its source's age alarm then stands alone too.
+    assert_eq!(rules, ["age-only-alarm", "dead-letter-unalarmed"]);
+    assert_eq!(code, 3);
+}
+
+#[tokio::test]
+async fn a_queue_alarmed_only_on_its_oldest_message_is_found() {
+    let (rules, code) = found("age-only-alarm").await;
+    assert_eq!(rules, ["age-only-alarm", "dead-letter-unalarmed"]);
+    assert_eq!(code, 3);
+}
+
+#[tokio::test]
+async fn a_mapping_without_maximum_concurrency_is_found() {
+    finds_exactly("no-maximum-concurrency", 3).await;
+}
+
+#[tokio::test]
+async fn a_mapping_allowed_more_than_the_functions_reserved_concurrency_is_found() {
+    finds_exactly("maximum-concurrency-above-reserved", 4).await;
+}
+
+#[tokio::test]
+async fn a_mapping_that_drops_our_functions_item_failures_is_found() {
+    finds_exactly("item-failures-ignored", 4).await;
+}
+
+#[tokio::test]
+async fn provisioned_pollers_outside_their_limits_are_found() {
+    finds_exactly("pollers-out-of-range", 4).await;
+}
+
+#[tokio::test]
+async fn a_batch_larger_than_an_invocation_can_carry_is_found() {
+    finds_exactly("batch-above-payload", 3).await;
+}
+
+#[tokio::test]
+async fn a_queue_nobody_reads_is_found() {
+    finds_exactly("queue-nobody-reads", 3).await;
+}
+
+#[tokio::test]
+async fn a_read_that_fails_is_a_finding_of_its_own_and_the_could_not_check_exit() {
+    let queue = deployment("none").await;
+    // Lambda's calls go to a port nobody listens on: every Lambda read fails.
+    let mut command = Command::new(binary("sqs-backpressure").unwrap());
+    let output = command
+        .args(["doctor", "--queue", &queue, "--json", "--call-timeout", "5"])
+        .env("AWS_ENDPOINT_URL_LAMBDA", "http://127.0.0.1:9")
+        .output()
+        .await
+        .unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(5), "{report}");
+    let actions: Vec<&str> = report["unreadable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["lambda:ListEventSourceMappings"], "{report}");
+    // Without the mappings nothing may be said of who reads the queue.
+    assert_eq!(report["findings"], Value::Array(vec![]), "{report}");
+}
