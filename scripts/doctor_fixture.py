@@ -1,10 +1,11 @@
 """A deployment around one queue, made on the emulators for doctor's end-to-end tests: a work
 queue, its dead-letter queue, a function reading it through an event source mapping, and alarms,
 set as AWS advises, then changed to break one rule. SQS, IAM and Lambda on moto (--endpoint),
-CloudWatch on LocalStack (--cloudwatch). Run with the emulators' interpreter (.venv/bin/python);
-prints the queue's name and ARN as JSON.
+CloudWatch on LocalStack (--cloudwatch). moto keeps no RedriveAllowPolicy, so that rule's queues
+are LocalStack's (--sqs), with no function reading them. Run with the emulators' interpreter
+(.venv/bin/python); prints the queue's name and ARN as JSON.
 
-  doctor_fixture.py --endpoint URL --cloudwatch URL --name NAME --breaks RULE
+  doctor_fixture.py --endpoint URL [--sqs URL] --cloudwatch URL --name NAME --breaks RULE
 """
 
 import argparse
@@ -47,7 +48,7 @@ def alarm(cloudwatch, name, metric, queue):
 
 
 def make(args):
-    sqs, lam = client(args.endpoint, "sqs"), client(args.endpoint, "lambda")
+    sqs, lam = client(args.sqs or args.endpoint, "sqs"), client(args.endpoint, "lambda")
     cloudwatch = client(args.cloudwatch, "cloudwatch")
     breaks, name = args.breaks, args.name
     dlq_name = f"{name}-dlq"
@@ -78,7 +79,7 @@ def make(args):
         alarm(cloudwatch, f"{dlq_name}-depth", DEPTH, dlq_name)
         alarm(cloudwatch, f"{name}-age", "ApproximateAgeOfOldestMessage", name)
 
-    if breaks == "queue-nobody-reads":
+    if breaks in ("queue-nobody-reads", "dead-letter-not-allowed"):
         return {"queue": name, "arn": arn}
     role = client(args.endpoint, "iam").create_role(RoleName=f"{name}-role", AssumeRolePolicyDocument=json.dumps(TRUST))
     function = lam.create_function(
@@ -109,6 +110,7 @@ def make(args):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--endpoint", required=True)
+    parser.add_argument("--sqs")
     parser.add_argument("--cloudwatch", required=True)
     parser.add_argument("--name", required=True)
     parser.add_argument("--breaks", required=True)

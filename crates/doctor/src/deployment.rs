@@ -52,7 +52,7 @@ impl Deployment {
 
     /// The alarms on a metric of `queue` (by its `QueueName` dimension).
     pub fn alarms_of<'a>(&'a self, queue: &'a Queue) -> impl Iterator<Item = &'a Alarm> {
-        self.alarms.iter().filter(move |alarm| alarm.queue_names.iter().any(|n| *n == queue.name))
+        self.alarms.iter().filter(move |alarm| alarm.queue_names.contains(&queue.name))
     }
 }
 

@@ -74,7 +74,9 @@ fn visibility_is_held_to_six_function_timeouts_plus_the_batching_window() {
 #[test]
 fn a_max_receive_count_below_five_is_a_warning_and_says_why_on_fifo() {
     let mut deployment = healthy();
-    deployment.queues[0].redrive.as_mut().map(|r| r.max_receive_count = 2);
+    if let Some(redrive) = deployment.queues[0].redrive.as_mut() {
+        redrive.max_receive_count = 2;
+    }
     assert_eq!(rules(&deployment), ["max-receive-count-low"]);
     assert_eq!(check(&deployment).exit, EXIT_WARNINGS);
     deployment.queues[0].fifo = true;
