@@ -49,7 +49,7 @@ cli-docs: CLI_DOCS = $(TARGET_DIR)/cli
 cli-docs:
 	mkdir -p $(CLI_DOCS)
 	$(CLI) man > $(CLI_DOCS)/sqs-backpressure.1
-	for sub in stats list show export replay discard audit completions man; do \
+	for sub in stats list show export replay discard audit doctor completions man; do \
 	  $(CLI) man $$sub > $(CLI_DOCS)/sqs-backpressure-$$sub.1 || exit 1; \
 	done
 	for shell in bash zsh fish; do \

@@ -4,7 +4,7 @@
 # bench/results/latest.md (bench/report.py). Not part of `make test`.
 #
 #   bench/run.sh            everything (the publisher part inside scripts/emulators.sh run)
-#   bench/run.sh init | consumer | engine | publisher | worker | replay | fifo-scan | scale | size | profile | report   one part
+#   bench/run.sh init | consumer | engine | publisher | worker | replay | doctor | fifo-scan | scale | size | profile | report   one part
 #
 # BENCH_RUNS (3): throughput runs per variant; BENCH_WORKER_RUNS (5): the scale part's worker drains; BENCH_STARTS (10): cold starts per function;
 # BENCH_INIT_ROUNDS (15): interleaved starts of each function and the floor;
@@ -373,6 +373,30 @@ report() {
 }
 
 mkdir -p "$out"
+# sqs-backpressure doctor --all over BENCH_DOCTOR_QUEUES (1,000) queues on fauxqs, a third of them
+# dead-letter queues their sources name: wall time, peak RSS (GNU time) and the calls' pacing;
+# Lambda's calls go to moto, CloudWatch's to LocalStack.
+doctor() {
+  if [ -z "${AWS_ENDPOINT_URL_SQS:-}" ]; then
+    cargo build --release -p sqs-backpressure
+    scripts/emulators.sh install
+    exec scripts/emulators.sh run -- "$0" doctor
+  fi
+  local count=${BENCH_DOCTOR_QUEUES:-1000} report="$out/doctor-all.json"
+  mkdir -p "$out"
+  log "doctor --all over $count queues on fauxqs"
+  .venv/bin/python bench/doctor_queues.py --endpoint "$E2E_FAUXQS_SQS" --count "$count" --prefix "doc$$"
+  AWS_ENDPOINT_URL_LAMBDA=$AWS_ENDPOINT_URL_SQS AWS_ENDPOINT_URL_SQS=$E2E_FAUXQS_SQS \
+    /usr/bin/time -f '{"wall_s": %e, "peak_rss_kb": %M}' -o "$out/doctor-all-time.json" \
+    "$release/sqs-backpressure" doctor --all --json >"$report" 2>"$out/doctor-all.stderr" || true
+  python3 - "$report" "$out/doctor-all-time.json" <<'PY'
+import json, sys
+report, timed = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+print(json.dumps({**timed, "read": report["read"], "findings": len(report["findings"]),
+                  "unreadable": len(report["unreadable"]), "exit": report["exit"]}))
+PY
+}
+
 # The functions' own log lines are not part of the benchmark's output.
 export LAMBDA_HOST_QUIET=1
 case "${1:-all}" in
@@ -406,10 +430,11 @@ case "${1:-all}" in
   overflow) overflow ;;
   planner) planner ;;
   replay) replay ;;
+  doctor) doctor ;;
   fifo-scan) fifo_scan ;;
   scale) scale ;;
   size) size ;;
   profile) install_tools; profile ;;
   report) report ;;
-  *) echo "usage: $0 [all|init|consumer|engine|publisher|worker|idempotency|large-event|overflow|planner|replay|fifo-scan|scale|size|profile|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|init|consumer|engine|publisher|worker|idempotency|large-event|overflow|planner|replay|doctor|fifo-scan|scale|size|profile|report]" >&2; exit 2 ;;
 esac

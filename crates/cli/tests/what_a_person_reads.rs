@@ -25,8 +25,18 @@ fn text(output: &Output) -> String {
     )
 }
 
-const SUBCOMMANDS: [&str; 9] =
-    ["stats", "list", "show", "export", "replay", "discard", "audit", "completions", "man"];
+const SUBCOMMANDS: [&str; 10] = [
+    "stats",
+    "list",
+    "show",
+    "export",
+    "replay",
+    "discard",
+    "audit",
+    "doctor",
+    "completions",
+    "man",
+];
 
 #[test]
 fn help_of_the_tool_and_of_every_subcommand() {
