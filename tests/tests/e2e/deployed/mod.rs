@@ -7,6 +7,7 @@
 
 mod dashboard;
 mod defects;
+mod doctor;
 mod driver;
 mod run;
 mod wiring;
@@ -99,6 +100,9 @@ async fn deploy_read_run_update_delete(set: &str) {
     let lambda = plan.condition("IsLambdaConsumer");
     if lambda {
         deployed.lambda_consumer(&mut checks);
+        if plan.condition("CreateWorkQueue") {
+            doctor::finds_nothing(&deployed, &endpoint, &mut checks).await;
+        }
         stack.disable_mappings().await.unwrap();
         run::lambda_consumer(&deployed, &endpoint, &downstream, &mut checks).await;
     } else {
