@@ -391,7 +391,8 @@ doctor() {
     "$release/sqs-backpressure" doctor --all --json >"$report" 2>"$out/doctor-all.stderr" || true
   python3 - "$report" "$out/doctor-all-time.json" <<'PY'
 import json, sys
-report, timed = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+# GNU time writes "Command exited with non-zero status N" first when doctor found something.
+report, timed = json.load(open(sys.argv[1])), json.loads(open(sys.argv[2]).read().splitlines()[-1])
 print(json.dumps({**timed, "read": report["read"], "findings": len(report["findings"]),
                   "unreadable": len(report["unreadable"]), "exit": report["exit"]}))
 PY
