@@ -3,7 +3,7 @@
 //! stack does (the template's scaling signal on, its target, its hold), not
 //! with settings of their own that drift from it.
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 /// Built in, so the binaries need not be run from the repository's root.
 const TEMPLATE: &str = include_str!("../../template.yaml");
@@ -14,7 +14,7 @@ const TEMPLATE: &str = include_str!("../../template.yaml");
 /// `!Sub`, a `!Ref` to a resource) are left out: they name resources the caller
 /// makes locally.
 pub fn environment(function: &str) -> Result<Vec<(String, String)>, String> {
-    let template: Value = serde_yaml::from_str(TEMPLATE)
+    let template: Value = serde_norway::from_str(TEMPLATE)
         .map_err(|error| format!("template.yaml is not YAML: {error}"))?;
     let variables = template["Resources"][function]["Properties"]["Environment"]["Variables"]
         .as_mapping()

@@ -115,6 +115,9 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
 
 /// `doctor`: the SDK configured from its flags (and those before it), then the check.
 pub async fn run_doctor(doctor: &DoctorArgs, early: &EarlyAwsArgs) -> Result<Finish, CliError> {
+    if let Some(template) = &doctor.template {
+        return commands::doctor::offline(template, doctor.parameters.as_deref(), doctor.json);
+    }
     let first = doctor.queues.first().map_or("", String::as_str);
     let config = aws::connect::sdk_config(&doctor.aws.or_early(early), first).await?;
     commands::doctor::doctor(doctor, &config).await

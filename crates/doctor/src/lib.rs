@@ -8,13 +8,16 @@ mod finding;
 pub mod read;
 mod report;
 pub mod rules;
+mod template;
 
 pub use deployment::{
     Alarm, Deployment, Function, Mapping, Pollers, Queue, Redrive, RedriveAllow, Unreadable,
 };
 pub use finding::{Finding, Severity};
+pub use report::Offline;
 pub use report::{EXIT_BROKEN, EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_WARNINGS, Report};
 pub use rules::{REFUSED, RULES, Rule};
+pub use template::{Change, ParameterSet, TemplateError, check_template};
 
 /// Checks `deployment` against every rule.
 pub fn check(deployment: &Deployment) -> Report {

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::deployment::{Deployment, Unreadable};
 use crate::finding::{Finding, Severity};
+use crate::template::Change;
 
 /// Exit code: every rule holds.
 pub const EXIT_CLEAN: u8 = 0;
@@ -29,7 +30,22 @@ pub struct Report {
     pub read: Counts,
     pub findings: Vec<Finding>,
     pub unreadable: Vec<UnreadableOut>,
+    /// Offline only: the template and parameter set checked, and what the stack would do.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offline: Option<Offline>,
     pub exit: u8,
+}
+
+/// What a template would deploy with a parameter set.
+#[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
+pub struct Offline {
+    pub template: String,
+    pub parameters: String,
+    /// How many resources of each type the stack creates.
+    pub creates: Vec<(String, usize)>,
+    /// What it would change of what already runs.
+    pub changes: Vec<Change>,
 }
 
 /// How much was read.
@@ -76,8 +92,14 @@ impl Report {
             },
             findings,
             unreadable: deployment.unreadable.iter().map(UnreadableOut::from).collect(),
+            offline: None,
             exit,
         }
+    }
+
+    pub(crate) fn offline(mut self, offline: Offline) -> Self {
+        self.offline = Some(offline);
+        self
     }
 
     /// The table: a summary line, then each queue's findings (worst queue first), then the
@@ -85,12 +107,18 @@ impl Report {
     pub fn render(&self) -> String {
         let broken = self.count(Severity::Broken);
         let warnings = self.count(Severity::Warning);
-        let Counts { queues, mappings, functions, alarms } = self.read;
-        let mut out = format!(
-            "doctor: read {queues} queue(s), {mappings} mapping(s), {functions} function(s), \
-             {alarms} alarm(s): {broken} broken, {warnings} warning(s), {} read(s) failed\n",
-            self.unreadable.len()
-        );
+        let mut out = match &self.offline {
+            Some(offline) => offline.render(broken, warnings),
+            None => {
+                let Counts { queues, mappings, functions, alarms } = self.read;
+                format!(
+                    "doctor: read {queues} queue(s), {mappings} mapping(s), {functions} \
+                     function(s), {alarms} alarm(s): {broken} broken, {warnings} warning(s), {} \
+                     read(s) failed\n",
+                    self.unreadable.len()
+                )
+            }
+        };
         let mut by_queue: BTreeMap<&str, Vec<&Finding>> = BTreeMap::new();
         for finding in &self.findings {
             by_queue.entry(finding.queue.as_str()).or_default().push(finding);
@@ -133,7 +161,44 @@ impl Report {
         out
     }
 
-    fn count(&self, severity: Severity) -> usize {
+    pub(crate) fn count(&self, severity: Severity) -> usize {
         self.findings.iter().filter(|finding| finding.severity == severity).count()
+    }
+}
+
+impl Offline {
+    /// The summary line, then what the stack would change of what already runs.
+    fn render(&self, broken: usize, warnings: usize) -> String {
+        if self.creates.is_empty() {
+            return format!(
+                "doctor: {} with {}: CloudFormation refuses the set before it creates anything: \
+                 {broken} broken\n",
+                self.template, self.parameters
+            );
+        }
+        let total: usize = self.creates.iter().map(|(_, count)| count).sum();
+        let mut out = format!(
+            "doctor: {} with {} creates {total} resource(s): {broken} broken, {warnings} \
+             warning(s)\n",
+            self.template, self.parameters
+        );
+        if self.changes.is_empty() {
+            out.push_str("it changes nothing that already runs\n");
+        } else {
+            out.push_str("\nwhat it changes of what already runs:\n");
+            for change in &self.changes {
+                let _ = writeln!(out, "  {}: {}", change.resource, change.change);
+                if !change.decided_by.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "  {:width$}  decided by {}",
+                        "",
+                        change.decided_by.join(", "),
+                        width = change.resource.len()
+                    );
+                }
+            }
+        }
+        out
     }
 }

@@ -7,11 +7,11 @@ use backlog_publisher::BacklogTarget;
 use capacity_planner::Scenario;
 use capacity_planner::defaults;
 use capacity_planner::trace::Trace;
-use serde_yaml::Value;
+use serde_norway::Value;
 
 fn template() -> Value {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
-    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    serde_norway::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn default_of(template: &Value, parameter: &str) -> String {

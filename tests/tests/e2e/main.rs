@@ -43,6 +43,7 @@ mod raw_keys;
 mod reliability;
 mod template;
 mod template_dashboard;
+mod template_doctor;
 mod template_iam;
 mod template_interface;
 mod template_managed;

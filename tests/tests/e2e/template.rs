@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use backlog_publisher::metrics::{BACKLOG_PER_TASK, DIMENSION_NAMES, METRIC_NAMES, SCALING_LOAD};
 use backpressure_core::config::variables::{Reader, read_by};
-use serde_yaml::Value;
-use serde_yaml::value::TaggedValue;
+use serde_norway::Value;
+use serde_norway::value::TaggedValue;
 
 pub(crate) fn template() -> Value {
     let text =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml")).unwrap();
-    serde_yaml::from_str(&text).unwrap()
+    serde_norway::from_str(&text).unwrap()
 }
 
 pub(crate) fn resource<'t>(template: &'t Value, name: &str) -> &'t Value {

@@ -12,7 +12,7 @@ use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, binary, unique};
 use e2e_tests::runtime_host::LambdaHost;
 use serde_json::Value as Json;
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use crate::template::{resource, template};
 

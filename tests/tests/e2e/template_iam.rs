@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use crate::template::*;
 
@@ -108,7 +108,7 @@ fn the_operator_policy_holds_exactly_what_the_cli_calls_apart_from_the_runtime_r
                         format!("{:?}", statement["Action"]),
                         format!(
                             "{:?}",
-                            serde_yaml::to_value(["sqs:SendMessage", "sqs:GetQueueAttributes"])
+                            serde_norway::to_value(["sqs:SendMessage", "sqs:GetQueueAttributes"])
                                 .unwrap()
                         ),
                         "{runtime}"

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use crate::template::template;
 

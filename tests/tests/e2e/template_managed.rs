@@ -4,7 +4,7 @@
 //! stay the default consumer in everything but what Managed Instances change,
 //! and whatever names the consumer must name the one deployed.
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use crate::template::{if_branches, reference, resource, template};
 
@@ -25,7 +25,7 @@ fn the_managed_consumer_is_the_default_one_on_a_capacity_provider() {
     );
     let mut default = resource(&template, "ConsumerFunction").as_mapping().unwrap().clone();
     let mut managed = resource(&template, "ConsumerManagedFunction").as_mapping().unwrap().clone();
-    let take = |properties: &mut serde_yaml::Mapping, name: &str| {
+    let take = |properties: &mut serde_norway::Mapping, name: &str| {
         properties.remove(name).unwrap_or_else(|| panic!("{name} is missing"))
     };
     // Different names: switching creates the new function before the old one is deleted.

@@ -2,7 +2,7 @@
 //! unversioned, its objects outliving the records that name them, and
 //! written, read and deleted only by those who must.
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use crate::template::{resource, statements, template, worker_env};
 

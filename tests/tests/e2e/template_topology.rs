@@ -6,12 +6,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 pub(crate) fn template() -> Value {
     let text =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml")).unwrap();
-    serde_yaml::from_str(&text).unwrap()
+    serde_norway::from_str(&text).unwrap()
 }
 
 pub(crate) fn parameter_set(name: &str) -> BTreeMap<String, String> {

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use backpressure_app::worker_config::WorkerConfig;
 use backpressure_core::config::Vars;
 use backpressure_core::config::variables::Reader;
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use crate::template::*;
 
@@ -37,7 +37,7 @@ fn worker_environment_is_what_the_worker_reads() {
     for (name, value) in worker_env(&template) {
         if consumer.contains(&name) {
             // ECS takes strings where Lambda takes a number.
-            let same = |v: &Value| serde_yaml::to_string(v).unwrap().replace(['"', '\''], "");
+            let same = |v: &Value| serde_norway::to_string(v).unwrap().replace(['"', '\''], "");
             assert_eq!(
                 same(&value),
                 same(&function[name.as_str()]),
@@ -162,7 +162,7 @@ fn the_created_service_is_the_one_scaled_and_counted() {
     assert_eq!(reference(&service["Cluster"]), "EcsClusterName");
     assert!(service.get("DesiredCount").is_none(), "an update would overwrite the scaled count");
     let target =
-        serde_yaml::to_string(&resource(&template, "ScalableTarget")["ResourceId"]).unwrap();
+        serde_norway::to_string(&resource(&template, "ScalableTarget")["ResourceId"]).unwrap();
     assert!(
         target.contains("${WorkerService.Name}"),
         "registered after the service exists: {target}"

@@ -46,8 +46,8 @@ fn your_function_gets_the_wiring_and_batch_consumer_is_not_created() {
 }
 
 /// `!Ref ConsumerMappingEnabled`, as the template's YAML reads.
-fn mapping_enabled() -> serde_yaml::Value {
-    serde_yaml::from_str("!Ref ConsumerMappingEnabled").unwrap()
+fn mapping_enabled() -> serde_norway::Value {
+    serde_norway::from_str("!Ref ConsumerMappingEnabled").unwrap()
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! docs/ and every range `template.yaml` allows.
 
 use backpressure_core::config::variables::{Accepts, Reader, Unset, Variable, named, read_by};
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use crate::template::{resource, template, worker_env};
 

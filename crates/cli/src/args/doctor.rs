@@ -8,11 +8,22 @@ use super::AwsArgs;
 #[derive(Debug, Clone, Args)]
 pub struct DoctorArgs {
     /// A queue to start from: its name, URL or ARN; repeat the flag for several.
-    #[arg(long = "queue", value_name = "NAME|URL|ARN", required_unless_present = "all")]
+    #[arg(
+        long = "queue",
+        value_name = "NAME|URL|ARN",
+        required_unless_present_any = ["all", "template"]
+    )]
     pub queues: Vec<String>,
     /// Every queue of the region (progress on stderr).
     #[arg(long, conflicts_with = "queues")]
     pub all: bool,
+    /// Offline, before a deploy: the CloudFormation or SAM template to check (no AWS call).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["queues", "all"])]
+    pub template: Option<std::path::PathBuf>,
+    /// With --template: the parameter set, a samconfig file (.toml) or a parameters JSON
+    /// (.json); without it, the template's defaults.
+    #[arg(long, value_name = "FILE", requires = "template")]
+    pub parameters: Option<std::path::PathBuf>,
     /// One JSON document (schema in docs/doctor.md) instead of the table.
     #[arg(long)]
     pub json: bool,

@@ -83,6 +83,22 @@ pub enum CliError {
          (--visibility-timeout)"
     )]
     Spill(#[from] crate::reading::spill::SpillError),
+    #[error("{source}; {}", template_hint(.source))]
+    Template {
+        #[from]
+        source: backpressure_doctor::TemplateError,
+    },
+}
+
+fn template_hint(error: &backpressure_doctor::TemplateError) -> &'static str {
+    use backpressure_doctor::TemplateError;
+    match error {
+        TemplateError::Template { .. } => "give --template the template file, YAML or JSON",
+        TemplateError::Unsupported(_) => {
+            "check the deployed stack with doctor --queue instead, once it is deployed"
+        }
+        _ => "give --parameters a samconfig file (.toml) or a parameters JSON (.json)",
+    }
 }
 
 /// Where the audit file was named: `--audit` of `replay` and `discard`, or

@@ -147,6 +147,26 @@ pub const QUEUE_NOBODY_READS: Rule = Rule {
     peers: "none",
 };
 
+const CFN_PARAMETERS: &str = "https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/parameters-section-structure.html";
+const CFN_RULES: &str =
+    "https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/rules-section-structure.html";
+
+pub const PARAMETER_INVALID: Rule = Rule {
+    id: "parameter-invalid",
+    severity: Severity::Broken,
+    threshold: "offline: each value meets its parameter's Type, AllowedValues, AllowedPattern, \
+                MinValue/MaxValue and MinLength/MaxLength; every parameter has a value",
+    source: CFN_PARAMETERS,
+    peers: "none before the deploy (cfn-lint checks the template, not a set's values)",
+};
+pub const TEMPLATE_RULE_REFUSES: Rule = Rule {
+    id: "template-rule-refuses",
+    severity: Severity::Broken,
+    threshold: "offline: every assertion of the template's Rules holds for the set",
+    source: CFN_RULES,
+    peers: "none before the deploy (sam validate and cfn-lint do not evaluate Rules on values)",
+};
+
 /// Every rule, in the order docs/doctor.md lists them.
 pub const RULES: &[Rule] = &[
     VISIBILITY_BELOW_TIMEOUT,
@@ -164,6 +184,8 @@ pub const RULES: &[Rule] = &[
     POLLERS_OUT_OF_RANGE,
     BATCH_ABOVE_PAYLOAD,
     QUEUE_NOBODY_READS,
+    PARAMETER_INVALID,
+    TEMPLATE_RULE_REFUSES,
 ];
 
 /// The peers' rules doctor does not take, and why: each misfires on an SQS-fed system.

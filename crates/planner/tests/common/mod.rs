@@ -25,8 +25,8 @@ pub fn text(bytes: &[u8]) -> String {
 /// Every `Key=value` of a deploy line is a template parameter, with a value it allows.
 pub fn assert_deployable(deploy: &str) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
-    let template: serde_yaml::Value =
-        serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let template: serde_norway::Value =
+        serde_norway::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     // Split as a shell would: `"ScheduleRate='rate(1 minute)'"` is one word, without the
     // double quotes.
     let (mut words, mut word, mut quote) = (Vec::new(), String::new(), None);
@@ -56,7 +56,7 @@ pub fn assert_deployable(deploy: &str) {
             let allowed: Vec<String> = allowed
                 .iter()
                 .map(|v| match v {
-                    serde_yaml::Value::Number(n) => n.to_string(),
+                    serde_norway::Value::Number(n) => n.to_string(),
                     other => other.as_str().unwrap().to_owned(),
                 })
                 .collect();
