@@ -13,6 +13,10 @@ pub struct Deployment {
     pub functions: Vec<Function>,
     /// The CloudWatch alarms on any of those queues' metrics.
     pub alarms: Vec<Alarm>,
+    /// The ECS services that read the queues, given or found through a publisher.
+    pub services: Vec<Service>,
+    /// The deployed backlog-publishers' targets.
+    pub publisher_targets: Vec<PublisherTarget>,
     /// The reads that failed: what they would have told is not checked.
     pub unreadable: Vec<Unreadable>,
 }
@@ -26,6 +30,11 @@ impl Deployment {
         // A mapping names the function by its ARN, sometimes with a qualifier.
         let unqualified = |name: &str| name.splitn(8, ':').take(7).collect::<Vec<_>>().join(":");
         self.functions.iter().find(|function| unqualified(&function.arn) == unqualified(arn))
+    }
+
+    /// Whether a service known to read `queue` reads it.
+    pub fn served(&self, queue: &Queue) -> bool {
+        self.services.iter().any(|service| service.queue_arns.contains(&queue.arn))
     }
 
     /// The mappings that read `queue`.
@@ -218,4 +227,81 @@ impl Unreadable {
     pub fn new(action: &'static str, resource: &str, message: String) -> Self {
         Self { action, resource: resource.to_owned(), message }
     }
+}
+
+/// An ECS service that reads one of the queues: named with `--service`, or a
+/// backlog-publisher's target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Service {
+    pub cluster: String,
+    pub name: String,
+    /// The queues it reads, where known: its worker's `QUEUE_URL`, a publisher's target.
+    pub queue_arns: Vec<String>,
+    /// `DescribeServices` says it does not exist, or it is no longer active.
+    pub missing: bool,
+    /// The least `stopTimeout` of its task's containers (ECS's default, 30 s, when unset).
+    pub stop_timeout_s: u32,
+    /// The worker's `DRAIN_SECONDS`, when a container of its task is this project's worker.
+    pub drain_s: Option<u32>,
+    /// Its scalable target (`ecs:service:DesiredCount`); `None` when it has none.
+    pub scaling: Option<Scaling>,
+}
+
+impl Service {
+    pub fn new(cluster: &str, name: &str) -> Self {
+        Self {
+            cluster: cluster.to_owned(),
+            name: name.to_owned(),
+            queue_arns: Vec::new(),
+            missing: false,
+            stop_timeout_s: 30,
+            drain_s: None,
+            scaling: None,
+        }
+    }
+
+    /// `service/CLUSTER/NAME`, as Application Auto Scaling names it.
+    pub fn resource_id(&self) -> String {
+        format!("service/{}/{}", self.cluster, self.name)
+    }
+}
+
+/// A service's scalable target and its policies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Scaling {
+    pub min: u32,
+    pub max: u32,
+    /// The metric each policy follows: a predefined metric type
+    /// (`ECSServiceAverageCPUUtilization`), a custom metric's name, or `step` for step scaling.
+    pub policy_metrics: Vec<String>,
+}
+
+impl Scaling {
+    pub fn new(min: u32, max: u32, policy_metrics: Vec<String>) -> Self {
+        Self { min, max, policy_metrics }
+    }
+}
+
+/// A target of a deployed backlog-publisher (its `TARGETS`, or `QUEUE_URL` with
+/// `ECS_CLUSTER_NAME` and `ECS_SERVICE_NAME`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PublisherTarget {
+    pub function: String,
+    pub queue_url: String,
+    pub cluster: String,
+    pub service: String,
+    /// `GetQueueAttributes` says its queue does not exist.
+    pub queue_missing: bool,
+}
+
+/// A queue's ARN from its URL (`https://sqs.REGION.amazonaws.com/ACCOUNT/NAME`).
+pub(crate) fn arn_of_url(url: &str) -> Option<String> {
+    let mut parts = url.trim_end_matches('/').rsplit('/');
+    let (name, account) = (parts.next()?, parts.next()?);
+    let host = parts.nth(1)?;
+    let region = host.split('.').nth(1).filter(|r| !r.is_empty())?;
+    Some(format!("arn:aws:sqs:{region}:{account}:{name}"))
 }

@@ -11,7 +11,8 @@ pub mod rules;
 mod template;
 
 pub use deployment::{
-    Alarm, Deployment, Function, Mapping, Pollers, Queue, Redrive, RedriveAllow, Unreadable,
+    Alarm, Deployment, Function, Mapping, Pollers, PublisherTarget, Queue, Redrive, RedriveAllow,
+    Scaling, Service, Unreadable,
 };
 pub use finding::{Finding, Severity};
 pub use report::Offline;

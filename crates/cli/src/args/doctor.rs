@@ -14,6 +14,11 @@ pub struct DoctorArgs {
         required_unless_present_any = ["all", "template"]
     )]
     pub queues: Vec<String>,
+    /// An ECS service that reads the queues, as CLUSTER/SERVICE: its scaling and stop timeout
+    /// are checked too; repeat for several (a deployed backlog-publisher's targets are found
+    /// without it).
+    #[arg(long = "service", value_name = "CLUSTER/SERVICE")]
+    pub services: Vec<String>,
     /// Every queue of the region (progress on stderr).
     #[arg(long, conflicts_with = "queues")]
     pub all: bool,

@@ -19,7 +19,8 @@ pub async fn doctor(args: &DoctorArgs, config: &aws_types::SdkConfig) -> Result<
             eprintln!("doctor: {line}");
         }
     };
-    let deployment = read(&Clients::new(config), &scope, Pace::default(), &progress).await;
+    let deployment =
+        read(&Clients::new(config), &scope, &args.services, Pace::default(), &progress).await;
     print(&backpressure_doctor::check(&deployment), args.json)
 }
 

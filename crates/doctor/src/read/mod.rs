@@ -3,6 +3,7 @@
 //! on: what it would have told is then not checked, and the report says so.
 
 mod alarms;
+mod ecs;
 mod lambda;
 mod sqs;
 
@@ -30,6 +31,8 @@ pub struct Clients {
     pub sqs: aws_sdk_sqs::Client,
     pub lambda: aws_sdk_lambda::Client,
     pub cloudwatch: aws_sdk_cloudwatch::Client,
+    pub ecs: aws_sdk_ecs::Client,
+    pub autoscaling: aws_sdk_applicationautoscaling::Client,
 }
 
 impl Clients {
@@ -38,24 +41,29 @@ impl Clients {
             sqs: aws_sdk_sqs::Client::new(config),
             lambda: aws_sdk_lambda::Client::new(config),
             cloudwatch: aws_sdk_cloudwatch::Client::new(config),
+            ecs: aws_sdk_ecs::Client::new(config),
+            autoscaling: aws_sdk_applicationautoscaling::Client::new(config),
         }
     }
 }
 
 /// Calls a second for each service: Lambda's control plane allows 15 a second for every
 /// read of an account together, CloudWatch's DescribeAlarms 9; SQS publishes no limit for its
-/// reads, and 50 a second keeps 1,000 queues to 20 s.
+/// reads, and 50 a second keeps 1,000 queues to 20 s; ECS's and Application Auto Scaling's
+/// describe calls share their account's budget with every console and deploy, so 5 each.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct Pace {
     pub sqs: f64,
     pub lambda: f64,
     pub cloudwatch: f64,
+    pub ecs: f64,
+    pub autoscaling: f64,
 }
 
 impl Default for Pace {
     fn default() -> Self {
-        Self { sqs: 50.0, lambda: 10.0, cloudwatch: 5.0 }
+        Self { sqs: 50.0, lambda: 10.0, cloudwatch: 5.0, ecs: 5.0, autoscaling: 5.0 }
     }
 }
 
@@ -66,6 +74,8 @@ pub(crate) struct Limiters {
     sqs: Option<RateLimiter>,
     lambda: Option<RateLimiter>,
     cloudwatch: Option<RateLimiter>,
+    ecs: Option<RateLimiter>,
+    autoscaling: Option<RateLimiter>,
 }
 
 impl Limiters {
@@ -74,6 +84,8 @@ impl Limiters {
             sqs: RateLimiter::per_second(pace.sqs),
             lambda: RateLimiter::per_second(pace.lambda),
             cloudwatch: RateLimiter::per_second(pace.cloudwatch),
+            ecs: RateLimiter::per_second(pace.ecs),
+            autoscaling: RateLimiter::per_second(pace.autoscaling),
         }
     }
 }
@@ -99,6 +111,7 @@ pub(crate) fn unreadable(
 pub async fn read(
     clients: &Clients,
     scope: &Scope,
+    services: &[String],
     pace: Pace,
     progress: &(dyn Fn(&str) + Sync),
 ) -> Deployment {
@@ -115,5 +128,10 @@ pub async fn read(
     lambda::read_functions(&clients.lambda, &limiters, &mut deployment).await;
     progress("reading alarms");
     alarms::read_alarms(&clients.cloudwatch, &limiters, &mut deployment).await;
+    progress("reading ECS services and backlog-publishers");
+    ecs::given(services, &mut deployment);
+    ecs::read_publishers(clients, &limiters, matches!(scope, Scope::All), &mut deployment).await;
+    ecs::read_services(clients, &limiters, &mut deployment).await;
+    ecs::read_target_queues(clients, &limiters, &mut deployment).await;
     deployment
 }

@@ -4,6 +4,7 @@
 mod alarms;
 mod mapping;
 mod queue;
+mod service;
 
 use crate::deployment::Deployment;
 use crate::finding::{Finding, Severity};
@@ -147,6 +148,42 @@ pub const QUEUE_NOBODY_READS: Rule = Rule {
     peers: "none",
 };
 
+const ECS_AUTOSCALING: &str = "https://docs.aws.amazon.com/AmazonECS/latest/developerguide/target-tracking-create-policy.html";
+const ECS_QUEUE_SCALING: &str =
+    "https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-using-sqs-queue.html";
+const ECS_STOP_TIMEOUT: &str =
+    "https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_ContainerDefinition.html";
+
+pub const SERVICE_UNSCALED: Rule = Rule {
+    id: "service-unscaled",
+    severity: Severity::Warning,
+    threshold: "a service that reads a queue has a scalable target (ecs:service:DesiredCount)",
+    source: ECS_AUTOSCALING,
+    peers: "none",
+};
+pub const SERVICE_SCALED_ON_CPU_ONLY: Rule = Rule {
+    id: "service-scaled-on-cpu-only",
+    severity: Severity::Warning,
+    threshold: "a queue-fed service has a policy on the backlog, not only CPU or memory",
+    source: ECS_QUEUE_SCALING,
+    peers: "none",
+};
+pub const STOP_TIMEOUT_BELOW_DRAIN: Rule = Rule {
+    id: "stop-timeout-below-drain",
+    severity: Severity::Warning,
+    threshold: "the worker container's stopTimeout (default 30 s, Fargate at most 120 s) > its \
+                DRAIN_SECONDS",
+    source: ECS_STOP_TIMEOUT,
+    peers: "none",
+};
+pub const PUBLISHER_TARGET_GONE: Rule = Rule {
+    id: "publisher-target-gone",
+    severity: Severity::Broken,
+    threshold: "each backlog-publisher target's service and queue exist",
+    source: ECS_QUEUE_SCALING,
+    peers: "none",
+};
+
 const CFN_PARAMETERS: &str = "https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/parameters-section-structure.html";
 const CFN_RULES: &str =
     "https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/rules-section-structure.html";
@@ -184,6 +221,10 @@ pub const RULES: &[Rule] = &[
     POLLERS_OUT_OF_RANGE,
     BATCH_ABOVE_PAYLOAD,
     QUEUE_NOBODY_READS,
+    SERVICE_UNSCALED,
+    SERVICE_SCALED_ON_CPU_ONLY,
+    STOP_TIMEOUT_BELOW_DRAIN,
+    PUBLISHER_TARGET_GONE,
     PARAMETER_INVALID,
     TEMPLATE_RULE_REFUSES,
 ];
@@ -219,6 +260,7 @@ pub fn check(deployment: &Deployment) -> Vec<Finding> {
     queue::check(deployment, &mut findings);
     mapping::check(deployment, &mut findings);
     alarms::check(deployment, &mut findings);
+    service::check(deployment, &mut findings);
     findings.sort_by(|a, b| {
         b.severity.cmp(&a.severity).then_with(|| a.queue.cmp(&b.queue)).then(a.rule.cmp(b.rule))
     });

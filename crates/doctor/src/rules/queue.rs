@@ -12,10 +12,11 @@ const MAX_RETENTION_S: u32 = 1_209_600;
 
 pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
     for queue in deployment.queues.iter().filter(|queue| !queue.missing) {
-        let read = deployment.mappings_of(queue).next().is_some();
+        let mapped = deployment.mappings_of(queue).next().is_some();
+        let read = mapped || deployment.served(queue);
         let dead_letter_of_another = deployment.sources_of(queue).next().is_some();
         match &queue.redrive {
-            Some(redrive) => redrive_rules(deployment, queue, redrive, read, findings),
+            Some(redrive) => redrive_rules(deployment, queue, redrive, mapped, findings),
             None if read => findings.push(Finding::new(
                 &NO_DEAD_LETTER_QUEUE,
                 &queue.arn,
@@ -47,10 +48,10 @@ fn redrive_rules(
     deployment: &Deployment,
     queue: &Queue,
     redrive: &Redrive,
-    read: bool,
+    mapped: bool,
     findings: &mut Vec<Finding>,
 ) {
-    if read && redrive.max_receive_count < 5 {
+    if mapped && redrive.max_receive_count < 5 {
         let fifo = if queue.fifo {
             "; on a FIFO queue every message held back behind a failed one in its group is \
              received again too"

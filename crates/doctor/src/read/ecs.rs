@@ -1,0 +1,292 @@
+//! The ECS services that read the queues (given with `--service`, or named by
+//! a deployed backlog-publisher's targets), their task definitions, scalable
+//! targets and scaling policies.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
+
+use super::{Clients, Limiters, slot, unreadable};
+use crate::deployment::{Deployment, PublisherTarget, Scaling, Service, arn_of_url};
+
+/// `CLUSTER/SERVICE` as given with `--service`.
+pub(super) fn given(services: &[String], deployment: &mut Deployment) {
+    for given in services {
+        let (cluster, name) = given.split_once('/').unwrap_or(("default", given));
+        if !deployment.services.iter().any(|s| s.cluster == cluster && s.name == name) {
+            deployment.services.push(Service::new(cluster, name));
+        }
+    }
+}
+
+/// The deployed backlog-publishers: every function whose environment names targets. A
+/// target on a queue read here (or any, with `all`) adds its service.
+pub(super) async fn read_publishers(
+    clients: &Clients,
+    limiters: &Limiters,
+    all: bool,
+    deployment: &mut Deployment,
+) {
+    let asked: BTreeSet<String> =
+        deployment.queues.iter().filter(|q| q.asked).map(|q| q.arn.clone()).collect();
+    let mut pages = clients.lambda.list_functions().into_paginator().send();
+    loop {
+        slot(&limiters.lambda).await;
+        match pages.next().await {
+            None => break,
+            Some(Ok(page)) => {
+                for function in page.functions() {
+                    let variables = function.environment().and_then(|e| e.variables());
+                    let Some(variables) = variables else { continue };
+                    let name = function.function_name().unwrap_or_default();
+                    for target in targets(name, variables) {
+                        let arn = arn_of_url(&target.queue_url).unwrap_or_default();
+                        if all || asked.contains(&arn) {
+                            deployment.publisher_targets.push(target);
+                        }
+                    }
+                }
+            }
+            Some(Err(error)) => {
+                deployment.unreadable.push(unreadable("lambda:ListFunctions", "*", &error));
+                break;
+            }
+        }
+    }
+    let targets = deployment.publisher_targets.clone();
+    for target in targets {
+        let arn = arn_of_url(&target.queue_url).unwrap_or_default();
+        match deployment
+            .services
+            .iter_mut()
+            .find(|s| s.cluster == target.cluster && s.name == target.service)
+        {
+            Some(service) => service.queue_arns.push(arn),
+            None => {
+                let mut service = Service::new(&target.cluster, &target.service);
+                service.queue_arns.push(arn);
+                deployment.services.push(service);
+            }
+        }
+    }
+}
+
+/// A publisher's targets, from `TARGETS` or the one-target variables.
+fn targets(
+    function: &str,
+    variables: &std::collections::HashMap<String, String>,
+) -> Vec<PublisherTarget> {
+    let target = |queue_url: &str, cluster: &str, service: &str| PublisherTarget {
+        function: function.to_owned(),
+        queue_url: queue_url.to_owned(),
+        cluster: last_part(cluster),
+        service: last_part(service),
+        queue_missing: false,
+    };
+    if let Some(json) = variables.get("TARGETS").filter(|t| !t.is_empty()) {
+        let parsed: Vec<serde_json::Value> = serde_json::from_str(json).unwrap_or_default();
+        return parsed
+            .iter()
+            .filter_map(|t| {
+                Some(target(
+                    t["queueUrl"].as_str()?,
+                    t["cluster"].as_str()?,
+                    t["service"].as_str()?,
+                ))
+            })
+            .collect();
+    }
+    match (
+        variables.get("QUEUE_URL"),
+        variables.get("ECS_CLUSTER_NAME"),
+        variables.get("ECS_SERVICE_NAME"),
+    ) {
+        (Some(queue), Some(cluster), Some(service)) if !service.is_empty() => {
+            vec![target(queue, cluster, service)]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A cluster or service given as a name or an ARN: the name.
+fn last_part(name_or_arn: &str) -> String {
+    name_or_arn.rsplit('/').next().unwrap_or(name_or_arn).to_owned()
+}
+
+/// Each service: whether it exists, its task's stop timeout and the worker's drain, its
+/// scalable target and policies.
+pub(super) async fn read_services(
+    clients: &Clients,
+    limiters: &Limiters,
+    deployment: &mut Deployment,
+) {
+    let mut by_cluster: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (index, service) in deployment.services.iter().enumerate() {
+        by_cluster.entry(service.cluster.clone()).or_default().push(index);
+    }
+    for (cluster, indexes) in by_cluster {
+        // DescribeServices takes ten services a call.
+        for chunk in indexes.chunks(10) {
+            let names: Vec<String> =
+                chunk.iter().map(|&i| deployment.services[i].name.clone()).collect();
+            slot(&limiters.ecs).await;
+            let described = clients
+                .ecs
+                .describe_services()
+                .cluster(&cluster)
+                .set_services(Some(names))
+                .send()
+                .await;
+            let output = match described {
+                Ok(output) => output,
+                Err(error) => {
+                    deployment.unreadable.push(unreadable(
+                        "ecs:DescribeServices",
+                        &cluster,
+                        &error,
+                    ));
+                    continue;
+                }
+            };
+            for &index in chunk {
+                let name = deployment.services[index].name.clone();
+                let found =
+                    output.services().iter().find(|s| s.service_name() == Some(name.as_str()));
+                let active = found.filter(|s| s.status() == Some("ACTIVE"));
+                let Some(task_definition) = active.and_then(|s| s.task_definition()) else {
+                    deployment.services[index].missing = true;
+                    continue;
+                };
+                let task_definition = task_definition.to_owned();
+                task(clients, limiters, &task_definition, index, deployment).await;
+                scaling(clients, limiters, index, deployment).await;
+            }
+        }
+    }
+}
+
+async fn task(
+    clients: &Clients,
+    limiters: &Limiters,
+    arn: &str,
+    index: usize,
+    deployment: &mut Deployment,
+) {
+    slot(&limiters.ecs).await;
+    let described = clients.ecs.describe_task_definition().task_definition(arn).send().await;
+    let output = match described {
+        Ok(output) => output,
+        Err(error) => {
+            deployment.unreadable.push(unreadable("ecs:DescribeTaskDefinition", arn, &error));
+            return;
+        }
+    };
+    let containers =
+        output.task_definition().map(|t| t.container_definitions()).unwrap_or_default();
+    let service = &mut deployment.services[index];
+    for container in containers {
+        let stop = container.stop_timeout().and_then(|s| u32::try_from(s).ok()).unwrap_or(30);
+        service.stop_timeout_s = service.stop_timeout_s.min(stop);
+        let variable = |name: &str| {
+            container
+                .environment()
+                .iter()
+                .find(|kv| kv.name() == Some(name))
+                .and_then(|kv| kv.value())
+        };
+        if let Some(drain) = variable("DRAIN_SECONDS").and_then(|d| d.parse().ok()) {
+            service.drain_s = Some(drain);
+        }
+        if let Some(arn) = variable("QUEUE_URL").and_then(arn_of_url)
+            && !service.queue_arns.contains(&arn)
+        {
+            service.queue_arns.push(arn);
+        }
+    }
+}
+
+async fn scaling(
+    clients: &Clients,
+    limiters: &Limiters,
+    index: usize,
+    deployment: &mut Deployment,
+) {
+    let resource_id = deployment.services[index].resource_id();
+    slot(&limiters.autoscaling).await;
+    let targets = clients
+        .autoscaling
+        .describe_scalable_targets()
+        .service_namespace(ServiceNamespace::Ecs)
+        .scalable_dimension(ScalableDimension::EcsServiceDesiredCount)
+        .resource_ids(&resource_id)
+        .send()
+        .await;
+    let target = match targets {
+        Ok(output) => output.scalable_targets().first().cloned(),
+        Err(error) => {
+            let read =
+                unreadable("application-autoscaling:DescribeScalableTargets", &resource_id, &error);
+            deployment.unreadable.push(read);
+            return;
+        }
+    };
+    let Some(target) = target else { return };
+    slot(&limiters.autoscaling).await;
+    let policies = clients
+        .autoscaling
+        .describe_scaling_policies()
+        .service_namespace(ServiceNamespace::Ecs)
+        .scalable_dimension(ScalableDimension::EcsServiceDesiredCount)
+        .resource_id(&resource_id)
+        .send()
+        .await;
+    let metrics = match policies {
+        Ok(output) => output.scaling_policies().iter().map(policy_metric).collect(),
+        Err(error) => {
+            let read =
+                unreadable("application-autoscaling:DescribeScalingPolicies", &resource_id, &error);
+            deployment.unreadable.push(read);
+            return;
+        }
+    };
+    let bound = |value: i32| u32::try_from(value).unwrap_or(0);
+    deployment.services[index].scaling =
+        Some(Scaling::new(bound(target.min_capacity()), bound(target.max_capacity()), metrics));
+}
+
+/// What a policy follows: its predefined metric, its custom metric's name, or `step`.
+fn policy_metric(policy: &aws_sdk_applicationautoscaling::types::ScalingPolicy) -> String {
+    let Some(tracking) = policy.target_tracking_scaling_policy_configuration() else {
+        return "step".to_owned();
+    };
+    if let Some(predefined) = tracking.predefined_metric_specification() {
+        return predefined.predefined_metric_type().as_str().to_owned();
+    }
+    let custom = tracking.customized_metric_specification();
+    custom.and_then(|c| c.metric_name()).unwrap_or("metric math").to_owned()
+}
+
+/// Each publisher target whose queue is not among those read: does it exist?
+pub(super) async fn read_target_queues(
+    clients: &Clients,
+    limiters: &Limiters,
+    deployment: &mut Deployment,
+) {
+    let known: BTreeSet<String> = deployment.queues.iter().map(|q| q.url.clone()).collect();
+    for index in 0..deployment.publisher_targets.len() {
+        let url = deployment.publisher_targets[index].queue_url.clone();
+        if known.contains(&url) {
+            continue;
+        }
+        slot(&limiters.sqs).await;
+        let read = clients.sqs.get_queue_attributes().queue_url(&url).send().await;
+        if let Err(error) = read {
+            let missing = error.as_service_error().is_some_and(|e| e.is_queue_does_not_exist());
+            if missing {
+                deployment.publisher_targets[index].queue_missing = true;
+            } else {
+                deployment.unreadable.push(unreadable("sqs:GetQueueAttributes", &url, &error));
+            }
+        }
+    }
+}

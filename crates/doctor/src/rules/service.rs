@@ -1,0 +1,126 @@
+//! Each ECS service that reads a queue: how it scales, how it stops, and the
+//! publisher targets that name it.
+
+use super::{
+    PUBLISHER_TARGET_GONE, SERVICE_SCALED_ON_CPU_ONLY, SERVICE_UNSCALED, STOP_TIMEOUT_BELOW_DRAIN,
+};
+use crate::deployment::{Deployment, Service};
+use crate::finding::Finding;
+
+/// The predefined metrics that say how busy a task's processor and memory are, not how much
+/// work waits.
+const RESOURCE_METRICS: &[&str] =
+    &["ECSServiceAverageCPUUtilization", "ECSServiceAverageMemoryUtilization"];
+
+pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
+    for service in deployment.services.iter().filter(|service| !service.missing) {
+        let queue = service.queue_arns.first().map_or("", String::as_str);
+        let on = format!("service {}/{}", service.cluster, service.name);
+        match &service.scaling {
+            None => findings.push(
+                Finding::new(
+                    &SERVICE_UNSCALED,
+                    queue,
+                    "no scalable target: its task count stays as set however far the queue's \
+                     backlog grows"
+                        .into(),
+                    format!(
+                        "aws application-autoscaling register-scalable-target --service-namespace \
+                         ecs --scalable-dimension ecs:service:DesiredCount --resource-id {} \
+                         --min-capacity 1 --max-capacity N, then a target tracking policy on \
+                         backlog-publisher's BacklogPerTask",
+                        service.resource_id()
+                    ),
+                )
+                .on(on.clone()),
+            ),
+            Some(scaling)
+                if !scaling.policy_metrics.is_empty()
+                    && scaling
+                        .policy_metrics
+                        .iter()
+                        .all(|m| RESOURCE_METRICS.contains(&m.as_str())) =>
+            {
+                findings.push(
+                    Finding::new(
+                        &SERVICE_SCALED_ON_CPU_ONLY,
+                        queue,
+                        format!(
+                            "its policies follow {} only: a worker waiting on its downstream stays \
+                             idle by that measure while the backlog grows",
+                            scaling.policy_metrics.join(", ")
+                        ),
+                        format!(
+                            "add a target tracking policy on backlog-publisher's BacklogPerTask \
+                             (aws application-autoscaling put-scaling-policy --service-namespace ecs \
+                             --scalable-dimension ecs:service:DesiredCount --resource-id {} \
+                             --policy-type TargetTrackingScaling ...)",
+                            service.resource_id()
+                        ),
+                    )
+                    .on(on.clone()),
+                );
+            }
+            _ => {}
+        }
+        stop_timeout(service, queue, &on, findings);
+    }
+    for target in &deployment.publisher_targets {
+        let gone_service = deployment
+            .services
+            .iter()
+            .any(|s| s.missing && s.cluster == target.cluster && s.name == target.service);
+        let mut gone = Vec::new();
+        if gone_service {
+            gone.push(format!("the service {}/{} does not exist", target.cluster, target.service));
+        }
+        if target.queue_missing {
+            gone.push(format!("the queue {} does not exist", target.queue_url));
+        }
+        if gone.is_empty() {
+            continue;
+        }
+        findings.push(
+            Finding::new(
+                &PUBLISHER_TARGET_GONE,
+                &crate::deployment::arn_of_url(&target.queue_url).unwrap_or_default(),
+                format!(
+                    "{}: its target publishes nothing, and a policy on its metric has no data",
+                    gone.join("; ")
+                ),
+                format!(
+                    "remove the target from {}'s TARGETS (or its QUEUE_URL, ECS_CLUSTER_NAME, \
+                     ECS_SERVICE_NAME), or point it at what runs now",
+                    target.function
+                ),
+            )
+            .on(format!("function {}", target.function)),
+        );
+    }
+}
+
+/// The container's stop timeout against the worker's drain: ECS kills what is still running
+/// when the timeout ends.
+fn stop_timeout(service: &Service, queue: &str, on: &str, findings: &mut Vec<Finding>) {
+    let Some(drain) = service.drain_s else { return };
+    if service.stop_timeout_s > drain {
+        return;
+    }
+    findings.push(
+        Finding::new(
+            &STOP_TIMEOUT_BELOW_DRAIN,
+            queue,
+            format!(
+                "stopTimeout {} s, the worker drains for up to {drain} s: ECS sends SIGKILL first, \
+                 and the messages still in hand are delivered again after their visibility timeout",
+                service.stop_timeout_s
+            ),
+            format!(
+                "set the container's stopTimeout above {drain} (Fargate's most is 120), or \
+                 DRAIN_SECONDS below {}",
+                service.stop_timeout_s
+            ),
+        )
+        .on(on.to_owned()),
+    );
+}
