@@ -8,7 +8,7 @@ TARGET_DIR = $(shell $(CARGO) metadata --format-version 1 --no-deps | python3 -c
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test test-cargo test-beside demo simulate simulate-full simulate-compare lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
+.PHONY: test test-cargo test-beside template-doctor demo simulate simulate-full simulate-compare lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
 ## make test: formatting, lints, template checks, the supply chain, docs, every package built on
 ## its own (builds-alone), the planner against AWS's published figures (simulate fidelity), unit and adapter tests,
@@ -22,7 +22,7 @@ test:
 	$(CARGO) build --workspace --bins --examples
 	$(TARGET_DIR)/debug/simulate fidelity >$(TARGET_DIR)/fidelity.md || { cat $(TARGET_DIR)/fidelity.md; exit 1; }
 	@echo "simulate fidelity: $$(tail -1 $(TARGET_DIR)/fidelity.md) (table: $(TARGET_DIR)/fidelity.md)"
-	$(MAKE) --no-print-directory cli-docs
+	$(MAKE) --no-print-directory cli-docs template-doctor
 	$(CARGO) test --quiet --doc --workspace
 	scripts/public-api.sh
 	scripts/package.sh
@@ -57,6 +57,16 @@ cli-docs:
 	done
 	bash -n $(CLI_DOCS)/sqs-backpressure.bash
 	@echo "completions and manual page in $(CLI_DOCS)"
+
+## make template-doctor: `doctor --template` on every parameter set in the repository (deploy/,
+## tests/template-sets/): each must give no finding
+template-doctor: CLI = $(TARGET_DIR)/debug/sqs-backpressure
+template-doctor:
+	for set in deploy/samconfig-*.toml tests/template-sets/*.json; do \
+	  $(CLI) doctor --template template.yaml --parameters $$set >$(TARGET_DIR)/doctor-set.txt \
+	    || { cat $(TARGET_DIR)/doctor-set.txt; exit 1; }; \
+	done
+	@echo "doctor --template: every parameter set in deploy/ and tests/template-sets/ gives no finding"
 
 ## make doc: the API reference (target/doc/backpressure_batch/index.html); warnings are errors
 doc:

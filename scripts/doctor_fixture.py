@@ -1,6 +1,7 @@
 """A deployment around one queue, made on the emulators for doctor's end-to-end tests: a work
 queue, its dead-letter queue, a function reading it through an event source mapping, and alarms,
-set as AWS advises, then changed to break one rule. SQS, IAM and Lambda on moto (--endpoint),
+set as AWS advises, then changed to break one rule; for the service rules, an ECS worker service
+on the same queue and a backlog-publisher naming it. SQS, IAM and Lambda on moto (--endpoint),
 CloudWatch on LocalStack (--cloudwatch). moto keeps no RedriveAllowPolicy, so that rule's queues
 are LocalStack's (--sqs), with no function reading them. Run with the emulators' interpreter
 (.venv/bin/python); prints the queue's name and ARN as JSON.
@@ -104,7 +105,53 @@ def make(args):
     if breaks == "batch-above-payload":
         mapping["BatchSize"] = 100
     lam.create_event_source_mapping(**mapping)
+    if breaks in SERVICE_RULES:
+        service(args, name, url, role["Role"]["Arn"])
     return {"queue": name, "arn": arn}
+
+
+# The deployment above, with an ECS worker service on the same queue, found through a
+# backlog-publisher's TARGETS (or given with --service for service-unscaled); as advised, each
+# breaks one rule of its own.
+SERVICE_RULES = ("service-none", "service-unscaled", "service-scaled-on-cpu-only",
+                 "stop-timeout-below-drain", "publisher-target-gone")
+
+
+def service(args, name, url, role_arn):
+    ecs, scaling = client(args.endpoint, "ecs"), client(args.endpoint, "application-autoscaling")
+    breaks, cluster, service_name = args.breaks, f"{name}-cluster", f"{name}-worker"
+    ecs.create_cluster(clusterName=cluster)
+    if breaks != "service-unscaled":
+        targets = [{"queueUrl": url, "cluster": cluster, "service": service_name}]
+        client(args.endpoint, "lambda").create_function(
+            FunctionName=f"{name}-publisher", Runtime="provided.al2023", Role=role_arn, Handler="bootstrap",
+            Code={"ZipFile": zipped()}, Environment={"Variables": {"TARGETS": json.dumps(targets)}},
+        )
+    if breaks == "publisher-target-gone":
+        return
+    container = {
+        "name": "worker", "image": "worker:1", "memory": 512, "essential": True,
+        "stopTimeout": 30 if breaks == "stop-timeout-below-drain" else 120,
+        "environment": [{"name": "QUEUE_URL", "value": url}, {"name": "DRAIN_SECONDS", "value": "100"}],
+    }
+    task = ecs.register_task_definition(family=f"{name}-worker", containerDefinitions=[container])
+    ecs.create_service(cluster=cluster, serviceName=service_name, desiredCount=1,
+                       taskDefinition=task["taskDefinition"]["taskDefinitionArn"])
+    if breaks == "service-unscaled":
+        return
+    resource = f"service/{cluster}/{service_name}"
+    scaling.register_scalable_target(ServiceNamespace="ecs", ResourceId=resource,
+                                     ScalableDimension="ecs:service:DesiredCount", MinCapacity=1, MaxCapacity=10)
+    if breaks == "service-scaled-on-cpu-only":
+        tracking = {"TargetValue": 70.0,
+                    "PredefinedMetricSpecification": {"PredefinedMetricType": "ECSServiceAverageCPUUtilization"}}
+    else:
+        tracking = {"TargetValue": 10.0, "CustomizedMetricSpecification": {
+            "MetricName": "BacklogPerTask", "Namespace": "SqsBackpressure", "Statistic": "Average",
+            "Dimensions": [{"Name": "QueueName", "Value": name}]}}
+    scaling.put_scaling_policy(PolicyName=f"{name}-scaling", ServiceNamespace="ecs", ResourceId=resource,
+                               ScalableDimension="ecs:service:DesiredCount", PolicyType="TargetTrackingScaling",
+                               TargetTrackingScalingPolicyConfiguration=tracking)
 
 
 def main():
@@ -114,7 +161,8 @@ def main():
     parser.add_argument("--cloudwatch", required=True)
     parser.add_argument("--name", required=True)
     parser.add_argument("--breaks", required=True)
-    print(json.dumps(make(parser.parse_args())))
+    args = parser.parse_args()
+    print(json.dumps(make(args)))
 
 
 if __name__ == "__main__":

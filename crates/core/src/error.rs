@@ -35,17 +35,59 @@ pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut said = String::new();
     let mut next = Some(error);
     while let Some(link) = next {
+        next = link.source();
         let message = link.to_string();
         let text = first_line(&message);
+        // An error AWS does not model reads `unhandled error (CODE)`, then its metadata says
+        // the code and message again: only the metadata's is kept.
+        let metadata = next.and_then(|source| service_error(&source.to_string()));
+        if text.starts_with("unhandled error (") && metadata.is_some() {
+            continue;
+        }
+        let readable = service_error(text);
+        let text = readable.as_deref().unwrap_or(text);
         if !text.is_empty() && !SDK_LAYERS.contains(&text) && !said.contains(text) {
             if !said.is_empty() {
                 said.push_str(": ");
             }
             said.push_str(text);
         }
-        next = link.source();
     }
     if said.is_empty() { first_line(&error.to_string()).to_owned() } else { said }
+}
+
+/// The SDK's error metadata, which displays as `Error { code: "C", message: "M", … }`, as
+/// `C: M`; `None` for any other text.
+fn service_error(text: &str) -> Option<String> {
+    let mut rest = text.strip_prefix("Error { ")?;
+    let (mut code, mut message) = (None, None);
+    while let Some((name, after)) = rest.split_once(": \"") {
+        let mut value = String::new();
+        let mut chars = after.char_indices();
+        let end = loop {
+            match chars.next()? {
+                (i, '"') => break i,
+                (_, '\\') => match chars.next()?.1 {
+                    'n' => value.push(' '),
+                    't' => value.push(' '),
+                    other => value.push(other),
+                },
+                (_, c) => value.push(c),
+            }
+        };
+        match name {
+            "code" => code = Some(value),
+            "message" => message = Some(value),
+            _ => {}
+        }
+        rest = after[end + 1..].trim_start_matches(", ");
+    }
+    match (code, message) {
+        (Some(code), Some(message)) => Some(format!("{code}: {message}")),
+        (Some(code), None) => Some(code),
+        (None, Some(message)) => Some(message),
+        (None, None) => None,
+    }
 }
 
 fn first_line(text: &str) -> &str {
@@ -55,6 +97,25 @@ fn first_line(text: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unmodelled_service_error_reads_as_its_code_and_message() {
+        #[derive(Debug, thiserror::Error)]
+        #[error(
+            "Error {{ code: \"AccessDeniedException\", message: \"not \\\"yours\\\"\", aws_request_id: \"r-1\" }}"
+        )]
+        struct Metadata;
+        #[derive(Debug, thiserror::Error)]
+        #[error("unhandled error (AccessDeniedException)")]
+        struct Unhandled(#[source] Metadata);
+        let error = ApiError::new("GetQueueAttributes", Unhandled(Metadata));
+        assert_eq!(
+            error_chain(&error),
+            "GetQueueAttributes failed: AccessDeniedException: not \"yours\""
+        );
+        assert_eq!(service_error("Error { code: \"Throttling\" }").as_deref(), Some("Throttling"));
+        assert_eq!(service_error("connection refused"), None);
+    }
 
     #[test]
     fn error_chain_joins_every_source() {

@@ -32,6 +32,17 @@ impl Deployment {
         self.functions.iter().find(|function| unqualified(&function.arn) == unqualified(arn))
     }
 
+    /// The ARN of the queue at `url`: a queue read here by its URL or its name, else the ARN the
+    /// URL spells (`https://sqs.REGION.amazonaws.com/ACCOUNT/NAME`).
+    pub fn queue_arn_of_url(&self, url: &str) -> Option<String> {
+        let name = url.trim_end_matches('/').rsplit('/').next()?;
+        let known = self.queues.iter().find(|q| q.url == url).or_else(|| {
+            let mut named = self.queues.iter().filter(|q| q.name == name);
+            named.next().filter(|_| named.next().is_none())
+        });
+        known.map(|queue| queue.arn.clone()).or_else(|| arn_of_url(url))
+    }
+
     /// Whether a service known to read `queue` reads it.
     pub fn served(&self, queue: &Queue) -> bool {
         self.services.iter().any(|service| service.queue_arns.contains(&queue.arn))
@@ -49,9 +60,12 @@ impl Deployment {
         })
     }
 
-    /// Whether every reader of the queues is known: the mappings were listed.
+    /// Whether every reader of the queues is known: the mappings were listed, and the functions
+    /// (whose backlog-publishers name the services that read them).
     pub fn readers_known(&self) -> bool {
-        !self.unreadable.iter().any(|read| read.action == "lambda:ListEventSourceMappings")
+        !self.unreadable.iter().any(|read| {
+            read.action == "lambda:ListEventSourceMappings" || read.action == "lambda:ListFunctions"
+        })
     }
 
     /// Whether the alarms were read.
@@ -295,6 +309,18 @@ pub struct PublisherTarget {
     pub service: String,
     /// `GetQueueAttributes` says its queue does not exist.
     pub queue_missing: bool,
+}
+
+impl PublisherTarget {
+    pub fn new(function: &str, queue_url: &str, cluster: &str, service: &str) -> Self {
+        Self {
+            function: function.to_owned(),
+            queue_url: queue_url.to_owned(),
+            cluster: cluster.to_owned(),
+            service: service.to_owned(),
+            queue_missing: false,
+        }
+    }
 }
 
 /// A queue's ARN from its URL (`https://sqs.REGION.amazonaws.com/ACCOUNT/NAME`).

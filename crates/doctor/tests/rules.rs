@@ -2,7 +2,7 @@
 
 use backpressure_doctor::{
     Alarm, Deployment, EXIT_BROKEN, EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_WARNINGS, Function, Mapping,
-    Pollers, Queue, Redrive, RedriveAllow, Unreadable, check,
+    Pollers, PublisherTarget, Queue, Redrive, RedriveAllow, Scaling, Service, Unreadable, check,
 };
 
 const ACCOUNT: &str = "arn:aws:sqs:us-east-1:123456789012";
@@ -195,6 +195,65 @@ fn a_queue_nobody_reads_is_found_only_when_the_mappings_were_read() {
     assert_eq!(report.findings, vec![]);
     assert_eq!(report.exit, EXIT_INCOMPLETE);
     assert!(report.render().contains("lambda:ListEventSourceMappings on *: AccessDeniedException"));
+}
+
+/// The healthy deployment with a worker service on orders as advised: scaled on the backlog,
+/// stopTimeout above its drain.
+fn with_service() -> Deployment {
+    let mut deployment = healthy();
+    let mut service = Service::new("workers", "orders-worker");
+    service.queue_arns = vec![format!("{ACCOUNT}:orders")];
+    service.stop_timeout_s = 120;
+    service.drain_s = Some(100);
+    service.scaling = Some(Scaling::new(1, 10, vec!["BacklogPerTask".into()]));
+    deployment.services = vec![service];
+    deployment
+}
+
+#[test]
+fn a_worker_service_is_scaled_on_its_backlog_and_stops_after_its_drain() {
+    assert_eq!(rules(&with_service()), Vec::<&str>::new());
+    let mut unscaled = with_service();
+    unscaled.services[0].scaling = None;
+    assert_eq!(rules(&unscaled), ["service-unscaled"]);
+    let mut cpu = with_service();
+    cpu.services[0].scaling =
+        Some(Scaling::new(1, 10, vec!["ECSServiceAverageCPUUtilization".into()]));
+    assert_eq!(rules(&cpu), ["service-scaled-on-cpu-only"]);
+    let mut both = with_service();
+    let metrics = vec!["ECSServiceAverageCPUUtilization".into(), "BacklogPerTask".into()];
+    both.services[0].scaling = Some(Scaling::new(1, 10, metrics));
+    assert_eq!(rules(&both), Vec::<&str>::new(), "CPU beside the backlog is fine");
+    let mut killed = with_service();
+    killed.services[0].stop_timeout_s = 30;
+    assert_eq!(rules(&killed), ["stop-timeout-below-drain"]);
+    let mut not_ours = killed.clone();
+    not_ours.services[0].drain_s = None;
+    assert_eq!(rules(&not_ours), Vec::<&str>::new(), "no drain known, nothing to compare");
+}
+
+#[test]
+fn a_publisher_target_whose_service_or_queue_is_gone_is_broken() {
+    let mut deployment = with_service();
+    deployment.services[0].missing = true;
+    deployment.publisher_targets = vec![PublisherTarget::new(
+        "orders-publisher",
+        "https://sqs.us-east-1.amazonaws.com/123456789012/orders",
+        "workers",
+        "orders-worker",
+    )];
+    assert_eq!(rules(&deployment), ["publisher-target-gone"]);
+    let finding = &check(&deployment).findings[0];
+    assert_eq!(finding.resource.as_deref(), Some("function orders-publisher"));
+    assert!(finding.measured.starts_with("the service workers/orders-worker does not exist"));
+}
+
+#[test]
+fn a_queue_a_service_reads_is_read() {
+    let mut deployment = with_service();
+    deployment.mappings.clear();
+    deployment.functions.clear();
+    assert_eq!(rules(&deployment), Vec::<&str>::new());
 }
 
 #[test]

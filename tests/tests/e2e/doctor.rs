@@ -23,7 +23,9 @@ async fn deployment(breaks: &str) -> String {
 }
 
 async fn deployment_on(breaks: &str, sqs: &str) -> String {
-    let name = unique(&format!("doc-{}", breaks.len()));
+    // A service rule's deployment is named so that doctor's call can give its service.
+    let kind = if breaks == "service-unscaled" { "worker-" } else { "" };
+    let name = unique(&format!("doc-{kind}{}", breaks.len()));
     let output = Command::new(format!("{ROOT}/.venv/bin/python"))
         .arg(format!("{ROOT}/scripts/doctor_fixture.py"))
         .args(["--endpoint", &endpoint("AWS_ENDPOINT_URL_SQS"), "--sqs", sqs])
@@ -40,12 +42,20 @@ async fn deployment_on(breaks: &str, sqs: &str) -> String {
     name
 }
 
-/// doctor on `queue`, Lambda's calls sent to moto as SQS's are.
+/// doctor on `queue`, Lambda's, ECS's and Application Auto Scaling's calls sent to moto as
+/// SQS's are.
 async fn doctor(queue: &str, json: bool) -> Output {
+    let moto = endpoint("AWS_ENDPOINT_URL_SQS");
     let mut command = Command::new(binary("sqs-backpressure").unwrap());
     command
         .args(["doctor", "--queue", queue])
-        .env("AWS_ENDPOINT_URL_LAMBDA", endpoint("AWS_ENDPOINT_URL_SQS"));
+        .env("AWS_ENDPOINT_URL_LAMBDA", &moto)
+        .env("AWS_ENDPOINT_URL_ECS", &moto)
+        .env("AWS_ENDPOINT_URL_APPLICATION_AUTO_SCALING", &moto);
+    if queue.contains("-worker-") {
+        // The one service no publisher names: given as a person would.
+        command.args(["--service", &format!("{queue}-cluster/{queue}-worker")]);
+    }
     if json {
         command.arg("--json");
     }
@@ -206,7 +216,105 @@ async fn a_read_that_fails_is_a_finding_of_its_own_and_the_could_not_check_exit(
         .iter()
         .map(|r| r["action"].as_str().unwrap())
         .collect();
-    assert_eq!(actions, ["lambda:ListEventSourceMappings"], "{report}");
+    assert_eq!(actions, ["lambda:ListEventSourceMappings", "lambda:ListFunctions"], "{report}");
     // Without the mappings nothing may be said of who reads the queue.
     assert_eq!(report["findings"], Value::Array(vec![]), "{report}");
+}
+
+#[tokio::test]
+async fn a_worker_service_as_aws_advises_gives_no_finding() {
+    let (rules, code) = found("service-none").await;
+    assert_eq!((rules, code), (Vec::<String>::new(), 0));
+}
+
+#[tokio::test]
+async fn a_service_given_with_no_scalable_target_is_found() {
+    finds_exactly("service-unscaled", 3).await;
+}
+
+#[tokio::test]
+async fn a_publishers_service_scaled_on_cpu_alone_is_found() {
+    finds_exactly("service-scaled-on-cpu-only", 3).await;
+}
+
+#[tokio::test]
+async fn a_stop_timeout_shorter_than_the_workers_drain_is_found() {
+    finds_exactly("stop-timeout-below-drain", 3).await;
+}
+
+#[tokio::test]
+async fn a_publisher_target_whose_service_is_gone_is_broken() {
+    finds_exactly("publisher-target-gone", 4).await;
+}
+
+/// Each service's first read denied, throttled, failing or hanging, through the fault proxy in
+/// front of its emulator: never a crash or a silent pass, but the call and its permission named,
+/// and the "could not check" exit.
+#[tokio::test]
+async fn every_service_denied_throttled_failing_or_hanging_is_named_and_exits_5() {
+    use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
+    let queue = deployment("service-none").await;
+    let moto = endpoint("AWS_ENDPOINT_URL_SQS");
+    let cloudwatch = endpoint("AWS_ENDPOINT_URL_CLOUDWATCH");
+    // Lambda's REST calls carry no operation name the proxy reads: it calls them "unknown".
+    let cases = [
+        (
+            "AWS_ENDPOINT_URL_SQS",
+            &moto,
+            "GetQueueAttributes",
+            Fault::Deny,
+            "sqs:GetQueueAttributes",
+        ),
+        (
+            "AWS_ENDPOINT_URL_LAMBDA",
+            &moto,
+            "unknown",
+            Fault::Throttle,
+            "lambda:ListEventSourceMappings",
+        ),
+        (
+            "AWS_ENDPOINT_URL_ECS",
+            &moto,
+            "DescribeServices",
+            Fault::ServerError,
+            "ecs:DescribeServices",
+        ),
+        (
+            "AWS_ENDPOINT_URL_APPLICATION_AUTO_SCALING",
+            &moto,
+            "DescribeScalableTargets",
+            Fault::Hang,
+            "application-autoscaling:DescribeScalableTargets",
+        ),
+        (
+            "AWS_ENDPOINT_URL_CLOUDWATCH",
+            &cloudwatch,
+            "DescribeAlarms",
+            Fault::Deny,
+            "cloudwatch:DescribeAlarms",
+        ),
+    ];
+    for (variable, upstream, operation, fault, action) in cases {
+        let proxy = FaultProxy::start(upstream).await.unwrap();
+        proxy.inject(Rule::new(operation, fault.clone()));
+        let mut command = Command::new(binary("sqs-backpressure").unwrap());
+        command
+            .args(["doctor", "--queue", &queue, "--json", "--call-timeout", "3"])
+            .env("AWS_ENDPOINT_URL_LAMBDA", &moto)
+            .env("AWS_ENDPOINT_URL_ECS", &moto)
+            .env("AWS_ENDPOINT_URL_APPLICATION_AUTO_SCALING", &moto)
+            .env(variable, proxy.url());
+        let output = command.output().await.unwrap();
+        let report: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+            panic!("{action}, {}: {e}: {}", fault.name(), String::from_utf8_lossy(&output.stderr))
+        });
+        assert_eq!(output.status.code(), Some(5), "{action}, {}: {report}", fault.name());
+        let unreadable = report["unreadable"].as_array().unwrap();
+        let named = unreadable.iter().find(|r| r["action"] == action);
+        let named =
+            named.unwrap_or_else(|| panic!("{action}, {}: not named: {report}", fault.name()));
+        let message = named["message"].as_str().unwrap();
+        assert!(!message.contains("Error {"), "{action}: a Debug dump: {message}");
+        assert!(proxy.total() > 0, "{action}: never called");
+    }
 }

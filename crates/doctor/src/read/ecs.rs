@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
 
 use super::{Clients, Limiters, slot, unreadable};
-use crate::deployment::{Deployment, PublisherTarget, Scaling, Service, arn_of_url};
+use crate::deployment::{Deployment, PublisherTarget, Scaling, Service};
 
 /// `CLUSTER/SERVICE` as given with `--service`.
 pub(super) fn given(services: &[String], deployment: &mut Deployment) {
@@ -40,7 +40,8 @@ pub(super) async fn read_publishers(
                     let Some(variables) = variables else { continue };
                     let name = function.function_name().unwrap_or_default();
                     for target in targets(name, variables) {
-                        let arn = arn_of_url(&target.queue_url).unwrap_or_default();
+                        let arn =
+                            deployment.queue_arn_of_url(&target.queue_url).unwrap_or_default();
                         if all || asked.contains(&arn) {
                             deployment.publisher_targets.push(target);
                         }
@@ -55,7 +56,7 @@ pub(super) async fn read_publishers(
     }
     let targets = deployment.publisher_targets.clone();
     for target in targets {
-        let arn = arn_of_url(&target.queue_url).unwrap_or_default();
+        let arn = deployment.queue_arn_of_url(&target.queue_url).unwrap_or_default();
         match deployment
             .services
             .iter_mut()
@@ -76,12 +77,8 @@ fn targets(
     function: &str,
     variables: &std::collections::HashMap<String, String>,
 ) -> Vec<PublisherTarget> {
-    let target = |queue_url: &str, cluster: &str, service: &str| PublisherTarget {
-        function: function.to_owned(),
-        queue_url: queue_url.to_owned(),
-        cluster: last_part(cluster),
-        service: last_part(service),
-        queue_missing: false,
+    let target = |queue_url: &str, cluster: &str, service: &str| {
+        PublisherTarget::new(function, queue_url, &last_part(cluster), &last_part(service))
     };
     if let Some(json) = variables.get("TARGETS").filter(|t| !t.is_empty()) {
         let parsed: Vec<serde_json::Value> = serde_json::from_str(json).unwrap_or_default();
@@ -183,10 +180,13 @@ async fn task(
     };
     let containers =
         output.task_definition().map(|t| t.container_definitions()).unwrap_or_default();
-    let service = &mut deployment.services[index];
+    let queue_of = |url: &str| deployment.queue_arn_of_url(url);
+    let mut queues = Vec::new();
+    let (mut worker_stop, mut least_stop, mut drain) = (None, None::<u32>, None);
     for container in containers {
+        // ECS's default when the container does not say (Fargate's, and the agent's own).
         let stop = container.stop_timeout().and_then(|s| u32::try_from(s).ok()).unwrap_or(30);
-        service.stop_timeout_s = service.stop_timeout_s.min(stop);
+        least_stop = Some(least_stop.map_or(stop, |least| least.min(stop)));
         let variable = |name: &str| {
             container
                 .environment()
@@ -194,12 +194,20 @@ async fn task(
                 .find(|kv| kv.name() == Some(name))
                 .and_then(|kv| kv.value())
         };
-        if let Some(drain) = variable("DRAIN_SECONDS").and_then(|d| d.parse().ok()) {
-            service.drain_s = Some(drain);
+        if let Some(seconds) = variable("DRAIN_SECONDS").and_then(|d| d.parse().ok()) {
+            // The drain is the worker container's, so its own stop timeout is the one that counts.
+            drain = Some(seconds);
+            worker_stop = Some(stop);
         }
-        if let Some(arn) = variable("QUEUE_URL").and_then(arn_of_url)
-            && !service.queue_arns.contains(&arn)
-        {
+        if let Some(arn) = variable("QUEUE_URL").and_then(queue_of) {
+            queues.push(arn);
+        }
+    }
+    let service = &mut deployment.services[index];
+    service.stop_timeout_s = worker_stop.or(least_stop).unwrap_or(30);
+    service.drain_s = drain;
+    for arn in queues {
+        if !service.queue_arns.contains(&arn) {
             service.queue_arns.push(arn);
         }
     }

@@ -142,8 +142,8 @@ pub const BATCH_ABOVE_PAYLOAD: Rule = Rule {
 pub const QUEUE_NOBODY_READS: Rule = Rule {
     id: "queue-nobody-reads",
     severity: Severity::Warning,
-    threshold: "a queue that is nobody's dead-letter queue has a reader: a mapping, or a \
-                service given with --service",
+    threshold: "a queue that is nobody's dead-letter queue has a reader: a mapping, or an ECS \
+                service (given with --service, or a backlog-publisher's target)",
     source: SQS_DLQ,
     peers: "none",
 };

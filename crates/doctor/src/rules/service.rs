@@ -83,7 +83,7 @@ pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
         findings.push(
             Finding::new(
                 &PUBLISHER_TARGET_GONE,
-                &crate::deployment::arn_of_url(&target.queue_url).unwrap_or_default(),
+                &deployment.queue_arn_of_url(&target.queue_url).unwrap_or_default(),
                 format!(
                     "{}: its target publishes nothing, and a policy on its metric has no data",
                     gone.join("; ")
