@@ -252,6 +252,8 @@ pub struct Service {
     pub name: String,
     /// The queues it reads, where known: its worker's `QUEUE_URL`, a publisher's target.
     pub queue_arns: Vec<String>,
+    /// `DescribeServices` answered for it (the rules skip a service it did not).
+    pub described: bool,
     /// `DescribeServices` says it does not exist, or it is no longer active.
     pub missing: bool,
     /// The least `stopTimeout` of its task's containers (ECS's default, 30 s, when unset).
@@ -268,6 +270,7 @@ impl Service {
             cluster: cluster.to_owned(),
             name: name.to_owned(),
             queue_arns: Vec::new(),
+            described: false,
             missing: false,
             stop_timeout_s: 30,
             drain_s: None,
@@ -312,6 +315,10 @@ pub struct PublisherTarget {
 }
 
 impl PublisherTarget {
+    pub(crate) fn name_matches(&self, service: &str) -> bool {
+        self.service == service
+    }
+
     pub fn new(function: &str, queue_url: &str, cluster: &str, service: &str) -> Self {
         Self {
             function: function.to_owned(),

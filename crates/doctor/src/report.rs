@@ -129,8 +129,14 @@ impl Report {
         });
         let width = self.findings.iter().map(|finding| finding.rule.len()).max().unwrap_or(0);
         for (queue, findings) in groups {
-            let name = queue.rsplit(':').next().unwrap_or(queue);
-            let _ = write!(out, "\n{name}  ({queue})\n");
+            match queue {
+                "template" => out.push_str("\nthe parameter set and the template's Rules\n"),
+                "" => out.push_str("\nnot tied to a queue read here\n"),
+                _ => {
+                    let name = queue.rsplit(':').next().unwrap_or(queue);
+                    let _ = write!(out, "\n{name}  ({queue})\n");
+                }
+            }
             for finding in findings {
                 let on = finding.resource.as_deref().map(|r| format!("{r}: ")).unwrap_or_default();
                 let _ = writeln!(
@@ -148,11 +154,18 @@ impl Report {
         if !self.unreadable.is_empty() {
             out.push_str("\nnot checked, a read failed (docs/doctor.md has the whole policy):\n");
             for read in &self.unreadable {
-                let _ = writeln!(
-                    out,
-                    "  {} on {}: {} (the identity needs {})",
-                    read.action, read.resource, read.message, read.action
-                );
+                // A denial is the identity's to mend; anything else (no such queue, a network
+                // fault) is not a permission.
+                let denied = ["AccessDenied", "not authorized", "UnauthorizedOperation"]
+                    .iter()
+                    .any(|word| read.message.contains(word));
+                let hint = if denied {
+                    format!(" (the identity needs {})", read.action)
+                } else {
+                    String::new()
+                };
+                let _ =
+                    writeln!(out, "  {} on {}: {}{hint}", read.action, read.resource, read.message);
             }
         }
         if self.findings.is_empty() && self.unreadable.is_empty() {

@@ -202,6 +202,7 @@ fn a_queue_nobody_reads_is_found_only_when_the_mappings_were_read() {
 fn with_service() -> Deployment {
     let mut deployment = healthy();
     let mut service = Service::new("workers", "orders-worker");
+    service.described = true;
     service.queue_arns = vec![format!("{ACCOUNT}:orders")];
     service.stop_timeout_s = 120;
     service.drain_s = Some(100);
@@ -282,4 +283,22 @@ fn serde_json_text(deployment: &Deployment) -> String {
     let report = check(deployment);
     let value = serde_json::to_value(&report).unwrap_or_default();
     serde_json::to_string_pretty(&value).unwrap_or_default()
+}
+
+#[test]
+fn the_retention_fix_clears_the_finding_in_one_paste() {
+    let mut deployment = healthy();
+    deployment.queues[1].retention_s = 345_600;
+    let fix = |deployment: &Deployment| check(deployment).findings[0].fix.clone();
+    assert_eq!(
+        fix(&deployment),
+        "aws sqs set-queue-attributes --queue-url \
+         https://sqs.us-east-1.amazonaws.com/123456789012/orders-dlq --attributes \
+         MessageRetentionPeriod=1209600"
+    );
+    // A source at SQS's longest: the dead-letter queue raised and the source a day shorter.
+    deployment.queues[0].retention_s = 1_209_600;
+    let both = fix(&deployment);
+    assert!(both.contains("orders-dlq --attributes MessageRetentionPeriod=1209600 && "), "{both}");
+    assert!(both.ends_with("/orders --attributes MessageRetentionPeriod=1123200"), "{both}");
 }

@@ -6,13 +6,10 @@ use super::AwsArgs;
 
 /// Which queues `doctor` starts from, and how it answers.
 #[derive(Debug, Clone, Args)]
+#[command(group = clap::ArgGroup::new("start").required(true).args(["queues", "all", "template"]))]
 pub struct DoctorArgs {
     /// A queue to start from: its name, URL or ARN; repeat the flag for several.
-    #[arg(
-        long = "queue",
-        value_name = "NAME|URL|ARN",
-        required_unless_present_any = ["all", "template"]
-    )]
+    #[arg(long = "queue", value_name = "NAME|URL|ARN")]
     pub queues: Vec<String>,
     /// An ECS service that reads the queues, as CLUSTER/SERVICE: its scaling and stop timeout
     /// are checked too; repeat for several (a deployed backlog-publisher's targets are found

@@ -146,6 +146,7 @@ pub(super) async fn read_services(
                 }
             };
             for &index in chunk {
+                deployment.services[index].described = true;
                 let name = deployment.services[index].name.clone();
                 let found =
                     output.services().iter().find(|s| s.service_name() == Some(name.as_str()));

@@ -58,7 +58,10 @@ pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
                     format!(
                         "aws lambda update-event-source-mapping --uuid {} --batch-size {}",
                         mapping.uuid,
-                        (PAYLOAD_BYTES / u64::from(queue.max_message_bytes.max(1))).max(1)
+                        // Each record's envelope (ids, attributes) takes room beside its body.
+                        (PAYLOAD_BYTES / u64::from(queue.max_message_bytes.max(1)))
+                            .saturating_sub(1)
+                            .max(1)
                     ),
                 )
                 .on(format!("mapping {}", mapping.uuid)),
@@ -85,11 +88,21 @@ fn visibility(queue: &Queue, mapping: &Mapping, function: &Function, findings: &
         Finding::new(
             rule,
             &queue.arn,
-            format!(
-                "visibility timeout {visibility} s, {} timeout {timeout} s, batching window \
-                 {window} s: 6 × {timeout} + {window} = {advised} s",
-                function.name
-            ),
+            if rule.id == VISIBILITY_BELOW_TIMEOUT.id {
+                format!(
+                    "visibility timeout {visibility} s is below {} timeout {timeout} s + batching \
+                     window {window} s = {} s: a batch still running is delivered again (AWS \
+                     advises 6 × {timeout} + {window} = {advised} s)",
+                    function.name,
+                    timeout + window
+                )
+            } else {
+                format!(
+                    "visibility timeout {visibility} s, {} timeout {timeout} s, batching window \
+                     {window} s: 6 × {timeout} + {window} = {advised} s",
+                    function.name
+                )
+            },
             set_attribute(&queue.url, "VisibilityTimeout", &advised.to_string()),
         )
         .on(format!("mapping {}", mapping.uuid)),

@@ -176,6 +176,13 @@ pub const STOP_TIMEOUT_BELOW_DRAIN: Rule = Rule {
     source: ECS_STOP_TIMEOUT,
     peers: "none",
 };
+pub const SERVICE_MISSING: Rule = Rule {
+    id: "service-missing",
+    severity: Severity::Broken,
+    threshold: "a service given with --service exists and is active",
+    source: ECS_AUTOSCALING,
+    peers: "none",
+};
 pub const PUBLISHER_TARGET_GONE: Rule = Rule {
     id: "publisher-target-gone",
     severity: Severity::Broken,
@@ -224,6 +231,7 @@ pub const RULES: &[Rule] = &[
     SERVICE_UNSCALED,
     SERVICE_SCALED_ON_CPU_ONLY,
     STOP_TIMEOUT_BELOW_DRAIN,
+    SERVICE_MISSING,
     PUBLISHER_TARGET_GONE,
     PARAMETER_INVALID,
     TEMPLATE_RULE_REFUSES,

@@ -119,10 +119,15 @@ fn redrive_rules(
     }
     // FIFO queues reset a message's enqueue time when it is dead-lettered; standard ones keep it.
     if !queue.fifo && dead_letter.retention_s <= queue.retention_s {
+        // The dead-letter queue at SQS's longest; the source a day shorter only when it is
+        // there too, as nothing can keep messages longer.
+        let raise =
+            set_attribute(&dead_letter.url, "MessageRetentionPeriod", &MAX_RETENTION_S.to_string());
         let fix = if queue.retention_s < MAX_RETENTION_S {
-            set_attribute(&dead_letter.url, "MessageRetentionPeriod", &MAX_RETENTION_S.to_string())
+            raise
         } else {
-            set_attribute(&queue.url, "MessageRetentionPeriod", &(MAX_RETENTION_S / 2).to_string())
+            let shorter = (MAX_RETENTION_S - 86_400).to_string();
+            format!("{raise} && {}", set_attribute(&queue.url, "MessageRetentionPeriod", &shorter))
         };
         findings.push(
             Finding::new(

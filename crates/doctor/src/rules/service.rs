@@ -2,7 +2,8 @@
 //! publisher targets that name it.
 
 use super::{
-    PUBLISHER_TARGET_GONE, SERVICE_SCALED_ON_CPU_ONLY, SERVICE_UNSCALED, STOP_TIMEOUT_BELOW_DRAIN,
+    PUBLISHER_TARGET_GONE, SERVICE_MISSING, SERVICE_SCALED_ON_CPU_ONLY, SERVICE_UNSCALED,
+    STOP_TIMEOUT_BELOW_DRAIN,
 };
 use crate::deployment::{Deployment, Service};
 use crate::finding::Finding;
@@ -13,7 +14,9 @@ const RESOURCE_METRICS: &[&str] =
     &["ECSServiceAverageCPUUtilization", "ECSServiceAverageMemoryUtilization"];
 
 pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
-    for service in deployment.services.iter().filter(|service| !service.missing) {
+    for service in
+        deployment.services.iter().filter(|service| service.described && !service.missing)
+    {
         let queue = service.queue_arns.first().map_or("", String::as_str);
         let on = format!("service {}/{}", service.cluster, service.name);
         match &service.scaling {
@@ -64,6 +67,29 @@ pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
             _ => {}
         }
         stop_timeout(service, queue, &on, findings);
+    }
+    for service in deployment.services.iter().filter(|service| service.missing) {
+        let named = deployment
+            .publisher_targets
+            .iter()
+            .any(|t| t.cluster == service.cluster && t.name_matches(&service.name));
+        if named {
+            continue; // publisher-target-gone says it, with the publisher to mend.
+        }
+        findings.push(
+            Finding::new(
+                &SERVICE_MISSING,
+                service.queue_arns.first().map_or("", String::as_str),
+                format!(
+                    "DescribeServices finds no active service {} in cluster {}",
+                    service.name, service.cluster
+                ),
+                "give --service CLUSTER/SERVICE as `aws ecs list-services --cluster CLUSTER` \
+                 names it"
+                    .into(),
+            )
+            .on(format!("service {}/{}", service.cluster, service.name)),
+        );
     }
     for target in &deployment.publisher_targets {
         let gone_service = deployment

@@ -72,12 +72,14 @@ pub fn check_template(
         return Ok(report.offline(offline(Vec::new(), Vec::new())));
     }
     let stack = stack::Stack::new(&template, values, set.stack_name.as_deref().unwrap_or("STACK"));
-    for (rule, description) in stack.refused()? {
+    for (rule, values, description) in stack.refused()? {
         findings.push(
             Finding::new(
                 &TEMPLATE_RULE_REFUSES,
                 "template",
-                format!("the template's rule {rule} refuses this set: the deploy stops there"),
+                format!(
+                    "refuses {values}: CloudFormation stops the deploy before it creates anything"
+                ),
                 description,
             )
             .on(format!("rule {rule}")),

@@ -24,9 +24,9 @@ impl<'t> Stack<'t> {
         Self { template, values, name: name.to_owned() }
     }
 
-    /// The template's rules whose assertions fail for these values: each rule's name and
-    /// the failing assertion's description.
-    pub(crate) fn refused(&self) -> Result<Vec<(String, String)>, TemplateError> {
+    /// The template's rules whose assertions fail for these values: each rule's name, the
+    /// values it read, and the failing assertion's description.
+    pub(crate) fn refused(&self) -> Result<Vec<(String, String, String)>, TemplateError> {
         let mut refused = Vec::new();
         let Some(rules) = self.template["Rules"].as_object() else { return Ok(refused) };
         for (name, rule) in rules {
@@ -40,10 +40,16 @@ impl<'t> Stack<'t> {
                     let description = assertion["AssertDescription"]
                         .as_str()
                         .unwrap_or("the template's rule gives no description");
-                    refused.push((
-                        name.clone(),
-                        description.split_whitespace().collect::<Vec<_>>().join(" "),
-                    ));
+                    let mut read = Vec::new();
+                    self.parameters_read(
+                        rule.get("RuleCondition").unwrap_or(&Value::Null),
+                        &mut read,
+                    );
+                    self.parameters_read(&assertion["Assert"], &mut read);
+                    let values: Vec<String> =
+                        read.iter().map(|name| format!("{name}={}", self.values[name])).collect();
+                    let description = description.split_whitespace().collect::<Vec<_>>().join(" ");
+                    refused.push((name.clone(), values.join(", "), description));
                 }
             }
         }
