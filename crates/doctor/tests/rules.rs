@@ -279,10 +279,10 @@ fn what_a_person_reads() {
     insta::assert_snapshot!("json", serde_json_text(&deployment));
 }
 
+/// The report as `--json` prints it, in the struct's field order: straight from the struct, as
+/// a `serde_json::Value` orders its keys by whether another package turned on `preserve_order`.
 fn serde_json_text(deployment: &Deployment) -> String {
-    let report = check(deployment);
-    let value = serde_json::to_value(&report).unwrap_or_default();
-    serde_json::to_string_pretty(&value).unwrap_or_default()
+    serde_json::to_string_pretty(&check(deployment)).unwrap_or_default()
 }
 
 #[test]
@@ -301,4 +301,22 @@ fn the_retention_fix_clears_the_finding_in_one_paste() {
     let both = fix(&deployment);
     assert!(both.contains("orders-dlq --attributes MessageRetentionPeriod=1209600 && "), "{both}");
     assert!(both.ends_with("/orders --attributes MessageRetentionPeriod=1123200"), "{both}");
+}
+
+#[test]
+fn a_service_given_that_does_not_exist_is_broken_unless_a_publisher_names_it() {
+    let mut deployment = with_service();
+    deployment.services[0].missing = true;
+    assert_eq!(rules(&deployment), ["service-missing"]);
+    deployment.publisher_targets = vec![PublisherTarget::new(
+        "orders-publisher",
+        "https://sqs.us-east-1.amazonaws.com/123456789012/orders",
+        "workers",
+        "orders-worker",
+    )];
+    assert_eq!(rules(&deployment), ["publisher-target-gone"]);
+    let mut undescribed = with_service();
+    undescribed.services[0].described = false;
+    undescribed.services[0].scaling = None;
+    assert_eq!(rules(&undescribed), Vec::<&str>::new(), "a service not described is not judged");
 }

@@ -318,3 +318,32 @@ async fn every_service_denied_throttled_failing_or_hanging_is_named_and_exits_5(
         assert!(proxy.total() > 0, "{action}: never called");
     }
 }
+
+#[tokio::test]
+async fn a_service_given_that_its_cluster_does_not_have_is_broken() {
+    let queue = deployment("service-none").await;
+    let moto = endpoint("AWS_ENDPOINT_URL_SQS");
+    let output = Command::new(binary("sqs-backpressure").unwrap())
+        .args([
+            "doctor",
+            "--queue",
+            &queue,
+            "--json",
+            "--service",
+            &format!("{queue}-cluster/nope"),
+        ])
+        .env("AWS_ENDPOINT_URL_LAMBDA", &moto)
+        .env("AWS_ENDPOINT_URL_ECS", &moto)
+        .env("AWS_ENDPOINT_URL_APPLICATION_AUTO_SCALING", &moto)
+        .output()
+        .await
+        .unwrap();
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let rules: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!((rules, output.status.code()), (vec!["service-missing"], Some(4)), "{report}");
+}
