@@ -24,11 +24,14 @@ TRUST = {
 DEPTH = "ApproximateNumberOfMessagesVisible"
 
 
+REGION = "us-east-1"
+
+
 def client(endpoint, service):
     return boto3.client(
         service,
         endpoint_url=endpoint,
-        region_name="us-east-1",
+        region_name=REGION,
         config=Config(retries={"total_max_attempts": 5, "mode": "standard"}),
     )
 
@@ -114,7 +117,7 @@ def make(args):
 # backlog-publisher's TARGETS (or given with --service for service-unscaled); as advised, each
 # breaks one rule of its own.
 SERVICE_RULES = ("service-none", "service-unscaled", "service-scaled-on-cpu-only",
-                 "stop-timeout-below-drain", "publisher-target-gone")
+                 "stop-timeout-below-drain", "reader-without-health-check", "publisher-target-gone")
 
 
 def service(args, name, url, role_arn):
@@ -134,6 +137,8 @@ def service(args, name, url, role_arn):
         "stopTimeout": 30 if breaks == "stop-timeout-below-drain" else 120,
         "environment": [{"name": "QUEUE_URL", "value": url}, {"name": "DRAIN_SECONDS", "value": "100"}],
     }
+    if breaks != "reader-without-health-check":
+        container["healthCheck"] = {"command": ["CMD", "sqs-worker", "healthcheck"]}
     task = ecs.register_task_definition(family=f"{name}-worker", containerDefinitions=[container])
     ecs.create_service(cluster=cluster, serviceName=service_name, desiredCount=1,
                        taskDefinition=task["taskDefinition"]["taskDefinitionArn"])
@@ -155,13 +160,16 @@ def service(args, name, url, role_arn):
 
 
 def main():
+    global REGION
     parser = argparse.ArgumentParser()
     parser.add_argument("--endpoint", required=True)
     parser.add_argument("--sqs")
     parser.add_argument("--cloudwatch", required=True)
     parser.add_argument("--name", required=True)
     parser.add_argument("--breaks", required=True)
+    parser.add_argument("--region", default=REGION)
     args = parser.parse_args()
+    REGION = args.region
     print(json.dumps(make(args)))
 
 

@@ -260,6 +260,9 @@ pub struct Service {
     pub stop_timeout_s: u32,
     /// The worker's `DRAIN_SECONDS`, when a container of its task is this project's worker.
     pub drain_s: Option<u32>,
+    /// Whether the container that reads the queue (its `QUEUE_URL` or `DRAIN_SECONDS`) has a
+    /// health check; `None` when no such container was found.
+    pub reader_health_checked: Option<bool>,
     /// Its scalable target (`ecs:service:DesiredCount`); `None` when it has none.
     pub scaling: Option<Scaling>,
 }
@@ -274,6 +277,7 @@ impl Service {
             missing: false,
             stop_timeout_s: 30,
             drain_s: None,
+            reader_health_checked: None,
             scaling: None,
         }
     }

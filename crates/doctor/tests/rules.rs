@@ -206,6 +206,7 @@ fn with_service() -> Deployment {
     service.queue_arns = vec![format!("{ACCOUNT}:orders")];
     service.stop_timeout_s = 120;
     service.drain_s = Some(100);
+    service.reader_health_checked = Some(true);
     service.scaling = Some(Scaling::new(1, 10, vec!["BacklogPerTask".into()]));
     deployment.services = vec![service];
     deployment
@@ -231,6 +232,14 @@ fn a_worker_service_is_scaled_on_its_backlog_and_stops_after_its_drain() {
     let mut not_ours = killed.clone();
     not_ours.services[0].drain_s = None;
     assert_eq!(rules(&not_ours), Vec::<&str>::new(), "no drain known, nothing to compare");
+    let mut unchecked = with_service();
+    unchecked.services[0].reader_health_checked = Some(false);
+    assert_eq!(rules(&unchecked), ["reader-without-health-check"]);
+    let finding = &check(&unchecked).findings[0];
+    assert!(finding.fix.contains("sqs-worker"), "{}", finding.fix);
+    let mut no_reader = with_service();
+    no_reader.services[0].reader_health_checked = None;
+    assert_eq!(rules(&no_reader), Vec::<&str>::new(), "no reading container known");
 }
 
 #[test]

@@ -11,6 +11,18 @@ use tokio::process::Command;
 
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
+/// The region these deployments live in, apart from the stacks other tests deploy in moto's
+/// us-east-1: moto's CloudFormation leaves a Number parameter a number in a function's
+/// environment (AWS makes it a string), and the SDK refuses a `ListFunctions` page holding one.
+const REGION: &str = "eu-west-1";
+
+/// `sqs-backpressure` in the deployments' region.
+fn sqs_backpressure() -> Command {
+    let mut command = Command::new(binary("sqs-backpressure").unwrap());
+    command.env("AWS_REGION", REGION).env_remove("AWS_DEFAULT_REGION");
+    command
+}
+
 fn endpoint(variable: &str) -> String {
     std::env::var(variable)
         .unwrap_or_else(|_| panic!("{variable} is not set: run under scripts/emulators.sh run"))
@@ -30,7 +42,7 @@ async fn deployment_on(breaks: &str, sqs: &str) -> String {
         .arg(format!("{ROOT}/scripts/doctor_fixture.py"))
         .args(["--endpoint", &endpoint("AWS_ENDPOINT_URL_SQS"), "--sqs", sqs])
         .args(["--cloudwatch", &endpoint("AWS_ENDPOINT_URL_CLOUDWATCH")])
-        .args(["--name", &name, "--breaks", breaks])
+        .args(["--name", &name, "--breaks", breaks, "--region", REGION])
         .output()
         .await
         .unwrap();
@@ -46,7 +58,7 @@ async fn deployment_on(breaks: &str, sqs: &str) -> String {
 /// SQS's are.
 async fn doctor(queue: &str, json: bool) -> Output {
     let moto = endpoint("AWS_ENDPOINT_URL_SQS");
-    let mut command = Command::new(binary("sqs-backpressure").unwrap());
+    let mut command = sqs_backpressure();
     command
         .args(["doctor", "--queue", queue])
         .env("AWS_ENDPOINT_URL_LAMBDA", &moto)
@@ -131,7 +143,7 @@ async fn a_dead_letter_queue_that_refuses_its_source_is_found_on_localstack() {
     // moto keeps no RedriveAllowPolicy: LocalStack's SQS, with no function reading the queue.
     let sqs = endpoint("E2E_LOCALSTACK_SQS");
     let queue = deployment_on("dead-letter-not-allowed", &sqs).await;
-    let mut command = Command::new(binary("sqs-backpressure").unwrap());
+    let mut command = sqs_backpressure();
     let output = command
         .args(["doctor", "--queue", &queue, "--json"])
         .env("AWS_ENDPOINT_URL_SQS", &sqs)
@@ -201,7 +213,7 @@ async fn a_queue_nobody_reads_is_found() {
 async fn a_read_that_fails_is_a_finding_of_its_own_and_the_could_not_check_exit() {
     let queue = deployment("none").await;
     // Lambda's calls go to a port nobody listens on: every Lambda read fails.
-    let mut command = Command::new(binary("sqs-backpressure").unwrap());
+    let mut command = sqs_backpressure();
     let output = command
         .args(["doctor", "--queue", &queue, "--json", "--call-timeout", "5"])
         .env("AWS_ENDPOINT_URL_LAMBDA", "http://127.0.0.1:9")
@@ -240,6 +252,11 @@ async fn a_publishers_service_scaled_on_cpu_alone_is_found() {
 #[tokio::test]
 async fn a_stop_timeout_shorter_than_the_workers_drain_is_found() {
     finds_exactly("stop-timeout-below-drain", 3).await;
+}
+
+#[tokio::test]
+async fn a_worker_container_with_no_health_check_is_found() {
+    finds_exactly("reader-without-health-check", 3).await;
 }
 
 #[tokio::test]
@@ -297,7 +314,7 @@ async fn every_service_denied_throttled_failing_or_hanging_is_named_and_exits_5(
     for (variable, upstream, operation, fault, action) in cases {
         let proxy = FaultProxy::start(upstream).await.unwrap();
         proxy.inject(Rule::new(operation, fault.clone()));
-        let mut command = Command::new(binary("sqs-backpressure").unwrap());
+        let mut command = sqs_backpressure();
         command
             .args(["doctor", "--queue", &queue, "--json", "--call-timeout", "3"])
             .env("AWS_ENDPOINT_URL_LAMBDA", &moto)
@@ -323,7 +340,7 @@ async fn every_service_denied_throttled_failing_or_hanging_is_named_and_exits_5(
 async fn a_service_given_that_its_cluster_does_not_have_is_broken() {
     let queue = deployment("service-none").await;
     let moto = endpoint("AWS_ENDPOINT_URL_SQS");
-    let output = Command::new(binary("sqs-backpressure").unwrap())
+    let output = sqs_backpressure()
         .args([
             "doctor",
             "--queue",

@@ -184,6 +184,7 @@ async fn task(
     let queue_of = |url: &str| deployment.queue_arn_of_url(url);
     let mut queues = Vec::new();
     let (mut worker_stop, mut least_stop, mut drain) = (None, None::<u32>, None);
+    let mut reader_health_checked = None;
     for container in containers {
         // ECS's default when the container does not say (Fargate's, and the agent's own).
         let stop = container.stop_timeout().and_then(|s| u32::try_from(s).ok()).unwrap_or(30);
@@ -200,6 +201,11 @@ async fn task(
             drain = Some(seconds);
             worker_stop = Some(stop);
         }
+        let reads_queue = variable("QUEUE_URL").is_some() || variable("DRAIN_SECONDS").is_some();
+        if reads_queue {
+            let checked = container.health_check().is_some();
+            reader_health_checked = Some(reader_health_checked.unwrap_or(true) && checked);
+        }
         if let Some(arn) = variable("QUEUE_URL").and_then(queue_of) {
             queues.push(arn);
         }
@@ -207,6 +213,7 @@ async fn task(
     let service = &mut deployment.services[index];
     service.stop_timeout_s = worker_stop.or(least_stop).unwrap_or(30);
     service.drain_s = drain;
+    service.reader_health_checked = reader_health_checked;
     for arn in queues {
         if !service.queue_arns.contains(&arn) {
             service.queue_arns.push(arn);

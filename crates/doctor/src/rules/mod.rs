@@ -151,6 +151,8 @@ pub const QUEUE_NOBODY_READS: Rule = Rule {
 const ECS_AUTOSCALING: &str = "https://docs.aws.amazon.com/AmazonECS/latest/developerguide/target-tracking-create-policy.html";
 const ECS_QUEUE_SCALING: &str =
     "https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-using-sqs-queue.html";
+const ECS_HEALTH_CHECK: &str =
+    "https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_HealthCheck.html";
 const ECS_STOP_TIMEOUT: &str =
     "https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_ContainerDefinition.html";
 
@@ -174,6 +176,14 @@ pub const STOP_TIMEOUT_BELOW_DRAIN: Rule = Rule {
     threshold: "the worker container's stopTimeout (default 30 s, Fargate at most 120 s) > its \
                 DRAIN_SECONDS",
     source: ECS_STOP_TIMEOUT,
+    peers: "none",
+};
+pub const READER_WITHOUT_HEALTH_CHECK: Rule = Rule {
+    id: "reader-without-health-check",
+    severity: Severity::Warning,
+    threshold: "the container that reads the queue (its QUEUE_URL or DRAIN_SECONDS) has a \
+                healthCheck, so ECS replaces a task whose polling stopped",
+    source: ECS_HEALTH_CHECK,
     peers: "none",
 };
 pub const SERVICE_MISSING: Rule = Rule {
@@ -231,6 +241,7 @@ pub const RULES: &[Rule] = &[
     SERVICE_UNSCALED,
     SERVICE_SCALED_ON_CPU_ONLY,
     STOP_TIMEOUT_BELOW_DRAIN,
+    READER_WITHOUT_HEALTH_CHECK,
     SERVICE_MISSING,
     PUBLISHER_TARGET_GONE,
     PARAMETER_INVALID,

@@ -2,8 +2,8 @@
 //! publisher targets that name it.
 
 use super::{
-    PUBLISHER_TARGET_GONE, SERVICE_MISSING, SERVICE_SCALED_ON_CPU_ONLY, SERVICE_UNSCALED,
-    STOP_TIMEOUT_BELOW_DRAIN,
+    PUBLISHER_TARGET_GONE, READER_WITHOUT_HEALTH_CHECK, SERVICE_MISSING,
+    SERVICE_SCALED_ON_CPU_ONLY, SERVICE_UNSCALED, STOP_TIMEOUT_BELOW_DRAIN,
 };
 use crate::deployment::{Deployment, Service};
 use crate::finding::Finding;
@@ -67,6 +67,7 @@ pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
             _ => {}
         }
         stop_timeout(service, queue, &on, findings);
+        health_check(service, queue, &on, findings);
     }
     for service in deployment.services.iter().filter(|service| service.missing) {
         let named = deployment
@@ -146,6 +147,31 @@ fn stop_timeout(service: &Service, queue: &str, on: &str, findings: &mut Vec<Fin
                  DRAIN_SECONDS below {}",
                 service.stop_timeout_s
             ),
+        )
+        .on(on.to_owned()),
+    );
+}
+
+/// A worker whose polls stopped (a hung connection, a wedged runtime) stays RUNNING without a
+/// health check: ECS replaces only tasks that exit or fail theirs.
+fn health_check(service: &Service, queue: &str, on: &str, findings: &mut Vec<Finding>) {
+    if service.reader_health_checked != Some(false) {
+        return;
+    }
+    let fix = if service.drain_s.is_some() {
+        "give the worker container \"healthCheck\": {\"command\": [\"CMD\", \"sqs-worker\", \
+         \"healthcheck\"]} (it fails once no poll succeeded for HEALTH_MAX_SILENCE_SECONDS)"
+    } else {
+        "give the container a healthCheck whose command fails when it has stopped polling"
+    };
+    findings.push(
+        Finding::new(
+            &READER_WITHOUT_HEALTH_CHECK,
+            queue,
+            "the container reading the queue has no healthCheck: a task whose polling stopped \
+             stays RUNNING and counts as capacity while the backlog grows"
+                .into(),
+            fix.into(),
         )
         .on(on.to_owned()),
     );

@@ -108,6 +108,7 @@ async fn deploy_read_run_update_delete(set: &str) {
     } else {
         deployed.ecs_consumer(&mut checks);
         if plan.condition("CreatesWorkerService") {
+            doctor::finds_nothing_on_the_service(&deployed, &endpoint, &mut checks).await;
             run::worker(&deployed, &endpoint, &downstream, &mut checks).await;
         }
         if plan.condition("HasPublisher") {
