@@ -74,7 +74,36 @@ fn the_operator_policy_holds_exactly_what_the_cli_calls_apart_from_the_runtime_r
         names(&["sqs:SendMessage", "sqs:GetQueueUrl", "sqs:GetQueueAttributes"])
     );
     assert_eq!(actions_of(sid("QuarantinedBodies")), names(&["s3:GetObject", "s3:DeleteObject"]));
-    assert_eq!(statements.len(), 3);
+    // docs/doctor.md's policy, less sqs:ListQueues (for --all, which this stack's role is not for).
+    let doctor_doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/doctor.md")).unwrap();
+    let policy = doctor_doc.split("## The permission it needs").nth(1).unwrap();
+    let policy = policy.split("```json").nth(1).unwrap().split("```").next().unwrap();
+    let policy: serde_json::Value = serde_json::from_str(policy).unwrap();
+    let documented: BTreeSet<String> = policy["Statement"][0]["Action"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .filter(|a| a != "sqs:ListQueues")
+        .collect();
+    let granted: BTreeSet<String> = actions_of(sid("DoctorReadsQueues"))
+        .union(&actions_of(sid("DoctorReadsWhatReadsThem")))
+        .cloned()
+        .collect();
+    assert_eq!(granted, documented, "the operator's policy grants doctor what docs/doctor.md asks");
+    let doctor_queues = format!("{:?}", sid("DoctorReadsQueues")["Resource"]);
+    for queue in ["QuarantineQueue.Arn", "WorkQueue.Arn", "DeadLetterQueue.Arn"] {
+        assert!(doctor_queues.contains(queue), "doctor reads {queue}: {doctor_queues}");
+    }
+    let around = sid("DoctorReadsWhatReadsThem");
+    assert_eq!(around["Resource"].as_str(), Some("*"));
+    let region = format!("{:?}", around["Condition"]["StringEquals"]["aws:RequestedRegion"]);
+    assert!(
+        region.contains("AWS::Region"),
+        "doctor's \"*\" is held to the stack's region: {region}"
+    );
+    assert_eq!(statements.len(), 5);
     let read_from = format!("{:?}", sid("ReadReleaseDeleteFailedMessages")["Resource"]);
     assert!(
         read_from.contains("QuarantineQueue.Arn") && read_from.contains("DeadLetterQueue.Arn"),

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::TemplateError;
-use super::stack::{Stack, text_of};
+use super::stack::{Stack, single, text_of};
 
 /// One change to something that already runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -23,7 +23,7 @@ pub(crate) fn changes(stack: &Stack<'_>) -> Result<Vec<Change>, TemplateError> {
     for (logical, resource) in stack.resources()? {
         let written = &resource["Properties"];
         let external =
-            |key: &str| !written[key].is_null() && !stack.names_own_resource(&written[key]);
+            |key: &str| !written[key].is_null() && !names_own_resource(stack, &written[key]);
         let value = |key: &str| stack.text(&written[key]);
         let mut found = Vec::new();
         match resource["Type"].as_str().unwrap_or_default() {
@@ -44,7 +44,7 @@ pub(crate) fn changes(stack: &Stack<'_>) -> Result<Vec<Change>, TemplateError> {
                 let target = written["ScalingTargetId"]["Ref"].as_str().unwrap_or_default();
                 let target_written =
                     &stack.template["Resources"][target]["Properties"]["ResourceId"];
-                if !target_written.is_null() && !stack.names_own_resource(target_written) {
+                if !target_written.is_null() && !names_own_resource(stack, target_written) {
                     found.push(format!("adds a scaling policy to {}", stack.text(target_written)?));
                 }
             }
@@ -65,8 +65,8 @@ pub(crate) fn changes(stack: &Stack<'_>) -> Result<Vec<Change>, TemplateError> {
             }
             "AWS::IAM::ManagedPolicy" | "AWS::IAM::Policy" => {
                 for key in ["Roles", "Users", "Groups"] {
-                    for member in stack.taken(&written[key]).as_array().into_iter().flatten() {
-                        if !stack.names_own_resource(member) {
+                    for member in taken(stack, &written[key]).as_array().into_iter().flatten() {
+                        if !names_own_resource(stack, member) {
                             let who = key.trim_end_matches('s').to_lowercase();
                             found.push(format!(
                                 "attaches its permissions to your {who} {}",
@@ -77,8 +77,8 @@ pub(crate) fn changes(stack: &Stack<'_>) -> Result<Vec<Change>, TemplateError> {
                 }
             }
             "AWS::SQS::QueuePolicy" => {
-                for member in stack.taken(&written["Queues"]).as_array().into_iter().flatten() {
-                    if !stack.names_own_resource(member) {
+                for member in taken(stack, &written["Queues"]).as_array().into_iter().flatten() {
+                    if !names_own_resource(stack, member) {
                         found.push(format!(
                             "sets the access policy of your queue {}: a queue has one, so a \
                              policy it already has is replaced",
@@ -113,4 +113,49 @@ pub(crate) fn created(stack: &Stack<'_>) -> Result<Vec<(String, usize)>, Templat
         *counts.entry(text_of(&resource["Type"])).or_default() += 1;
     }
     Ok(counts.into_iter().collect())
+}
+
+/// Whether the expression, its conditions taken, names a resource of the stack: what does
+/// not is something that already runs.
+fn names_own_resource(stack: &Stack<'_>, expression: &Value) -> bool {
+    let own = |logical: &str| stack.resource_type(logical).is_some();
+    match single(expression) {
+        Some(("Ref", name)) => own(name.as_str().unwrap_or_default()),
+        Some(("Fn::GetAtt", args)) => match args {
+            Value::Array(parts) => own(parts.first().and_then(Value::as_str).unwrap_or_default()),
+            other => own(text_of(other).split('.').next().unwrap_or_default()),
+        },
+        Some(("Fn::Sub", args)) => {
+            let text = match args {
+                Value::Array(parts) => text_of(parts.first().unwrap_or(&Value::Null)),
+                other => text_of(other),
+            };
+            text.split("${").skip(1).any(|part| {
+                let inner = part.split('}').next().unwrap_or_default();
+                own(inner.split('.').next().unwrap_or_default())
+            })
+        }
+        Some(("Fn::If", args)) => {
+            let arg = |i: usize| args.get(i).unwrap_or(&Value::Null);
+            let taken = stack.condition(arg(0).as_str().unwrap_or_default()).unwrap_or(true);
+            names_own_resource(stack, if taken { arg(1) } else { arg(2) })
+        }
+        Some((_, args)) => names_own_resource(stack, args),
+        None => match expression {
+            Value::Array(items) => items.iter().any(|item| names_own_resource(stack, item)),
+            _ => false,
+        },
+    }
+}
+
+/// The expression as written on the branch its conditions take (`Fn::If` followed).
+fn taken<'v>(stack: &Stack<'_>, expression: &'v Value) -> &'v Value {
+    match single(expression) {
+        Some(("Fn::If", args)) => {
+            let arg = |i: usize| args.get(i).unwrap_or(&Value::Null);
+            let holds = stack.condition(arg(0).as_str().unwrap_or_default()).unwrap_or(true);
+            taken(stack, if holds { arg(1) } else { arg(2) })
+        }
+        _ => expression,
+    }
 }

@@ -252,7 +252,7 @@ impl<'t> Stack<'t> {
         }))
     }
 
-    fn resource_type(&self, logical: &str) -> Option<&str> {
+    pub(crate) fn resource_type(&self, logical: &str) -> Option<&str> {
         self.template["Resources"][logical]["Type"].as_str()
     }
 
@@ -323,53 +323,6 @@ impl<'t> Stack<'t> {
         Ok(out)
     }
 
-    /// Whether the expression, its conditions taken, names a resource of the stack: what does
-    /// not is something that already runs.
-    pub(crate) fn names_own_resource(&self, expression: &Value) -> bool {
-        let own = |logical: &str| self.resource_type(logical).is_some();
-        match single(expression) {
-            Some(("Ref", name)) => own(name.as_str().unwrap_or_default()),
-            Some(("Fn::GetAtt", args)) => match args {
-                Value::Array(parts) => {
-                    own(parts.first().and_then(Value::as_str).unwrap_or_default())
-                }
-                other => own(text_of(other).split('.').next().unwrap_or_default()),
-            },
-            Some(("Fn::Sub", args)) => {
-                let text = match args {
-                    Value::Array(parts) => text_of(parts.first().unwrap_or(&Value::Null)),
-                    other => text_of(other),
-                };
-                text.split("${").skip(1).any(|part| {
-                    let inner = part.split('}').next().unwrap_or_default();
-                    own(inner.split('.').next().unwrap_or_default())
-                })
-            }
-            Some(("Fn::If", args)) => {
-                let arg = |i: usize| args.get(i).unwrap_or(&Value::Null);
-                let taken = self.condition(arg(0).as_str().unwrap_or_default()).unwrap_or(true);
-                self.names_own_resource(if taken { arg(1) } else { arg(2) })
-            }
-            Some((_, args)) => self.names_own_resource(args),
-            None => match expression {
-                Value::Array(items) => items.iter().any(|item| self.names_own_resource(item)),
-                _ => false,
-            },
-        }
-    }
-
-    /// The expression as written on the branch its conditions take (`Fn::If` followed).
-    pub(crate) fn taken<'v>(&self, expression: &'v Value) -> &'v Value {
-        match single(expression) {
-            Some(("Fn::If", args)) => {
-                let arg = |i: usize| args.get(i).unwrap_or(&Value::Null);
-                let holds = self.condition(arg(0).as_str().unwrap_or_default()).unwrap_or(true);
-                self.taken(if holds { arg(1) } else { arg(2) })
-            }
-            _ => expression,
-        }
-    }
-
     /// The parameters an expression reads, its conditions' included.
     pub(crate) fn parameters_read(&self, expression: &Value, into: &mut Vec<String>) {
         match single(expression) {
@@ -402,7 +355,7 @@ impl<'t> Stack<'t> {
 }
 
 /// `{"Fn::X": args}` or `{"Ref": name}` or `{"Condition": name}`: an intrinsic function.
-fn single(expression: &Value) -> Option<(&str, &Value)> {
+pub(crate) fn single(expression: &Value) -> Option<(&str, &Value)> {
     let fields = expression.as_object().filter(|fields| fields.len() == 1)?;
     let (key, value) = fields.iter().next()?;
     (key == "Ref" || key == "Condition" || key.starts_with("Fn::")).then_some((key.as_str(), value))
