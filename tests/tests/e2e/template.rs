@@ -145,7 +145,7 @@ fn scaling_policy_reads_the_metric_the_publisher_writes() {
 }
 
 #[test]
-fn work_queue_visibility_is_six_times_the_consumer_timeout() {
+fn work_queue_visibility_is_six_times_the_consumer_timeout_plus_the_longest_window() {
     let template = template();
     let allowed: BTreeSet<u64> = template["Parameters"]["ConsumerTimeout"]["AllowedValues"]
         .as_sequence()
@@ -153,6 +153,12 @@ fn work_queue_visibility_is_six_times_the_consumer_timeout() {
         .iter()
         .map(|v| v.as_str().unwrap().parse().unwrap())
         .collect();
+    // The window's longest: its pattern takes 300 and nothing above.
+    let longest_window = 300;
+    let pattern = template["Parameters"]["MaximumBatchingWindowInSeconds"]["AllowedPattern"]
+        .as_str()
+        .unwrap();
+    assert_eq!(pattern, "^([0-9]|[1-9][0-9]|[12][0-9]{2}|300)$");
     let mapping = template["Mappings"]["VisibilityTimeoutFor"].as_mapping().unwrap();
     let mapped: BTreeSet<u64> =
         mapping.keys().map(|k| k.as_str().unwrap().parse().unwrap()).collect();
@@ -160,16 +166,32 @@ fn work_queue_visibility_is_six_times_the_consumer_timeout() {
     for (timeout, row) in mapping {
         let timeout: u64 = timeout.as_str().unwrap().parse().unwrap();
         assert_eq!(row["Seconds"].as_u64(), Some(6 * timeout));
-        assert!(6 * timeout <= 43_200, "within SQS's maximum visibility timeout");
+        assert_eq!(row["WithWindow"].as_u64(), Some(6 * timeout + longest_window));
+        assert!(6 * timeout + longest_window <= 43_200, "within SQS's maximum visibility timeout");
     }
-    let visibility = &resource(&template, "WorkQueue")["VisibilityTimeout"];
-    let Value::Tagged(find) = visibility else {
-        panic!("VisibilityTimeout is computed with !FindInMap")
-    };
-    let TaggedValue { tag, value } = find.as_ref();
-    assert_eq!(tag, "FindInMap");
-    assert_eq!(value[0].as_str(), Some("VisibilityTimeoutFor"));
-    assert_eq!(reference(&value[1]), "ConsumerTimeout");
+    let (condition, with_window, without) =
+        if_branches(&resource(&template, "WorkQueue")["VisibilityTimeout"]);
+    assert_eq!(condition, "HasBatchingWindow");
+    assert_eq!(
+        format!("{:?}", template["Conditions"]["HasBatchingWindow"]),
+        format!(
+            "{:?}",
+            serde_norway::from_str::<Value>(
+                "!Not [!Equals [!Ref MaximumBatchingWindowInSeconds, \"0\"]]"
+            )
+            .unwrap()
+        )
+    );
+    for (find, column) in [(with_window, "WithWindow"), (without, "Seconds")] {
+        let Value::Tagged(find) = find else {
+            panic!("VisibilityTimeout is computed with !FindInMap")
+        };
+        let TaggedValue { tag, value } = find.as_ref();
+        assert_eq!(tag, "FindInMap");
+        assert_eq!(value[0].as_str(), Some("VisibilityTimeoutFor"));
+        assert_eq!(reference(&value[1]), "ConsumerTimeout");
+        assert_eq!(value[2].as_str(), Some(column));
+    }
     assert_eq!(reference(&resource(&template, "ConsumerFunction")["Timeout"]), "ConsumerTimeout");
 }
 

@@ -244,21 +244,20 @@ fn a_set_that_registers_scaling_on_a_service_you_run_says_so() {
 }
 
 #[test]
-fn a_batching_window_the_visibility_timeout_leaves_out_is_found_before_the_deploy() {
+fn a_batching_window_is_inside_the_visibility_timeout_the_template_sets() {
+    for window in ["1", "20", "300"] {
+        let (exit, report) = doctor_on(&[
+            ("DownstreamUrl", "https://d.example/w"),
+            ("MaximumBatchingWindowInSeconds", window),
+        ]);
+        assert_eq!(exit, 0, "window {window}: {report}");
+        assert_eq!(report["findings"], serde_json::json!([]), "window {window}");
+    }
+    // A window longer than the visibility timeout's allowance is refused before the deploy.
     let (exit, report) = doctor_on(&[
         ("DownstreamUrl", "https://d.example/w"),
-        ("MaximumBatchingWindowInSeconds", "20"),
+        ("MaximumBatchingWindowInSeconds", "301"),
     ]);
-    assert_eq!(exit, 3, "{report}");
-    let finding = &report["findings"][0];
-    assert_eq!(finding["rule"], "visibility-below-six-timeouts");
-    assert_eq!(finding["resource"], "mapping ConsumerFunctionWorkQueue");
-    assert!(
-        finding["measured"].as_str().unwrap().contains("visibility timeout 180 s"),
-        "{finding}"
-    );
-    assert_eq!(
-        finding["fix"],
-        "in the template, WorkQueue's VisibilityTimeout: 200 (the template sets it from ConsumerTimeout)"
-    );
+    assert_eq!(exit, 4, "{report}");
+    assert_eq!(report["findings"][0]["rule"], "parameter-invalid", "{report}");
 }

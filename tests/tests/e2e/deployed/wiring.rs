@@ -102,10 +102,11 @@ impl Deployed<'_> {
         );
         let receives = redrive["maxReceiveCount"].to_string().trim_matches('"').parse::<i64>().ok();
         checks.eq("work queue maxReceiveCount", receives, Some(self.int("MaxReceiveCount")));
+        let window = if self.int("MaximumBatchingWindowInSeconds") > 0 { 300 } else { 0 };
         checks.eq(
-            "work queue visibility timeout (6 x ConsumerTimeout)",
+            "work queue visibility timeout (6 x ConsumerTimeout, + 300 s with a window)",
             self.queue_attribute("WorkQueue", "VisibilityTimeout").parse::<i64>().ok(),
-            Some(6 * self.int("ConsumerTimeout")),
+            Some(6 * self.int("ConsumerTimeout") + window),
         );
     }
 
