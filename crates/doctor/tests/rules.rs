@@ -329,3 +329,20 @@ fn a_service_given_that_does_not_exist_is_broken_unless_a_publisher_names_it() {
     undescribed.services[0].scaling = None;
     assert_eq!(rules(&undescribed), Vec::<&str>::new(), "a service not described is not judged");
 }
+
+#[test]
+fn a_batch_above_ten_needs_a_window_and_a_standard_queue() {
+    let mut small = healthy();
+    small.mappings[0].batch_size = 20;
+    small.queues[0].max_message_bytes = 1024;
+    assert_eq!(rules(&small), Vec::<&str>::new(), "20 with a 5 s window is taken");
+    let mut no_window = small.clone();
+    no_window.mappings[0].window_s = 0;
+    assert_eq!(rules(&no_window), ["batch-without-window"]);
+    let finding = &check(&no_window).findings[0];
+    assert!(finding.fix.ends_with("--maximum-batching-window-in-seconds 1"), "{}", finding.fix);
+    let mut fifo = small.clone();
+    fifo.queues[0].fifo = true;
+    assert_eq!(rules(&fifo), ["batch-without-window"]);
+    assert!(check(&fifo).findings[0].fix.ends_with("--batch-size 10"));
+}

@@ -244,6 +244,34 @@ fn a_set_that_registers_scaling_on_a_service_you_run_says_so() {
 }
 
 #[test]
+fn a_batch_above_ten_without_a_window_is_refused_before_the_deploy() {
+    let (exit, report) =
+        doctor_on(&[("DownstreamUrl", "https://d.example/w"), ("BatchSize", "100")]);
+    assert_eq!(exit, 4, "{report}");
+    let finding = &report["findings"][0];
+    assert_eq!(finding["rule"], "batch-without-window", "{report}");
+    assert_eq!(finding["resource"], "mapping ConsumerFunctionWorkQueue");
+    assert_eq!(
+        finding["fix"],
+        "in the template, ConsumerFunctionWorkQueue's MaximumBatchingWindowInSeconds: 1 (the \
+         template sets it from MaximumBatchingWindowInSeconds)"
+    );
+    let (exit, report) = doctor_on(&[
+        ("DownstreamUrl", "https://d.example/w"),
+        ("BatchSize", "100"),
+        ("MaximumBatchingWindowInSeconds", "1"),
+    ]);
+    let rules: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(!rules.contains(&"batch-without-window"), "{report}");
+    assert_ne!(exit, 4, "{report}");
+}
+
+#[test]
 fn a_batching_window_is_inside_the_visibility_timeout_the_template_sets() {
     for window in ["1", "20", "300"] {
         let (exit, report) = doctor_on(&[

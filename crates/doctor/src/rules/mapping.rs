@@ -1,9 +1,9 @@
 //! Each event source mapping against its queue and its function.
 
 use super::{
-    BATCH_ABOVE_PAYLOAD, ITEM_FAILURES_IGNORED, MAXIMUM_CONCURRENCY_ABOVE_RESERVED,
-    NO_MAXIMUM_CONCURRENCY, POLLERS_OUT_OF_RANGE, VISIBILITY_BELOW_SIX_TIMEOUTS,
-    VISIBILITY_BELOW_TIMEOUT, set_attribute,
+    BATCH_ABOVE_PAYLOAD, BATCH_WITHOUT_WINDOW, ITEM_FAILURES_IGNORED,
+    MAXIMUM_CONCURRENCY_ABOVE_RESERVED, NO_MAXIMUM_CONCURRENCY, POLLERS_OUT_OF_RANGE,
+    VISIBILITY_BELOW_SIX_TIMEOUTS, VISIBILITY_BELOW_TIMEOUT, set_attribute,
 };
 use crate::deployment::{Deployment, Function, Mapping, Queue};
 use crate::finding::Finding;
@@ -43,6 +43,7 @@ pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
             }
         }
         scaling(queue, mapping, findings);
+        batch_window(queue, mapping, findings);
         if mapping.batch_size > 10
             && u64::from(mapping.batch_size) * u64::from(queue.max_message_bytes) > PAYLOAD_BYTES
         {
@@ -71,6 +72,44 @@ pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
     for function in &deployment.functions {
         reserved(deployment, function, findings);
     }
+}
+
+/// Lambda refuses these when the mapping is made or changed, so a live deployment never has them;
+/// a template does until its deploy fails.
+fn batch_window(queue: &Queue, mapping: &Mapping, findings: &mut Vec<Finding>) {
+    if mapping.batch_size <= 10 || (!queue.fifo && mapping.window_s >= 1) {
+        return;
+    }
+    let (measured, fix) = if queue.fifo {
+        (
+            format!(
+                "BatchSize {} on a FIFO queue, whose mappings take at most 10: Lambda refuses the \
+                 mapping",
+                mapping.batch_size
+            ),
+            format!(
+                "aws lambda update-event-source-mapping --uuid {} --batch-size 10",
+                mapping.uuid
+            ),
+        )
+    } else {
+        (
+            format!(
+                "BatchSize {} with no batching window: Lambda refuses a batch above 10 unless \
+                 MaximumBatchingWindowInSeconds is at least 1",
+                mapping.batch_size
+            ),
+            format!(
+                "aws lambda update-event-source-mapping --uuid {} \
+                 --maximum-batching-window-in-seconds 1",
+                mapping.uuid
+            ),
+        )
+    };
+    findings.push(
+        Finding::new(&BATCH_WITHOUT_WINDOW, &queue.arn, measured, fix)
+            .on(format!("mapping {}", mapping.uuid)),
+    );
 }
 
 fn visibility(queue: &Queue, mapping: &Mapping, function: &Function, findings: &mut Vec<Finding>) {

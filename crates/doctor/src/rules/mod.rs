@@ -139,6 +139,14 @@ pub const BATCH_ABOVE_PAYLOAD: Rule = Rule {
     source: LAMBDA_QUOTAS,
     peers: "none",
 };
+pub const BATCH_WITHOUT_WINDOW: Rule = Rule {
+    id: "batch-without-window",
+    severity: Severity::Broken,
+    threshold: "BatchSize above 10 only with MaximumBatchingWindowInSeconds ≥ 1, and on a standard \
+                queue (a FIFO queue's mapping takes at most 10)",
+    source: LAMBDA_SQS,
+    peers: "none before the deploy (Lambda refuses CreateEventSourceMapping)",
+};
 pub const QUEUE_NOBODY_READS: Rule = Rule {
     id: "queue-nobody-reads",
     severity: Severity::Warning,
@@ -237,6 +245,7 @@ pub const RULES: &[Rule] = &[
     ITEM_FAILURES_IGNORED,
     POLLERS_OUT_OF_RANGE,
     BATCH_ABOVE_PAYLOAD,
+    BATCH_WITHOUT_WINDOW,
     QUEUE_NOBODY_READS,
     SERVICE_UNSCALED,
     SERVICE_SCALED_ON_CPU_ONLY,

@@ -58,7 +58,9 @@ pub(crate) fn changes(stack: &Stack<'_>) -> Result<Vec<Change>, TemplateError> {
                 }
                 if external("EventSourceArn") {
                     found.push(format!(
-                        "reads your queue {}: each message it processes is deleted there",
+                        "reads your queue {0}: each message it processes is deleted there; its \
+                         attributes are not known before the deploy, so the rules on them wait \
+                         for `doctor --queue {0}` after it",
                         value("EventSourceArn")?
                     ));
                 }

@@ -213,6 +213,7 @@ impl Planned {
             ] => {
                 let property = match *flag {
                     "--batch-size" => "BatchSize",
+                    "--maximum-batching-window-in-seconds" => "MaximumBatchingWindowInSeconds",
                     "--function-response-types" => "FunctionResponseTypes",
                     "--scaling-config" => "ScalingConfig",
                     "--provisioned-poller-config" => "ProvisionedPollerConfig",
