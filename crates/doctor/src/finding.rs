@@ -1,4 +1,4 @@
-//! What a rule found: one line a person reads, and the fix to paste.
+//! A documented rule, and what it found: one line a person reads, and the fix to paste.
 
 use serde::Serialize;
 
@@ -21,6 +21,20 @@ impl Severity {
     }
 }
 
+/// One documented rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rule {
+    pub id: &'static str,
+    pub severity: Severity,
+    /// The threshold, as a person says it.
+    pub threshold: &'static str,
+    /// The AWS page the threshold comes from.
+    pub source: &'static str,
+    /// Which peer checks it today: cdk-nag, AWS Config, or none.
+    pub peers: &'static str,
+}
+
 /// One rule broken by one resource.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
@@ -41,12 +55,7 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub(crate) fn new(
-        rule: &crate::rules::Rule,
-        queue: &str,
-        measured: String,
-        fix: String,
-    ) -> Self {
+    pub(crate) fn new(rule: &Rule, queue: &str, measured: String, fix: String) -> Self {
         Self {
             rule: rule.id,
             severity: rule.severity,

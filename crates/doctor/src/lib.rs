@@ -15,10 +15,10 @@ pub use deployment::{
     Scaling, Service, Unreadable,
 };
 pub use finding::{Finding, Severity};
-pub use report::Offline;
+pub use report::{Change, Offline};
 pub use report::{EXIT_BROKEN, EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_WARNINGS, Report};
 pub use rules::{REFUSED, RULES, Rule};
-pub use template::{Change, ParameterSet, TemplateError, check_template};
+pub use template::{ParameterSet, TemplateError, check_template};
 
 /// Checks `deployment` against every rule.
 pub fn check(deployment: &Deployment) -> Report {

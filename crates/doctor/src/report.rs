@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use crate::deployment::{Deployment, Unreadable};
 use crate::finding::{Finding, Severity};
-use crate::template::Change;
 
 /// Exit code: every rule holds.
 pub const EXIT_CLEAN: u8 = 0;
@@ -46,6 +45,17 @@ pub struct Offline {
     pub creates: Vec<(String, usize)>,
     /// What it would change of what already runs.
     pub changes: Vec<Change>,
+}
+
+/// One change to something that already runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Change {
+    /// The template's logical ID of the resource that makes the change.
+    pub resource: String,
+    pub change: String,
+    /// The parameters that decide whether the stack makes it.
+    pub decided_by: Vec<String>,
 }
 
 /// How much was read.

@@ -7,21 +7,8 @@ mod queue;
 mod service;
 
 use crate::deployment::Deployment;
+pub use crate::finding::Rule;
 use crate::finding::{Finding, Severity};
-
-/// One documented rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Rule {
-    pub id: &'static str,
-    pub severity: Severity,
-    /// The threshold, as a person says it.
-    pub threshold: &'static str,
-    /// The AWS page the threshold comes from.
-    pub source: &'static str,
-    /// Which peer checks it today: cdk-nag, AWS Config, or none.
-    pub peers: &'static str,
-}
 
 const LAMBDA_SQS: &str = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html";
 const LAMBDA_SCALING: &str =

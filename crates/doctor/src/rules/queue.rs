@@ -52,29 +52,7 @@ fn redrive_rules(
     findings: &mut Vec<Finding>,
 ) {
     if mapped && redrive.max_receive_count < 5 {
-        let fifo = if queue.fifo {
-            "; on a FIFO queue every message held back behind a failed one in its group is \
-             received again too"
-        } else {
-            ""
-        };
-        findings.push(Finding::new(
-            &MAX_RECEIVE_COUNT_LOW,
-            &queue.arn,
-            format!(
-                "maxReceiveCount {}: a message throttled or caught in a failed batch is \
-                 dead-lettered after {} receives{fifo}",
-                redrive.max_receive_count, redrive.max_receive_count
-            ),
-            set_attribute(
-                &queue.url,
-                "RedrivePolicy",
-                &format!(
-                    "'{{\"deadLetterTargetArn\":\"{}\",\"maxReceiveCount\":\"5\"}}'",
-                    redrive.dead_letter_arn
-                ),
-            ),
-        ));
+        max_receive_count(queue, redrive, findings);
     }
     let Some(dead_letter) = deployment.queue(&redrive.dead_letter_arn) else {
         // Not read (a denied call is its own finding), so nothing to say of it.
@@ -119,29 +97,59 @@ fn redrive_rules(
     }
     // FIFO queues reset a message's enqueue time when it is dead-lettered; standard ones keep it.
     if !queue.fifo && dead_letter.retention_s <= queue.retention_s {
-        // The dead-letter queue at SQS's longest; the source a day shorter only when it is
-        // there too, as nothing can keep messages longer.
-        let raise =
-            set_attribute(&dead_letter.url, "MessageRetentionPeriod", &MAX_RETENTION_S.to_string());
-        let fix = if queue.retention_s < MAX_RETENTION_S {
-            raise
-        } else {
-            let shorter = (MAX_RETENTION_S - 86_400).to_string();
-            format!("{raise} && {}", set_attribute(&queue.url, "MessageRetentionPeriod", &shorter))
-        };
-        findings.push(
-            Finding::new(
-                &DEAD_LETTER_RETENTION_SHORT,
-                &queue.arn,
-                format!(
-                    "{} keeps messages {} s, this queue {} s: a dead-lettered message keeps its \
-                     first enqueue time, so it can expire in the dead-letter queue before anyone \
-                     reads it",
-                    dead_letter.name, dead_letter.retention_s, queue.retention_s
-                ),
-                fix,
-            )
-            .on(format!("queue {}", dead_letter.name)),
-        );
+        retention(queue, dead_letter, findings);
     }
+}
+
+fn max_receive_count(queue: &Queue, redrive: &Redrive, findings: &mut Vec<Finding>) {
+    let fifo = if queue.fifo {
+        "; on a FIFO queue every message held back behind a failed one in its group is \
+         received again too"
+    } else {
+        ""
+    };
+    findings.push(Finding::new(
+        &MAX_RECEIVE_COUNT_LOW,
+        &queue.arn,
+        format!(
+            "maxReceiveCount {}: a message throttled or caught in a failed batch is \
+             dead-lettered after {} receives{fifo}",
+            redrive.max_receive_count, redrive.max_receive_count
+        ),
+        set_attribute(
+            &queue.url,
+            "RedrivePolicy",
+            &format!(
+                "'{{\"deadLetterTargetArn\":\"{}\",\"maxReceiveCount\":\"5\"}}'",
+                redrive.dead_letter_arn
+            ),
+        ),
+    ));
+}
+
+fn retention(queue: &Queue, dead_letter: &Queue, findings: &mut Vec<Finding>) {
+    // The dead-letter queue at SQS's longest; the source a day shorter only when it is
+    // there too, as nothing can keep messages longer.
+    let raise =
+        set_attribute(&dead_letter.url, "MessageRetentionPeriod", &MAX_RETENTION_S.to_string());
+    let fix = if queue.retention_s < MAX_RETENTION_S {
+        raise
+    } else {
+        let shorter = (MAX_RETENTION_S - 86_400).to_string();
+        format!("{raise} && {}", set_attribute(&queue.url, "MessageRetentionPeriod", &shorter))
+    };
+    findings.push(
+        Finding::new(
+            &DEAD_LETTER_RETENTION_SHORT,
+            &queue.arn,
+            format!(
+                "{} keeps messages {} s, this queue {} s: a dead-lettered message keeps its \
+                 first enqueue time, so it can expire in the dead-letter queue before anyone \
+                 reads it",
+                dead_letter.name, dead_letter.retention_s, queue.retention_s
+            ),
+            fix,
+        )
+        .on(format!("queue {}", dead_letter.name)),
+    );
 }

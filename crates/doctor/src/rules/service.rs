@@ -19,56 +19,67 @@ pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
     {
         let queue = service.queue_arns.first().map_or("", String::as_str);
         let on = format!("service {}/{}", service.cluster, service.name);
-        match &service.scaling {
-            None => findings.push(
-                Finding::new(
-                    &SERVICE_UNSCALED,
-                    queue,
-                    "no scalable target: its task count stays as set however far the queue's \
-                     backlog grows"
-                        .into(),
-                    format!(
-                        "aws application-autoscaling register-scalable-target --service-namespace \
-                         ecs --scalable-dimension ecs:service:DesiredCount --resource-id {} \
-                         --min-capacity 1 --max-capacity N, then a target tracking policy on \
-                         backlog-publisher's BacklogPerTask",
-                        service.resource_id()
-                    ),
-                )
-                .on(on.clone()),
-            ),
-            Some(scaling)
-                if !scaling.policy_metrics.is_empty()
-                    && scaling
-                        .policy_metrics
-                        .iter()
-                        .all(|m| RESOURCE_METRICS.contains(&m.as_str())) =>
-            {
-                findings.push(
-                    Finding::new(
-                        &SERVICE_SCALED_ON_CPU_ONLY,
-                        queue,
-                        format!(
-                            "its policies follow {} only: a worker waiting on its downstream stays \
-                             idle by that measure while the backlog grows",
-                            scaling.policy_metrics.join(", ")
-                        ),
-                        format!(
-                            "add a target tracking policy on backlog-publisher's BacklogPerTask \
-                             (aws application-autoscaling put-scaling-policy --service-namespace ecs \
-                             --scalable-dimension ecs:service:DesiredCount --resource-id {} \
-                             --policy-type TargetTrackingScaling ...)",
-                            service.resource_id()
-                        ),
-                    )
-                    .on(on.clone()),
-                );
-            }
-            _ => {}
-        }
+        scaling(service, queue, &on, findings);
         stop_timeout(service, queue, &on, findings);
         health_check(service, queue, &on, findings);
     }
+    missing_services(deployment, findings);
+    gone_targets(deployment, findings);
+}
+
+/// A service that reads a queue and does not scale, or scales on how busy its tasks are only.
+fn scaling(service: &Service, queue: &str, on: &str, findings: &mut Vec<Finding>) {
+    match &service.scaling {
+        None => findings.push(
+            Finding::new(
+                &SERVICE_UNSCALED,
+                queue,
+                "no scalable target: its task count stays as set however far the queue's \
+                 backlog grows"
+                    .into(),
+                format!(
+                    "aws application-autoscaling register-scalable-target --service-namespace \
+                     ecs --scalable-dimension ecs:service:DesiredCount --resource-id {} \
+                     --min-capacity 1 --max-capacity N, then a target tracking policy on \
+                     backlog-publisher's BacklogPerTask",
+                    service.resource_id()
+                ),
+            )
+            .on(on.to_owned()),
+        ),
+        Some(scaling)
+            if !scaling.policy_metrics.is_empty()
+                && scaling
+                    .policy_metrics
+                    .iter()
+                    .all(|m| RESOURCE_METRICS.contains(&m.as_str())) =>
+        {
+            findings.push(
+                Finding::new(
+                    &SERVICE_SCALED_ON_CPU_ONLY,
+                    queue,
+                    format!(
+                        "its policies follow {} only: a worker waiting on its downstream stays \
+                         idle by that measure while the backlog grows",
+                        scaling.policy_metrics.join(", ")
+                    ),
+                    format!(
+                        "add a target tracking policy on backlog-publisher's BacklogPerTask \
+                         (aws application-autoscaling put-scaling-policy --service-namespace ecs \
+                         --scalable-dimension ecs:service:DesiredCount --resource-id {} \
+                         --policy-type TargetTrackingScaling ...)",
+                        service.resource_id()
+                    ),
+                )
+                .on(on.to_owned()),
+            );
+        }
+        _ => {}
+    }
+}
+
+/// A service given with --service that ECS does not have.
+fn missing_services(deployment: &Deployment, findings: &mut Vec<Finding>) {
     for service in deployment.services.iter().filter(|service| service.missing) {
         let named = deployment
             .publisher_targets
@@ -92,6 +103,10 @@ pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
             .on(format!("service {}/{}", service.cluster, service.name)),
         );
     }
+}
+
+/// A backlog-publisher target whose service or queue is gone.
+fn gone_targets(deployment: &Deployment, findings: &mut Vec<Finding>) {
     for target in &deployment.publisher_targets {
         let gone_service = deployment
             .services

@@ -1,100 +1,16 @@
 //! What a stack would change of what already runs: a resource it creates that
 //! attaches to a service, function, queue or role the stack does not make.
 
-use serde::Serialize;
 use serde_json::Value;
 
 use super::TemplateError;
 use super::stack::{Stack, single, text_of};
-
-/// One change to something that already runs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct Change {
-    /// The template's logical ID of the resource that makes the change.
-    pub resource: String,
-    pub change: String,
-    /// The parameters that decide whether the stack makes it.
-    pub decided_by: Vec<String>,
-}
+use crate::report::Change;
 
 pub(crate) fn changes(stack: &Stack<'_>) -> Result<Vec<Change>, TemplateError> {
     let mut changes = Vec::new();
     for (logical, resource) in stack.resources()? {
-        let written = &resource["Properties"];
-        let external =
-            |key: &str| !written[key].is_null() && !names_own_resource(stack, &written[key]);
-        let value = |key: &str| stack.text(&written[key]);
-        let mut found = Vec::new();
-        match resource["Type"].as_str().unwrap_or_default() {
-            "AWS::ApplicationAutoScaling::ScalableTarget" if external("ResourceId") => {
-                found.push(format!(
-                    "registers a scalable target on {} ({} to {} tasks): a service has one per \
-                     dimension, so bounds it already has are replaced, and deleting the stack \
-                     deregisters it with its policies",
-                    value("ResourceId")?,
-                    value("MinCapacity")?,
-                    value("MaxCapacity")?
-                ));
-            }
-            "AWS::ApplicationAutoScaling::ScalingPolicy" if external("ResourceId") => {
-                found.push(format!("adds a scaling policy to {}", value("ResourceId")?));
-            }
-            "AWS::ApplicationAutoScaling::ScalingPolicy" => {
-                let target = written["ScalingTargetId"]["Ref"].as_str().unwrap_or_default();
-                let target_written =
-                    &stack.template["Resources"][target]["Properties"]["ResourceId"];
-                if !target_written.is_null() && !names_own_resource(stack, target_written) {
-                    found.push(format!("adds a scaling policy to {}", stack.text(target_written)?));
-                }
-            }
-            "AWS::Lambda::EventSourceMapping" => {
-                if external("FunctionName") {
-                    found.push(format!(
-                        "makes your function {} a reader of {}: it is invoked with its messages",
-                        value("FunctionName")?,
-                        value("EventSourceArn")?
-                    ));
-                }
-                if external("EventSourceArn") {
-                    found.push(format!(
-                        "reads your queue {0}: each message it processes is deleted there; its \
-                         attributes are not known before the deploy, so the rules on them wait \
-                         for `doctor --queue {0}` after it",
-                        value("EventSourceArn")?
-                    ));
-                }
-            }
-            "AWS::IAM::ManagedPolicy" | "AWS::IAM::Policy" => {
-                for key in ["Roles", "Users", "Groups"] {
-                    for member in taken(stack, &written[key]).as_array().into_iter().flatten() {
-                        if !names_own_resource(stack, member) {
-                            let who = key.trim_end_matches('s').to_lowercase();
-                            found.push(format!(
-                                "attaches its permissions to your {who} {}",
-                                stack.text(member)?
-                            ));
-                        }
-                    }
-                }
-            }
-            "AWS::SQS::QueuePolicy" => {
-                for member in taken(stack, &written["Queues"]).as_array().into_iter().flatten() {
-                    if !names_own_resource(stack, member) {
-                        found.push(format!(
-                            "sets the access policy of your queue {}: a queue has one, so a \
-                             policy it already has is replaced",
-                            stack.text(member)?
-                        ));
-                    }
-                }
-            }
-            "AWS::Lambda::Permission" if external("FunctionName") => {
-                found
-                    .push(format!("adds a permission to your function {}", value("FunctionName")?));
-            }
-            _ => {}
-        }
+        let found = what_it_changes(stack, resource)?;
         let mut decided_by = Vec::new();
         if let Some(condition) = resource.get("Condition").and_then(Value::as_str) {
             stack.parameters_read(&serde_json::json!({"Condition": condition}), &mut decided_by);
@@ -106,6 +22,82 @@ pub(crate) fn changes(stack: &Stack<'_>) -> Result<Vec<Change>, TemplateError> {
         }));
     }
     Ok(changes)
+}
+
+/// What one resource changes of what the stack does not make.
+fn what_it_changes(stack: &Stack<'_>, resource: &Value) -> Result<Vec<String>, TemplateError> {
+    let written = &resource["Properties"];
+    let external = |key: &str| !written[key].is_null() && !names_own_resource(stack, &written[key]);
+    let value = |key: &str| stack.text(&written[key]);
+    let mut found = Vec::new();
+    match resource["Type"].as_str().unwrap_or_default() {
+        "AWS::ApplicationAutoScaling::ScalableTarget" if external("ResourceId") => {
+            found.push(format!(
+                "registers a scalable target on {} ({} to {} tasks): a service has one per \
+                 dimension, so bounds it already has are replaced, and deleting the stack \
+                 deregisters it with its policies",
+                value("ResourceId")?,
+                value("MinCapacity")?,
+                value("MaxCapacity")?
+            ));
+        }
+        "AWS::ApplicationAutoScaling::ScalingPolicy" if external("ResourceId") => {
+            found.push(format!("adds a scaling policy to {}", value("ResourceId")?));
+        }
+        "AWS::ApplicationAutoScaling::ScalingPolicy" => {
+            let target = written["ScalingTargetId"]["Ref"].as_str().unwrap_or_default();
+            let target_written = &stack.template["Resources"][target]["Properties"]["ResourceId"];
+            if !target_written.is_null() && !names_own_resource(stack, target_written) {
+                found.push(format!("adds a scaling policy to {}", stack.text(target_written)?));
+            }
+        }
+        "AWS::Lambda::EventSourceMapping" => {
+            if external("FunctionName") {
+                found.push(format!(
+                    "makes your function {} a reader of {}: it is invoked with its messages",
+                    value("FunctionName")?,
+                    value("EventSourceArn")?
+                ));
+            }
+            if external("EventSourceArn") {
+                found.push(format!(
+                    "reads your queue {0}: each message it processes is deleted there; its \
+                     attributes are not known before the deploy, so the rules on them wait \
+                     for `doctor --queue {0}` after it",
+                    value("EventSourceArn")?
+                ));
+            }
+        }
+        "AWS::IAM::ManagedPolicy" | "AWS::IAM::Policy" => {
+            for key in ["Roles", "Users", "Groups"] {
+                for member in taken(stack, &written[key]).as_array().into_iter().flatten() {
+                    if !names_own_resource(stack, member) {
+                        let who = key.trim_end_matches('s').to_lowercase();
+                        found.push(format!(
+                            "attaches its permissions to your {who} {}",
+                            stack.text(member)?
+                        ));
+                    }
+                }
+            }
+        }
+        "AWS::SQS::QueuePolicy" => {
+            for member in taken(stack, &written["Queues"]).as_array().into_iter().flatten() {
+                if !names_own_resource(stack, member) {
+                    found.push(format!(
+                        "sets the access policy of your queue {}: a queue has one, so a \
+                         policy it already has is replaced",
+                        stack.text(member)?
+                    ));
+                }
+            }
+        }
+        "AWS::Lambda::Permission" if external("FunctionName") => {
+            found.push(format!("adds a permission to your function {}", value("FunctionName")?));
+        }
+        _ => {}
+    }
+    Ok(found)
 }
 
 /// How many resources of each type the stack creates.

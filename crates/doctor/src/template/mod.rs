@@ -10,7 +10,6 @@ mod parameters;
 mod resources;
 mod stack;
 
-pub use changes::Change;
 pub use parameters::ParameterSet;
 
 use crate::finding::Finding;
