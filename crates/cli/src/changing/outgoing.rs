@@ -74,7 +74,8 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::reading::entry::{Attribute, Kind};
+    use crate::reading::attribute::Attribute;
+    use crate::reading::entry::Kind;
 
     fn entry(body: Option<&str>, group: Option<&str>) -> Entry {
         let mut attributes = BTreeMap::new();

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use backpressure_core::field::Selector;
 
-use crate::reading::entry::Attribute;
+use crate::reading::attribute::Attribute;
 
 /// The envelope's fields: a raw message's labels when no selector is given.
 const TENANT_POINTER: &str = "/tenantId";

@@ -5,6 +5,7 @@
 //! moving messages, what a read keeps per message spilled to disk past a
 //! bound, and what the read saw against what the queue counted.
 
+pub(crate) mod attribute;
 pub(crate) mod entry;
 pub(crate) mod fields;
 pub(crate) mod filter;
