@@ -5,6 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use aws_sdk_applicationautoscaling::types::{ScalableDimension, ServiceNamespace};
+use backlog_publisher::config::PublisherConfig;
+use backpressure_core::config::Vars;
 
 use super::{Clients, Limiters, slot, unreadable};
 use crate::deployment::{Deployment, PublisherTarget, Scaling, Service};
@@ -72,42 +74,33 @@ pub(super) async fn read_publishers(
     }
 }
 
-/// A publisher's targets, from `TARGETS` or the one-target variables.
+/// A publisher's targets, read from its environment as backlog-publisher reads it. A function
+/// whose environment does not parse as a publisher's names none (it would not run as one).
 fn targets(
     function: &str,
     variables: &std::collections::HashMap<String, String>,
 ) -> Vec<PublisherTarget> {
-    let target = |queue_url: &str, cluster: &str, service: &str| {
-        PublisherTarget::new(function, queue_url, &last_part(cluster), &last_part(service))
-    };
-    if let Some(json) = variables.get("TARGETS").filter(|t| !t.is_empty()) {
-        let parsed: Vec<serde_json::Value> = serde_json::from_str(json).unwrap_or_default();
-        return parsed
+    let names_targets = variables.contains_key("TARGETS")
+        || ["QUEUE_URL", "ECS_CLUSTER_NAME", "ECS_SERVICE_NAME"]
             .iter()
-            .filter_map(|t| {
-                Some(target(
-                    t["queueUrl"].as_str()?,
-                    t["cluster"].as_str()?,
-                    t["service"].as_str()?,
-                ))
-            })
-            .collect();
+            .all(|name| variables.contains_key(*name));
+    if !names_targets {
+        return Vec::new();
     }
-    match (
-        variables.get("QUEUE_URL"),
-        variables.get("ECS_CLUSTER_NAME"),
-        variables.get("ECS_SERVICE_NAME"),
-    ) {
-        (Some(queue), Some(cluster), Some(service)) if !service.is_empty() => {
-            vec![target(queue, cluster, service)]
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// A cluster or service given as a name or an ARN: the name.
-fn last_part(name_or_arn: &str) -> String {
-    name_or_arn.rsplit('/').next().unwrap_or(name_or_arn).to_owned()
+    let vars = Vars::new(|name: &str| variables.get(name).cloned());
+    let Ok(config) = PublisherConfig::from_vars(&vars) else { return Vec::new() };
+    config
+        .targets
+        .iter()
+        .map(|target| {
+            PublisherTarget::new(
+                function,
+                target.queue.url(),
+                target.cluster_name(),
+                target.service_name(),
+            )
+        })
+        .collect()
 }
 
 /// Each service: whether it exists, its task's stop timeout and the worker's drain, its
@@ -304,5 +297,36 @@ pub(super) async fn read_target_queues(
                 deployment.unreadable.push(unreadable("sqs:GetQueueAttributes", &url, &error));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::targets;
+
+    const QUEUE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/orders";
+
+    fn environment(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+    }
+
+    #[test]
+    fn a_publishers_targets_are_read_as_the_publisher_reads_them() {
+        let json = format!(r#"[{{"queueUrl":"{QUEUE}","cluster":"workers","service":"w"}}]"#);
+        let found = targets("pub", &environment(&[("TARGETS", &json)]));
+        assert_eq!(found.len(), 1);
+        assert_eq!((found[0].cluster.as_str(), found[0].service.as_str()), ("workers", "w"));
+        assert_eq!(found[0].queue_url, QUEUE);
+        let single = environment(&[
+            ("QUEUE_URL", QUEUE),
+            ("ECS_CLUSTER_NAME", "arn:aws:ecs:us-east-1:123456789012:cluster/workers"),
+            ("ECS_SERVICE_NAME", "w"),
+        ]);
+        let found = targets("pub", &single);
+        assert_eq!((found[0].cluster.as_str(), found[0].service.as_str()), ("workers", "w"));
+        assert!(targets("other", &environment(&[("QUEUE_URL", QUEUE)])).is_empty());
+        assert!(targets("broken", &environment(&[("TARGETS", "not json")])).is_empty());
     }
 }
