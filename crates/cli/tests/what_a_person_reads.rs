@@ -288,3 +288,37 @@ fn a_file_that_is_not_an_audit_trail_is_named_as_it_was_given() {
         text(&output).replace(path.to_str().unwrap(), "[FILE]")
     );
 }
+
+#[test]
+fn doctor_names_a_template_or_parameters_file_it_cannot_read_and_what_to_give() {
+    let dir = std::env::temp_dir().join(format!("sqs-backpressure-doctor-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let template = concat!(env!("CARGO_MANIFEST_DIR"), "/../../template.yaml");
+    let cases: [(&str, &str, &str); 5] = [
+        ("not_yaml", "template.yaml", "Resources: [unclosed\n"),
+        ("samconfig_not_toml", "samconfig.toml", "[default.deploy\n"),
+        ("parameters_not_json", "params.json", "{\"BatchSize\": \n"),
+        ("parameters_wrong_shape", "params.json", "[1, 2]\n"),
+        ("missing_file", "absent.json", ""),
+    ];
+    for (name, file, content) in cases {
+        let path = dir.join(file);
+        let _ = std::fs::remove_file(&path);
+        if !content.is_empty() {
+            std::fs::write(&path, content).unwrap();
+        }
+        let path = path.to_str().unwrap().to_owned();
+        let args: Vec<&str> = if name == "not_yaml" {
+            vec!["doctor", "--template", &path]
+        } else {
+            vec!["doctor", "--template", template, "--parameters", &path]
+        };
+        let output = cli(&args);
+        assert_eq!(output.status.code(), Some(1), "{name}: {}", text(&output));
+        insta::assert_snapshot!(
+            format!("doctor_{name}"),
+            text(&output).replace(&path, "[FILE]").replace(template, "[TEMPLATE]")
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

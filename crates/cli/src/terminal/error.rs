@@ -136,6 +136,7 @@ fn file_hint(error: &std::io::Error) -> &'static str {
         ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => {
             " (not permitted: name a file this user may write)"
         }
+        ErrorKind::NotFound => " (no such file: name one that exists, or check the path)",
         _ => "",
     }
 }

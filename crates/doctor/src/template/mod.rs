@@ -26,7 +26,7 @@ pub enum TemplateError {
         #[source]
         source: serde_norway::Error,
     },
-    #[error("{file} is not a samconfig file doctor can read ({source})")]
+    #[error("{file} is not a samconfig file doctor can read ({})", .source.message())]
     Samconfig {
         file: String,
         #[source]
