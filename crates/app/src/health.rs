@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use backpressure_batch::worker::{Unhealthy, default_health_file, health_check};
+use backpressure_batch::worker::{Unhealthy, health_check};
 
 use backpressure_core::config::variables::{HEALTH_FILE, HEALTH_MAX_SILENCE_SECONDS};
 use backpressure_core::config::{ConfigError, Vars};
@@ -39,6 +39,12 @@ impl HealthConfig {
 }
 
 /// Why the check read that file: what a person changes when it is the wrong one.
+/// Where sqs-worker stamps its polls unless `HEALTH_FILE` says otherwise: one
+/// file per process, so two workers on one host never share a stamp.
+fn default_health_file(pid: u32) -> PathBuf {
+    std::env::temp_dir().join(format!("sqs-worker-{pid}.last-poll"))
+}
+
 fn where_the_stamp_is(file_given: bool, pid: u32) -> String {
     if file_given {
         format!("{}: the file the worker stamps after each poll", HEALTH_FILE.name)

@@ -12,7 +12,6 @@ use backpressure_core::config::variables::{
     IDEMPOTENCY_KEY_PREFIX, IDEMPOTENCY_MISSING_KEY, IDEMPOTENCY_REDIS_URL, IDEMPOTENCY_TABLE,
     IDEMPOTENCY_TTL_SECONDS,
 };
-use backpressure_startup::LazyClient;
 use backpressure_startup::sdk::SdkConfig;
 use tracing::{info, warn};
 
@@ -25,25 +24,25 @@ use backpressure_batch::sqs::{S3Overflow, SqsQuarantine, SqsVisibility};
 use crate::config::ConsumerConfig;
 use crate::idempotency::StoreChoice;
 
-/// The AWS clients a consumer calls, each built by its first call; clones
-/// share them.
+/// The AWS clients a consumer calls; clones share them. Each opens its first
+/// connection at its first call.
 #[derive(Debug, Clone)]
 pub struct ConsumerClients {
     /// The quarantine queue's and the source queue's client.
-    pub sqs: LazyClient<SqsClient>,
+    pub sqs: SqsClient,
     /// The quarantine overflow bucket's client.
-    pub s3: LazyClient<S3Client>,
+    pub s3: S3Client,
     /// The idempotency table's client.
-    pub dynamodb: LazyClient<DynamoDbClient>,
+    pub dynamodb: DynamoDbClient,
 }
 
 impl ConsumerClients {
-    /// Clients of one SDK configuration, none built yet.
+    /// Clients of one SDK configuration.
     pub fn new(sdk: &SdkConfig) -> Self {
         Self {
-            sqs: LazyClient::new(sdk, SqsClient::new),
-            s3: LazyClient::new(sdk, S3Client::new),
-            dynamodb: LazyClient::new(sdk, DynamoDbClient::new),
+            sqs: SqsClient::new(sdk),
+            s3: S3Client::new(sdk),
+            dynamodb: DynamoDbClient::new(sdk),
         }
     }
 }
@@ -52,9 +51,8 @@ impl ConsumerClients {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Reach {
-    /// At the first call a batch needs: a Lambda init opens no connection,
-    /// and an environment that quarantines nothing never builds the S3
-    /// client, nor, with nothing to retry either, the SQS one.
+    /// At the first call a batch needs: a Lambda init opens no connection
+    /// and reads nothing.
     OnFirstUse,
     /// At start-up: the quarantine queue's `MaximumMessageSize` is read and
     /// the idempotency table checked, so a long-lived task that cannot reach

@@ -171,7 +171,7 @@ where
     let Loaded { engine, config, health, processor } = loaded;
     let sdk = startup::sdk_config(engine.api_call_timeout).await;
     let clients = ConsumerClients::new(&sdk);
-    let sqs = clients.sqs.get().clone();
+    let sqs = clients.sqs.clone();
     let version = startup::handler_version(name, version);
     // The worker leases a claim for one visibility timeout and renews it on its heartbeat.
     let lease = ClaimLease::Renewed(config.visibility_timeout);

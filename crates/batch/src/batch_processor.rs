@@ -105,12 +105,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
             "batch summary"
         );
         if let Some(namespace) = &self.namespace {
-            backpressure_startup::emf::emit(&summary.emf_documents(
-                namespace,
-                queue,
-                duration,
-                SystemTime::now(),
-            ));
+            crate::emf::emit(&summary.emf_documents(namespace, queue, duration, SystemTime::now()));
         }
         Ok(report)
     }

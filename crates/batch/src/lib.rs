@@ -124,6 +124,7 @@ pub mod backoff;
 mod batch_processor;
 pub mod body;
 pub mod builder;
+mod emf;
 mod engine;
 pub mod event;
 pub mod idempotency;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use backpressure_startup::emf::Document;
+use crate::emf::Document;
 
 use crate::outcome::{Outcome, RetryCause};
 

@@ -2,14 +2,12 @@
 //! drift: the AWS SDK configured once ([`sdk`]: per-call timeouts, one HTTPS
 //! client for every service client; the `sdk` feature), the system's trust
 //! store read once, when a TLS connection first needs it ([`tls`]), the log subscriber
-//! ([`logging`], the `subscriber` feature), CloudWatch Embedded Metric Format documents
-//! ([`emf`]), one rate limiter ([`rate`]), SQS's batch calls with each entry's result
-//! ([`sqs_batch`], the `sqs` feature), and the configuration read once
-//! with its errors logged ([`init`]) or the process's exit ([`exit()`]).
+//! ([`logging`], the `subscriber` feature), one rate limiter ([`rate`]), and the
+//! configuration read once with its errors logged ([`init`]) or the process's
+//! exit ([`exit()`]).
 #![warn(missing_docs, unreachable_pub)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub mod emf;
 pub mod exit;
 #[cfg(feature = "subscriber")]
 #[cfg_attr(docsrs, doc(cfg(feature = "subscriber")))]
@@ -18,9 +16,6 @@ pub mod rate;
 #[cfg(feature = "sdk")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sdk")))]
 pub mod sdk;
-#[cfg(feature = "sqs")]
-#[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
-pub mod sqs_batch;
 #[cfg(feature = "tls")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tls")))]
 pub mod tls;

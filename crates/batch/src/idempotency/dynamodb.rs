@@ -17,7 +17,6 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, KeysAndAttributes, ReturnValuesOnConditionCheckFailure,
 };
 use backpressure_core::error::ApiError;
-use backpressure_startup::LazyClient;
 
 use super::record::{ClaimOutcome, ClaimRequest, Status, StoredRecord, epoch_ms, epoch_s_ceil};
 use super::{IdempotencyStore, StoreError};
@@ -42,7 +41,7 @@ enum Put {
 /// Claims in the DynamoDB table `table` (`IDEMPOTENCY_TABLE`).
 #[derive(Debug, Clone)]
 pub struct DynamoDbStore {
-    client: LazyClient<Client>,
+    client: Client,
     table: String,
 }
 
@@ -95,8 +94,8 @@ fn parse(id: &str, item: &HashMap<String, AttributeValue>) -> Result<StoredRecor
 
 impl DynamoDbStore {
     /// A store on `table`, called with `client`.
-    pub fn new(client: impl Into<LazyClient<Client>>, table: impl Into<String>) -> Self {
-        Self { client: client.into(), table: table.into() }
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        Self { client, table: table.into() }
     }
 
     /// The table's name.
@@ -156,7 +155,6 @@ impl DynamoDbStore {
         for round in 0..=UNPROCESSED_ROUNDS {
             let output = self
                 .client
-                .get()
                 .batch_get_item()
                 .request_items(&self.table, request)
                 .send()
@@ -185,7 +183,6 @@ impl DynamoDbStore {
     async fn get(&self, id: &str) -> Result<Option<StoredRecord>, StoreError> {
         let output = self
             .client
-            .get()
             .get_item()
             .table_name(&self.table)
             .set_key(Some(key(id)))
@@ -214,7 +211,6 @@ impl DynamoDbStore {
         ]);
         let sent = self
             .client
-            .get()
             .put_item()
             .table_name(&self.table)
             .set_item(Some(item))
@@ -254,7 +250,6 @@ impl DynamoDbStore {
         }
         let sent = self
             .client
-            .get()
             .update_item()
             .table_name(&self.table)
             .set_key(Some(key(id)))
@@ -356,7 +351,6 @@ impl IdempotencyStore for DynamoDbStore {
         let values = held_values(holder);
         let sent = self
             .client
-            .get()
             .delete_item()
             .table_name(&self.table)
             .set_key(Some(key(id)))

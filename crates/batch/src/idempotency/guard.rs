@@ -168,7 +168,7 @@ impl Guard {
                 }
                 MissingKey::Quarantine => Err(Settled::to_quarantine(
                     ErrorCode::MissingIdempotencyKey,
-                    "the message has no idempotency key, and IDEMPOTENCY_MISSING_KEY=quarantine",
+                    "the message has no idempotency key, and messages without one are quarantined",
                 )),
             };
         };

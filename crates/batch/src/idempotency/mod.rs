@@ -55,10 +55,8 @@ pub use redis_url::without_password;
 /// clock difference between two consumers this design tolerates.
 pub const CLOCK_SKEW_MARGIN: Duration = Duration::from_secs(1);
 
-/// `IDEMPOTENCY_TTL_SECONDS`' default: how long a completed key is remembered.
-pub const DEFAULT_TTL: Duration = Duration::from_secs(
-    backpressure_core::config::variables::IDEMPOTENCY_TTL_SECONDS.whole_default(),
-);
+/// How long a completed key is remembered unless [`Idempotency::ttl`] says otherwise.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(3_600);
 
 /// Why a store call did not give an answer.
 #[derive(Debug, thiserror::Error)]

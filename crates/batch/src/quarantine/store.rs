@@ -14,13 +14,13 @@ use super::record::QuarantineRecord;
 pub enum QuarantineError {
     #[error(
         "the quarantine record is {size} bytes, above the {limit}-byte message limit{}",
-        if *.overflow { " even with its body in S3" } else { " (set QUARANTINE_OVERFLOW_BUCKET to keep the body in S3)" }
+        if *.overflow { " even with its body in S3" } else { " (an S3 overflow bucket would keep the body)" }
     )]
     /// The record is larger than the quarantine queue accepts.
     TooLarge {
         /// The record's size as SQS counts it (without its body when `overflow`).
         size: usize,
-        /// The quarantine queue's `MaximumMessageSize`, or `QUARANTINE_MAX_MESSAGE_BYTES`.
+        /// The quarantine queue's `MaximumMessageSize`, read or as given.
         limit: usize,
         /// Whether the body was already counted out, as an S3 object.
         overflow: bool,
@@ -74,7 +74,7 @@ fn cause_then_hint(error: &ApiError) -> String {
         "no AWS credentials were found: give the process a role, AWS_PROFILE, or \
          AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
     } else {
-        "allow sqs:GetQueueAttributes on the quarantine queue, or set QUARANTINE_MAX_MESSAGE_BYTES"
+        "allow sqs:GetQueueAttributes on the quarantine queue, or give the queue's MaximumMessageSize"
     };
     format!("{cause} ({hint})")
 }
@@ -121,7 +121,7 @@ mod tests {
             std::io::Error::other("AccessDenied: not authorized"),
         )));
         let said = error_chain(&denied);
-        assert!(said.ends_with("(allow sqs:GetQueueAttributes on the quarantine queue, or set QUARANTINE_MAX_MESSAGE_BYTES)"), "{said}");
+        assert!(said.ends_with("(allow sqs:GetQueueAttributes on the quarantine queue, or give the queue's MaximumMessageSize)"), "{said}");
         assert!(said.contains("AccessDenied: not authorized"), "{said}");
     }
 }

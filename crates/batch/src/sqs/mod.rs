@@ -1,6 +1,7 @@
 //! SQS adapters: the quarantine queue, the source queue's visibility, and
 //! `ReceiveMessage` messages in the engine's source-neutral record form.
 
+pub mod calls;
 mod message;
 #[cfg(feature = "s3-overflow")]
 mod overflow;
@@ -8,7 +9,6 @@ mod quarantine;
 mod visibility;
 
 pub use backpressure_core::queue::QueueRef;
-pub use backpressure_startup::LazyClient;
 pub use message::record_from_message;
 #[cfg(feature = "s3-overflow")]
 #[cfg_attr(docsrs, doc(cfg(feature = "s3-overflow")))]

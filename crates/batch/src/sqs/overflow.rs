@@ -5,7 +5,6 @@ use aws_sdk_s3::Client;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_smithy_types::base64;
 use backpressure_core::error::ApiError;
-use backpressure_startup::LazyClient;
 
 use std::sync::Arc;
 
@@ -14,19 +13,15 @@ use crate::quarantine::{BodyObject, QuarantineError, QuarantineRecord, overflow_
 /// The bucket (`QUARANTINE_OVERFLOW_BUCKET`) and key prefix bodies are written to.
 #[derive(Debug, Clone)]
 pub struct S3Overflow {
-    client: LazyClient<Client>,
+    client: Client,
     bucket: String,
     prefix: String,
 }
 
 impl S3Overflow {
     /// Bodies go to `bucket` under `prefix` (`""` for none, else ending in `/`).
-    pub fn new(
-        client: impl Into<LazyClient<Client>>,
-        bucket: impl Into<String>,
-        prefix: impl Into<String>,
-    ) -> Self {
-        Self { client: client.into(), bucket: bucket.into(), prefix: prefix.into() }
+    pub fn new(client: Client, bucket: impl Into<String>, prefix: impl Into<String>) -> Self {
+        Self { client, bucket: bucket.into(), prefix: prefix.into() }
     }
 
     /// The bucket.
@@ -50,7 +45,6 @@ impl S3Overflow {
         let checksum = base64::encode(sha2::Sha256::digest(body.as_bytes()));
         let written = self
             .client
-            .get()
             .put_object()
             .bucket(&self.bucket)
             .key(&object.key)

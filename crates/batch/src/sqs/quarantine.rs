@@ -4,6 +4,7 @@ use crate::quarantine::QuarantineRecord;
 use crate::quarantine::{QuarantineError, QuarantineStore};
 #[cfg(feature = "s3-overflow")]
 use crate::sqs::S3Overflow;
+use crate::sqs::calls::{self, EntryResult};
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageBatchRequestEntry};
 use backpressure_core::error::ApiError;
@@ -11,8 +12,6 @@ use backpressure_core::queue::{QueueKind, QueueRef};
 #[cfg(feature = "s3-overflow")]
 use backpressure_core::sqs_limits::MAX_BATCH_BYTES;
 use backpressure_core::sqs_limits::plan_batches;
-use backpressure_startup::LazyClient;
-use backpressure_startup::sqs_batch::{self, EntryResult};
 use futures::future::join_all;
 
 /// The quarantine queue, written with `SendMessageBatch`: ten entries and
@@ -21,7 +20,7 @@ use futures::future::join_all;
 /// retried, unless an [`S3Overflow`] takes its body.
 #[derive(Debug, Clone)]
 pub struct SqsQuarantine {
-    client: LazyClient<Client>,
+    client: Client,
     queue: QueueRef,
     /// The queue's `MaximumMessageSize`: given, or read once when first needed.
     max_message_bytes: Arc<OnceLock<usize>>,
@@ -31,11 +30,7 @@ pub struct SqsQuarantine {
 
 impl SqsQuarantine {
     /// Writes to `queue`, whose `MaximumMessageSize` is `max_message_bytes`.
-    pub fn new(
-        client: impl Into<LazyClient<Client>>,
-        queue: QueueRef,
-        max_message_bytes: usize,
-    ) -> Self {
+    pub fn new(client: Client, queue: QueueRef, max_message_bytes: usize) -> Self {
         let mut quarantine = Self::reading_limit(client, queue);
         quarantine.max_message_bytes = Arc::new(OnceLock::from(max_message_bytes));
         quarantine
@@ -45,9 +40,9 @@ impl SqsQuarantine {
     /// `GetQueueAttributes` before the first write (or
     /// [`SqsQuarantine::max_message_bytes`]); a read that fails fails that
     /// write, whose messages are retried, and is tried again on the next.
-    pub fn reading_limit(client: impl Into<LazyClient<Client>>, queue: QueueRef) -> Self {
+    pub fn reading_limit(client: Client, queue: QueueRef) -> Self {
         Self {
-            client: client.into(),
+            client,
             queue,
             max_message_bytes: Arc::new(OnceLock::new()),
             #[cfg(feature = "s3-overflow")]
@@ -74,7 +69,6 @@ impl SqsQuarantine {
         // recursion limit cannot lay out the engine's future otherwise.
         let read = self
             .client
-            .get()
             .get_queue_attributes()
             .queue_url(self.queue.url())
             .attribute_names(QueueAttributeName::MaximumMessageSize)
@@ -127,7 +121,7 @@ impl SqsQuarantine {
         entries: Vec<(usize, SendMessageBatchRequestEntry)>,
     ) -> Vec<(usize, Result<(), QuarantineError>)> {
         let (indexes, entries): (Vec<usize>, Vec<_>) = entries.into_iter().unzip();
-        let sent = sqs_batch::send(self.client.get(), self.queue.url(), entries).await;
+        let sent = calls::send(&self.client, self.queue.url(), entries).await;
         let results = match sent {
             Ok(results) => results,
             Err(error) => {

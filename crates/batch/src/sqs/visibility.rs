@@ -1,21 +1,20 @@
 use crate::backoff::VisibilityChange;
+use crate::sqs::calls::{self, EntryResult, MAX_ENTRIES};
 use aws_sdk_sqs::Client;
 use backpressure_core::error::{ApiError, error_chain};
-use backpressure_startup::LazyClient;
-use backpressure_startup::sqs_batch::{self, EntryResult, MAX_ENTRIES};
 use futures::future::join_all;
 use tracing::warn;
 
 /// `ChangeMessageVisibilityBatch` on the source queue.
 #[derive(Debug, Clone)]
 pub struct SqsVisibility {
-    client: LazyClient<Client>,
+    client: Client,
 }
 
 impl SqsVisibility {
     /// Changes visibility with this client.
-    pub fn new(client: impl Into<LazyClient<Client>>) -> Self {
-        Self { client: client.into() }
+    pub fn new(client: Client) -> Self {
+        Self { client }
     }
 
     /// Applies the changes, ten a call; returns how many SQS did not confirm.
@@ -40,7 +39,7 @@ impl SqsVisibility {
             .chunks(MAX_ENTRIES)
             .zip(results)
             .flat_map(|(chunk, result)| match result {
-                Ok(results) => sqs_batch::unconfirmed(chunk, &results)
+                Ok(results) => calls::unconfirmed(chunk, &results)
                     .map(|change| change.receipt_handle.clone())
                     .collect::<Vec<_>>(),
                 Err(error) => {
@@ -57,7 +56,7 @@ impl SqsVisibility {
         queue_url: &str,
         changes: &[VisibilityChange],
     ) -> Vec<Result<Vec<EntryResult<()>>, ApiError>> {
-        let client = self.client.get();
+        let client = &self.client;
         let calls = changes.chunks(MAX_ENTRIES).map(|chunk| async move {
             let entries: Vec<(&str, i32)> = chunk
                 .iter()
@@ -66,7 +65,7 @@ impl SqsVisibility {
                     (c.receipt_handle.as_str(), seconds)
                 })
                 .collect();
-            sqs_batch::change_visibility(client, queue_url, &entries)
+            calls::change_visibility(client, queue_url, &entries)
                 .await
                 .map_err(|e| ApiError::new("ChangeMessageVisibilityBatch", e))
         });

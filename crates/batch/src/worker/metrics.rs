@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use backpressure_startup::emf::{self, Document};
+use crate::emf::{self, Document};
 use tracing::info;
 
 /// Counts for the summary line and the metrics.

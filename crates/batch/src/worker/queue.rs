@@ -5,13 +5,13 @@ use std::time::Duration;
 
 use crate::SqsRecord;
 use crate::backoff::VisibilityChange;
+use crate::sqs::calls::{self, MAX_ENTRIES};
 use crate::sqs::{SqsVisibility, record_from_message};
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::config::timeout::TimeoutConfig;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use backpressure_core::error::{ApiError, error_chain};
 use backpressure_core::queue::{QueueArn, QueueKind, QueueRef};
-use backpressure_startup::sqs_batch::{self, MAX_ENTRIES};
 use futures::future::join_all;
 use tracing::warn;
 
@@ -107,8 +107,8 @@ impl WorkQueue {
 
     async fn delete_once(&self, handles: &[String]) -> Vec<String> {
         let calls = handles.chunks(MAX_ENTRIES).map(|chunk| async move {
-            match sqs_batch::delete(&self.client, &self.url, chunk).await {
-                Ok(results) => sqs_batch::unconfirmed(chunk, &results).cloned().collect(),
+            match calls::delete(&self.client, &self.url, chunk).await {
+                Ok(results) => calls::unconfirmed(chunk, &results).cloned().collect(),
                 Err(error) => {
                     warn!(error = %error_chain(&error), count = chunk.len(), "DeleteMessageBatch failed");
                     chunk.to_vec()

@@ -1,4 +1,5 @@
-//! CloudWatch Embedded Metric Format: a document per line on stdout, which
+//! CloudWatch Embedded Metric Format, the metrics `Builder::metrics_namespace`
+//! turns on: a document per line on stdout, which
 //! Lambda and the ECS awslogs driver turn into metrics without an API call.
 
 use std::io::Write;
@@ -9,7 +10,7 @@ use serde_json::{Map, Value, json};
 /// One EMF document: a namespace, its dimensions with their values, and
 /// metrics with units and values.
 #[derive(Debug, Clone)]
-pub struct Document {
+pub(crate) struct Document {
     namespace: String,
     timestamp_ms: u64,
     dimensions: Vec<String>,
@@ -19,7 +20,7 @@ pub struct Document {
 
 impl Document {
     /// An empty document in `namespace`, stamped `now`.
-    pub fn new(namespace: &str, now: SystemTime) -> Self {
+    pub(crate) fn new(namespace: &str, now: SystemTime) -> Self {
         let timestamp_ms = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
         Self {
             namespace: namespace.to_owned(),
@@ -31,21 +32,21 @@ impl Document {
     }
 
     /// A dimension and its value.
-    pub fn dimension(mut self, name: &str, value: &str) -> Self {
+    pub(crate) fn dimension(mut self, name: &str, value: &str) -> Self {
         self.dimensions.push(name.to_owned());
         self.values.insert(name.to_owned(), Value::String(value.to_owned()));
         self
     }
 
     /// A metric, its CloudWatch unit (`Count`, `Milliseconds`) and its value.
-    pub fn metric(mut self, name: &str, unit: &str, value: impl Into<Value>) -> Self {
+    pub(crate) fn metric(mut self, name: &str, unit: &str, value: impl Into<Value>) -> Self {
         self.metrics.push(json!({"Name": name, "Unit": unit}));
         self.values.insert(name.to_owned(), value.into());
         self
     }
 
     /// The document as JSON.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let mut document = Value::Object(self.values.clone());
         document["_aws"] = json!({
             "Timestamp": self.timestamp_ms,
@@ -60,7 +61,7 @@ impl Document {
 }
 
 /// Writes each document as one line on stdout.
-pub fn emit(documents: &[Document]) {
+pub(crate) fn emit(documents: &[Document]) {
     let mut stdout = std::io::stdout().lock();
     for document in documents {
         let _ = writeln!(stdout, "{}", document.to_json());
