@@ -10,8 +10,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use backpressure_app::WorkRequest;
-use backpressure_batch::event::SqsEvent;
-use backpressure_batch::outcome::Verdict;
+use backpressure_batch::SqsEvent;
+use backpressure_batch::Verdict;
 use backpressure_batch::quarantine::QuarantineRecord;
 use backpressure_batch::quarantine::{QuarantineError, QuarantineStore};
 use backpressure_batch::{BatchProcessor, Message, Processor};

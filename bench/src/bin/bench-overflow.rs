@@ -10,9 +10,9 @@
 use std::time::{Instant, SystemTime};
 
 use aws_sdk_sqs::types::QueueAttributeName;
+use backpressure_batch::ErrorCode;
+use backpressure_batch::PartialRequest;
 use backpressure_batch::SqsRecord;
-use backpressure_batch::body::PartialRequest;
-use backpressure_batch::outcome::ErrorCode;
 use backpressure_batch::quarantine::{Failure, QuarantineRecord, QuarantineStore};
 use backpressure_batch::sqs::{QueueRef, S3Overflow, SqsQuarantine};
 use e2e_tests::fixtures::{Aws, BoxError, unique};

@@ -4,7 +4,7 @@
 use std::{borrow::Cow, convert::Infallible, process::ExitCode};
 
 use backpressure_app::{Env, serve};
-use backpressure_batch::prelude::*;
+use backpressure_batch::{ContractViolation, ErrorCode, Message, Processor, Validate, Verdict};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]

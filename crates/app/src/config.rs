@@ -3,7 +3,6 @@
 use std::time::Duration;
 
 use backpressure_batch::Backoff;
-use backpressure_batch::backoff::MAX_VISIBILITY;
 
 use crate::idempotency::IdempotencyConfig;
 use backpressure_core::config::variables::{
@@ -43,9 +42,12 @@ pub struct ConsumerConfig {
     pub idempotency: Option<IdempotencyConfig>,
 }
 
+/// `ChangeMessageVisibility`'s limit: 12 hours.
+const MAX_VISIBILITY_SECONDS: u64 = 43_200;
+
 const _: () = assert!(
     IDEMPOTENCY_TTL_SECONDS.whole_range().1 == 31_536_000
-        && RETRY_MAX_SECONDS.whole_range().1 == MAX_VISIBILITY.as_secs()
+        && RETRY_MAX_SECONDS.whole_range().1 == MAX_VISIBILITY_SECONDS
 );
 
 /// S3's rule for a bucket name: 3–63 lowercase letters, digits, dots and

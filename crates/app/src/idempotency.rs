@@ -11,10 +11,9 @@ use backpressure_core::config::variables::{
     IDEMPOTENCY_TTL_SECONDS,
 };
 use backpressure_core::config::{ConfigError, Vars};
+use backpressure_core::redis_url::without_password;
 
-use backpressure_batch::idempotency::{
-    Idempotency, IdempotencyStore, MissingKey, without_password,
-};
+use backpressure_batch::idempotency::{Idempotency, IdempotencyStore, MissingKey};
 
 /// The longest `IDEMPOTENCY_KEY_PREFIX`: a key of up to 1,024 bytes behind
 /// it stays within DynamoDB's 2,048-byte partition key.

@@ -13,7 +13,7 @@
 //! (`docs/your-code.md`). A whole function:
 //!
 //! ```no_run
-//! use backpressure_batch::prelude::*;
+//! use backpressure_batch::{Message, Processor, Validate, Verdict};
 //! use serde::Deserialize;
 //!
 //! #[derive(Deserialize)]

@@ -16,7 +16,7 @@ use backpressure_startup::sdk::SdkConfig;
 use tracing::{info, warn};
 
 use backpressure_batch::BatchProcessor;
-use backpressure_batch::builder::Builder;
+use backpressure_batch::Builder;
 use backpressure_batch::idempotency::{ClaimLease, DynamoDbStore, RedisStore, StoreError};
 use backpressure_batch::quarantine::QuarantineError;
 use backpressure_batch::sqs::{S3Overflow, SqsQuarantine, SqsVisibility};

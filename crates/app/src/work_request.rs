@@ -9,7 +9,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use backpressure_batch::ErrorCode;
-use backpressure_batch::body::{Body, ContractViolation, PartialRequest};
+use backpressure_batch::{Body, ContractViolation, PartialRequest};
 
 /// The supported major version of `schemaVersion`.
 pub const SUPPORTED_MAJOR_VERSION: u64 = 1;

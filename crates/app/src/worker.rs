@@ -6,7 +6,7 @@
 use std::error::Error;
 use std::process::ExitCode;
 
-use backpressure_batch::builder::BuildError;
+use backpressure_batch::BuildError;
 use backpressure_batch::idempotency::ClaimLease;
 use backpressure_batch::sqs::SqsQuarantine;
 use backpressure_batch::worker::{Ended, Worker, WorkerError};

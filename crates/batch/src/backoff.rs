@@ -5,7 +5,7 @@ use std::time::Duration;
 
 /// One retried message's new visibility timeout.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VisibilityChange {
+pub(crate) struct VisibilityChange {
     /// The message to delay, by its receipt handle.
     pub receipt_handle: String,
     /// Its new visibility timeout, counted from now.
@@ -13,7 +13,7 @@ pub struct VisibilityChange {
 }
 
 /// `ChangeMessageVisibility` accepts at most 12 hours.
-pub const MAX_VISIBILITY: Duration = Duration::from_secs(43_200);
+pub(crate) const MAX_VISIBILITY: Duration = Duration::from_secs(43_200);
 
 /// Exponential, jittered visibility backoff: `RETRY_BASE_SECONDS` doubled per receive, capped at `RETRY_MAX_SECONDS`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +26,7 @@ pub struct Backoff {
 
 impl Backoff {
     /// Whether retried messages' visibility is changed at all.
-    pub fn is_enabled(self) -> bool {
+    pub(crate) fn is_enabled(self) -> bool {
         !self.base.is_zero()
     }
 
@@ -39,7 +39,7 @@ impl Backoff {
     /// message's first receipt, so `since_first_receive`
     /// (`ApproximateFirstReceiveTimestamp` to now) shortens the cap; `None`
     /// when no time is left, and the message comes back on the queue's own timeout.
-    pub fn visibility_timeout(
+    pub(crate) fn visibility_timeout(
         self,
         receive_count: u32,
         retry_after: Option<Duration>,

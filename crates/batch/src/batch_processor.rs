@@ -51,7 +51,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
     /// each ([`crate::idempotency::ClaimLease::Renewed`]; a worker calls it
     /// from its heartbeat). Returns how many renewals failed: those messages'
     /// processors are cut before their leases lapse, and retried.
-    pub async fn renew_claims(&self) -> usize {
+    pub(crate) async fn renew_claims(&self) -> usize {
         match self.engine.guard() {
             Some(guard) => guard.renew().await,
             None => 0,
@@ -73,7 +73,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
     /// record's index as soon as its outcome acknowledges it (done, a
     /// duplicate, or quarantined and confirmed), before the rest of the batch
     /// is over: a long-running consumer deletes the message then.
-    pub async fn process_acknowledging<'r>(
+    pub(crate) async fn process_acknowledging<'r>(
         &self,
         records: &'r [SqsRecord],
         deadline: Instant,
@@ -155,8 +155,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
         }
         let until = deadline.checked_sub(VISIBILITY_RESERVE).unwrap_or(deadline);
         // A call that fails is logged by `refused`, its entries counted as refused.
-        let Ok(refused) = timeout_at(until, visibility.refused(&source.url(), &changes)).await
-        else {
+        let Ok(refused) = timeout_at(until, visibility.apply(&source.url(), &changes)).await else {
             warn!(
                 "the visibility changes did not finish before the deadline; retried messages return on the queue's own timeout"
             );

@@ -2,7 +2,7 @@
 //! record can fail the batch: every field is optional and bodies stay text
 //! until the engine parses them one by one.
 
-pub use crate::source::SourceQueue;
+pub(crate) use crate::source::SourceQueue;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
@@ -99,12 +99,12 @@ impl SqsRecord {
     }
 
     /// `SentTimestamp`, in milliseconds since the epoch.
-    pub fn sent_timestamp_ms(&self) -> Option<u64> {
+    pub(crate) fn sent_timestamp_ms(&self) -> Option<u64> {
         self.attribute("SentTimestamp")?.parse().ok()
     }
 
     /// `ApproximateFirstReceiveTimestamp`, in milliseconds since the epoch.
-    pub fn first_receive_timestamp_ms(&self) -> Option<u64> {
+    pub(crate) fn first_receive_timestamp_ms(&self) -> Option<u64> {
         self.attribute("ApproximateFirstReceiveTimestamp")?.parse().ok()
     }
 
@@ -138,18 +138,19 @@ impl AsRef<[SqsRecord]> for SqsEvent {
 /// An SQS event: `{"Records": [...]}`. Anything else is refused with a
 /// message that says what arrived instead ([`IncomingEvent::NotSqs`]'s).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(try_from = "IncomingEvent")]
+#[serde(try_from = "Value")]
 pub struct SqsEvent {
     /// Every record of the batch, in order.
     #[serde(rename = "Records")]
     pub records: Vec<SqsRecord>,
 }
 
-impl TryFrom<IncomingEvent> for SqsEvent {
+/// Any JSON: an SQS event, or an error that says what arrived instead.
+impl TryFrom<Value> for SqsEvent {
     type Error = String;
 
-    fn try_from(incoming: IncomingEvent) -> Result<Self, String> {
-        match incoming {
+    fn try_from(value: Value) -> Result<Self, String> {
+        match IncomingEvent::from(value) {
             IncomingEvent::Sqs(event) => Ok(event),
             IncomingEvent::NotSqs(what) => Err(what),
         }
@@ -166,7 +167,7 @@ const NOT_SQS: &str = "the event is not an SQS event: expected an object with a 
 /// repeated in the JSON keeps its last value, as in a `serde_json::Map`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(from = "Value")]
-pub enum IncomingEvent {
+pub(crate) enum IncomingEvent {
     /// An SQS event.
     Sqs(SqsEvent),
     /// Not an SQS event; says what arrived instead.

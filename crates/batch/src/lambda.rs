@@ -1,4 +1,5 @@
-//! The Lambda side: the handler `lambda_runtime` runs and its error types.
+//! The Lambda side: the handler `lambda_runtime` runs, and the `errorType` of
+//! an invocation that fails as a whole.
 //! The start-up from the template's variables (`serve`) is the
 //! `backpressure-app` crate's.
 
@@ -13,28 +14,18 @@ use crate::trace::{TraceContext, within_invocation};
 use aws_lambda_events::sqs::SqsBatchResponse;
 use backpressure_core::deadline;
 use lambda_runtime::{Diagnostic, LambdaEvent, Service, service_fn};
+use serde_json::Value;
 use tokio::time::Instant;
 use tracing::{error, info};
 
 use crate::batch_processor::BatchProcessor;
 
-/// Why an invocation failed as a whole (Lambda then retries the whole batch).
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum HandlerError {
-    /// The payload is not an SQS event (`errorType` `InvalidEvent`).
-    #[error("{0}")]
-    InvalidEvent(String),
-    /// The batch cannot be reported record by record.
-    #[error(transparent)]
-    Batch(#[from] BatchError),
-}
-
-impl From<HandlerError> for Diagnostic {
-    fn from(error: HandlerError) -> Self {
+/// The `errorType` Lambda records for an invocation that failed as a whole.
+impl From<BatchError> for Diagnostic {
+    fn from(error: BatchError) -> Self {
         let error_type = match &error {
-            HandlerError::InvalidEvent(_) => "InvalidEvent",
-            HandlerError::Batch(BatchError::MissingMessageId { .. }) => "MissingMessageId",
+            BatchError::InvalidEvent(_) => "InvalidEvent",
+            BatchError::MissingMessageId { .. } => "MissingMessageId",
         };
         Diagnostic { error_type: error_type.to_owned(), error_message: error.to_string() }
     }
@@ -46,7 +37,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
     /// `lambda_runtime::run_concurrent` a handler that clones it, as `backpressure_app::serve` does.
     pub fn lambda_handler(
         &self,
-    ) -> impl Service<LambdaEvent<IncomingEvent>, Response = SqsBatchResponse, Error = HandlerError> + '_
+    ) -> impl Service<LambdaEvent<Value>, Response = SqsBatchResponse, Error = BatchError> + '_
     {
         service_fn(move |event| self.handle(event))
     }
@@ -54,17 +45,14 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
     /// One invocation: the batch, processed within the invocation's deadline,
     /// traced by the invocation's own X-Ray trace (never the process's
     /// `_X_AMZN_TRACE_ID`, which concurrent invocations would share).
-    pub async fn handle(
-        &self,
-        event: LambdaEvent<IncomingEvent>,
-    ) -> Result<SqsBatchResponse, HandlerError> {
+    pub async fn handle(&self, event: LambdaEvent<Value>) -> Result<SqsBatchResponse, BatchError> {
         let LambdaEvent { payload, context } = event;
         let remaining = deadline::remaining(context.deadline, SystemTime::now());
-        let event = match payload {
+        let event = match IncomingEvent::from(payload) {
             IncomingEvent::Sqs(sqs) => sqs,
             IncomingEvent::NotSqs(what) => {
                 error!(request_id = %context.request_id, error = %what, "invalid event");
-                return Err(HandlerError::InvalidEvent(what));
+                return Err(BatchError::InvalidEvent(what));
             }
         };
         let trace = context.xray_trace_id.as_deref().and_then(TraceContext::from_aws_trace_header);

@@ -29,9 +29,11 @@
 //! builder puts the processor together with what it needs:
 //!
 //! ```no_run
-//! use backpressure_batch::prelude::*;
 //! use backpressure_batch::sqs::{QueueRef, SqsVisibility};
-//! use backpressure_batch::Backoff;
+//! use backpressure_batch::{
+//!     Backoff, BatchProcessor, ContractViolation, ErrorCode, Message, Processor, SqsQuarantine,
+//!     Validate, Verdict,
+//! };
 //! use serde::Deserialize;
 //! use std::time::Duration;
 //!
@@ -89,7 +91,7 @@
 //! example above:
 //!
 //! ```no_run
-//! # use backpressure_batch::prelude::*;
+//! # use backpressure_batch::{BatchProcessor, Body, Processor};
 //! use backpressure_batch::idempotency::{DynamoDbStore, Idempotency};
 //! # async fn run<B: Body, P: Processor<B>>(processor: P) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 //! let config = aws_config::load_from_env().await;
@@ -120,22 +122,20 @@
 #![warn(missing_docs, unreachable_pub)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-pub mod backoff;
+mod backoff;
 mod batch_processor;
-pub mod body;
-pub mod builder;
+mod body;
+mod builder;
 mod emf;
 mod engine;
-pub mod event;
+mod event;
 pub mod idempotency;
 #[cfg(feature = "lambda")]
-#[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
-pub mod lambda;
-pub mod outcome;
-pub mod prelude;
+mod lambda;
+mod outcome;
 mod processor;
 pub mod quarantine;
-pub mod report;
+mod report;
 mod schedule;
 mod settled;
 mod source;
@@ -145,25 +145,27 @@ pub mod sqs;
 mod summary;
 #[cfg(test)]
 mod test_request;
-pub mod trace;
+mod trace;
 #[cfg(feature = "sqs")]
 mod visibility;
 #[cfg(feature = "worker")]
 #[cfg_attr(docsrs, doc(cfg(feature = "worker")))]
 pub mod worker;
 
-pub use backoff::Backoff;
-
 /// The README's examples, compiled by `cargo test --doc`.
 #[cfg(all(doctest, feature = "lambda"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+pub use backoff::Backoff;
 pub use batch_processor::BatchProcessor;
-pub use body::{Body, ContractViolation, Validate};
-pub use event::SqsRecord;
-pub use outcome::{ErrorCode, Outcome, Verdict};
+pub use body::{Body, ContractViolation, Labels, PartialRequest, Validate};
+pub use builder::{BuildError, Builder};
+pub use event::{SqsEvent, SqsRecord};
+pub use outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 pub use processor::{Message, Processor};
-pub use report::BatchReport;
+pub use report::{BatchError, BatchReport, RecordOutcome};
 #[cfg(feature = "sqs")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
 pub use sqs::SqsQuarantine;
+pub use trace::TraceContext;

@@ -163,7 +163,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// A retry for `cause`.
-    pub fn retry(cause: RetryCause, detail: impl Into<String>) -> Self {
+    pub(crate) fn retry(cause: RetryCause, detail: impl Into<String>) -> Self {
         Self::Retry { cause, detail: detail.into(), retry_after: None }
     }
 

@@ -1,19 +1,22 @@
 //! What became of a batch: every record's outcome, the retried ids, and the
 //! partial batch response Lambda reads.
 
-pub use aws_lambda_events::sqs::SqsBatchResponse;
+use aws_lambda_events::sqs::SqsBatchResponse;
 
 use std::collections::HashSet;
-use std::ops::Deref;
 
 use crate::backoff::VisibilityChange;
 use crate::event::{SourceQueue, SqsRecord};
 use crate::outcome::Outcome;
 
-/// Why a batch cannot be reported record by record.
+/// Why a batch fails as a whole (on Lambda, the invocation: Lambda then retries
+/// the whole batch).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum BatchError {
+    /// The Lambda payload is not an SQS event (`errorType` `InvalidEvent`).
+    #[error("{0}")]
+    InvalidEvent(String),
     /// A record without a messageId cannot be listed in `batchItemFailures`.
     #[error(
         "record {position} of the batch has no usable messageId, so it cannot be reported on its own; \
@@ -36,14 +39,6 @@ pub struct RecordOutcome<'r> {
     pub outcome: Outcome,
 }
 
-impl Deref for RecordOutcome<'_> {
-    type Target = Outcome;
-
-    fn deref(&self) -> &Outcome {
-        &self.outcome
-    }
-}
-
 impl PartialEq<Outcome> for RecordOutcome<'_> {
     fn eq(&self, other: &Outcome) -> bool {
         self.outcome == *other
@@ -59,12 +54,12 @@ pub struct BatchReport<'r> {
     /// The messageIds for `batchItemFailures`: each retried message once.
     pub batch_item_failures: Vec<String>,
     /// The queue the batch came from, when the records name it.
-    pub source: Option<SourceQueue>,
+    pub(crate) source: Option<SourceQueue>,
     /// The visibility changes SQS confirmed for the retried messages (the
     /// backoff on standard queues; on FIFO queues only when the processor
     /// returns them at once). One refused or cut off is not listed: that
     /// message returns on the queue's own timeout.
-    pub visibility_changes: Vec<VisibilityChange>,
+    pub(crate) visibility_changes: Vec<VisibilityChange>,
     /// Idempotency store calls that failed or ran out of time in this batch
     /// (pre-check, claims, completions, releases); 0 without a store.
     pub idempotency_store_errors: usize,
@@ -86,7 +81,7 @@ pub(crate) fn batch_item_failures(outcomes: &[RecordOutcome<'_>]) -> Vec<String>
     let mut listed = HashSet::new();
     outcomes
         .iter()
-        .filter(|o| o.is_retry() && listed.insert(o.message_id))
+        .filter(|o| o.outcome.is_retry() && listed.insert(o.message_id))
         .map(|o| o.message_id.to_owned())
         .collect()
 }

@@ -4,7 +4,7 @@ use backpressure_core::queue::{QueueArn, QueueKind};
 
 /// The source queue, from a record's `eventSourceARN`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourceQueue {
+pub(crate) struct SourceQueue {
     /// The ARN as given.
     pub arn: String,
     /// The queue's region.
@@ -18,7 +18,7 @@ pub struct SourceQueue {
 
 impl SourceQueue {
     /// `arn:{partition}:sqs:{region}:{account}:{name}`, or `None`.
-    pub fn from_arn(arn: &str) -> Option<Self> {
+    pub(crate) fn from_arn(arn: &str) -> Option<Self> {
         let parsed = QueueArn::parse(arn).ok()?;
         Some(Self {
             arn: arn.to_owned(),
@@ -30,12 +30,12 @@ impl SourceQueue {
     }
 
     /// A `.fifo` queue keeps message group order.
-    pub fn is_fifo(&self) -> bool {
+    pub(crate) fn is_fifo(&self) -> bool {
         QueueKind::of_name(&self.name) == QueueKind::Fifo
     }
 
     /// The queue URL for API calls on it (such as `ChangeMessageVisibilityBatch`).
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         self.url.clone()
     }
 }

@@ -31,7 +31,7 @@ pub struct TraceContext {
 impl TraceContext {
     /// Reads `Root=1-{8 hex}-{24 hex};Parent={16 hex};Sampled={0|1}` (fields
     /// in any order, others ignored). `None` when there is no valid root.
-    pub fn from_aws_trace_header(header: &str) -> Option<Self> {
+    pub(crate) fn from_aws_trace_header(header: &str) -> Option<Self> {
         let (mut root, mut parent, mut sampled) = (None, None, false);
         for field in header.trim().split(';') {
             match field.trim().split_once('=') {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use backpressure_batch::outcome::Outcome;
+use backpressure_batch::Outcome;
 use backpressure_batch::{BatchProcessor, ErrorCode, Message, SqsRecord, Verdict};
 use serde::Deserialize;
 use tokio::time::Instant;

@@ -15,9 +15,9 @@ use aws_sdk_sqs::operation::get_queue_attributes::{
 use aws_sdk_sqs::operation::send_message_batch::SendMessageBatchOutput;
 use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchResultEntry};
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
-use backpressure_batch::body::PartialRequest;
-use backpressure_batch::event::SqsRecord;
-use backpressure_batch::outcome::ErrorCode;
+use backpressure_batch::ErrorCode;
+use backpressure_batch::PartialRequest;
+use backpressure_batch::SqsRecord;
 use backpressure_batch::quarantine::{Failure, QuarantineError, QuarantineRecord, QuarantineStore};
 use backpressure_batch::sqs::{S3Overflow, SqsQuarantine};
 use backpressure_core::queue::QueueRef;

@@ -4,27 +4,19 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a failed unwrap is a failed test
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
-use aws_sdk_sqs::operation::change_message_visibility_batch::{
-    ChangeMessageVisibilityBatchError, ChangeMessageVisibilityBatchInput,
-    ChangeMessageVisibilityBatchOutput,
-};
 use aws_sdk_sqs::operation::send_message_batch::{
     SendMessageBatchError, SendMessageBatchInput, SendMessageBatchOutput,
 };
-use aws_sdk_sqs::types::{
-    BatchResultErrorEntry, ChangeMessageVisibilityBatchResultEntry, SendMessageBatchResultEntry,
-};
+use aws_sdk_sqs::types::{BatchResultErrorEntry, SendMessageBatchResultEntry};
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
+use backpressure_batch::ErrorCode;
+use backpressure_batch::PartialRequest;
 use backpressure_batch::SqsQuarantine;
-use backpressure_batch::backoff::VisibilityChange;
-use backpressure_batch::body::PartialRequest;
-use backpressure_batch::event::SqsRecord;
-use backpressure_batch::outcome::ErrorCode;
+use backpressure_batch::SqsRecord;
 use backpressure_batch::quarantine::{Failure, QuarantineRecord};
 use backpressure_batch::quarantine::{QuarantineError, QuarantineStore};
-use backpressure_batch::sqs::SqsVisibility;
 use backpressure_core::queue::QueueRef;
 
 const QUARANTINE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/quarantine";
@@ -141,98 +133,4 @@ async fn a_fifo_quarantine_queue_gets_a_group_and_a_deduplication_id() {
     let entry = calls.lock().unwrap()[0].entries()[0].clone();
     assert_eq!(entry.message_deduplication_id(), Some("m7"));
     assert_eq!(entry.message_group_id(), Some("invalid_json"));
-}
-
-/// A `ChangeMessageVisibilityBatch` answer refusing the entry `id`, the rest
-/// of `input`'s entries changed.
-fn refusing_entry(
-    input: &ChangeMessageVisibilityBatchInput,
-    id: &str,
-) -> ChangeMessageVisibilityBatchOutput {
-    let changed = input
-        .entries()
-        .iter()
-        .filter(|e| e.id() != id)
-        .map(|e| ChangeMessageVisibilityBatchResultEntry::builder().id(e.id()).build().unwrap())
-        .collect();
-    ChangeMessageVisibilityBatchOutput::builder()
-        .failed(
-            BatchResultErrorEntry::builder()
-                .id(id)
-                .code("ReceiptHandleIsInvalid")
-                .sender_fault(true)
-                .build()
-                .unwrap(),
-        )
-        .set_successful(Some(changed))
-        .build()
-        .unwrap()
-}
-
-#[tokio::test]
-async fn visibility_changes_go_ten_a_call_and_count_refusals() {
-    /// (entries in the call, their visibility timeouts)
-    type Seen = Arc<Mutex<Vec<(usize, Vec<i32>)>>>;
-    let seen: Seen = Arc::default();
-    let log = seen.clone();
-    let rule = mock!(aws_sdk_sqs::Client::change_message_visibility_batch).then_compute_output(
-        move |input| {
-            let timeouts = input
-                .entries()
-                .iter()
-                .map(|e| e.visibility_timeout().unwrap_or_default())
-                .collect();
-            log.lock().unwrap().push((input.entries().len(), timeouts));
-            refusing_entry(input, "0")
-        },
-    );
-    let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [&rule]);
-    let changes: Vec<VisibilityChange> = (0..12)
-        .map(|i| VisibilityChange {
-            receipt_handle: format!("rh{i}"),
-            timeout: Duration::from_secs(30),
-        })
-        .collect();
-    let failed = SqsVisibility::new(client)
-        .change_visibility("https://sqs.us-east-1.amazonaws.com/1/q", &changes)
-        .await
-        .unwrap();
-    assert_eq!(failed, 2, "one refusal reported per call");
-    let mut sizes: Vec<usize> = seen.lock().unwrap().iter().map(|(n, _)| *n).collect();
-    sizes.sort_unstable();
-    assert_eq!(sizes, [2, 10]);
-    assert!(seen.lock().unwrap().iter().all(|(_, t)| t.iter().all(|&s| s == 30)));
-
-    let failing = mock!(aws_sdk_sqs::Client::change_message_visibility_batch)
-        .then_error(|| ChangeMessageVisibilityBatchError::unhandled("throttled"));
-    let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [&failing]);
-    assert!(
-        SqsVisibility::new(client)
-            .change_visibility("https://sqs.us-east-1.amazonaws.com/1/q", &changes)
-            .await
-            .is_err()
-    );
-}
-
-#[tokio::test]
-async fn refused_names_the_handles_sqs_did_not_change() {
-    let refusing = mock!(aws_sdk_sqs::Client::change_message_visibility_batch)
-        .then_compute_output(|input| refusing_entry(input, "1"));
-    let changes: Vec<VisibilityChange> = (0..12)
-        .map(|i| VisibilityChange { receipt_handle: format!("rh{i}"), timeout: Duration::ZERO })
-        .collect();
-    let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [&refusing]);
-    let mut refused = SqsVisibility::new(client)
-        .refused("https://sqs.us-east-1.amazonaws.com/1/q", &changes)
-        .await;
-    refused.sort();
-    assert_eq!(refused, ["rh1", "rh11"], "the second entry of each call");
-
-    let failing = mock!(aws_sdk_sqs::Client::change_message_visibility_batch)
-        .then_error(|| ChangeMessageVisibilityBatchError::unhandled("denied"));
-    let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [&failing]);
-    let refused = SqsVisibility::new(client)
-        .refused("https://sqs.us-east-1.amazonaws.com/1/q", &changes)
-        .await;
-    assert_eq!(refused.len(), 12, "a failed call refuses all its entries");
 }

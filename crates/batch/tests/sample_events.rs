@@ -6,7 +6,7 @@
 use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent as AwsSqsEvent};
 use std::time::Duration;
 
-use backpressure_batch::event::SqsEvent;
+use backpressure_batch::SqsEvent;
 use backpressure_batch::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
 use backpressure_batch::{BatchProcessor, Message, Processor, SqsRecord, Verdict};
 use md5::{Digest, Md5};

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use backpressure_app::{Env, serve, tokio_runtime};
-use backpressure_batch::prelude::*;
+use backpressure_batch::{Message, Processor, Validate, Verdict};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]

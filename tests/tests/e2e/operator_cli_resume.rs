@@ -19,9 +19,9 @@ pub(crate) async fn quarantined_records(
     fifo: bool,
     count: usize,
 ) -> (String, String, Vec<String>) {
-    use backpressure_batch::body::PartialRequest;
-    use backpressure_batch::event::SqsRecord;
-    use backpressure_batch::outcome::ErrorCode;
+    use backpressure_batch::ErrorCode;
+    use backpressure_batch::PartialRequest;
+    use backpressure_batch::SqsRecord;
     use backpressure_batch::quarantine::{Failure, QuarantineRecord};
 
     let work = new_queue(aws, "work", fifo).await;

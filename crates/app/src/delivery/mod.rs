@@ -13,8 +13,8 @@ pub use status::{retry_after_seconds, verdict_for_status};
 
 use std::time::{Duration, SystemTime};
 
-use backpressure_batch::body::Labels;
-use backpressure_batch::trace::TraceContext;
+use backpressure_batch::Labels;
+use backpressure_batch::TraceContext;
 use backpressure_batch::{ErrorCode, Message, Processor, SqsRecord, Verdict};
 use backpressure_core::config::{ConfigError, Vars};
 use backpressure_core::error::error_chain;

@@ -8,7 +8,7 @@ pub use backpressure_core::field::Selector;
 use serde_json::Value;
 
 use backpressure_batch::SqsRecord;
-use backpressure_batch::body::{Body, ContractViolation, Labels};
+use backpressure_batch::{Body, ContractViolation, Labels};
 
 /// What the forwarder takes its messages' bodies to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

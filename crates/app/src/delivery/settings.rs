@@ -150,7 +150,7 @@ mod tests {
         assert_eq!(config.quarantine_overflow_bucket.as_deref(), Some("work-quarantine-overflow"));
         assert_eq!(config.concurrency, 4);
         assert_eq!(config.deadline_margin, Duration::from_millis(1500));
-        assert!(!config.backoff.is_enabled());
+        assert!(config.backoff.base.is_zero(), "no backoff");
         assert_eq!(config.backoff.max, Duration::from_secs(43_200));
     }
 

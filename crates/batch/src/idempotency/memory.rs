@@ -25,18 +25,15 @@ impl MemoryStore {
     }
 
     /// The record stored for `id`, expired or not.
-    pub fn get(&self, id: &str) -> Option<StoredRecord> {
+    #[cfg(test)]
+    pub(crate) fn get(&self, id: &str) -> Option<StoredRecord> {
         self.lock().get(id).cloned()
     }
 
-    /// How many records are stored, expired or not.
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
     /// Whether no record is stored.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lock().is_empty()
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, StoredRecord>> {

@@ -37,19 +37,20 @@ mod record;
 mod redis;
 #[cfg(feature = "redis")]
 mod redis_link;
-mod redis_url;
+#[cfg(test)]
+mod through_the_processor;
 mod write;
 
+pub(crate) use backpressure_core::redis_url::without_password;
 #[cfg(feature = "dynamodb")]
 #[cfg_attr(docsrs, doc(cfg(feature = "dynamodb")))]
 pub use dynamodb::DynamoDbStore;
 pub use id::record_id;
 pub use memory::MemoryStore;
-pub use record::{ClaimOutcome, ClaimRequest, Status, StoredRecord};
+pub use record::{ClaimOutcome, ClaimRequest};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::RedisStore;
-pub use redis_url::without_password;
 
 /// How much longer a claim is written than its holder works under it: the
 /// clock difference between two consumers this design tolerates.

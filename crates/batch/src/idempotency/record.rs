@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// A key's state in the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Status {
+pub(crate) enum Status {
     /// A holder is processing it until `in_progress_until`.
     InProgress,
     /// Processed; acknowledged without processing until `expiration`.
@@ -17,7 +17,7 @@ pub enum Status {
 
 impl Status {
     /// The `status` attribute's value (Powertools' spelling).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::InProgress => "INPROGRESS",
             Self::Completed => "COMPLETED",
@@ -25,7 +25,7 @@ impl Status {
     }
 
     /// The status an attribute value names.
-    pub fn parse(text: &str) -> Option<Self> {
+    pub(crate) fn parse(text: &str) -> Option<Self> {
         match text {
             "INPROGRESS" => Some(Self::InProgress),
             "COMPLETED" => Some(Self::Completed),
@@ -36,21 +36,21 @@ impl Status {
 
 /// One key's record, as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredRecord {
+pub(crate) struct StoredRecord {
     /// `status`.
-    pub status: Status,
+    pub(crate) status: Status,
     /// `expiration`: epoch seconds after which the record no longer counts
     /// (DynamoDB's TTL attribute; DynamoDB deletes lazily, so it is compared).
-    pub expiration: u64,
+    pub(crate) expiration: u64,
     /// `in_progress_expiration`: epoch milliseconds after which an
     /// in-progress claim may be taken over.
-    pub in_progress_until: u64,
+    pub(crate) in_progress_until: u64,
     /// `validation`: the SHA-256 of the body that claimed the key, hex.
-    pub validation: String,
+    pub(crate) validation: String,
     /// `holder`: the token of the claim that wrote the record.
-    pub holder: String,
+    pub(crate) holder: String,
     /// `data`: what the processor returned, if anything.
-    pub data: Option<String>,
+    pub(crate) data: Option<String>,
 }
 
 /// What a claim found.
@@ -94,7 +94,7 @@ impl StoredRecord {
     /// Whether the record still counts at `now`: not expired, and (in
     /// progress) its lease not over. A record that does not count is
     /// claimable; DynamoDB's condition expression is the same test.
-    pub fn counts_at(&self, now: SystemTime) -> bool {
+    pub(crate) fn counts_at(&self, now: SystemTime) -> bool {
         let now_ms = epoch_ms(now);
         let alive = self.expiration.saturating_mul(1000) > now_ms;
         match self.status {
@@ -104,7 +104,7 @@ impl StoredRecord {
     }
 
     /// What a claim finds in this record at `now`, when it counts.
-    pub fn found(&self, now: SystemTime) -> Option<ClaimOutcome> {
+    pub(crate) fn found(&self, now: SystemTime) -> Option<ClaimOutcome> {
         if !self.counts_at(now) {
             return None;
         }
@@ -120,7 +120,7 @@ impl StoredRecord {
 
     /// Whether `holder` holds this record in progress: the condition of a
     /// completion, a renewal and a release.
-    pub fn held_by(&self, holder: &str) -> bool {
+    pub(crate) fn held_by(&self, holder: &str) -> bool {
         self.status == Status::InProgress && self.holder == holder
     }
 }
@@ -144,7 +144,7 @@ pub struct ClaimRequest<'a> {
 
 impl ClaimRequest<'_> {
     /// The in-progress record this claim writes.
-    pub fn record(&self) -> StoredRecord {
+    pub(crate) fn record(&self) -> StoredRecord {
         StoredRecord {
             status: Status::InProgress,
             expiration: epoch_s_ceil(self.expiration),

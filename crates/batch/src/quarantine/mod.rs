@@ -6,6 +6,7 @@ mod object;
 mod record;
 mod store;
 
-pub use object::{BodyObject, overflow_key};
+pub use object::BodyObject;
+pub(crate) use object::overflow_key;
 pub use record::*;
 pub use store::{NoQuarantine, QuarantineError, QuarantineStore};

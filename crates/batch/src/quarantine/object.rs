@@ -20,7 +20,7 @@ pub struct BodyObject {
 
 impl BodyObject {
     /// The object for `body` at `bucket`/`key`.
-    pub fn describe(bucket: &str, key: String, body: &str) -> Self {
+    pub(crate) fn describe(bucket: &str, key: String, body: &str) -> Self {
         use sha2::Digest;
         Self {
             bucket: bucket.to_owned(),
@@ -61,7 +61,11 @@ impl BodyObject {
 /// The S3 key of a quarantined body: `prefix`, the source queue's name, and
 /// the message id, each character outside `A–Z a–z 0–9 - _ .` percent-encoded
 /// (so a key is the same for every retry of one message, and safe in any tool).
-pub fn overflow_key(prefix: &str, source_queue_arn: Option<&str>, message_id: &str) -> String {
+pub(crate) fn overflow_key(
+    prefix: &str,
+    source_queue_arn: Option<&str>,
+    message_id: &str,
+) -> String {
     fn encoded(part: &str, out: &mut String) {
         for byte in part.bytes() {
             if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.') {

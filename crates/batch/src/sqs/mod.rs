@@ -6,6 +6,8 @@ mod message;
 #[cfg(feature = "s3-overflow")]
 mod overflow;
 mod quarantine;
+#[cfg(test)]
+mod settled_visibility;
 mod visibility;
 
 pub use backpressure_core::queue::QueueRef;

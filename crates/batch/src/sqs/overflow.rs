@@ -24,11 +24,6 @@ impl S3Overflow {
         Self { client, bucket: bucket.into(), prefix: prefix.into() }
     }
 
-    /// The bucket.
-    pub fn bucket(&self) -> &str {
-        &self.bucket
-    }
-
     /// The object `record`'s body goes to: the same for every retry of one message.
     pub fn object_for(&self, record: &QuarantineRecord) -> BodyObject {
         let body = record.body.as_deref().unwrap_or_default();
@@ -40,7 +35,7 @@ impl S3Overflow {
     /// Writes `body` to `object` ([`S3Overflow::object_for`]). The object is
     /// the body's bytes exactly; S3 checks them against the SHA-256 sent with
     /// them, so a confirmed write is the body.
-    pub async fn put(&self, object: &BodyObject, body: &str) -> Result<(), QuarantineError> {
+    pub(crate) async fn put(&self, object: &BodyObject, body: &str) -> Result<(), QuarantineError> {
         use sha2::Digest;
         let checksum = base64::encode(sha2::Sha256::digest(body.as_bytes()));
         let written = self

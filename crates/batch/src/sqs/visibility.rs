@@ -17,23 +17,10 @@ impl SqsVisibility {
         Self { client }
     }
 
-    /// Applies the changes, ten a call; returns how many SQS did not confirm.
-    pub async fn change_visibility(
-        &self,
-        queue_url: &str,
-        changes: &[VisibilityChange],
-    ) -> Result<usize, ApiError> {
-        let mut failed = 0;
-        for result in self.calls(queue_url, changes).await {
-            failed += result?.iter().filter(|r| !r.is_done()).count();
-        }
-        Ok(failed)
-    }
-
     /// Applies the changes, ten a call; returns the receipt handles not
     /// changed: the entries SQS did not confirm, and every entry of a call
     /// that failed (logged with its cause).
-    pub async fn refused(&self, queue_url: &str, changes: &[VisibilityChange]) -> Vec<String> {
+    pub(crate) async fn apply(&self, queue_url: &str, changes: &[VisibilityChange]) -> Vec<String> {
         let results = self.calls(queue_url, changes).await;
         changes
             .chunks(MAX_ENTRIES)
@@ -70,5 +57,105 @@ impl SqsVisibility {
                 .map_err(|e| ApiError::new("ChangeMessageVisibilityBatch", e))
         });
         join_all(calls).await
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)] // a failed unwrap is a failed test
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use aws_sdk_sqs::operation::change_message_visibility_batch::{
+        ChangeMessageVisibilityBatchError, ChangeMessageVisibilityBatchInput,
+        ChangeMessageVisibilityBatchOutput,
+    };
+    use aws_sdk_sqs::types::{BatchResultErrorEntry, ChangeMessageVisibilityBatchResultEntry};
+    use aws_smithy_mocks::{RuleMode, mock, mock_client};
+
+    use super::SqsVisibility;
+    use crate::backoff::VisibilityChange;
+
+    /// A `ChangeMessageVisibilityBatch` answer refusing the entry `id`, the rest
+    /// of `input`'s entries changed.
+    fn refusing_entry(
+        input: &ChangeMessageVisibilityBatchInput,
+        id: &str,
+    ) -> ChangeMessageVisibilityBatchOutput {
+        let changed = input
+            .entries()
+            .iter()
+            .filter(|e| e.id() != id)
+            .map(|e| ChangeMessageVisibilityBatchResultEntry::builder().id(e.id()).build().unwrap())
+            .collect();
+        ChangeMessageVisibilityBatchOutput::builder()
+            .failed(
+                BatchResultErrorEntry::builder()
+                    .id(id)
+                    .code("ReceiptHandleIsInvalid")
+                    .sender_fault(true)
+                    .build()
+                    .unwrap(),
+            )
+            .set_successful(Some(changed))
+            .build()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn visibility_changes_go_ten_a_call_and_name_refusals() {
+        /// (entries in the call, their visibility timeouts)
+        type Seen = Arc<Mutex<Vec<(usize, Vec<i32>)>>>;
+        let seen: Seen = Arc::default();
+        let log = seen.clone();
+        let rule = mock!(aws_sdk_sqs::Client::change_message_visibility_batch).then_compute_output(
+            move |input| {
+                let timeouts = input
+                    .entries()
+                    .iter()
+                    .map(|e| e.visibility_timeout().unwrap_or_default())
+                    .collect();
+                log.lock().unwrap().push((input.entries().len(), timeouts));
+                refusing_entry(input, "0")
+            },
+        );
+        let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [&rule]);
+        let changes: Vec<VisibilityChange> = (0..12)
+            .map(|i| VisibilityChange {
+                receipt_handle: format!("rh{i}"),
+                timeout: Duration::from_secs(30),
+            })
+            .collect();
+        let refused = SqsVisibility::new(client)
+            .apply("https://sqs.us-east-1.amazonaws.com/1/q", &changes)
+            .await;
+        assert_eq!(refused.len(), 2, "one refusal reported per call");
+        let mut sizes: Vec<usize> = seen.lock().unwrap().iter().map(|(n, _)| *n).collect();
+        sizes.sort_unstable();
+        assert_eq!(sizes, [2, 10]);
+        assert!(seen.lock().unwrap().iter().all(|(_, t)| t.iter().all(|&s| s == 30)));
+    }
+
+    #[tokio::test]
+    async fn apply_names_the_handles_sqs_did_not_change() {
+        let refusing = mock!(aws_sdk_sqs::Client::change_message_visibility_batch)
+            .then_compute_output(|input| refusing_entry(input, "1"));
+        let changes: Vec<VisibilityChange> = (0..12)
+            .map(|i| VisibilityChange { receipt_handle: format!("rh{i}"), timeout: Duration::ZERO })
+            .collect();
+        let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [&refusing]);
+        let mut refused = SqsVisibility::new(client)
+            .apply("https://sqs.us-east-1.amazonaws.com/1/q", &changes)
+            .await;
+        refused.sort();
+        assert_eq!(refused, ["rh1", "rh11"], "the second entry of each call");
+
+        let failing = mock!(aws_sdk_sqs::Client::change_message_visibility_batch)
+            .then_error(|| ChangeMessageVisibilityBatchError::unhandled("denied"));
+        let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [&failing]);
+        let refused = SqsVisibility::new(client)
+            .apply("https://sqs.us-east-1.amazonaws.com/1/q", &changes)
+            .await;
+        assert_eq!(refused.len(), 12, "a failed call refuses all its entries");
     }
 }

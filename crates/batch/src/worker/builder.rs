@@ -15,7 +15,7 @@ use crate::quarantine::QuarantineStore;
 use crate::sqs::SqsVisibility;
 use crate::worker::health::{Stamp, default_health_file};
 use crate::worker::leases::MAX_LEASE;
-use crate::worker::protection::{Protection, ProtectionError};
+use crate::worker::protection::Protection;
 use crate::worker::queue::WorkQueue;
 use crate::worker::runtime::Worker;
 use crate::worker::settings::Settings;
@@ -39,9 +39,9 @@ pub enum WorkerError {
         #[source]
         source: ApiError,
     },
-    /// The ECS agent's URI does not make a URL.
-    #[error(transparent)]
-    Protection(#[from] ProtectionError),
+    /// The ECS agent's URI (`ECS_AGENT_URI`) does not make a URL.
+    #[error("ECS_AGENT_URI={0:?} does not make a valid URL")]
+    AgentUri(String),
 }
 
 /// Builds a [`Worker`]; see [`Worker::builder`].

@@ -34,7 +34,7 @@ pub fn health_check(file: &Path, max_silence: Duration) -> Result<Duration, Unhe
 
 /// Where a worker process stamps its polls unless told otherwise: one file
 /// per process, so two workers on one host never share a stamp.
-pub fn default_health_file(pid: u32) -> PathBuf {
+pub(crate) fn default_health_file(pid: u32) -> PathBuf {
     std::env::temp_dir().join(format!("backpressure-worker-{pid}.last-poll"))
 }
 

@@ -12,7 +12,7 @@
 //! third ends the wait for the receives under way.
 //!
 //! ```no_run
-//! use backpressure_batch::prelude::*;
+//! use backpressure_batch::{BatchProcessor, Message, Processor, Validate, Verdict};
 //! use backpressure_batch::sqs::QueueRef;
 //! use backpressure_batch::worker::{Ended, Worker};
 //! use serde::Deserialize;
@@ -58,6 +58,5 @@ mod settings;
 mod signals;
 
 pub use builder::{WorkerBuilder, WorkerError};
-pub use health::{Unhealthy, default_health_file, health_check};
-pub use protection::ProtectionError;
+pub use health::{Unhealthy, health_check};
 pub use runtime::{Ended, Worker};

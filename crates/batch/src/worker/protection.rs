@@ -5,6 +5,7 @@
 //! refuses (during a deployment, say) or cannot be reached is logged, and the
 //! worker keeps working.
 
+use crate::worker::WorkerError;
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
@@ -37,10 +38,7 @@ pub(crate) struct Protection {
 /// Why the agent did not protect or release.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ProtectionError {
-    /// `ECS_AGENT_URI` does not make a URL.
-    #[error("ECS_AGENT_URI={0:?} does not make a valid URL")]
-    Url(String),
+pub(crate) enum ProtectionError {
     /// The call failed or timed out.
     #[error("the ECS agent could not be reached: {0}")]
     Unreachable(String),
@@ -61,10 +59,10 @@ impl Protection {
         agent_uri: &str,
         expires_in: Duration,
         idle_release: Duration,
-    ) -> Result<Self, ProtectionError> {
+    ) -> Result<Self, WorkerError> {
         let client = Client::builder(TokioExecutor::new()).build_http();
         let url = format!("{}/task-protection/v1/state", agent_uri.trim_end_matches('/'));
-        let state_url = url.parse().map_err(|_| ProtectionError::Url(agent_uri.to_owned()))?;
+        let state_url = url.parse().map_err(|_| WorkerError::AgentUri(agent_uri.to_owned()))?;
         Ok(Self { client, state_url, expires_in, idle_release })
     }
 

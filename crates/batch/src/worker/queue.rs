@@ -120,6 +120,6 @@ impl WorkQueue {
 
     /// Sets each message's visibility timeout; returns the handles SQS refused.
     pub(crate) async fn set_visibility(&self, changes: &[VisibilityChange]) -> Vec<String> {
-        self.visibility_changes.refused(&self.url, changes).await
+        self.visibility_changes.apply(&self.url, changes).await
     }
 }

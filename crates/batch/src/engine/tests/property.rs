@@ -70,7 +70,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
         let expected: Vec<String> = ids
             .iter()
             .zip(&report.outcomes)
-            .filter(|(_, o)| o.is_retry())
+            .filter(|(_, o)| o.outcome.is_retry())
             .map(|(id, _)| id.clone())
             .collect();
         prop_assert_eq!(&report.batch_item_failures, &expected);
@@ -102,7 +102,13 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
                     Behaviour::Ok => false,
                 };
                 if !case.fifo {
-                    prop_assert_eq!(outcome.is_retry(), expected_retry, "{} {:?}", id, behaviour);
+                    prop_assert_eq!(
+                        outcome.outcome.is_retry(),
+                        expected_retry,
+                        "{} {:?}",
+                        id,
+                        behaviour
+                    );
                 }
             }
         }
@@ -130,7 +136,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
                 );
                 // After a failure in the group, nothing later in it was processed, and all of it is retried.
                 if let Some(first_failure) =
-                    members.iter().position(|&i| report.outcomes[i].is_retry())
+                    members.iter().position(|&i| report.outcomes[i].outcome.is_retry())
                 {
                     for &later in &members[first_failure + 1..] {
                         prop_assert!(
@@ -138,7 +144,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
                             "{} processed after a failure in its group",
                             ids[later]
                         );
-                        prop_assert!(report.outcomes[later].is_retry());
+                        prop_assert!(report.outcomes[later].outcome.is_retry());
                     }
                 }
             }

@@ -6,14 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
-use backpressure_batch::idempotency::{
+use crate::idempotency::{
     ClaimLease, ClaimOutcome, ClaimRequest, Idempotency, IdempotencyStore, MemoryStore, MissingKey,
     StoreError, body_hash,
 };
-use backpressure_batch::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
-use backpressure_batch::{
-    BatchProcessor, ErrorCode, Message, Outcome, SqsRecord, Validate, Verdict,
-};
+use crate::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
+use crate::{BatchProcessor, ErrorCode, Message, Outcome, SqsRecord, Validate, Verdict};
 use backpressure_core::error::ApiError;
 use tokio::time::Instant;
 
@@ -277,7 +275,7 @@ async fn work_stops_when_its_claim_lapses_unrenewed_and_runs_on_while_renewed() 
     assert_eq!(report.outcomes[0], Outcome::Done);
     assert_eq!(
         store.get("0:8:payments#p-1").unwrap().status,
-        backpressure_batch::idempotency::Status::Completed
+        crate::idempotency::record::Status::Completed
     );
 }
 

@@ -5,14 +5,14 @@
 
 use std::time::Duration;
 
+use crate::sqs::SqsVisibility;
+use crate::{Backoff, BatchProcessor, Message, SqsRecord, Verdict};
 use aws_sdk_sqs::operation::change_message_visibility_batch::{
     ChangeMessageVisibilityBatchError, ChangeMessageVisibilityBatchInput,
     ChangeMessageVisibilityBatchOutput,
 };
 use aws_sdk_sqs::types::{BatchResultErrorEntry, ChangeMessageVisibilityBatchResultEntry};
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
-use backpressure_batch::sqs::SqsVisibility;
-use backpressure_batch::{Backoff, BatchProcessor, Message, SqsRecord, Verdict};
 use tokio::time::Instant;
 
 /// A body of the shape the records below carry.
@@ -22,7 +22,7 @@ struct Work {
     operation: String,
 }
 
-impl backpressure_batch::Validate for Work {}
+impl crate::Validate for Work {}
 
 fn record(id: &str) -> SqsRecord {
     SqsRecord::new(id)
