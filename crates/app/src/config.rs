@@ -103,6 +103,14 @@ impl ConsumerConfig {
         if let Some(problem) = overflow_bucket.as_deref().and_then(bucket_name_problem) {
             let value = overflow_bucket.as_deref().unwrap_or_default();
             errors.push(ConfigError::invalid(QUARANTINE_OVERFLOW_BUCKET.name, value, problem));
+        } else if let Some(bucket) =
+            overflow_bucket.as_deref().filter(|_| !cfg!(feature = "s3-overflow"))
+        {
+            errors.push(ConfigError::invalid(
+                QUARANTINE_OVERFLOW_BUCKET.name,
+                bucket,
+                "this build keeps no body in S3: build backpressure-app with the feature `s3-overflow`",
+            ));
         }
         let (Some(quarantine_queue), Some(namespace), Some(api_call_timeout)) =
             (quarantine_queue, namespace, api_call_timeout)

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+#[cfg(feature = "redis")]
 use backpressure_batch::idempotency::RedisStore;
 
 use backpressure_core::config::variables::{
@@ -124,6 +125,23 @@ impl IdempotencyConfig {
                 StoreChoice::DynamoDb { table }
             }
         };
+        let built = match &store {
+            StoreChoice::DynamoDb { .. } => {
+                cfg!(feature = "dynamodb").then_some(()).ok_or("dynamodb")
+            }
+            StoreChoice::Redis { .. } => cfg!(feature = "redis").then_some(()).ok_or("redis"),
+        };
+        if let Err(feature) = built {
+            let (name, value) = match &store {
+                StoreChoice::DynamoDb { table } => (IDEMPOTENCY_TABLE.name, table.clone()),
+                StoreChoice::Redis { url } => (IDEMPOTENCY_REDIS_URL.name, without_password(url)),
+            };
+            errors.push(ConfigError::invalid(
+                name,
+                &value,
+                format!("this build has no such store: build backpressure-app with the feature `{feature}`"),
+            ));
+        }
         Some(Self { store, key_prefix, ttl: Duration::from_secs(ttl), missing_key })
     }
 }
@@ -142,6 +160,7 @@ fn redis_url_problem(url: &str) -> Option<&'static str> {
     if host.is_empty() || host.starts_with('/') || host.starts_with(':') {
         return Some("it names no host");
     }
+    #[cfg(feature = "redis")]
     if RedisStore::new(url, "", Duration::from_secs(1)).is_err() {
         return Some(
             "the client cannot read it: percent-encode any / # ? @ : or % in the user or the password \

@@ -40,21 +40,21 @@
 #![warn(missing_docs, unreachable_pub)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(feature = "start")]
-#[cfg_attr(docsrs, doc(cfg(feature = "start")))]
+#[cfg(any(feature = "lambda", feature = "worker"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "lambda", feature = "worker"))))]
 pub mod config;
 #[cfg(feature = "forwarder")]
 #[cfg_attr(docsrs, doc(cfg(feature = "forwarder")))]
 pub mod delivery;
 #[cfg(feature = "worker")]
-mod health;
-#[cfg(feature = "start")]
-#[cfg_attr(docsrs, doc(cfg(feature = "start")))]
+mod healthcheck;
+#[cfg(any(feature = "lambda", feature = "worker"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "lambda", feature = "worker"))))]
 pub mod idempotency;
 #[cfg(feature = "lambda")]
 mod lambda;
-#[cfg(feature = "start")]
-#[cfg_attr(docsrs, doc(cfg(feature = "start")))]
+#[cfg(any(feature = "lambda", feature = "worker"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "lambda", feature = "worker"))))]
 pub mod start;
 mod work_request;
 #[cfg(feature = "worker")]
@@ -65,12 +65,12 @@ pub mod worker_config;
 #[cfg(feature = "worker")]
 mod worker_help;
 
-#[cfg(feature = "start")]
-#[cfg_attr(docsrs, doc(cfg(feature = "start")))]
+#[cfg(any(feature = "lambda", feature = "worker"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "lambda", feature = "worker"))))]
 pub use backpressure_startup::Env;
 #[cfg(feature = "worker")]
 #[cfg_attr(docsrs, doc(cfg(feature = "worker")))]
-pub use health::{HealthConfig, healthcheck};
+pub use healthcheck::{HealthConfig, healthcheck};
 #[cfg(feature = "lambda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
 pub use lambda::{serve, tokio_runtime};

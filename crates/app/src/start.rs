@@ -4,7 +4,9 @@
 //! handler version and the idempotency store. Only the processor, the claim
 //! lease and when AWS is first reached differ between them.
 
+#[cfg(feature = "dynamodb")]
 use aws_sdk_dynamodb::Client as DynamoDbClient;
+#[cfg(feature = "s3-overflow")]
 use aws_sdk_s3::Client as S3Client;
 use aws_sdk_sqs::Client as SqsClient;
 use backpressure_core::config::Vars;
@@ -17,9 +19,15 @@ use tracing::{info, warn};
 
 use backpressure_batch::BatchProcessor;
 use backpressure_batch::Builder;
-use backpressure_batch::idempotency::{ClaimLease, DynamoDbStore, RedisStore, StoreError};
+#[cfg(feature = "dynamodb")]
+use backpressure_batch::idempotency::DynamoDbStore;
+#[cfg(feature = "redis")]
+use backpressure_batch::idempotency::RedisStore;
+use backpressure_batch::idempotency::{ClaimLease, StoreError};
 use backpressure_batch::quarantine::QuarantineError;
-use backpressure_batch::sqs::{S3Overflow, SqsQuarantine, SqsVisibility};
+#[cfg(feature = "s3-overflow")]
+use backpressure_batch::sqs::S3Overflow;
+use backpressure_batch::sqs::{SqsQuarantine, SqsVisibility};
 
 use crate::config::ConsumerConfig;
 use crate::idempotency::StoreChoice;
@@ -31,8 +39,10 @@ pub struct ConsumerClients {
     /// The quarantine queue's and the source queue's client.
     pub sqs: SqsClient,
     /// The quarantine overflow bucket's client.
+    #[cfg(feature = "s3-overflow")]
     pub s3: S3Client,
     /// The idempotency table's client.
+    #[cfg(feature = "dynamodb")]
     pub dynamodb: DynamoDbClient,
 }
 
@@ -41,7 +51,9 @@ impl ConsumerClients {
     pub fn new(sdk: &SdkConfig) -> Self {
         Self {
             sqs: SqsClient::new(sdk),
+            #[cfg(feature = "s3-overflow")]
             s3: S3Client::new(sdk),
+            #[cfg(feature = "dynamodb")]
             dynamodb: DynamoDbClient::new(sdk),
         }
     }
@@ -82,6 +94,14 @@ pub enum ReachError {
         #[source]
         source: StoreError,
     },
+    /// The idempotency store asked for is not in this build.
+    #[error("this build has no {store}: build backpressure-app with the feature `{feature}`")]
+    NotBuilt {
+        /// The store asked for.
+        store: String,
+        /// The feature that builds it.
+        feature: &'static str,
+    },
 }
 
 /// Warns of each idempotency variable set while neither `IDEMPOTENCY_TABLE`
@@ -111,6 +131,7 @@ impl ConsumerConfig {
     /// the source queue's visibility, its concurrency, margin, backoff and
     /// metrics, `handler_version` in quarantine records, and the idempotency
     /// table with claims of `lease`.
+    #[cfg_attr(not(any(feature = "dynamodb", feature = "redis")), allow(unused_variables))]
     pub async fn consumer<P, B>(
         &self,
         processor: P,
@@ -120,7 +141,7 @@ impl ConsumerConfig {
         lease: ClaimLease,
     ) -> Result<Builder<P, SqsQuarantine, B>, ReachError> {
         let queue = self.quarantine_queue.clone();
-        let mut quarantine = match self.quarantine_max_message_bytes {
+        let quarantine = match self.quarantine_max_message_bytes {
             Some(limit) => SqsQuarantine::new(clients.sqs.clone(), queue, limit),
             None => SqsQuarantine::reading_limit(clients.sqs.clone(), queue),
         };
@@ -133,9 +154,11 @@ impl ConsumerConfig {
             })?;
             info!(quarantine_max_message_bytes = limit, "quarantine queue read");
         }
-        if let Some(bucket) = &self.quarantine_overflow_bucket {
-            quarantine = quarantine.overflow(S3Overflow::new(clients.s3.clone(), bucket, ""));
-        }
+        #[cfg(feature = "s3-overflow")]
+        let quarantine = match &self.quarantine_overflow_bucket {
+            Some(bucket) => quarantine.overflow(S3Overflow::new(clients.s3.clone(), bucket, "")),
+            None => quarantine,
+        };
         let mut builder = BatchProcessor::builder(processor)
             .quarantine(quarantine)
             .visibility(SqsVisibility::new(clients.sqs.clone()))
@@ -148,24 +171,33 @@ impl ConsumerConfig {
             builder = builder.max_in_flight_per_group(per_group);
         }
         let Some(idempotency) = &self.idempotency else { return Ok(builder) };
+        #[cfg(any(feature = "dynamodb", feature = "redis"))]
         let unreachable =
             |source| ReachError::IdempotencyStore { store: idempotency.store.describe(), source };
-        let builder = match &idempotency.store {
+        match &idempotency.store {
+            #[cfg(feature = "dynamodb")]
             StoreChoice::DynamoDb { table } => {
                 let store = DynamoDbStore::new(clients.dynamodb.clone(), table);
                 if reach == Reach::AtStart {
                     store.check().await.map_err(unreachable)?;
                 }
-                builder.idempotency(idempotency.settings(store).lease(lease))
+                Ok(builder.idempotency(idempotency.settings(store).lease(lease)))
             }
+            #[cfg(feature = "redis")]
             StoreChoice::Redis { url } => {
                 let store = RedisStore::new(url, "", self.api_call_timeout).map_err(unreachable)?;
                 if reach == Reach::AtStart {
                     store.check().await.map_err(unreachable)?;
                 }
-                builder.idempotency(idempotency.settings(store).lease(lease))
+                Ok(builder.idempotency(idempotency.settings(store).lease(lease)))
             }
-        };
-        Ok(builder)
+            // The configuration refuses a store this build has not; this is its second line.
+            #[allow(unreachable_patterns)]
+            other => {
+                let feature =
+                    if matches!(other, StoreChoice::Redis { .. }) { "redis" } else { "dynamodb" };
+                Err(ReachError::NotBuilt { store: other.describe(), feature })
+            }
+        }
     }
 }

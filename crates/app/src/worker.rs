@@ -18,7 +18,7 @@ use backpressure_startup as startup;
 use tracing::{error, info};
 
 use crate::config::ConsumerConfig;
-use crate::health::HealthConfig;
+use crate::healthcheck::HealthConfig;
 use crate::start::{ConsumerClients, Reach};
 use crate::worker_config::WorkerConfig;
 

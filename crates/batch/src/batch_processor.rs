@@ -16,9 +16,9 @@ use tokio::time::Instant;
 use tracing::info;
 
 #[cfg(feature = "sqs")]
-use crate::sqs::SqsVisibility;
+use crate::backoff::policy::VisibilityPolicy;
 #[cfg(feature = "sqs")]
-use crate::visibility::VisibilityPolicy;
+use crate::sqs::SqsVisibility;
 #[cfg(feature = "sqs")]
 use std::collections::HashSet;
 #[cfg(feature = "sqs")]

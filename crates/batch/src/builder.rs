@@ -5,6 +5,8 @@ use std::time::Duration;
 
 #[cfg(feature = "sqs")]
 use crate::backoff::Backoff;
+#[cfg(feature = "sqs")]
+use crate::backoff::policy::VisibilityPolicy;
 use crate::batch_processor::BatchProcessor;
 use crate::body::Body;
 use crate::engine::{Engine, EngineSettings};
@@ -15,8 +17,6 @@ use crate::quarantine::NoQuarantine;
 use crate::quarantine::QuarantineStore;
 #[cfg(feature = "sqs")]
 use crate::sqs::SqsVisibility;
-#[cfg(feature = "sqs")]
-use crate::visibility::VisibilityPolicy;
 
 /// Why a [`BatchProcessor`] cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,5 +6,5 @@ use std::process::ExitCode;
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    sqs_worker::start::command(&args).await
+    sqs_worker::cli::command(&args).await
 }

@@ -56,7 +56,7 @@ impl Downstream {
 }
 
 #[cfg(test)]
-#[cfg(feature = "start")]
+#[cfg(any(feature = "lambda", feature = "worker"))]
 mod tests {
     use std::collections::HashMap;
 
@@ -199,7 +199,7 @@ mod tests {
 }
 
 #[cfg(test)]
-#[cfg(feature = "start")]
+#[cfg(any(feature = "lambda", feature = "worker"))]
 mod variables_tests {
     use std::collections::BTreeSet;
     use std::sync::Mutex;

@@ -18,7 +18,7 @@ use aws_sdk_dynamodb::types::{
 };
 use backpressure_core::error::ApiError;
 
-use super::record::{ClaimOutcome, ClaimRequest, Status, StoredRecord, epoch_ms, epoch_s_ceil};
+use super::claim::{ClaimOutcome, ClaimRequest, Status, StoredRecord, epoch_ms, epoch_s_ceil};
 use super::{IdempotencyStore, StoreError};
 
 /// `BatchGetItem` reads at most 100 keys a call.

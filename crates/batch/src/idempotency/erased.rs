@@ -5,7 +5,7 @@ use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 
-use super::record::{ClaimOutcome, ClaimRequest};
+use super::claim::{ClaimOutcome, ClaimRequest};
 use super::{IdempotencyStore, StoreError};
 
 /// [`IdempotencyStore`] with boxed futures, so the engine's type does not name the store.

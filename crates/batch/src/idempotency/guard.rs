@@ -14,9 +14,9 @@ use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tracing::{info, warn};
 
+use super::claim::{ClaimOutcome, ClaimRequest};
 use super::erased::ErasedStore;
 use super::id::{id_head, id_in};
-use super::record::{ClaimOutcome, ClaimRequest};
 use super::write::UnfinishedWrite;
 use super::{CLOCK_SKEW_MARGIN, ClaimLease, Idempotency, IdempotencyStore, MissingKey, body_hash};
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use backpressure_core::sync::lock;
 use std::time::SystemTime;
 
-use super::record::{self, ClaimOutcome, ClaimRequest, StoredRecord};
+use super::claim::{self, ClaimOutcome, ClaimRequest, StoredRecord};
 use super::{IdempotencyStore, StoreError};
 
 /// A claim store in memory, shared by its clones. Nothing survives the
@@ -72,7 +72,7 @@ impl IdempotencyStore for MemoryStore {
     }
 
     async fn claim(&self, request: &ClaimRequest<'_>) -> Result<ClaimOutcome, StoreError> {
-        Ok(self.with(request.id, |slot| record::claim(slot, request)))
+        Ok(self.with(request.id, |slot| claim::claim(slot, request)))
     }
 
     async fn complete(
@@ -82,7 +82,7 @@ impl IdempotencyStore for MemoryStore {
         expiration: SystemTime,
         data: Option<&str>,
     ) -> Result<(), StoreError> {
-        held(self.with(id, |slot| record::complete(slot, holder, expiration, data)))
+        held(self.with(id, |slot| claim::complete(slot, holder, expiration, data)))
     }
 
     async fn renew(
@@ -91,10 +91,10 @@ impl IdempotencyStore for MemoryStore {
         holder: &str,
         lease_until: SystemTime,
     ) -> Result<(), StoreError> {
-        held(self.with(id, |slot| record::renew(slot, holder, lease_until)))
+        held(self.with(id, |slot| claim::renew(slot, holder, lease_until)))
     }
 
     async fn release(&self, id: &str, holder: &str) -> Result<(), StoreError> {
-        held(self.with(id, |slot| record::release(slot, holder)))
+        held(self.with(id, |slot| claim::release(slot, holder)))
     }
 }

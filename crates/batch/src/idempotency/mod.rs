@@ -26,13 +26,13 @@ use std::time::{Duration, SystemTime};
 
 use backpressure_core::error::ApiError;
 
+mod claim;
 #[cfg(feature = "dynamodb")]
 mod dynamodb;
 mod erased;
 pub(crate) mod guard;
 mod id;
 mod memory;
-mod record;
 #[cfg(feature = "redis")]
 mod redis;
 #[cfg(feature = "redis")]
@@ -41,13 +41,12 @@ mod redis_link;
 mod through_the_processor;
 mod write;
 
-pub(crate) use backpressure_core::redis_url::without_password;
+pub use claim::{ClaimOutcome, ClaimRequest};
 #[cfg(feature = "dynamodb")]
 #[cfg_attr(docsrs, doc(cfg(feature = "dynamodb")))]
 pub use dynamodb::DynamoDbStore;
 pub use id::record_id;
 pub use memory::MemoryStore;
-pub use record::{ClaimOutcome, ClaimRequest};
 #[cfg(feature = "redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use redis::RedisStore;

@@ -12,8 +12,8 @@ use std::time::{Duration, SystemTime};
 
 use redis::{Client, RedisError, RedisResult, Script};
 
+use super::claim::{ClaimOutcome, ClaimRequest, Status, StoredRecord, epoch_ms, epoch_s_ceil};
 use super::id::redis_key;
-use super::record::{ClaimOutcome, ClaimRequest, Status, StoredRecord, epoch_ms, epoch_s_ceil};
 use super::redis_link::{Connection, Link};
 use super::{IdempotencyStore, StoreError};
 
@@ -143,7 +143,7 @@ impl RedisStore {
     /// to answer. Nothing is connected yet.
     pub fn new(url: &str, namespace: &str, call_timeout: Duration) -> Result<Self, StoreError> {
         let client = Client::open(url).map_err(|source| StoreError::Redis {
-            address: super::without_password(url),
+            address: backpressure_core::redis_url::without_password(url),
             operation: "open",
             source,
         })?;

@@ -275,7 +275,7 @@ async fn work_stops_when_its_claim_lapses_unrenewed_and_runs_on_while_renewed() 
     assert_eq!(report.outcomes[0], Outcome::Done);
     assert_eq!(
         store.get("0:8:payments#p-1").unwrap().status,
-        crate::idempotency::record::Status::Completed
+        crate::idempotency::claim::Status::Completed
     );
 }
 

@@ -7,6 +7,7 @@ mod record;
 mod store;
 
 pub use object::BodyObject;
+#[cfg(feature = "s3-overflow")]
 pub(crate) use object::overflow_key;
 pub use record::*;
 pub use store::{NoQuarantine, QuarantineError, QuarantineStore};

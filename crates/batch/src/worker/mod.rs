@@ -45,7 +45,6 @@
 //! In a container, stamp the health file where the task definition's health
 //! check reads it ([`WorkerBuilder::health_file`], [`health_check`]).
 
-mod builder;
 mod deleter;
 mod groups;
 mod health;
@@ -55,8 +54,9 @@ mod protection;
 mod queue;
 mod runtime;
 mod settings;
+mod setup;
 mod signals;
 
-pub use builder::{WorkerBuilder, WorkerError};
 pub use health::{Unhealthy, health_check};
 pub use runtime::{Ended, Worker};
+pub use setup::{WorkerBuilder, WorkerError};

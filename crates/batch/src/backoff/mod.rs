@@ -1,6 +1,9 @@
 //! Visibility backoff for retried messages on standard queues: the next
 //! delivery waits longer each time the message has been received.
 
+#[cfg(feature = "sqs")]
+pub(crate) mod policy;
+
 use std::time::Duration;
 
 /// One retried message's new visibility timeout.

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::backoff::{Backoff, VisibilityChange, lease_left};
+use super::{Backoff, VisibilityChange, lease_left};
 use crate::outcome::{Outcome, RetryCause};
 use crate::report::BatchReport;
 
