@@ -5,8 +5,8 @@
 use backlog_publisher::backlog::TaskCountMode;
 
 use crate::defaults;
-use crate::policy::Policy;
 use crate::sim::Scenario;
+use crate::sim::policy::Policy;
 
 fn within(name: &str, value: u64, (min, max): (u64, u64), out: &mut Vec<String>) {
     if !(min..=max).contains(&value) {

@@ -4,11 +4,11 @@
 
 use backlog_publisher::BacklogTarget;
 
-use crate::policy::Policy;
+use crate::sim::policy::Policy;
 use crate::sim::{Scenario, run};
 use crate::stats::Outcome;
 
-pub use crate::policy::{LOAD_TARGETS, TARGETS};
+pub use crate::sim::policy::{LOAD_TARGETS, TARGETS};
 
 /// Minimum task counts tried.
 pub const MIN_TASKS: [u64; 3] = [0, 1, 2];

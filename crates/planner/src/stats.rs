@@ -1,9 +1,9 @@
 //! What a run measured: waits, cost, scaling activity, and the state each
 //! minute for the pictures.
 
-use crate::autoscaling::ScalingAction;
-use crate::policy::Consumer;
-use crate::queue::Message;
+use crate::sim::autoscaling::ScalingAction;
+use crate::sim::policy::Consumer;
+use crate::sim::queue::Message;
 
 /// Seconds each message waited between being sent and the start of the
 /// processing that completed it, in one-second buckets.

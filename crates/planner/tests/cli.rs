@@ -5,7 +5,7 @@
 
 mod common;
 
-use capacity_planner::policy::Policy;
+use capacity_planner::sim::policy::Policy;
 use std::process::Output;
 
 use common::{assert_deployable, scratch, simulate, text};

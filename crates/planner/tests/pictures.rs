@@ -10,7 +10,7 @@ mod common;
 use std::path::Path;
 
 use capacity_planner::plot::OVERVIEW_SIZE;
-use capacity_planner::policy::Policy;
+use capacity_planner::sim::policy::Policy;
 use common::{scratch, simulate, text};
 
 /// A PNG's width and height, from its header.

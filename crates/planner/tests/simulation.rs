@@ -6,8 +6,8 @@
 
 use backlog_publisher::BacklogTarget;
 use backlog_publisher::backlog::TaskCountMode;
-use capacity_planner::autoscaling::ZeroCapacity;
 use capacity_planner::random::ServiceTime;
+use capacity_planner::sim::autoscaling::ZeroCapacity;
 use capacity_planner::stats::Outcome;
 use capacity_planner::trace::{BuiltIn, Trace};
 use capacity_planner::{Consumer, Policy, Scenario, run};

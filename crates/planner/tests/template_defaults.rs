@@ -101,7 +101,7 @@ fn backlog_expression(template: &Value, queries: &Value, backlog_includes: &str)
 #[test]
 fn the_templates_metric_math_signal_is_the_planners() {
     use backlog_publisher::backlog::BacklogIncludes;
-    use capacity_planner::policy::{
+    use capacity_planner::sim::policy::{
         METRIC_MATH_PER_TASK, METRIC_MATH_WAKE_UP, Policy, metric_math_backlog,
     };
 
@@ -202,7 +202,7 @@ fn a_scenario_starts_from_the_defaults() {
 #[test]
 fn the_load_policy_and_its_scale_in_steps_are_the_templates() {
     use backlog_publisher::load::LoadSettings;
-    use capacity_planner::autoscaling::{SCALE_IN_STEPS, SCALE_IN_THRESHOLD};
+    use capacity_planner::sim::autoscaling::{SCALE_IN_STEPS, SCALE_IN_THRESHOLD};
     let template = template();
     let number = |parameter: &str| default_of(&template, parameter).parse::<f64>().unwrap();
     let load = LoadSettings::DEFAULT;

@@ -6,8 +6,8 @@ use backlog_publisher::load::LoadSettings;
 use clap::Args;
 
 use super::values::metric_period;
-use crate::autoscaling::ZeroCapacity;
 use crate::defaults;
+use crate::sim::autoscaling::ZeroCapacity;
 
 /// The help heading of the flags only the ECS worker's model reads.
 pub(crate) const ECS: &str = "ECS worker (--consumer ecs)";
@@ -56,7 +56,7 @@ pub struct EcsArgs {
     /// The scaling metric's period, seconds: 60 (what ECS target tracking evaluates a custom
     /// metric at today), or 10, 20 or 30: the publisher samples once a period at one-second
     /// resolution and the alarms evaluate every 10 s, for the day custom metrics get them.
-    #[arg(long, help_heading = ECS, default_value_t = crate::cloudwatch::PERIOD_SECONDS, value_parser = metric_period)]
+    #[arg(long, help_heading = ECS, default_value_t = crate::sim::cloudwatch::PERIOD_SECONDS, value_parser = metric_period)]
     pub metric_period: u64,
     /// BACKLOG_INCLUDES, as the publisher reads it (no delayed messages are simulated).
     #[arg(long, help_heading = ECS, default_value = "visible")]

@@ -41,7 +41,7 @@ pub enum ArgsError {
         path: PathBuf,
         /// What is wrong, and where.
         #[source]
-        source: crate::csv_trace::CsvError,
+        source: crate::trace::csv::CsvError,
     },
 }
 

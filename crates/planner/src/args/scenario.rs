@@ -124,7 +124,7 @@ impl ScenarioArgs {
         let text = std::fs::read_to_string(path).map_err(read)?;
         let name =
             path.file_stem().map_or("csv".into(), |stem| stem.to_string_lossy().into_owned());
-        let parsed = crate::csv_trace::parse_csv(&name, &text, self.period_seconds)
+        let parsed = crate::trace::csv::parse_csv(&name, &text, self.period_seconds)
             .map_err(|source| ArgsError::Csv { path: path.to_owned(), source })?;
         if parsed.missing_periods > 0 {
             // Said once, here, where the file is read: the tables count what is simulated.

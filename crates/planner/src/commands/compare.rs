@@ -8,10 +8,10 @@ use std::path::Path;
 
 use super::{Result, out_dir};
 use crate::args::{ConsumerKind, ScenarioArgs};
-use crate::autoscaling::ScalingConfig;
 use crate::recommend::{self, Robustness};
+use crate::sim::autoscaling::ScalingConfig;
 use crate::stats::Outcome;
-use crate::{Consumer, Policy, Scenario, lambda, parallel, plot, report, report_json, run};
+use crate::{Consumer, Policy, Scenario, lambda, parallel, plot, report, run};
 
 /// Each trace's comparison, its picture in `out`.
 pub fn compare(
@@ -60,7 +60,7 @@ fn at_settings_given(scenario: &Scenario, out: &Path, json: bool, w: &mut impl W
     plot::write(&detail, &title, &panels, plot::Frame::of(scenario))?;
     if json {
         let rows = outcomes.iter().map(|o| json_row(scenario, o)).collect();
-        writeln!(w, "{}", report_json::json_trace(scenario, rows))?;
+        writeln!(w, "{}", report::json::json_trace(scenario, rows))?;
         return Ok(());
     }
     write!(w, "{}", report::comparison(scenario, &outcomes))?;
@@ -75,7 +75,7 @@ fn json_row(scenario: &Scenario, outcome: &Outcome) -> serde_json::Value {
         Consumer::Lambda => scenario.scaling.target,
     };
     let scaling = ScalingConfig { target, ..scenario.scaling };
-    report_json::json_row(outcome, &scaling, scenario.slo.quantile)
+    report::json::json_row(outcome, &scaling, scenario.slo.quantile)
 }
 
 /// Each policy at its own best setting, per trace: the fair comparison.
@@ -107,8 +107,8 @@ fn at_best_settings(scenarios: &[Scenario], out: &Path, json: bool, w: &mut impl
         plot::write_overview(&path, &title, &panels, plot::Frame::of(scenario))?;
         plot::write(&detail, &title, &panels, plot::Frame::of(scenario))?;
         if json {
-            let rows = chosen.iter().map(|c| report_json::json_candidate(scenario, c)).collect();
-            let mut line = report_json::json_trace(scenario, rows);
+            let rows = chosen.iter().map(|c| report::json::json_candidate(scenario, c)).collect();
+            let mut line = report::json::json_trace(scenario, rows);
             line["seeds"] = robustness.seeds.into();
             writeln!(w, "{line}")?;
             continue;

@@ -6,8 +6,9 @@ use std::time::Instant;
 
 use super::Result;
 use crate::args::ScenarioArgs;
+use crate::check::held_out;
 use crate::recommend::Robustness;
-use crate::{held_out, held_out_report};
+use crate::report;
 
 /// The held-out table; each trace's time on stderr, as the searches are long.
 pub fn cross_validate(scenario: &ScenarioArgs, seeds: u32, w: &mut impl Write) -> Result {
@@ -20,7 +21,7 @@ pub fn cross_validate(scenario: &ScenarioArgs, seeds: u32, w: &mut impl Write) -
         eprintln!("{}: {:.0} s", scenario.trace.name, started.elapsed().as_secs_f64());
     }
     let rows = held_out::rows(&results, seeds);
-    write!(w, "{}", held_out_report::table(&results, &rows, seeds))?;
+    write!(w, "{}", report::held_out::table(&results, &rows, seeds))?;
     w.flush()?;
     Ok(())
 }

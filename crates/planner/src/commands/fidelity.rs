@@ -3,7 +3,8 @@
 use std::io::Write;
 
 use super::Result;
-use crate::{fidelity, fidelity_report};
+use crate::check::fidelity;
+use crate::report;
 
 /// A check outside its band and its explanation.
 #[derive(Debug, thiserror::Error)]
@@ -14,9 +15,9 @@ struct FidelityFailed(usize);
 pub fn fidelity(json: bool, w: &mut impl Write) -> Result {
     let checks = fidelity::checks();
     if json {
-        writeln!(w, "{}", fidelity_report::json(&checks))?;
+        writeln!(w, "{}", report::fidelity::json(&checks))?;
     } else {
-        write!(w, "{}", fidelity_report::table(&checks))?;
+        write!(w, "{}", report::fidelity::table(&checks))?;
     }
     w.flush()?;
     let failed = checks.iter().filter(|c| !c.holds()).count();

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{Result, out_dir};
 use crate::args::{ConsumerKind, ScenarioArgs};
 use crate::recommend::{self, Recommendation, Robustness};
-use crate::{Policy, Scenario, deployable, lambda, plot, report_json, report_recommend};
+use crate::{Policy, Scenario, deployable, lambda, plot, report};
 
 /// Each trace's recommendation, its run's picture in `out`.
 pub fn recommend(
@@ -65,7 +65,7 @@ fn for_trace(
         writeln!(w, "{}", json_line(scenario, &found, &alternatives, robustness))?;
         return Ok(());
     }
-    let text = report_recommend::recommendation(scenario, &found, &alternatives, verbose);
+    let text = report::recommend::recommendation(scenario, &found, &alternatives, verbose);
     writeln!(w, "{text}")?;
     if shown.is_some() {
         plot::announce(w, &path)?;
@@ -81,8 +81,8 @@ fn json_line(
     robustness: Robustness,
 ) -> Value {
     let shown = found.best.as_ref().or(found.closest.as_ref());
-    let rows = shown.map(|c| vec![report_json::json_candidate(scenario, c)]).unwrap_or_default();
-    let mut line = report_json::json_trace(scenario, rows);
+    let rows = shown.map(|c| vec![report::json::json_candidate(scenario, c)]).unwrap_or_default();
+    let mut line = report::json::json_trace(scenario, rows);
     line["settings_tried"] = found.tried.into();
     line["seeds"] = robustness.seeds.into();
     line["met"] = found.best.is_some().into();

@@ -27,7 +27,7 @@ pub fn compare(scenarios: &[Scenario], out: &Path, json: bool, w: &mut impl Writ
         plot::write(&path, &title, &[Panel::of(&outcome.outcome, None)], Frame::of(scenario))?;
         if json {
             let row = report::json_row(setting, &outcome, scenario.slo.quantile);
-            let mut line = crate::report_json::json_trace(scenario, vec![row]);
+            let mut line = crate::report::json::json_trace(scenario, vec![row]);
             line["notes"] = report::notes(scenario, setting, false).into();
             writeln!(w, "{line}")?;
             continue;
@@ -70,7 +70,7 @@ pub fn recommend(
         if json {
             let quantile = scenario.slo.quantile;
             let rows = shown.map(|c| vec![report::json_candidate(c, quantile)]).unwrap_or_default();
-            let mut line = crate::report_json::json_trace(scenario, rows);
+            let mut line = crate::report::json::json_trace(scenario, rows);
             line["settings_tried"] = found.candidates.len().into();
             line["seeds"] = robustness.seeds.into();
             line["met"] = found.best.is_some().into();

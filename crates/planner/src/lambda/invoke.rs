@@ -8,8 +8,8 @@
 
 use fastrand::Rng;
 
-use crate::queue::Message;
 use crate::random::ServiceTime;
+use crate::sim::queue::Message;
 
 /// The downstream the consumer calls.
 #[derive(Debug, Clone, Copy, PartialEq)]

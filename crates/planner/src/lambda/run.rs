@@ -9,8 +9,8 @@ use fastrand::Rng;
 use super::LambdaModel;
 use super::esm::Scaling;
 use super::invoke::{Environment, Invocation, plan};
-use crate::policy::Consumer;
-use crate::queue::{Message, Queue};
+use crate::sim::policy::Consumer;
+use crate::sim::queue::{Message, Queue};
 use crate::sim::{Scenario, settled};
 use crate::stats::{Minute, Outcome, Waits};
 

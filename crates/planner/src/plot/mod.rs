@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::policy::Consumer;
+use crate::sim::policy::Consumer;
 use crate::stats::Outcome;
 
 mod overview;

@@ -330,7 +330,7 @@ mod tests {
         };
         let waits = [0, 400, 500, 10, 300, 301, 299];
         let outcome = Outcome::nothing(
-            crate::policy::Consumer::Lambda,
+            crate::sim::policy::Consumer::Lambda,
             waits.into_iter().map(minute).collect(),
         );
         assert_eq!(late_spans(&outcome, 300), vec![(1.0, 3.0), (4.0, 6.0)]);

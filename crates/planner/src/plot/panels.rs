@@ -11,7 +11,7 @@ use super::scale::Scales;
 use super::{
     ARRIVALS, BACKLOG, DESIRED, Drawn, Frame, LATE, METRIC, Panel, RUNNING, SLO, WAIT, Words, boxed,
 };
-use crate::policy::{Consumer, Policy};
+use crate::sim::policy::{Consumer, Policy};
 use crate::stats::{Minute, Outcome};
 
 /// At most this many late marks in a strip: more merge into a band.

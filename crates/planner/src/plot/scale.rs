@@ -61,7 +61,7 @@ fn of_run(outcome: &Outcome, target: Option<f64>, minutes: f64, slo_seconds: u64
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::{Consumer, Policy};
+    use crate::sim::policy::{Consumer, Policy};
     use crate::stats::Minute;
 
     fn run(minute: Minute) -> Outcome {

@@ -1,5 +1,7 @@
 //! Traffic traces: how many messages arrive in each second.
 
+pub mod csv;
+
 use std::fmt;
 
 use crate::random::poisson;
@@ -78,7 +80,7 @@ pub enum ServiceShape {
     /// Log-normal with the given mean and this coefficient of variation.
     HeavyTailed(f64),
     /// Messages started in `from..until` (seconds) take `factor` × as long.
-    Slowdown(crate::fleet::Slowdown),
+    Slowdown(crate::sim::fleet::Slowdown),
 }
 
 impl BuiltIn {
@@ -127,7 +129,7 @@ impl BuiltIn {
         match self {
             Self::HeavyTailedService => ServiceShape::HeavyTailed(3.0),
             Self::Weekly => ServiceShape::Slower(5.0),
-            Self::SlowDownstream => ServiceShape::Slowdown(crate::fleet::Slowdown {
+            Self::SlowDownstream => ServiceShape::Slowdown(crate::sim::fleet::Slowdown {
                 from: 3_600,
                 until: 7_200,
                 factor: 4.0,

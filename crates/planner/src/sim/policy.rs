@@ -5,7 +5,7 @@ use backlog_publisher::BacklogTarget;
 use backlog_publisher::backlog::{BacklogIncludes, BacklogPolicy, Readings};
 use backpressure_core::queue::QueueKind;
 
-use crate::cloudwatch::Statistic;
+use crate::sim::cloudwatch::Statistic;
 
 /// Targets tried: roughly geometric, wide enough for fast and slow services,
 /// up to 20,000: the AWS guide's acceptable latency × messages per second a
@@ -155,7 +155,7 @@ impl Policy {
 
     /// The value published for these readings; `None` publishes nothing.
     /// Ours is exactly what backlog-publisher computes, through core. The
-    /// load remembers earlier samples, so [`crate::publisher::Publisher`]
+    /// load remembers earlier samples, so [`crate::sim::publisher::Publisher`]
     /// computes it; here it reads as backlog per task.
     pub fn metric(
         self,

@@ -2,9 +2,9 @@
 //! traces and judged on one left out, beside the cheapest alternative at its
 //! own best setting on it, and a bound on reversals every choice must keep.
 
-use crate::policy::Policy;
 use crate::recommend::{self, Candidate, Robustness};
 use crate::sim::Scenario;
+use crate::sim::policy::Policy;
 
 pub use crate::recommend::MAX_REVERSALS_PER_HOUR as REVERSALS_PER_HOUR;
 

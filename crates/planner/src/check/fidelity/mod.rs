@@ -8,13 +8,15 @@
 use backlog_publisher::BacklogTarget;
 use fastrand::Rng;
 
-use crate::autoscaling::{Evaluation, Scaler, ScalingConfig, ZeroCapacity};
-use crate::cloudwatch::{AlarmShape, AlarmState, Series, Statistic, evaluation_interval, recent};
-use crate::fleet::{Fleet, WorkerModel};
 use crate::lambda::esm::Mode;
-use crate::queue::{Queue, QueueModel};
 use crate::random::ServiceTime;
 use crate::sim::Scenario;
+use crate::sim::autoscaling::{Evaluation, Scaler, ScalingConfig, ZeroCapacity};
+use crate::sim::cloudwatch::{
+    AlarmShape, AlarmState, Series, Statistic, evaluation_interval, recent,
+};
+use crate::sim::fleet::{Fleet, WorkerModel};
+use crate::sim::queue::{Queue, QueueModel};
 use crate::stats::Waits;
 use crate::trace::Trace;
 

@@ -3,8 +3,8 @@
 
 use std::fmt::Write;
 
-use crate::held_out::{GOAL, Row, Score, TraceResult, settings};
-use crate::policy::Policy;
+use crate::check::held_out::{GOAL, Row, Score, TraceResult, settings};
+use crate::sim::policy::Policy;
 
 fn setting(index: usize) -> String {
     settings().get(index).map_or("-".to_owned(), |s| {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use crate::fidelity::{BAND, Check};
+use crate::check::fidelity::{BAND, Check};
 
 fn figure(value: f64) -> String {
     if value.is_finite() { format!("{value:.0}") } else { "none".to_owned() }

@@ -1,7 +1,7 @@
 //! The rows of `--json`: one object per trace, a row per run or searched setting.
 
-use crate::autoscaling::ScalingConfig;
 use crate::sim::Scenario;
+use crate::sim::autoscaling::ScalingConfig;
 use crate::stats::Outcome;
 
 /// One run as a row of the JSON output: the policy, the setting it ran at,

@@ -10,9 +10,9 @@ use backlog_publisher::load::{LoadMemory, LoadSettings};
 use backpressure_core::queue::QueueKind;
 use fastrand::Rng;
 
-use crate::autoscaling::Evaluation;
-use crate::cloudwatch::{AlarmShape, Series, Statistic, window};
-use crate::policy::Policy;
+use crate::sim::autoscaling::Evaluation;
+use crate::sim::cloudwatch::{AlarmShape, Series, Statistic, window};
+use crate::sim::policy::Policy;
 
 /// backlog-publisher's schedule and CloudWatch's delay.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,7 +64,7 @@ impl Publisher {
             sample_times: BinaryHeap::new(),
             metric: Series::with_period(if policy.reads_aws_metrics() {
                 // AWS/SQS and Container Insights publish once a minute.
-                crate::cloudwatch::PERIOD_SECONDS
+                crate::sim::cloudwatch::PERIOD_SECONDS
             } else {
                 model.metric_period
             }),
@@ -120,9 +120,9 @@ impl Publisher {
     fn schedule_runs(&mut self, now: u64, rng: &mut Rng) {
         let (samples, interval) = match self.policy.samples() {
             // One sample a period, as SAMPLES_PER_INVOCATION and SAMPLE_INTERVAL_SECONDS set it.
-            (1, _) if self.metric.seconds() < crate::cloudwatch::PERIOD_SECONDS => {
+            (1, _) if self.metric.seconds() < crate::sim::cloudwatch::PERIOD_SECONDS => {
                 let period = self.metric.seconds();
-                ((crate::cloudwatch::PERIOD_SECONDS / period) as u32, period)
+                ((crate::sim::cloudwatch::PERIOD_SECONDS / period) as u32, period)
             }
             given => given,
         };
@@ -143,23 +143,23 @@ impl Publisher {
 
     /// Seconds between evaluations of the scaling metric's alarms.
     pub fn evaluation_interval(&self) -> u64 {
-        crate::cloudwatch::evaluation_interval(self.metric.seconds())
+        crate::sim::cloudwatch::evaluation_interval(self.metric.seconds())
     }
 
     /// What the alarms say at `now`, an evaluation of the metric's alarms
-    /// ([`crate::cloudwatch::evaluation_interval`]). The wake-up alarm has a
+    /// ([`crate::sim::cloudwatch::evaluation_interval`]). The wake-up alarm has a
     /// one-minute period and is evaluated on minute boundaries only.
     pub fn evaluation(&self, now: u64) -> Evaluation {
         let statistic = self.policy.statistic();
-        let minute_boundary = now.is_multiple_of(crate::cloudwatch::PERIOD_SECONDS);
+        let minute_boundary = now.is_multiple_of(crate::sim::cloudwatch::PERIOD_SECONDS);
         Evaluation {
             high: self.high.evaluate_series(&self.metric, statistic, now),
             low: self.low.evaluate_series(&self.metric, statistic, now),
-            metric: crate::cloudwatch::recent(&self.metric, statistic, now, 1)[0],
+            metric: crate::sim::cloudwatch::recent(&self.metric, statistic, now, 1)[0],
             wake_up: minute_boundary && self.policy.wakes_from_zero() && self.wake_up_alarm(now),
             step_low: match self.policy {
                 Policy::Load => self.step_low.evaluate_series(&self.metric, statistic, now),
-                _ => crate::cloudwatch::AlarmState::Ok,
+                _ => crate::sim::cloudwatch::AlarmState::Ok,
             },
         }
     }
@@ -176,7 +176,7 @@ impl Publisher {
     /// The policy's metric for `minute` as its statistic reads it, once every
     /// datapoint is visible; `None` when nothing was published.
     pub fn minute(&self, minute: u64) -> Option<f64> {
-        let per_minute = crate::cloudwatch::PERIOD_SECONDS / self.metric.seconds();
+        let per_minute = crate::sim::cloudwatch::PERIOD_SECONDS / self.metric.seconds();
         let first = minute * per_minute;
         self.metric.span(first, first + per_minute, self.policy.statistic(), u64::MAX)
     }

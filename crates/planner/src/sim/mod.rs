@@ -2,19 +2,26 @@
 //! leases lapse, tasks work, the publisher samples on its schedule, the
 //! alarms evaluate each minute and ECS follows the desired count.
 
+pub mod autoscaling;
+pub mod cloudwatch;
+pub mod fleet;
+pub mod policy;
+pub mod publisher;
+pub mod queue;
+
 use backlog_publisher::backlog::{BacklogPolicy, Readings};
 use backlog_publisher::load::LoadSettings;
 use backlog_publisher::{BacklogTarget, QueueCounts, ServiceCounts};
 use fastrand::Rng;
 
-use crate::autoscaling::{Scaler, ScalingAction, ScalingConfig, ZeroCapacity};
-use crate::cloudwatch::PERIOD_SECONDS;
 use crate::defaults;
-use crate::fleet::{Fleet, WorkerModel};
-use crate::policy::{Consumer, Policy};
-use crate::publisher::{Publisher, PublisherModel};
-use crate::queue::{Message, Queue, QueueModel};
 use crate::random::ServiceTime;
+use crate::sim::autoscaling::{Scaler, ScalingAction, ScalingConfig, ZeroCapacity};
+use crate::sim::cloudwatch::PERIOD_SECONDS;
+use crate::sim::fleet::{Fleet, WorkerModel};
+use crate::sim::policy::{Consumer, Policy};
+use crate::sim::publisher::{Publisher, PublisherModel};
+use crate::sim::queue::{Message, Queue, QueueModel};
 use crate::stats::{Minute, Outcome, Waits, leftovers};
 use crate::trace::{ServiceShape, Trace};
 
@@ -88,7 +95,7 @@ impl Scenario {
                 jitter_seconds: 10,
                 duplicate_probability: 0.01,
                 metric_lag_seconds: 30,
-                metric_period: crate::cloudwatch::PERIOD_SECONDS,
+                metric_period: crate::sim::cloudwatch::PERIOD_SECONDS,
                 backlog: BacklogPolicy::default(),
                 load: LoadSettings::DEFAULT,
             },

@@ -1,9 +1,14 @@
 //! The comparison table, as plain text (Markdown-compatible).
 
+pub mod fidelity;
+pub mod held_out;
+pub mod json;
+pub mod recommend;
+
 use std::fmt::Write;
 
-use crate::policy::{Consumer, Policy};
 use crate::sim::Scenario;
+use crate::sim::policy::{Consumer, Policy};
 use crate::stats::Outcome;
 
 /// The columns and their widths; the first is left-aligned, the rest right.
@@ -119,7 +124,7 @@ pub fn comparison(scenario: &Scenario, outcomes: &[Outcome]) -> String {
 /// `, metric period 20 s` when the scaling metric's period is not a minute.
 pub fn metric_period(scenario: &Scenario) -> String {
     let period = scenario.publisher.metric_period;
-    if period == crate::cloudwatch::PERIOD_SECONDS {
+    if period == crate::sim::cloudwatch::PERIOD_SECONDS {
         String::new()
     } else {
         format!(", metric period {period} s")
@@ -133,7 +138,7 @@ fn at_defaults(scenario: &Scenario) -> bool {
         && scenario.scaling.target.get() == crate::defaults::TARGET
         && scenario.scaling.min_tasks == crate::defaults::MIN_TASKS
         && scenario.scaling.max_tasks == crate::defaults::MAX_TASKS
-        && scenario.publisher.metric_period == crate::cloudwatch::PERIOD_SECONDS
+        && scenario.publisher.metric_period == crate::sim::cloudwatch::PERIOD_SECONDS
 }
 
 /// Whether the template's policy meets the SLO with fewer task-minutes than

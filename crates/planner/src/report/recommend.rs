@@ -4,10 +4,10 @@
 use std::fmt::Write;
 
 use crate::deployable::{alternative_deploy_line, deploy_line};
-use crate::policy::Policy;
 use crate::recommend::{cheaper_alternative, same_cost};
 use crate::report::{header, row};
 use crate::sim::Scenario;
+use crate::sim::policy::Policy;
 
 /// What `recommend` says for one trace: the setting, how it did over the
 /// seeds, the line to paste into a deploy, or what limit bound.
@@ -209,8 +209,8 @@ mod tests {
     use backlog_publisher::BacklogTarget;
 
     use super::*;
-    use crate::policy::Consumer;
     use crate::recommend::{Candidate, Recommendation, Robustness};
+    use crate::sim::policy::Consumer;
     use crate::stats::Outcome;
     use crate::trace::BuiltIn;
 

@@ -4,7 +4,7 @@
 
 use backlog_publisher::BacklogTarget;
 
-use crate::cloudwatch::AlarmState;
+use crate::sim::cloudwatch::AlarmState;
 
 /// What target tracking does when no task runs. The AWS documentation gives
 /// capacity in proportion to the current capacity and does not say what
@@ -48,7 +48,7 @@ pub struct ScalingConfig {
 /// 0.9), so target tracking's scale-out (above the target) never undoes it.
 pub const SCALE_IN_STEPS: [(f64, i64); 3] = [(0.15, -80), (0.3, -60), (SCALE_IN_THRESHOLD, -33)];
 
-pub use crate::cloudwatch::SCALE_IN_THRESHOLD;
+pub use crate::sim::cloudwatch::SCALE_IN_THRESHOLD;
 
 // One held task stays above the threshold, two held tasks come down below it.
 const _: () = {

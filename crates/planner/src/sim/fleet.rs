@@ -3,8 +3,8 @@
 
 use fastrand::Rng;
 
-use crate::queue::{Message, Queue};
 use crate::random::{ServiceTime, standard_normal};
+use crate::sim::queue::{Message, Queue};
 use crate::stats::Waits;
 
 /// The workers' settings.
