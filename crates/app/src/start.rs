@@ -77,7 +77,9 @@ pub enum Reach {
 #[non_exhaustive]
 pub enum ReachError {
     /// The quarantine queue's `MaximumMessageSize`.
-    #[error("cannot read the quarantine queue {queue}")]
+    #[error(
+        "cannot read the quarantine queue {queue} (or give its MaximumMessageSize in QUARANTINE_MAX_MESSAGE_BYTES)"
+    )]
     QuarantineQueue {
         /// The queue's URL.
         queue: String,

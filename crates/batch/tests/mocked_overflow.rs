@@ -157,7 +157,7 @@ async fn the_queue_limit_is_read_once_and_a_failed_read_retries_the_write() {
 
     let first = quarantine.store(&records).await;
     assert!(matches!(first[0], Err(QuarantineError::Limit(_))), "{first:?}");
-    assert!(first[0].as_ref().unwrap_err().to_string().contains("QUARANTINE_MAX_MESSAGE_BYTES"));
+    assert!(first[0].as_ref().unwrap_err().to_string().contains("MaximumMessageSize"));
     assert!(bodies.lock().unwrap().is_empty() && seen.lock().unwrap().is_empty(), "nothing sent");
 
     for _ in 0..2 {

@@ -33,12 +33,12 @@ mod erased;
 pub(crate) mod guard;
 mod id;
 mod memory;
+#[cfg(test)]
+mod processor_tests;
 #[cfg(feature = "redis")]
 mod redis;
 #[cfg(feature = "redis")]
 mod redis_link;
-#[cfg(test)]
-mod through_the_processor;
 mod write;
 
 pub use claim::{ClaimOutcome, ClaimRequest};

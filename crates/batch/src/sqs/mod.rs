@@ -7,7 +7,7 @@ mod message;
 mod overflow;
 mod quarantine;
 #[cfg(test)]
-mod settled_visibility;
+mod settled_visibility_tests;
 mod visibility;
 
 pub use backpressure_core::queue::QueueRef;
