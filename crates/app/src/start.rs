@@ -12,7 +12,7 @@ use aws_sdk_sqs::Client as SqsClient;
 use backpressure_core::config::Vars;
 use backpressure_core::config::variables::{
     IDEMPOTENCY_KEY_PREFIX, IDEMPOTENCY_MISSING_KEY, IDEMPOTENCY_REDIS_URL, IDEMPOTENCY_TABLE,
-    IDEMPOTENCY_TTL_SECONDS,
+    IDEMPOTENCY_TTL_SECONDS, QUARANTINE_OVERFLOW_BUCKET,
 };
 use backpressure_startup::sdk::SdkConfig;
 use tracing::{info, warn};
@@ -24,7 +24,7 @@ use backpressure_batch::idempotency::DynamoDbStore;
 #[cfg(feature = "redis")]
 use backpressure_batch::idempotency::RedisStore;
 use backpressure_batch::idempotency::{ClaimLease, StoreError};
-use backpressure_batch::quarantine::QuarantineError;
+use backpressure_batch::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
 #[cfg(feature = "s3-overflow")]
 use backpressure_batch::sqs::S3Overflow;
 use backpressure_batch::sqs::{SqsQuarantine, SqsVisibility};
@@ -56,6 +56,27 @@ impl ConsumerClients {
             #[cfg(feature = "dynamodb")]
             dynamodb: DynamoDbClient::new(sdk),
         }
+    }
+}
+
+/// The quarantine queue as batch-consumer and sqs-worker write to it: a record too
+/// large for the queue is logged with the variable that keeps its body in S3.
+#[derive(Debug)]
+pub struct ConsumerQuarantine(SqsQuarantine);
+
+impl QuarantineStore for ConsumerQuarantine {
+    async fn store(&self, records: &[QuarantineRecord]) -> Vec<Result<(), QuarantineError>> {
+        let results = self.0.store(records).await;
+        for (record, result) in records.iter().zip(&results) {
+            if let Err(QuarantineError::TooLarge { overflow: false, .. }) = result {
+                warn!(
+                    message_id = %record.message_id,
+                    "set {} to keep a body too large for the quarantine queue in S3",
+                    QUARANTINE_OVERFLOW_BUCKET.name
+                );
+            }
+        }
+        results
     }
 }
 
@@ -141,7 +162,7 @@ impl ConsumerConfig {
         reach: Reach,
         handler_version: String,
         lease: ClaimLease,
-    ) -> Result<Builder<P, SqsQuarantine, B>, ReachError> {
+    ) -> Result<Builder<P, ConsumerQuarantine, B>, ReachError> {
         let queue = self.quarantine_queue.clone();
         let quarantine = match self.quarantine_max_message_bytes {
             Some(limit) => SqsQuarantine::new(clients.sqs.clone(), queue, limit),
@@ -162,7 +183,7 @@ impl ConsumerConfig {
             None => quarantine,
         };
         let mut builder = BatchProcessor::builder(processor)
-            .quarantine(quarantine)
+            .quarantine(ConsumerQuarantine(quarantine))
             .visibility(SqsVisibility::new(clients.sqs.clone()))
             .concurrency(self.concurrency)
             .deadline_margin(self.deadline_margin)

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 
 use backpressure_batch::BuildError;
 use backpressure_batch::idempotency::ClaimLease;
-use backpressure_batch::sqs::SqsQuarantine;
 use backpressure_batch::worker::{Ended, Worker, WorkerError};
 use backpressure_batch::{Body, Processor};
 use backpressure_core::config::ConfigError;
@@ -19,7 +18,7 @@ use tracing::{error, info};
 
 use crate::config::ConsumerConfig;
 use crate::healthcheck::HealthConfig;
-use crate::start::{ConsumerClients, Reach};
+use crate::start::{ConsumerClients, ConsumerQuarantine, Reach};
 use crate::worker_config::WorkerConfig;
 
 /// Why the worker cannot start.
@@ -163,7 +162,7 @@ async fn connect_and_build<B, P>(
     name: &str,
     version: &str,
     loaded: Loaded<P>,
-) -> Option<Worker<P, SqsQuarantine, B>>
+) -> Option<Worker<P, ConsumerQuarantine, B>>
 where
     B: Body + 'static,
     P: Processor<B> + 'static,

@@ -49,7 +49,7 @@ pub struct Labels {
 
 impl Labels {
     /// These labels with `key` as the idempotency key; an empty key is none
-    /// (no claim, no header: `IDEMPOTENCY_MISSING_KEY` decides).
+    /// (no claim, no header: `Idempotency::missing_key` decides).
     pub fn idempotency_key(mut self, key: Option<String>) -> Self {
         self.idempotency_key = key.filter(|key| !key.is_empty());
         self

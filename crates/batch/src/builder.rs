@@ -131,7 +131,7 @@ impl<P, Q, B> Builder<P, Q, B> {
     /// FIFO queues: a retried message, and the rest of its group after it,
     /// visible again at once instead of after the queue's visibility timeout:
     /// for a consumer that holds each group only while a batch of it is in
-    /// work (sqs-worker). Needs [`Builder::visibility`].
+    /// work (as the worker does). Needs [`Builder::visibility`].
     #[cfg(feature = "sqs")]
     #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
     pub fn fifo_retries_at_once(mut self) -> Self {

@@ -18,7 +18,7 @@ pub(crate) struct VisibilityChange {
 /// `ChangeMessageVisibility` accepts at most 12 hours.
 pub(crate) const MAX_VISIBILITY: Duration = Duration::from_secs(43_200);
 
-/// Exponential, jittered visibility backoff: `RETRY_BASE_SECONDS` doubled per receive, capped at `RETRY_MAX_SECONDS`.
+/// Exponential, jittered visibility backoff: `base` doubled per receive, capped at `max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Backoff {
     /// The first retry's delay; zero turns backoff off.

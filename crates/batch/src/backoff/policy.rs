@@ -3,7 +3,7 @@
 //! downstream's `Retry-After`); on FIFO queues left alone (the group waits
 //! for the queue's visibility timeout, as Lambda's event source mapping
 //! does), or back at once for a consumer that releases its groups itself
-//! (sqs-worker).
+//! (the worker).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -59,7 +59,7 @@ impl VisibilityPolicy {
                                 jitter(),
                                 since_first_receive,
                             )?;
-                            // RETRY_MAX_SECONDS caps a backoff, not another holder's lease: a
+                            // The backoff's `max` caps a backoff, not another holder's lease: a
                             // contended message back before it would only be contended again,
                             // one receive nearer the dead-letter queue each time.
                             match retry_after.filter(|_| contended) {
@@ -152,6 +152,6 @@ mod tests {
         let short = Backoff { base: Duration::from_secs(1), max: Duration::from_secs(2) };
         let policy = VisibilityPolicy { backoff: Some(short), fifo_at_once: false };
         let changes = policy.changes(&report, SystemTime::now(), || 0.5);
-        assert_eq!(handles(&changes), [("contended", 40)], "RETRY_MAX_SECONDS=2 does not cut it");
+        assert_eq!(handles(&changes), [("contended", 40)], "a 2 s backoff max does not cut it");
     }
 }

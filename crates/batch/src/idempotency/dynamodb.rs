@@ -38,7 +38,7 @@ enum Put {
     Refused(Option<StoredRecord>),
 }
 
-/// Claims in the DynamoDB table `table` (`IDEMPOTENCY_TABLE`).
+/// Claims in the DynamoDB table `table`.
 #[derive(Debug, Clone)]
 pub struct DynamoDbStore {
     client: Client,

@@ -68,7 +68,7 @@ pub enum StoreError {
     /// A call on the named table failed, after the SDK's retries.
     #[error("idempotency table {table}")]
     Table {
-        /// The table (`IDEMPOTENCY_TABLE`).
+        /// The table.
         table: String,
         /// The call and the service's error.
         #[source]
@@ -218,8 +218,7 @@ impl<S: IdempotencyStore> Idempotency<S> {
         self
     }
 
-    /// Put before the scope in every record's id (`IDEMPOTENCY_KEY_PREFIX`,
-    /// see [`record_id`]): consumers that share one table or one Redis never
+    /// Put before the scope in every record's id (see [`record_id`]): consumers that share one table or one Redis never
     /// meet each other's keys, whatever their prefixes and scopes.
     pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.key_prefix = prefix.into();

@@ -79,7 +79,7 @@ return 1
 ";
 
 /// Claims in Redis or Valkey at a `redis://` or `rediss://` (TLS) URL
-/// (`IDEMPOTENCY_REDIS_URL`), with the AUTH user and password the URL gives
+/// with the AUTH user and password the URL gives
 /// (ElastiCache's AUTH token is the password), Redis 7.0 or later or Valkey
 /// 7.2 or later. Connects on first use, and makes a new connection after a
 /// call on the old one timed out or broke; clones share the connection.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BodyObject {
-    /// The bucket (`QUARANTINE_OVERFLOW_BUCKET`).
+    /// The bucket.
     pub bucket: String,
     /// The object's key: [`overflow_key`].
     pub key: String,

@@ -212,7 +212,7 @@ mod tests {
             request: &partial,
         };
         let quarantined =
-            QuarantineRecord::new(&record, failure, "batch-consumer/0.1.0", UNIX_EPOCH);
+            QuarantineRecord::new(&record, failure, "your-consumer/0.1.0", UNIX_EPOCH);
         let json = serde_json::to_value(&quarantined).unwrap();
         assert_eq!(json["messageId"], "m-1");
         assert_eq!(json["sourceQueueArn"], "arn:aws:sqs:us-east-1:1:q.fifo");

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::quarantine::{BodyObject, QuarantineError, QuarantineRecord, overflow_key};
 
-/// The bucket (`QUARANTINE_OVERFLOW_BUCKET`) and key prefix bodies are written to.
+/// The bucket and key prefix bodies are written to.
 #[derive(Debug, Clone)]
 pub struct S3Overflow {
     client: Client,

@@ -1,5 +1,5 @@
-//! The batch processor as a long-running ECS (or any) service: what
-//! sqs-worker is, around a processor of your own.
+//! The batch processor as a long-running ECS (or any) service, around a
+//! processor of your own.
 //!
 //! A [`Worker`] long-polls one queue with several pollers, at most
 //! `max_in_flight` messages in work at once; runs each received batch through

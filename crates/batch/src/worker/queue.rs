@@ -54,7 +54,7 @@ impl WorkQueue {
             .ok_or_else(|| ApiError::new("GetQueueAttributes", "the response has no QueueArn"))?;
         let arn = QueueArn::parse(&arn).map_err(|e| ApiError::new("GetQueueAttributes", e))?;
         // Its timeouts are the call's budget plus the poll's wait: the client's
-        // own (`API_CALL_TIMEOUT_MS`) would cut every empty long poll short,
+        // own (`api_call_timeout`) would cut every empty long poll short,
         // and messages SQS handed to a cut request stay invisible.
         let timeouts = TimeoutConfig::builder()
             .operation_timeout(wait + call_timeout)

@@ -182,7 +182,7 @@ where
             // A receive abandoned mid long poll would go on at SQS and take
             // the messages just released to a connection that is gone, for a
             // whole visibility timeout; so it is waited out (at most
-            // RECEIVE_WAIT_SECONDS), unless a third signal says not to.
+            // `receive_wait`), unless a third signal says not to.
             tokio::select! {
                 _ = &mut pollers => {}
                 _ = quit.wait_for(|quit| *quit) => {

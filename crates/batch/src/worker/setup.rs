@@ -59,7 +59,7 @@ pub struct WorkerBuilder<P, Q, B> {
 impl<P, Q, B> Worker<P, Q, B> {
     /// A worker receiving from `queue` with `sqs`, each received batch run by
     /// `batch` (its quarantine, idempotency, concurrency, backoff and metrics
-    /// namespace as set there). The defaults are sqs-worker's: 2 pollers, 100
+    /// namespace as set there). The defaults: 2 pollers, 100
     /// messages in flight, 20 s long polls, a 60 s visibility timeout renewed
     /// while a message is in work, 900 s for a batch, a 90 s drain, no task
     /// protection, the health stamp in the temporary directory.
