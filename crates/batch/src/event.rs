@@ -136,7 +136,7 @@ impl AsRef<[SqsRecord]> for SqsEvent {
 }
 
 /// An SQS event: `{"Records": [...]}`. Anything else is refused with a
-/// message that says what arrived instead ([`IncomingEvent::NotSqs`]'s).
+/// message that says what arrived instead.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(try_from = "Value")]
 pub struct SqsEvent {

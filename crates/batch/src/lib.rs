@@ -3,8 +3,8 @@
 //! **processed**, **durably quarantined**, or **returned to its queue**, and
 //! only the returned ones are reported (`ReportBatchItemFailures`).
 //!
-//! - Partial batch responses ([`report::SqsBatchResponse`]); one bad message never
-//!   retries the batch, and one record Lambda cannot decode never fails it.
+//! - Partial batch responses ([`BatchReport::response`]); one bad message never
+//!   retries the batch, and one record with an odd field never fails it.
 //! - Poison messages (a body that does not decode, a [`Validate`] failure, a
 //!   processor's [`Verdict::Permanent`]) go to a quarantine queue
 //!   ([`SqsQuarantine`]) with everything needed to fix and replay them, and

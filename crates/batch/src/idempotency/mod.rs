@@ -13,8 +13,8 @@
 //!
 //! A claim lasts as long as its holder can still be working: until the
 //! Lambda invocation's deadline, or ([`ClaimLease::Renewed`]) one lease at a
-//! time, renewed by [`crate::BatchProcessor::renew_claims`] from a worker's
-//! heartbeat, with the processor cut before an unrenewed lease lapses. Each
+//! time, renewed by a worker's
+//! heartbeat ([`crate::worker::Worker`]), with the processor cut before an unrenewed lease lapses. Each
 //! lease is written [`CLOCK_SKEW_MARGIN`] longer than the holder works under
 //! it, so a peer whose clock runs that much ahead still sees it held.
 //! `docs/idempotency.md` has the states, the one window in which a
@@ -153,9 +153,8 @@ pub enum ClaimLease {
     /// Until the batch's deadline (a Lambda invocation's): nothing to renew.
     #[default]
     UntilDeadline,
-    /// This long at a time, never past the batch's deadline, renewed by
-    /// [`crate::BatchProcessor::renew_claims`] (a worker's heartbeat, with
-    /// its visibility timeout).
+    /// This long at a time, never past the batch's deadline, renewed by a
+    /// worker's heartbeat, with its visibility timeout.
     Renewed(Duration),
 }
 

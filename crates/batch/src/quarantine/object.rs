@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct BodyObject {
     /// The bucket.
     pub bucket: String,
-    /// The object's key: [`overflow_key`].
+    /// The object's key: the prefix, the source queue's name and the message id.
     pub key: String,
     /// The body's length in bytes.
     pub bytes: usize,
