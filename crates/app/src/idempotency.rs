@@ -125,17 +125,16 @@ impl IdempotencyConfig {
                 StoreChoice::DynamoDb { table }
             }
         };
-        let built = match &store {
-            StoreChoice::DynamoDb { .. } => {
-                cfg!(feature = "dynamodb").then_some(()).ok_or("dynamodb")
+        let left_out = match &store {
+            StoreChoice::DynamoDb { table } if !cfg!(feature = "dynamodb") => {
+                Some((IDEMPOTENCY_TABLE.name, table.clone(), "dynamodb"))
             }
-            StoreChoice::Redis { .. } => cfg!(feature = "redis").then_some(()).ok_or("redis"),
+            StoreChoice::Redis { url } if !cfg!(feature = "redis") => {
+                Some((IDEMPOTENCY_REDIS_URL.name, without_password(url), "redis"))
+            }
+            _ => None,
         };
-        if let Err(feature) = built {
-            let (name, value) = match &store {
-                StoreChoice::DynamoDb { table } => (IDEMPOTENCY_TABLE.name, table.clone()),
-                StoreChoice::Redis { url } => (IDEMPOTENCY_REDIS_URL.name, without_password(url)),
-            };
+        if let Some((name, value, feature)) = left_out {
             errors.push(ConfigError::invalid(
                 name,
                 &value,
