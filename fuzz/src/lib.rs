@@ -18,8 +18,8 @@ use backpressure_app::WorkRequest;
 use backpressure_app::config::ConsumerConfig;
 use backpressure_app::delivery::Downstream;
 use backpressure_batch::ErrorCode;
-use backpressure_batch::PartialRequest;
-use backpressure_batch::quarantine::{Failure, QuarantineRecord};
+use backpressure_batch::Labels;
+use backpressure_batch::quarantine::record_for;
 use backpressure_batch::{SqsEvent, SqsRecord};
 use backpressure_core::config::Vars;
 use backpressure_core::queue::{QueueKind, QueueRef};
@@ -59,7 +59,7 @@ pub fn event(data: &[u8]) {
     for record in &event.records {
         let _ = record.trace_context().map(|trace| trace.traceparent());
         let _ = (record.receive_count(), record.message_group_id());
-        check_record(record, &PartialRequest::default(), "fuzzed");
+        check_record(record, &Labels::default(), "fuzzed");
     }
 }
 
@@ -90,7 +90,7 @@ pub fn contract(data: &[u8]) {
                 violation.code
             );
             let record = SqsRecord::new("m").with_body(body);
-            check_record(&record, &violation.partial, &violation.detail);
+            check_record(&record, &violation.labels, &violation.detail);
         }
     }
 }
@@ -103,14 +103,14 @@ pub fn quarantine(data: &[u8]) {
     let mut record = SqsRecord::new(next().unwrap_or_else(|| "m".into()));
     record.body = next();
     record.event_source_arn = next();
-    let partial = PartialRequest { schema_version: next(), operation: next(), tenant_id: next() };
+    let labels = Labels::default().schema_version(next()).operation(next()).tenant_id(next());
     let detail = next().unwrap_or_default();
-    check_record(&record, &partial, &detail);
+    check_record(&record, &labels, &detail);
 }
 
-fn check_record(record: &SqsRecord, partial: &PartialRequest, detail: &str) {
-    let failure = Failure { code: &ErrorCode::SchemaViolation, detail, request: partial };
-    let quarantined = QuarantineRecord::new(record, failure, "fuzz", UNIX_EPOCH);
+fn check_record(record: &SqsRecord, labels: &Labels, detail: &str) {
+    let code = &ErrorCode::SchemaViolation;
+    let quarantined = record_for(record, code, detail, labels, "fuzz", UNIX_EPOCH);
     let json = quarantined.to_sqs_json().expect("a quarantine record always encodes");
     assert!(json.chars().all(sqs_accepts), "SQS would refuse the record {json:?}");
     for (name, value) in quarantined.message_attributes() {
@@ -118,7 +118,7 @@ fn check_record(record: &SqsRecord, partial: &PartialRequest, detail: &str) {
     }
     let back: Value = serde_json::from_str(&json).expect("the record is JSON");
     assert_eq!(back["body"].as_str(), record.body.as_deref(), "the body must round-trip");
-    assert_eq!(back["tenantId"].as_str(), partial.tenant_id.as_deref(), "tenantId must round-trip");
+    assert_eq!(back["tenantId"].as_str(), labels.tenant_id.as_deref(), "tenantId must round-trip");
 }
 
 /// Lines of `NAME=value`: the configuration parsers never panic, and what

@@ -17,10 +17,9 @@
 use std::time::{Duration, SystemTime};
 
 use backpressure_app::WorkRequest;
-use backpressure_batch::idempotency::{
-    DynamoDbStore, Idempotency, MemoryStore, RedisStore, body_hash,
-};
+use backpressure_batch::idempotency::Idempotency;
 use backpressure_batch::{BatchProcessor, Message, SqsRecord, Verdict};
+use backpressure_core::quarantine::body_hash;
 use e2e_tests::fault_proxy::FaultProxy;
 use e2e_tests::fixtures::BoxError;
 use e2e_tests::idempotency_table::Table;
@@ -92,7 +91,7 @@ fn per_message(counts: &std::collections::BTreeMap<String, u64>, messages: usize
     })
 }
 
-/// One message's claim and completion, as `DynamoDbStore` writes them; the
+/// One message's claim and completion, as the DynamoDB store writes them; the
 /// completion's round trip in milliseconds (the documented window).
 async fn same_calls(
     dynamodb: &aws_sdk_dynamodb::Client,
@@ -173,9 +172,9 @@ fn sent(
 /// The same batches on the Redis store: CPU and commands per message.
 async fn redis_figures(records: &[SqsRecord], url: &str) -> Result<Value, BoxError> {
     let messages = records.len();
-    let store =
-        RedisStore::new(url, &format!("bench-{}:", std::process::id()), Duration::from_secs(5))?;
-    let guarded = BatchProcessor::builder(Noop).idempotency(Idempotency::new(store)).build()?;
+    let namespace = format!("bench-{}:", std::process::id());
+    let store = Idempotency::redis(url, &namespace, Duration::from_secs(5))?;
+    let guarded = BatchProcessor::builder(Noop).idempotency(store).build()?;
     let before = command_calls(url).await?;
     let started = Instant::now();
     let first = run(&guarded, records).await?;
@@ -252,14 +251,12 @@ async fn main() -> Result<(), BoxError> {
     let without = run(&plain, &records).await?;
 
     // The store's own logic with no SDK under it: the in-memory store.
-    let memory = MemoryStore::new();
-    let in_memory =
-        BatchProcessor::builder(Noop).idempotency(Idempotency::new(memory.clone())).build()?;
+    let in_memory = BatchProcessor::builder(Noop).idempotency(Idempotency::in_memory()).build()?;
     let memory_first = run(&in_memory, &records).await?;
     let memory_redelivered = run(&in_memory, &records).await?;
 
-    let store = DynamoDbStore::new(dynamodb.clone(), &table.name);
-    let guarded = BatchProcessor::builder(Noop).idempotency(Idempotency::new(store)).build()?;
+    let store = Idempotency::dynamodb(dynamodb.clone(), &table.name);
+    let guarded = BatchProcessor::builder(Noop).idempotency(store).build()?;
     proxy.clear();
     let counted = |proxy: &FaultProxy| proxy.counts();
     let started = Instant::now();

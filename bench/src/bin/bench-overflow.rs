@@ -11,10 +11,11 @@ use std::time::{Instant, SystemTime};
 
 use aws_sdk_sqs::types::QueueAttributeName;
 use backpressure_batch::ErrorCode;
-use backpressure_batch::PartialRequest;
+use backpressure_batch::Labels;
+use backpressure_batch::SqsQuarantine;
 use backpressure_batch::SqsRecord;
-use backpressure_batch::quarantine::{Failure, QuarantineRecord, QuarantineStore};
-use backpressure_batch::sqs::{QueueRef, S3Overflow, SqsQuarantine};
+use backpressure_batch::quarantine::{QuarantineRecord, QuarantineStore, record_for};
+use backpressure_batch::sqs::{QueueRef, S3Overflow};
 use e2e_tests::fixtures::{Aws, BoxError, unique};
 use serde_json::json;
 use sqs_backpressure_bench::args::{BenchArgs, summary};
@@ -26,13 +27,9 @@ fn record(id: &str, body: &str, arn: &str) -> Result<QuarantineRecord, BoxError>
         "messageId": id, "body": body, "attributes": {}, "messageAttributes": {},
         "eventSourceARN": arn
     }))?;
-    let partial = PartialRequest::default();
-    let failure = Failure {
-        code: &ErrorCode::InvalidJson,
-        detail: "the body is not JSON",
-        request: &partial,
-    };
-    Ok(QuarantineRecord::new(&record, failure, "bench-overflow", SystemTime::now()))
+    let (code, detail) = (&ErrorCode::InvalidJson, "the body is not JSON");
+    let labels = Labels::default();
+    Ok(record_for(&record, code, detail, &labels, "bench-overflow", SystemTime::now()))
 }
 
 async fn queue(aws: &Aws, max: u32) -> Result<QueueRef, BoxError> {

@@ -4,9 +4,6 @@
 
 use std::time::Duration;
 
-#[cfg(feature = "redis")]
-use backpressure_batch::idempotency::RedisStore;
-
 use backpressure_core::config::variables::{
     IDEMPOTENCY_KEY_PREFIX, IDEMPOTENCY_MISSING_KEY, IDEMPOTENCY_REDIS_URL, IDEMPOTENCY_TABLE,
     IDEMPOTENCY_TTL_SECONDS,
@@ -14,7 +11,7 @@ use backpressure_core::config::variables::{
 use backpressure_core::config::{ConfigError, Vars};
 use backpressure_core::redis_url::without_password;
 
-use backpressure_batch::idempotency::{Idempotency, IdempotencyStore, MissingKey};
+use backpressure_batch::idempotency::{Idempotency, MissingKey};
 
 /// The longest `IDEMPOTENCY_KEY_PREFIX`: a key of up to 1,024 bytes behind
 /// it stays within DynamoDB's 2,048-byte partition key.
@@ -65,11 +62,8 @@ pub struct IdempotencyConfig {
 
 impl IdempotencyConfig {
     /// These settings on `store`.
-    pub fn settings<S: IdempotencyStore>(&self, store: S) -> Idempotency<S> {
-        Idempotency::new(store)
-            .ttl(self.ttl)
-            .missing_key(self.missing_key)
-            .key_prefix(&self.key_prefix)
+    pub fn settings(&self, store: Idempotency) -> Idempotency {
+        store.ttl(self.ttl).missing_key(self.missing_key).key_prefix(&self.key_prefix)
     }
 
     /// Reads the variables into `errors`; `None` when no store is set.
@@ -160,7 +154,7 @@ fn redis_url_problem(url: &str) -> Option<&'static str> {
         return Some("it names no host");
     }
     #[cfg(feature = "redis")]
-    if RedisStore::new(url, "", Duration::from_secs(1)).is_err() {
+    if Idempotency::redis(url, "", Duration::from_secs(1)).is_err() {
         return Some(
             "the client cannot read it: percent-encode any / # ? @ : or % in the user or the password \
              (%2F %23 %3F %40 %3A %25)",

@@ -19,15 +19,14 @@ use tracing::{info, warn};
 
 use backpressure_batch::BatchProcessor;
 use backpressure_batch::Builder;
-#[cfg(feature = "dynamodb")]
-use backpressure_batch::idempotency::DynamoDbStore;
-#[cfg(feature = "redis")]
-use backpressure_batch::idempotency::RedisStore;
+use backpressure_batch::SqsQuarantine;
+#[cfg(any(feature = "dynamodb", feature = "redis"))]
+use backpressure_batch::idempotency::Idempotency;
 use backpressure_batch::idempotency::{ClaimLease, StoreError};
 use backpressure_batch::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
 #[cfg(feature = "s3-overflow")]
 use backpressure_batch::sqs::S3Overflow;
-use backpressure_batch::sqs::{SqsQuarantine, SqsVisibility};
+use backpressure_batch::sqs::SqsVisibility;
 
 use crate::config::ConsumerConfig;
 use crate::idempotency::StoreChoice;
@@ -200,7 +199,7 @@ impl ConsumerConfig {
         match &idempotency.store {
             #[cfg(feature = "dynamodb")]
             StoreChoice::DynamoDb { table } => {
-                let store = DynamoDbStore::new(clients.dynamodb.clone(), table);
+                let store = Idempotency::dynamodb(clients.dynamodb.clone(), table);
                 if reach == Reach::AtStart {
                     store.check().await.map_err(unreachable)?;
                 }
@@ -208,7 +207,8 @@ impl ConsumerConfig {
             }
             #[cfg(feature = "redis")]
             StoreChoice::Redis { url } => {
-                let store = RedisStore::new(url, "", self.api_call_timeout).map_err(unreachable)?;
+                let store =
+                    Idempotency::redis(url, "", self.api_call_timeout).map_err(unreachable)?;
                 if reach == Reach::AtStart {
                     store.check().await.map_err(unreachable)?;
                 }

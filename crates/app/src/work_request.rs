@@ -9,7 +9,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::Value;
 
 use backpressure_batch::ErrorCode;
-use backpressure_batch::{Body, ContractViolation, PartialRequest};
+use backpressure_batch::{Body, ContractViolation, Labels};
 
 /// The supported major version of `schemaVersion`.
 pub const SUPPORTED_MAJOR_VERSION: u64 = 1;
@@ -77,8 +77,19 @@ impl<'de> Deserialize<'de> for Envelope {
     }
 }
 
-fn violation(code: ErrorCode, detail: String, partial: PartialRequest) -> ContractViolation {
-    ContractViolation { code, detail, partial }
+fn violation(code: ErrorCode, detail: String, labels: Labels) -> ContractViolation {
+    let mut violation = ContractViolation::new(code, detail);
+    violation.labels = labels;
+    violation
+}
+
+/// The labels of a quarantine record: what could be read of the contract.
+fn labels(
+    schema_version: Option<String>,
+    operation: Option<String>,
+    tenant: Option<String>,
+) -> Labels {
+    Labels::default().schema_version(schema_version).operation(operation).tenant_id(tenant)
 }
 
 /// Why a body could not be read as an object: a second, slower pass that
@@ -92,7 +103,7 @@ fn unreadable(body: &str, error: &serde_json::Error) -> ContractViolation {
         }
         Ok(_) => (ErrorCode::SchemaViolation, error.to_string()),
     };
-    violation(code, detail, PartialRequest::default())
+    violation(code, detail, Labels::default())
 }
 
 /// A required member: its text when usable, otherwise what the quarantine
@@ -129,8 +140,8 @@ impl WorkRequest {
     pub fn parse(body: &str) -> Result<Self, ContractViolation> {
         let envelope: Envelope =
             serde_json::from_str(body).map_err(|error| unreadable(body, &error))?;
-        // Strings move out of the envelope; the partial request for a
-        // quarantine record is only built on the failure paths.
+        // Strings move out of the envelope; the labels for a quarantine
+        // record are only built on the failure paths.
         let mut problems = Vec::new();
         let schema_version = required("schemaVersion", envelope.schema_version, &mut problems);
         let operation = required("operation", envelope.operation, &mut problems);
@@ -148,16 +159,12 @@ impl WorkRequest {
             match (schema_version, operation, tenant_id, idempotency_key) {
                 (Ok(s), Ok(o), Ok(t), Ok(k)) if problems.is_empty() => (s, o, t, k),
                 (schema_version, operation, tenant_id, _) => {
-                    let partial = PartialRequest {
-                        schema_version: readable(&schema_version),
-                        operation: readable(&operation),
-                        tenant_id: readable(&tenant_id),
-                    };
-                    return Err(violation(
-                        ErrorCode::SchemaViolation,
-                        problems.join("; "),
-                        partial,
-                    ));
+                    let labels = labels(
+                        readable(&schema_version),
+                        readable(&operation),
+                        readable(&tenant_id),
+                    );
+                    return Err(violation(ErrorCode::SchemaViolation, problems.join("; "), labels));
                 }
             };
 
@@ -178,12 +185,8 @@ impl WorkRequest {
             )),
         };
         if let Some((code, detail)) = unsupported {
-            let partial = PartialRequest {
-                schema_version: Some(schema_version),
-                operation: Some(operation),
-                tenant_id: Some(tenant_id),
-            };
-            return Err(violation(code, detail, partial));
+            let labels = labels(Some(schema_version), Some(operation), Some(tenant_id));
+            return Err(violation(code, detail, labels));
         }
         Ok(Self { schema_version, operation, tenant_id, idempotency_key, correlation_id })
     }
@@ -201,12 +204,9 @@ impl Body for WorkRequest {
         Self::parse(text)
     }
 
-    fn quarantine_fields(&self) -> PartialRequest {
-        PartialRequest {
-            schema_version: Some(self.schema_version.clone()),
-            operation: Some(self.operation.clone()),
-            tenant_id: Some(self.tenant_id.clone()),
-        }
+    fn labels(&self) -> Labels {
+        let (version, operation) = (&self.schema_version, &self.operation);
+        labels(Some(version.clone()), Some(operation.clone()), Some(self.tenant_id.clone()))
     }
 
     fn idempotency_key(&self) -> Option<std::borrow::Cow<'_, str>> {
@@ -294,9 +294,9 @@ mod tests {
             "{}",
             violation.detail
         );
-        assert_eq!(violation.partial.tenant_id.as_deref(), Some("t-1"));
-        assert_eq!(violation.partial.schema_version.as_deref(), Some("1"));
-        assert_eq!(violation.partial.operation, None);
+        assert_eq!(violation.labels.tenant_id.as_deref(), Some("t-1"));
+        assert_eq!(violation.labels.schema_version.as_deref(), Some("1"));
+        assert_eq!(violation.labels.operation, None);
     }
 
     #[test]
@@ -329,7 +329,7 @@ mod tests {
             r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k"}"#,
         )
         .unwrap();
-        assert_eq!(request.quarantine_fields().tenant_id.as_deref(), Some("t"));
+        assert_eq!(request.labels().tenant_id.as_deref(), Some("t"));
         assert_eq!(WorkRequest::decode("[]").unwrap_err().code, ErrorCode::SchemaViolation);
     }
 }

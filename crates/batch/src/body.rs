@@ -18,24 +18,15 @@ pub struct ContractViolation {
     pub code: ErrorCode,
     /// What is wrong, for an operator (never the body itself).
     pub detail: String,
-    /// Whatever contract fields could be read, for the quarantine record.
-    pub partial: PartialRequest,
+    /// Whatever labels could still be read, for the quarantine record.
+    pub labels: Labels,
 }
 
-/// Contract fields that were readable strings, even if the body as a whole is not valid.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct PartialRequest {
-    /// `schemaVersion`, if it was a string.
-    pub schema_version: Option<String>,
-    /// `operation`, if it was a string.
-    pub operation: Option<String>,
-    /// `tenantId`, if it was a string.
-    pub tenant_id: Option<String>,
-}
-
-/// What a message is labelled with, when its processor names it
-/// ([`crate::Processor::labels`]): the key claimed before processing, and the
-/// tenant and operation of its quarantine record.
+/// What a message is labelled with: the key claimed before processing, and
+/// the tenant, operation and schema version of its quarantine record (what
+/// the operator's CLI selects by). A body gives them ([`Body::labels`]), a
+/// processor may name them instead ([`crate::Processor::labels`]), and a
+/// [`ContractViolation`] carries those still readable in a body that is not.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Labels {
@@ -45,6 +36,8 @@ pub struct Labels {
     pub tenant_id: Option<String>,
     /// The operation (`operation` in its quarantine record).
     pub operation: Option<String>,
+    /// The body's schema version (`schemaVersion` in its quarantine record).
+    pub schema_version: Option<String>,
 }
 
 impl Labels {
@@ -55,9 +48,9 @@ impl Labels {
         self
     }
 
-    /// These labels with `tenant` as the tenant; an empty tenant is none.
+    /// These labels with `tenant` as the tenant.
     pub fn tenant_id(mut self, tenant: Option<String>) -> Self {
-        self.tenant_id = tenant.filter(|tenant| !tenant.is_empty());
+        self.tenant_id = tenant;
         self
     }
 
@@ -67,20 +60,17 @@ impl Labels {
         self
     }
 
-    /// The quarantine record's fields these labels give.
-    pub(crate) fn quarantine_fields(&self) -> PartialRequest {
-        PartialRequest {
-            schema_version: None,
-            operation: self.operation.clone(),
-            tenant_id: self.tenant_id.clone(),
-        }
+    /// These labels with `version` as the body's schema version.
+    pub fn schema_version(mut self, version: Option<String>) -> Self {
+        self.schema_version = version;
+        self
     }
 }
 
 impl ContractViolation {
     /// A violation found before any contract field could be read.
     pub fn new(code: ErrorCode, detail: impl Into<String>) -> Self {
-        Self { code, detail: detail.into(), partial: PartialRequest::default() }
+        Self { code, detail: detail.into(), labels: Labels::default() }
     }
 }
 
@@ -90,10 +80,10 @@ pub trait Body: Sized + Send + Sync {
     /// Decodes one message body, or says why it never can be.
     fn decode(text: &str) -> Result<Self, ContractViolation>;
 
-    /// The contract fields a quarantine record shows for this body when a
-    /// processor gives up on it.
-    fn quarantine_fields(&self) -> PartialRequest {
-        PartialRequest::default()
+    /// The labels a quarantine record shows for this body when a processor
+    /// gives up on it (the idempotency key is [`Body::idempotency_key`]'s).
+    fn labels(&self) -> Labels {
+        Labels::default()
     }
 
     /// The key an idempotency store claims before the message is processed;
@@ -147,11 +137,11 @@ pub trait Validate {
 }
 
 /// The labels a [`Validate`] body gives its quarantine record.
-fn labels<T: Validate>(body: &T) -> PartialRequest {
-    PartialRequest {
-        schema_version: None,
+fn labels<T: Validate>(body: &T) -> Labels {
+    Labels {
         operation: body.operation().map(Cow::into_owned),
         tenant_id: body.tenant_id().map(Cow::into_owned),
+        ..Labels::default()
     }
 }
 
@@ -165,15 +155,15 @@ impl<T: DeserializeOwned + Validate + Send + Sync> Body for T {
             ContractViolation::new(code, error.to_string())
         })?;
         if let Err(mut violation) = body.validate() {
-            if violation.partial == PartialRequest::default() {
-                violation.partial = labels(&body);
+            if violation.labels == Labels::default() {
+                violation.labels = labels(&body);
             }
             return Err(violation);
         }
         Ok(body)
     }
 
-    fn quarantine_fields(&self) -> PartialRequest {
+    fn labels(&self) -> Labels {
         labels(self)
     }
 
@@ -239,18 +229,16 @@ mod tests {
 
     #[test]
     fn a_custom_body_labels_its_quarantine_record_also_when_it_fails_validation() {
-        let labelled = |tenant: &str, operation: &str| PartialRequest {
-            schema_version: None,
-            operation: Some(operation.to_owned()),
-            tenant_id: Some(tenant.to_owned()),
+        let labelled = |tenant: &str, operation: &str| {
+            Labels::default().tenant_id(Some(tenant.into())).operation(Some(operation.into()))
         };
         let invoice = Invoice::decode(r#"{"customer":"acme","kind":"monthly","cents":5}"#).unwrap();
-        assert_eq!(invoice.quarantine_fields(), labelled("acme", "invoice.monthly"));
+        assert_eq!(invoice.labels(), labelled("acme", "invoice.monthly"));
         let refused =
             Invoice::decode(r#"{"customer":"acme","kind":"refund","cents":-5}"#).unwrap_err();
         assert_eq!(refused.code, ErrorCode::Custom("negative".into()));
-        assert_eq!(refused.partial, labelled("acme", "invoice.refund"));
-        let unlabelled = Transfer::decode(r#"{"cents":5}"#).unwrap().quarantine_fields();
-        assert_eq!(unlabelled, PartialRequest::default(), "no labels unless the body gives them");
+        assert_eq!(refused.labels, labelled("acme", "invoice.refund"));
+        let unlabelled = Transfer::decode(r#"{"cents":5}"#).unwrap().labels();
+        assert_eq!(unlabelled, Labels::default(), "no labels unless the body gives them");
     }
 }

@@ -10,8 +10,8 @@ use crate::backoff::policy::VisibilityPolicy;
 use crate::batch_processor::BatchProcessor;
 use crate::body::Body;
 use crate::engine::{Engine, EngineSettings};
+use crate::idempotency::Idempotency;
 use crate::idempotency::guard::Guard;
-use crate::idempotency::{Idempotency, IdempotencyStore};
 use crate::processor::Processor;
 use crate::quarantine::NoQuarantine;
 use crate::quarantine::QuarantineStore;
@@ -90,7 +90,7 @@ impl<P, B> Builder<P, NoQuarantine, B> {
 }
 
 impl<P, Q, B> Builder<P, Q, B> {
-    /// Where poison messages go: [`crate::sqs::SqsQuarantine`] in production. Without
+    /// Where poison messages go: [`crate::SqsQuarantine`] in production. Without
     /// one, a permanent failure is reported as a batch item failure and the
     /// queue's redrive policy takes it after `maxReceiveCount`.
     pub fn quarantine<Q2>(self, quarantine: Q2) -> Builder<P, Q2, B> {
@@ -113,7 +113,7 @@ impl<P, Q, B> Builder<P, Q, B> {
 
     /// Claims each message's idempotency key ([`crate::Body::idempotency_key`])
     /// in `store` before its processor runs; see [`crate::idempotency`].
-    pub fn idempotency<S: IdempotencyStore>(mut self, idempotency: Idempotency<S>) -> Self {
+    pub fn idempotency(mut self, idempotency: Idempotency) -> Self {
         self.guard = Some(Guard::new(idempotency));
         self
     }

@@ -129,12 +129,6 @@ impl SqsRecord {
     }
 }
 
-impl AsRef<[SqsRecord]> for SqsEvent {
-    fn as_ref(&self) -> &[SqsRecord] {
-        &self.records
-    }
-}
-
 /// An SQS event: `{"Records": [...]}`. Anything else is refused with a
 /// message that says what arrived instead.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

@@ -169,7 +169,7 @@ pub struct ReadmeDoctests;
 
 pub use backoff::Backoff;
 pub use batch_processor::BatchProcessor;
-pub use body::{Body, ContractViolation, Labels, PartialRequest, Validate};
+pub use body::{Body, ContractViolation, Labels, Validate};
 pub use builder::{BuildError, Builder};
 pub use event::{SqsEvent, SqsRecord};
 pub use outcome::{ErrorCode, Outcome, RetryCause, Verdict};
@@ -177,5 +177,5 @@ pub use processor::{Message, Processor};
 pub use report::{BatchError, BatchReport, RecordOutcome};
 #[cfg(feature = "sqs")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
-pub use sqs::SqsQuarantine;
+pub use sqs::quarantine::SqsQuarantine;
 pub use trace::TraceContext;

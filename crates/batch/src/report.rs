@@ -39,12 +39,6 @@ pub struct RecordOutcome<'r> {
     pub outcome: Outcome,
 }
 
-impl PartialEq<Outcome> for RecordOutcome<'_> {
-    fn eq(&self, other: &Outcome) -> bool {
-        self.outcome == *other
-    }
-}
-
 /// The outcome of every record, in the order of the batch.
 #[derive(Debug, Clone)]
 #[non_exhaustive]

@@ -1,7 +1,7 @@
 //! Where the engine leaves a record before the batch report: what the
 //! engine's steps (the claim, the processor, the quarantine) hand each other.
 
-use crate::body::PartialRequest;
+use crate::body::Labels;
 use crate::outcome::{ErrorCode, Outcome};
 
 /// A record settled by one of the engine's steps: its final [`Outcome`], or a
@@ -17,17 +17,17 @@ pub(crate) enum Settled {
         code: ErrorCode,
         /// What is wrong, for an operator.
         detail: String,
-        /// The fields read from the body, for the quarantine record; empty
+        /// The labels read from the body, for the quarantine record; empty
         /// when the step that failed it never read the body (the claim), and
         /// the engine fills them in.
-        partial: PartialRequest,
+        labels: Labels,
     },
 }
 
 impl Settled {
     /// A permanent failure, its body's fields not read yet.
     pub(crate) fn to_quarantine(code: ErrorCode, detail: impl Into<String>) -> Self {
-        Self::ToQuarantine { code, detail: detail.into(), partial: PartialRequest::default() }
+        Self::ToQuarantine { code, detail: detail.into(), labels: Labels::default() }
     }
 
     /// Whether the record is acknowledged (deleted from its queue) as it stands.

@@ -16,10 +16,13 @@ use aws_sdk_sqs::operation::send_message_batch::SendMessageBatchOutput;
 use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchResultEntry};
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
 use backpressure_batch::ErrorCode;
-use backpressure_batch::PartialRequest;
+use backpressure_batch::Labels;
+use backpressure_batch::SqsQuarantine;
 use backpressure_batch::SqsRecord;
-use backpressure_batch::quarantine::{Failure, QuarantineError, QuarantineRecord, QuarantineStore};
-use backpressure_batch::sqs::{S3Overflow, SqsQuarantine};
+use backpressure_batch::quarantine::{
+    QuarantineError, QuarantineRecord, QuarantineStore, record_for,
+};
+use backpressure_batch::sqs::S3Overflow;
 use backpressure_core::queue::QueueRef;
 use sha2::Digest;
 
@@ -29,9 +32,8 @@ fn record(id: &str, body: &str) -> QuarantineRecord {
     let sqs = SqsRecord::new(id)
         .with_body(body)
         .with_source_arn("arn:aws:sqs:us-east-1:123456789012:orders");
-    let partial = PartialRequest::default();
-    let failure = Failure { code: &ErrorCode::InvalidJson, detail: "bad", request: &partial };
-    QuarantineRecord::new(&sqs, failure, "test", SystemTime::UNIX_EPOCH)
+    let (code, labels) = (&ErrorCode::InvalidJson, &Labels::default());
+    record_for(&sqs, code, "bad", labels, "test", SystemTime::UNIX_EPOCH)
 }
 
 /// Every body `SendMessageBatch` was given, in order, and a rule accepting each entry.
@@ -105,7 +107,10 @@ async fn a_body_too_large_for_the_queue_goes_to_s3_first_and_the_record_names_it
     assert_eq!(big_record["bodyObject"]["bucket"], "bodies");
     assert_eq!(big_record["bodyObject"]["key"], "quarantine/orders/big-1");
     assert_eq!(big_record["bodyObject"]["bytes"], big.len());
-    assert_eq!(big_record["bodyObject"]["sha256"], hex::encode(sha256));
+    assert_eq!(
+        big_record["bodyObject"]["sha256"],
+        sha256.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    );
     let small = sent.iter().find(|r| r["messageId"] == "small-1").unwrap();
     assert_eq!(small["body"], "x", "a record that fits keeps its body");
     assert!(small.get("bodyObject").is_none());

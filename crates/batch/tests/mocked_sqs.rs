@@ -12,11 +12,11 @@ use aws_sdk_sqs::operation::send_message_batch::{
 use aws_sdk_sqs::types::{BatchResultErrorEntry, SendMessageBatchResultEntry};
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
 use backpressure_batch::ErrorCode;
-use backpressure_batch::PartialRequest;
+use backpressure_batch::Labels;
 use backpressure_batch::SqsQuarantine;
 use backpressure_batch::SqsRecord;
-use backpressure_batch::quarantine::{Failure, QuarantineRecord};
 use backpressure_batch::quarantine::{QuarantineError, QuarantineStore};
+use backpressure_batch::quarantine::{QuarantineRecord, record_for};
 use backpressure_core::queue::QueueRef;
 
 const QUARANTINE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/quarantine";
@@ -25,9 +25,8 @@ fn record(id: usize, body: &str) -> QuarantineRecord {
     let sqs = SqsRecord::new(format!("m{id}"))
         .with_body(body)
         .with_source_arn("arn:aws:sqs:us-east-1:123456789012:work");
-    let partial = PartialRequest { tenant_id: Some("t-1".into()), ..Default::default() };
-    let failure = Failure { code: &ErrorCode::InvalidJson, detail: "bad", request: &partial };
-    QuarantineRecord::new(&sqs, failure, "test", SystemTime::UNIX_EPOCH)
+    let labels = Labels::default().tenant_id(Some("t-1".into()));
+    record_for(&sqs, &ErrorCode::InvalidJson, "bad", &labels, "test", SystemTime::UNIX_EPOCH)
 }
 
 type Calls = Arc<Mutex<Vec<SendMessageBatchInput>>>;

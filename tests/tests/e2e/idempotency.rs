@@ -127,7 +127,7 @@ async fn key_reused(kind: StoreKind) {
     let record = quarantined[0].record.to_string();
     assert!(record.contains("idempotency_key_reused"), "{record}");
     for body in [&first, &second] {
-        let hash = backpressure_batch::idempotency::body_hash(body);
+        let hash = backpressure_core::quarantine::body_hash(body);
         assert!(record.contains(&hash), "{hash} not in {record}");
     }
 }

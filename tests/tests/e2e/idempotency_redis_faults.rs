@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use backpressure_batch::idempotency::{ClaimOutcome, ClaimRequest, IdempotencyStore, RedisStore};
+use backpressure_batch::idempotency::{ClaimOutcome, ClaimRequest, Idempotency, IdempotencyStore};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
 use e2e_tests::redis_server::RedisServer;
@@ -100,7 +100,8 @@ fn address(url: &str) -> String {
 /// `EVALSHA` is its claim (a server that lacks a script answers `NOSCRIPT`
 /// and the client loads it: one more `EVALSHA`).
 async fn scripts_loaded() {
-    let store = RedisStore::new(&redis_url(), &unique("warm:"), Duration::from_secs(2)).unwrap();
+    let warm = Idempotency::redis(&redis_url(), &unique("warm:"), Duration::from_secs(2)).unwrap();
+    let store = warm.store();
     let now = std::time::SystemTime::now();
     let claim = ClaimRequest {
         id: "warm",

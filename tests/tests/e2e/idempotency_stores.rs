@@ -8,8 +8,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use backpressure_batch::idempotency::{
-    CLOCK_SKEW_MARGIN, ClaimOutcome, ClaimRequest, DynamoDbStore, IdempotencyStore, RedisStore,
-    StoreError,
+    CLOCK_SKEW_MARGIN, ClaimOutcome, ClaimRequest, Idempotency, IdempotencyStore, StoreError,
 };
 use e2e_tests::fixtures::unique;
 use e2e_tests::idempotency_table::Table;
@@ -19,13 +18,15 @@ pub(crate) fn redis_url() -> String {
         .unwrap_or_else(|_| panic!("E2E_REDIS_URL is not set: run the tests with `make test`"))
 }
 
-pub(crate) fn redis_store() -> RedisStore {
-    RedisStore::new(&redis_url(), &unique("test:"), Duration::from_secs(2)).unwrap()
+/// The library's Redis store, under a namespace of its own.
+pub(crate) fn redis_store() -> Idempotency {
+    Idempotency::redis(&redis_url(), &unique("test:"), Duration::from_secs(2)).unwrap()
 }
 
-async fn dynamodb_store() -> DynamoDbStore {
+/// The library's DynamoDB store, on a new table.
+async fn dynamodb_store() -> Idempotency {
     let table = Table::create().await.unwrap();
-    DynamoDbStore::new(table.client.clone(), &table.name)
+    Idempotency::dynamodb(table.client.clone(), &table.name)
 }
 
 fn at(ms: u64) -> SystemTime {
@@ -127,19 +128,19 @@ async fn contract(store: &impl IdempotencyStore, name: &str) {
 
 #[tokio::test]
 async fn the_dynamodb_store_keeps_the_claim_contract() {
-    contract(&dynamodb_store().await, "DynamoDB").await;
+    contract(dynamodb_store().await.store(), "DynamoDB").await;
 }
 
 #[tokio::test]
 async fn the_redis_store_keeps_the_claim_contract() {
-    contract(&redis_store(), "Redis").await;
+    contract(redis_store().store(), "Redis").await;
 }
 
 #[tokio::test]
 async fn redis_stores_with_other_prefixes_never_see_each_others_keys() {
     let now = now_ms();
-    let first = redis_store();
-    let second = redis_store();
+    let (first, second) = (redis_store(), redis_store());
+    let (first, second) = (first.store(), second.store());
     assert_eq!(
         first.claim(&request("orders#k", "a", now, 30_000)).await.unwrap(),
         ClaimOutcome::Claimed
@@ -237,10 +238,10 @@ async fn no_two_consumers_ever_hold_one_key_at_once(store: &impl IdempotencyStor
 
 #[tokio::test]
 async fn no_two_consumers_ever_hold_one_key_at_once_in_dynamodb() {
-    no_two_consumers_ever_hold_one_key_at_once(&dynamodb_store().await, "DynamoDB").await;
+    no_two_consumers_ever_hold_one_key_at_once(dynamodb_store().await.store(), "DynamoDB").await;
 }
 
 #[tokio::test]
 async fn no_two_consumers_ever_hold_one_key_at_once_in_redis() {
-    no_two_consumers_ever_hold_one_key_at_once(&redis_store(), "Redis").await;
+    no_two_consumers_ever_hold_one_key_at_once(redis_store().store(), "Redis").await;
 }

@@ -19,10 +19,9 @@ pub(crate) async fn quarantined_records(
     fifo: bool,
     count: usize,
 ) -> (String, String, Vec<String>) {
-    use backpressure_batch::ErrorCode;
-    use backpressure_batch::PartialRequest;
     use backpressure_batch::SqsRecord;
-    use backpressure_batch::quarantine::{Failure, QuarantineRecord};
+    use backpressure_batch::quarantine::record_for;
+    use backpressure_batch::{ErrorCode, Labels};
 
     let work = new_queue(aws, "work", fifo).await;
     let arn = aws.queue_arn(&work).await.unwrap();
@@ -37,14 +36,9 @@ pub(crate) async fn quarantined_records(
                 event["attributes"]["MessageGroupId"] = json!(format!("g{}", n % 3));
             }
             let event: SqsRecord = serde_json::from_value(event).unwrap();
-            let partial = PartialRequest::default();
-            let failure = Failure {
-                code: &ErrorCode::DownstreamRejected,
-                detail: "HTTP 422",
-                request: &partial,
-            };
-            let record =
-                QuarantineRecord::new(&event, failure, "test", std::time::SystemTime::now());
+            let (code, labels) = (&ErrorCode::DownstreamRejected, &Labels::default());
+            let now = std::time::SystemTime::now();
+            let record = record_for(&event, code, "HTTP 422", labels, "test", now);
             record.to_sqs_json().unwrap()
         })
         .collect();

@@ -96,7 +96,7 @@ impl RawLabels {
         };
         Labels::default()
             .idempotency_key(select(&self.key))
-            .tenant_id(self.tenant.as_ref().and_then(select))
+            .tenant_id(self.tenant.as_ref().and_then(select).filter(|tenant| !tenant.is_empty()))
     }
 }
 

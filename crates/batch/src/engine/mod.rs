@@ -267,14 +267,14 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         let request = match &batch.bodies[index] {
             Ok(request) => request,
             Err(violation) => {
-                let ContractViolation { code, detail, partial } = violation.clone();
-                return self.permanent(batch, index, code, detail, partial).await;
+                let ContractViolation { code, detail, labels } = violation.clone();
+                return self.permanent(batch, index, code, detail, labels).await;
             }
         };
         let labels = self.processor.labels(record, request);
-        let quarantine_fields = || match &labels {
-            Some(labels) => labels.quarantine_fields(),
-            None => request.quarantine_fields(),
+        let quarantine_labels = || match &labels {
+            Some(labels) => labels.clone(),
+            None => request.labels(),
         };
         let claim = match (&self.guard, &batch.claims) {
             (Some(guard), Some(claims)) => {
@@ -286,8 +286,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
                 match begin.await {
                     Ok(claim) => claim.map(|claim| (guard, claims, claim)),
                     Err(Settled::ToQuarantine { code, detail, .. }) => {
-                        let partial = quarantine_fields();
-                        return self.permanent(batch, index, code, detail, partial).await;
+                        let labels = quarantine_labels();
+                        return self.permanent(batch, index, code, detail, labels).await;
                     }
                     Err(settled) => return settled,
                 }
@@ -326,8 +326,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
                 Settled::Final(Outcome::Retry { cause: RetryCause::Processor, detail, retry_after })
             }
             Ok(Verdict::Permanent { code, detail }) => {
-                let partial = quarantine_fields();
-                self.permanent(batch, index, code, detail, partial).await
+                let labels = quarantine_labels();
+                self.permanent(batch, index, code, detail, labels).await
             }
             Err(panic) => {
                 let detail = panic_message(panic.as_ref());

@@ -7,10 +7,10 @@ use tokio::time::{Instant, timeout_at};
 use tracing::{error, warn};
 
 use super::{Batch, Engine, RESPONSE_RESERVE, lock};
-use crate::body::{Body, PartialRequest};
+use crate::body::{Body, Labels};
 use crate::outcome::{ErrorCode, Outcome};
 use crate::processor::Processor;
-use crate::quarantine::{Failure, QuarantineError, QuarantineRecord, QuarantineStore};
+use crate::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore, record_for};
 use crate::settled::Settled;
 use backpressure_core::error::error_chain;
 
@@ -24,13 +24,13 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         index: usize,
         code: ErrorCode,
         detail: String,
-        partial: PartialRequest,
+        labels: Labels,
     ) -> Settled {
         warn!(message_id = batch.ids[index], error_code = %code, detail = %detail, "permanent failure");
         if !batch.fifo {
-            return Settled::ToQuarantine { code, detail, partial };
+            return Settled::ToQuarantine { code, detail, labels };
         }
-        let record = self.quarantine_record(batch, index, &code, &detail, &partial);
+        let record = self.quarantine_record(batch, index, &code, &detail, &labels);
         let result = self.quarantine.store(std::slice::from_ref(&record)).await.into_iter().next();
         let result = result.unwrap_or(Err(QuarantineError::Unreported));
         self.confirmed(batch.ids[index], code, &detail, result)
@@ -42,15 +42,11 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         index: usize,
         code: &ErrorCode,
         detail: &str,
-        partial: &PartialRequest,
+        labels: &Labels,
     ) -> QuarantineRecord {
-        let failure = Failure { code, detail, request: partial };
-        QuarantineRecord::new(
-            &batch.records[index],
-            failure,
-            &self.settings.handler_version,
-            SystemTime::now(),
-        )
+        let record = &batch.records[index];
+        let version = &self.settings.handler_version;
+        record_for(record, code, detail, labels, version, SystemTime::now())
     }
 
     /// `detail` is the processor's own account of the failure, kept ahead of
@@ -84,8 +80,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         let mut pending = Vec::new();
         let mut records = Vec::new();
         for (index, slot) in batch.slots.iter().enumerate() {
-            if let Some(Settled::ToQuarantine { code, detail, partial }) = &*lock(slot) {
-                records.push(self.quarantine_record(batch, index, code, detail, partial));
+            if let Some(Settled::ToQuarantine { code, detail, labels }) = &*lock(slot) {
+                records.push(self.quarantine_record(batch, index, code, detail, labels));
                 pending.push((index, code.clone(), detail.clone()));
             }
         }

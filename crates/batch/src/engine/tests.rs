@@ -141,14 +141,17 @@ async fn each_verdict_becomes_its_outcome() {
     use Behaviour::*;
     let engine = engine(&[], 4);
     let event = standard_batch(&[Ok, Retry, Reject, Garbage, Panic]);
-    let report = engine.run(&event, far_deadline(), &|_| {}).await.unwrap();
-    assert_eq!(report.outcomes[0], Outcome::Done);
+    let report = engine.run(&event.records, far_deadline(), &|_| {}).await.unwrap();
+    assert_eq!(report.outcomes[0].outcome, Outcome::Done);
     assert!(matches!(
         &report.outcomes[1].outcome,
         Outcome::Retry { cause: RetryCause::Processor, .. }
     ));
-    assert_eq!(report.outcomes[2], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
-    assert_eq!(report.outcomes[3], Outcome::Quarantined { code: ErrorCode::InvalidJson });
+    assert_eq!(
+        report.outcomes[2].outcome,
+        Outcome::Quarantined { code: ErrorCode::DownstreamRejected }
+    );
+    assert_eq!(report.outcomes[3].outcome, Outcome::Quarantined { code: ErrorCode::InvalidJson });
     assert!(
         matches!(&report.outcomes[4].outcome, Outcome::Retry { cause: RetryCause::Panicked, detail, .. } if detail.contains("processor bug on m4"))
     );
@@ -162,17 +165,20 @@ async fn each_verdict_becomes_its_outcome() {
 async fn a_panicking_processor_only_retries_its_own_message() {
     let engine = engine(&[], 1);
     let event = standard_batch(&[Behaviour::Ok, Behaviour::Panic, Behaviour::Ok]);
-    let report = engine.run(&event, far_deadline(), &|_| {}).await.unwrap();
+    let report = engine.run(&event.records, far_deadline(), &|_| {}).await.unwrap();
     assert_eq!(report.batch_item_failures, ["m1"]);
-    assert_eq!(report.outcomes[2], Outcome::Done);
+    assert_eq!(report.outcomes[2].outcome, Outcome::Done);
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_unconfirmed_quarantine_write_means_retry() {
     let engine = engine(&["m1"], 2);
     let event = standard_batch(&[Behaviour::Reject, Behaviour::Garbage]);
-    let report = engine.run(&event, far_deadline(), &|_| {}).await.unwrap();
-    assert_eq!(report.outcomes[0], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
+    let report = engine.run(&event.records, far_deadline(), &|_| {}).await.unwrap();
+    assert_eq!(
+        report.outcomes[0].outcome,
+        Outcome::Quarantined { code: ErrorCode::DownstreamRejected }
+    );
     assert!(matches!(
         &report.outcomes[1].outcome,
         Outcome::QuarantineFailed { code: ErrorCode::InvalidJson, .. }
@@ -187,12 +193,12 @@ async fn a_near_deadline_retries_unfinished_work_instead_of_timing_out() {
     let event = standard_batch(&[Ok, Hang, Hang, Ok, Reject]);
     let start = Instant::now();
     let deadline = start + Duration::from_secs(5);
-    let report = engine.run(&event, deadline, &|_| {}).await.unwrap();
+    let report = engine.run(&event.records, deadline, &|_| {}).await.unwrap();
     assert!(
         Instant::now() <= deadline - Duration::from_secs(2) + Duration::from_millis(1),
         "cut at the margin"
     );
-    assert_eq!(report.outcomes[0], Outcome::Done);
+    assert_eq!(report.outcomes[0].outcome, Outcome::Done);
     assert!(matches!(
         &report.outcomes[1].outcome,
         Outcome::Retry { cause: RetryCause::Deadline, .. }
@@ -215,7 +221,7 @@ async fn a_deadline_already_inside_the_margin_starts_nothing() {
     let engine = engine(&[], 4);
     let event = standard_batch(&[Behaviour::Ok, Behaviour::Ok]);
     let report =
-        engine.run(&event, Instant::now() + Duration::from_secs(1), &|_| {}).await.unwrap();
+        engine.run(&event.records, Instant::now() + Duration::from_secs(1), &|_| {}).await.unwrap();
     assert_eq!(report.batch_item_failures, ["m0", "m1"]);
     assert!(lock(&engine.processor.started).is_empty());
 }
@@ -225,7 +231,7 @@ async fn a_record_without_message_id_fails_the_whole_batch() {
     let engine = engine(&[], 4);
     let mut event = standard_batch(&[Behaviour::Ok, Behaviour::Ok, Behaviour::Ok]);
     event.records[2].message_id = Some(String::new());
-    let error = engine.run(&event, far_deadline(), &|_| {}).await.unwrap_err();
+    let error = engine.run(&event.records, far_deadline(), &|_| {}).await.unwrap_err();
     assert_eq!(error, BatchError::MissingMessageId { position: 2 });
     assert!(lock(&engine.processor.started).is_empty(), "nothing is processed twice");
 }
@@ -238,14 +244,21 @@ async fn fifo_skips_the_rest_of_a_failed_group_only() {
     let event = SqsEvent {
         records: plan.iter().enumerate().map(|(i, (b, g))| record(i, *b, Some(g), FIFO)).collect(),
     };
-    let report = engine.run(&event, far_deadline(), &|_| {}).await.unwrap();
+    let report = engine.run(&event.records, far_deadline(), &|_| {}).await.unwrap();
     assert_eq!(report.batch_item_failures, ["m1", "m2"]);
     assert!(matches!(
         &report.outcomes[2].outcome,
         Outcome::Retry { cause: RetryCause::GroupBlocked, .. }
     ));
-    assert_eq!(report.outcomes[4], Outcome::Quarantined { code: ErrorCode::DownstreamRejected });
-    assert_eq!(report.outcomes[5], Outcome::Done, "a confirmed quarantine lets the group carry on");
+    assert_eq!(
+        report.outcomes[4].outcome,
+        Outcome::Quarantined { code: ErrorCode::DownstreamRejected }
+    );
+    assert_eq!(
+        report.outcomes[5].outcome,
+        Outcome::Done,
+        "a confirmed quarantine lets the group carry on"
+    );
     let started = lock(&engine.processor.started).clone();
     assert!(!started.contains(&"m2".to_owned()));
     let stored = lock(&engine.quarantine.stored);
@@ -259,7 +272,7 @@ async fn fifo_quarantine_failure_blocks_the_group() {
     let event = SqsEvent {
         records: plan.iter().enumerate().map(|(i, b)| record(i, *b, Some("g"), FIFO)).collect(),
     };
-    let report = engine.run(&event, far_deadline(), &|_| {}).await.unwrap();
+    let report = engine.run(&event.records, far_deadline(), &|_| {}).await.unwrap();
     assert_eq!(report.batch_item_failures, ["m0", "m1"]);
     assert!(lock(&engine.processor.started).is_empty());
 }

@@ -40,7 +40,7 @@ enum Put {
 
 /// Claims in the DynamoDB table `table`.
 #[derive(Debug, Clone)]
-pub struct DynamoDbStore {
+pub(crate) struct DynamoDbStore {
     client: Client,
     table: String,
 }
@@ -94,19 +94,8 @@ fn parse(id: &str, item: &HashMap<String, AttributeValue>) -> Result<StoredRecor
 
 impl DynamoDbStore {
     /// A store on `table`, called with `client`.
-    pub fn new(client: Client, table: impl Into<String>) -> Self {
+    pub(crate) fn new(client: Client, table: impl Into<String>) -> Self {
         Self { client, table: table.into() }
-    }
-
-    /// The table's name.
-    pub fn table(&self) -> &str {
-        &self.table
-    }
-
-    /// Reads one id no claim uses (it has no `#`), so a missing table, another
-    /// region or a missing permission shows at start-up, not on every message.
-    pub async fn check(&self) -> Result<(), StoreError> {
-        self.get("startup-check").await.map(|_| ())
     }
 
     /// A held-claim call's answer: refused by its condition → [`StoreError::NotHeld`].
@@ -265,6 +254,12 @@ impl DynamoDbStore {
 }
 
 impl IdempotencyStore for DynamoDbStore {
+    /// Reads one id no claim uses (it has no `#`), so a missing table, another
+    /// region or a missing permission shows at start-up, not on every message.
+    async fn check(&self) -> Result<(), StoreError> {
+        self.get("startup-check").await.map(|_| ())
+    }
+
     async fn completed(
         &self,
         ids: &[String],

@@ -1,6 +1,8 @@
-//! The store behind boxed futures, so the engine's type does not name it.
+//! The store behind boxed futures, so neither the engine's type nor
+//! [`super::Idempotency`]'s names it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use futures::future::BoxFuture;
@@ -10,6 +12,7 @@ use super::{IdempotencyStore, StoreError};
 
 /// [`IdempotencyStore`] with boxed futures, so the engine's type does not name the store.
 pub(crate) trait ErasedStore: Send + Sync {
+    fn check_boxed(&self) -> BoxFuture<'_, Result<(), StoreError>>;
     fn completed_boxed<'a>(
         &'a self,
         ids: &'a [String],
@@ -40,6 +43,9 @@ pub(crate) trait ErasedStore: Send + Sync {
 }
 
 impl<S: IdempotencyStore> ErasedStore for S {
+    fn check_boxed(&self) -> BoxFuture<'_, Result<(), StoreError>> {
+        Box::pin(self.check())
+    }
     fn completed_boxed<'a>(
         &'a self,
         ids: &'a [String],
@@ -76,5 +82,52 @@ impl<S: IdempotencyStore> ErasedStore for S {
         holder: &'a str,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(self.release(id, holder))
+    }
+}
+
+/// Any store, shared by the settings' clones and the engine that takes them.
+#[derive(Clone)]
+pub(crate) struct SharedStore(Arc<dyn ErasedStore>);
+
+impl SharedStore {
+    pub(crate) fn new(store: impl IdempotencyStore) -> Self {
+        Self(Arc::new(store))
+    }
+}
+
+impl std::fmt::Debug for SharedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedStore")
+    }
+}
+
+impl IdempotencyStore for SharedStore {
+    async fn check(&self) -> Result<(), StoreError> {
+        self.0.check_boxed().await
+    }
+    async fn completed(
+        &self,
+        ids: &[String],
+        now: SystemTime,
+    ) -> Result<HashMap<String, ClaimOutcome>, StoreError> {
+        self.0.completed_boxed(ids, now).await
+    }
+    async fn claim(&self, request: &ClaimRequest<'_>) -> Result<ClaimOutcome, StoreError> {
+        self.0.claim_boxed(request).await
+    }
+    async fn complete(
+        &self,
+        id: &str,
+        holder: &str,
+        expiration: SystemTime,
+        data: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.0.complete_boxed(id, holder, expiration, data).await
+    }
+    async fn renew(&self, id: &str, holder: &str, until: SystemTime) -> Result<(), StoreError> {
+        self.0.renew_boxed(id, holder, until).await
+    }
+    async fn release(&self, id: &str, holder: &str) -> Result<(), StoreError> {
+        self.0.release_boxed(id, holder).await
     }
 }

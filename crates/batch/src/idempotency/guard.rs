@@ -15,7 +15,7 @@ use tokio::time::{Instant, sleep_until, timeout_at};
 use tracing::{info, warn};
 
 use super::claim::{ClaimOutcome, ClaimRequest};
-use super::erased::ErasedStore;
+use super::erased::SharedStore;
 use super::id::{id_head, id_in};
 use super::write::UnfinishedWrite;
 use super::{CLOCK_SKEW_MARGIN, ClaimLease, Idempotency, IdempotencyStore, MissingKey, body_hash};
@@ -71,7 +71,7 @@ pub(crate) struct BatchClaims {
 
 /// Claims in a store, and the claims this process holds.
 pub(crate) struct Guard {
-    store: Box<dyn ErasedStore>,
+    store: SharedStore,
     ttl: Duration,
     lease: ClaimLease,
     missing_key: MissingKey,
@@ -92,9 +92,9 @@ fn wall(at: Instant) -> SystemTime {
 }
 
 impl Guard {
-    pub(crate) fn new<S: IdempotencyStore>(settings: Idempotency<S>) -> Self {
+    pub(crate) fn new(settings: Idempotency) -> Self {
         Self {
-            store: Box::new(settings.store),
+            store: settings.store,
             ttl: settings.ttl,
             lease: settings.lease,
             missing_key: settings.missing_key,
@@ -135,8 +135,7 @@ impl Guard {
         if ids.is_empty() {
             return claims;
         }
-        let read =
-            timeout_at(processing_deadline, self.store.completed_boxed(&ids, SystemTime::now()));
+        let read = timeout_at(processing_deadline, self.store.completed(&ids, SystemTime::now()));
         match read.await {
             Ok(Ok(completed)) => BatchClaims { completed, ..claims },
             Ok(Err(e)) => {
@@ -194,7 +193,7 @@ impl Guard {
             expiration: lease_until.max(now + self.ttl),
             now,
         };
-        let answer = timeout_at(claims.processing_deadline, self.store.claim_boxed(&request)).await;
+        let answer = timeout_at(claims.processing_deadline, self.store.claim(&request)).await;
         let found = match answer {
             Ok(Ok(ClaimOutcome::Claimed)) => {
                 let (lapse, watching) = watch::channel(local_now + works_for);
@@ -296,13 +295,10 @@ impl Guard {
             Some(data) => {
                 done();
                 let expiration = SystemTime::now() + self.ttl;
-                let call = self.store.complete_boxed(&claim.id, &claim.holder, expiration, data);
+                let call = self.store.complete(&claim.id, &claim.holder, expiration, data);
                 timeout_at(claims.deadline, call).await
             }
-            None => {
-                timeout_at(claims.deadline, self.store.release_boxed(&claim.id, &claim.holder))
-                    .await
-            }
+            None => timeout_at(claims.deadline, self.store.release(&claim.id, &claim.holder)).await,
         };
         let failed = match written {
             Ok(Ok(())) => None,
@@ -338,7 +334,7 @@ impl Guard {
         let now = Instant::now();
         let due = self.due(now, lease);
         let renewals = due.iter().map(|(holder, id, until)| async move {
-            let result = self.store.renew_boxed(id, holder, wall(*until) + CLOCK_SKEW_MARGIN).await;
+            let result = self.store.renew(id, holder, wall(*until) + CLOCK_SKEW_MARGIN).await;
             (holder, until, result)
         });
         let mut failed = 0;

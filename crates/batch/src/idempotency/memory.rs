@@ -12,15 +12,15 @@ use super::claim::{self, ClaimOutcome, ClaimRequest, StoredRecord};
 use super::{IdempotencyStore, StoreError};
 
 /// A claim store in memory, shared by its clones. Nothing survives the
-/// process: use [`super::DynamoDbStore`] across processes.
+/// process: use DynamoDB or Redis across processes.
 #[derive(Debug, Clone, Default)]
-pub struct MemoryStore {
+pub(crate) struct MemoryStore {
     records: Arc<Mutex<HashMap<String, StoredRecord>>>,
 }
 
 impl MemoryStore {
     /// An empty store.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 

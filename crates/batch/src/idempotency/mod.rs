@@ -41,18 +41,21 @@ mod redis;
 mod redis_link;
 mod write;
 
+/// The hex SHA-256 of a body: the record's `validation`.
+pub(crate) use backpressure_core::quarantine::body_hash;
+
 pub use claim::{ClaimOutcome, ClaimRequest};
 #[cfg(feature = "dynamodb")]
-#[cfg_attr(docsrs, doc(cfg(feature = "dynamodb")))]
-pub use dynamodb::DynamoDbStore;
+use dynamodb::DynamoDbStore;
+use erased::SharedStore;
 pub use id::record_id;
-pub use memory::MemoryStore;
+pub(crate) use memory::MemoryStore;
 #[cfg(feature = "redis")]
-#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
-pub use redis::RedisStore;
+use redis::RedisStore;
 
 /// How much longer a claim is written than its holder works under it: the
-/// clock difference between two consumers this design tolerates.
+/// clock difference between two consumers this design tolerates. A store of
+/// one's own compares expiry times as they are written; this is for its tests.
 pub const CLOCK_SKEW_MARGIN: Duration = Duration::from_secs(1);
 
 /// How long a completed key is remembered unless [`Idempotency::ttl`] says otherwise.
@@ -101,10 +104,17 @@ pub enum StoreError {
     },
 }
 
-/// Where claims live: [`DynamoDbStore`] or `RedisStore` across processes,
-/// [`MemoryStore`] in one. Every call compares expiry times itself: a store may keep
-/// expired records readable (DynamoDB's TTL deletes lazily).
+/// Where claims live, for a store of one's own ([`Idempotency::new`]); the
+/// library's are [`Idempotency::dynamodb`], [`Idempotency::redis`] and
+/// [`Idempotency::in_memory`]. Every call compares expiry times itself: a store
+/// may keep expired records readable (DynamoDB's TTL deletes lazily).
 pub trait IdempotencyStore: Send + Sync + 'static {
+    /// Whether the store answers (a cheap read): a long-lived worker calls it
+    /// at start-up. The default answers yes without a call.
+    fn check(&self) -> impl Future<Output = Result<(), StoreError>> + Send {
+        async { Ok(()) }
+    }
+
     /// The records among `ids` that are completed and not expired at `now`:
     /// the cheap pre-check of a batch. A key it cannot read is left out (a
     /// claim then decides it).
@@ -169,10 +179,11 @@ pub enum MissingKey {
     Quarantine,
 }
 
-/// The idempotency settings for [`crate::builder::Builder::idempotency`].
+/// The idempotency settings for [`crate::builder::Builder::idempotency`]:
+/// the store and how claims are kept in it.
 #[derive(Debug, Clone)]
-pub struct Idempotency<S> {
-    pub(crate) store: S,
+pub struct Idempotency {
+    pub(crate) store: SharedStore,
     pub(crate) ttl: Duration,
     pub(crate) lease: ClaimLease,
     pub(crate) missing_key: MissingKey,
@@ -180,12 +191,35 @@ pub struct Idempotency<S> {
     pub(crate) key_prefix: String,
 }
 
-impl<S: IdempotencyStore> Idempotency<S> {
-    /// Claims in `store`, completed keys remembered for an hour, leases until
-    /// the batch's deadline, keys scoped by the source queue's name.
-    pub fn new(store: S) -> Self {
+impl Idempotency {
+    /// Claims in a DynamoDB table whose partition key is the string `id`,
+    /// with TTL on `expiration` (`docs/idempotency.md` has the table).
+    #[cfg(feature = "dynamodb")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "dynamodb")))]
+    pub fn dynamodb(client: aws_sdk_dynamodb::Client, table: impl Into<String>) -> Self {
+        Self::new(DynamoDbStore::new(client, table))
+    }
+
+    /// Claims in Redis or Valkey at `url` (`redis://` or `rediss://` for TLS,
+    /// with AUTH's user and password if any), every key under `namespace`,
+    /// each call given up after `call_timeout`. No connection is opened yet.
+    #[cfg(feature = "redis")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
+    pub fn redis(url: &str, namespace: &str, call_timeout: Duration) -> Result<Self, StoreError> {
+        Ok(Self::new(RedisStore::new(url, namespace, call_timeout)?))
+    }
+
+    /// Claims in this process's memory: for tests, and for one process alone.
+    pub fn in_memory() -> Self {
+        Self::new(MemoryStore::new())
+    }
+
+    /// Claims in a store of one's own. Completed keys are remembered for an
+    /// hour, leases last until the batch's deadline, keys are scoped by the
+    /// source queue's name.
+    pub fn new(store: impl IdempotencyStore) -> Self {
         Self {
-            store,
+            store: SharedStore::new(store),
             ttl: DEFAULT_TTL,
             lease: ClaimLease::default(),
             missing_key: MissingKey::default(),
@@ -194,9 +228,17 @@ impl<S: IdempotencyStore> Idempotency<S> {
         }
     }
 
-    /// The store claims are written to.
-    pub fn store(&self) -> &S {
+    /// The store claims are written to, to call directly (in a test of a
+    /// store, or to read a record back).
+    pub fn store(&self) -> &impl IdempotencyStore {
         &self.store
+    }
+
+    /// Whether the store answers: one cheap read (DynamoDB's `DescribeTable`,
+    /// Redis's `PING`), for a long-lived worker to stop at start-up when it
+    /// cannot reach its store.
+    pub async fn check(&self) -> Result<(), StoreError> {
+        self.store.check().await
     }
 
     /// How long a completed key is remembered.
@@ -230,10 +272,4 @@ impl<S: IdempotencyStore> Idempotency<S> {
         self.scope = Some(scope.into());
         self
     }
-}
-
-/// The hex SHA-256 of a body: the record's `validation`.
-pub fn body_hash(body: &str) -> String {
-    use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(body.as_bytes()))
 }

@@ -78,12 +78,12 @@ async fn a_redelivered_key_is_acknowledged_as_a_duplicate_with_its_stored_result
         .unwrap();
     let body = r#"{"key":"p-1","cents":5}"#;
     let first = [record("a", body)];
-    assert_eq!(batch.process(&first, soon()).await.unwrap().outcomes[0], Outcome::Done);
+    assert_eq!(batch.process(&first, soon()).await.unwrap().outcomes[0].outcome, Outcome::Done);
     let again = [record("b", body), record("c", body)];
     let report = batch.process(&again, soon()).await.unwrap();
     let duplicate = Outcome::Duplicate { result: Some("receipt-5".into()) };
-    assert_eq!(report.outcomes[0], duplicate);
-    assert_eq!(report.outcomes[1], duplicate);
+    assert_eq!(report.outcomes[0].outcome, duplicate);
+    assert_eq!(report.outcomes[1].outcome, duplicate);
     assert!(report.batch_item_failures.is_empty());
     assert_eq!(runs.load(Ordering::SeqCst), 1, "the processor ran once for the key");
     assert_eq!(store.get("0:8:payments#p-1").unwrap().validation, body_hash(body));
@@ -101,7 +101,10 @@ async fn the_same_key_with_another_body_is_quarantined_with_both_hashes_and_not_
     batch.process(&[record("a", first)], soon()).await.unwrap();
     let records = [record("b", second)];
     let report = batch.process(&records, soon()).await.unwrap();
-    assert_eq!(report.outcomes[0], Outcome::Quarantined { code: ErrorCode::IdempotencyKeyReused });
+    assert_eq!(
+        report.outcomes[0].outcome,
+        Outcome::Quarantined { code: ErrorCode::IdempotencyKeyReused }
+    );
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     let kept = quarantine.0.lock().unwrap();
     assert_eq!(kept.len(), 1);
@@ -167,7 +170,7 @@ async fn a_missing_key_is_processed_or_quarantined_as_configured() {
         .build()
         .unwrap();
     assert_eq!(
-        lenient.process(&[record("a", body)], soon()).await.unwrap().outcomes[0],
+        lenient.process(&[record("a", body)], soon()).await.unwrap().outcomes[0].outcome,
         Outcome::Done
     );
     let strict = BatchProcessor::builder(payments(&runs))
@@ -177,7 +180,10 @@ async fn a_missing_key_is_processed_or_quarantined_as_configured() {
         .unwrap();
     let records = [record("b", body)];
     let report = strict.process(&records, soon()).await.unwrap();
-    assert_eq!(report.outcomes[0], Outcome::Quarantined { code: ErrorCode::MissingIdempotencyKey });
+    assert_eq!(
+        report.outcomes[0].outcome,
+        Outcome::Quarantined { code: ErrorCode::MissingIdempotencyKey }
+    );
     assert_eq!(runs.load(Ordering::SeqCst), 1);
 }
 
@@ -241,7 +247,7 @@ async fn a_claim_that_fails_never_runs_the_processor_and_a_lost_completion_is_co
         .unwrap();
     let records = [record("a", body)];
     let report = batch.process(&records, soon()).await.unwrap();
-    assert_eq!(report.outcomes[0], Outcome::Done, "the side effect happened: acknowledged");
+    assert_eq!(report.outcomes[0].outcome, Outcome::Done, "the side effect happened: acknowledged");
     assert_eq!(report.idempotency_store_errors, 1, "and the lost completion counted");
 }
 
@@ -272,7 +278,7 @@ async fn work_stops_when_its_claim_lapses_unrenewed_and_runs_on_while_renewed() 
         report = batch.process(&records, soon()) => report.unwrap(),
         () = renewing => unreachable!(),
     };
-    assert_eq!(report.outcomes[0], Outcome::Done);
+    assert_eq!(report.outcomes[0].outcome, Outcome::Done);
     assert_eq!(
         store.get("0:8:payments#p-1").unwrap().status,
         crate::idempotency::claim::Status::Completed

@@ -84,7 +84,7 @@ return 1
 /// 7.2 or later. Connects on first use, and makes a new connection after a
 /// call on the old one timed out or broke; clones share the connection.
 #[derive(Clone)]
-pub struct RedisStore {
+pub(crate) struct RedisStore {
     client: Client,
     namespace: String,
     link: Link,
@@ -141,7 +141,11 @@ impl RedisStore {
     /// A store at `url`, its keys prefixed with `prefix` (several functions
     /// can share one server), each call given `call_timeout` to connect and
     /// to answer. Nothing is connected yet.
-    pub fn new(url: &str, namespace: &str, call_timeout: Duration) -> Result<Self, StoreError> {
+    pub(crate) fn new(
+        url: &str,
+        namespace: &str,
+        call_timeout: Duration,
+    ) -> Result<Self, StoreError> {
         let client = Client::open(url).map_err(|source| StoreError::Redis {
             address: backpressure_core::redis_url::without_password(url),
             operation: "open",
@@ -159,25 +163,6 @@ impl RedisStore {
             namespace: namespace.to_owned(),
             scripts: std::sync::Arc::new(scripts),
         })
-    }
-
-    /// Connects, sends `PING` and runs a script with flags, so a wrong
-    /// address or password, or a server older than Redis 7.0, shows at start-up.
-    pub async fn check(&self) -> Result<(), StoreError> {
-        let mut used = self.connection().await?;
-        let ping = redis::cmd("PING").query_async::<String>(&mut used.connection).await;
-        self.answered(&used, "PING", ping)?;
-        let flagged = redis::cmd("EVAL")
-            .arg("#!lua flags=no-writes\nreturn 1")
-            .arg(0)
-            .query_async::<i64>(&mut used.connection)
-            .await;
-        self.answered(
-            &used,
-            "a script with flags (Redis 7.0 or later, Valkey 7.2 or later)",
-            flagged,
-        )
-        .map(|_| ())
     }
 
     async fn connection(&self) -> Result<Connection, StoreError> {
@@ -222,6 +207,25 @@ impl RedisStore {
 }
 
 impl IdempotencyStore for RedisStore {
+    /// Connects, sends `PING` and runs a script with flags, so a wrong
+    /// address or password, or a server older than Redis 7.0, shows at start-up.
+    async fn check(&self) -> Result<(), StoreError> {
+        let mut used = self.connection().await?;
+        let ping = redis::cmd("PING").query_async::<String>(&mut used.connection).await;
+        self.answered(&used, "PING", ping)?;
+        let flagged = redis::cmd("EVAL")
+            .arg("#!lua flags=no-writes\nreturn 1")
+            .arg(0)
+            .query_async::<i64>(&mut used.connection)
+            .await;
+        self.answered(
+            &used,
+            "a script with flags (Redis 7.0 or later, Valkey 7.2 or later)",
+            flagged,
+        )
+        .map(|_| ())
+    }
+
     async fn completed(
         &self,
         ids: &[String],

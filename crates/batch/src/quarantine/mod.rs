@@ -1,13 +1,10 @@
-//! Poison messages, quarantined: the record an operator reads ([`QuarantineRecord`]),
-//! where records are written ([`QuarantineStore`]), and a body kept in S3 when
-//! its record would not fit the queue ([`BodyObject`]).
+//! Poison messages, quarantined: a message as its record ([`record_for`]),
+//! the record itself ([`QuarantineRecord`], the format the operator's CLI
+//! reads), and where records are written ([`QuarantineStore`]).
 
-mod object;
 mod record;
 mod store;
 
-pub use object::BodyObject;
-#[cfg(feature = "s3-overflow")]
-pub(crate) use object::overflow_key;
-pub use record::*;
+pub use backpressure_core::quarantine::QuarantineRecord;
+pub use record::record_for;
 pub use store::{NoQuarantine, QuarantineError, QuarantineStore};

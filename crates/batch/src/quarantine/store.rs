@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use backpressure_core::error::{ApiError, error_chain};
 
-use super::record::QuarantineRecord;
+use backpressure_core::quarantine::QuarantineRecord;
 
 /// Why a quarantine write is not confirmed; the message is then retried.
 #[derive(Debug, Clone, thiserror::Error)]

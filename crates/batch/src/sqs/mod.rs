@@ -5,7 +5,7 @@ pub mod calls;
 mod message;
 #[cfg(feature = "s3-overflow")]
 mod overflow;
-mod quarantine;
+pub(crate) mod quarantine;
 #[cfg(test)]
 mod settled_visibility_tests;
 mod visibility;
@@ -15,5 +15,4 @@ pub use message::record_from_message;
 #[cfg(feature = "s3-overflow")]
 #[cfg_attr(docsrs, doc(cfg(feature = "s3-overflow")))]
 pub use overflow::S3Overflow;
-pub use quarantine::SqsQuarantine;
 pub use visibility::SqsVisibility;

@@ -8,7 +8,9 @@ use backpressure_core::error::ApiError;
 
 use std::sync::Arc;
 
-use crate::quarantine::{BodyObject, QuarantineError, QuarantineRecord, overflow_key};
+use backpressure_core::quarantine::BodyObject;
+
+use crate::quarantine::{QuarantineError, QuarantineRecord};
 
 /// The bucket and key prefix bodies are written to.
 #[derive(Debug, Clone)]
@@ -29,7 +31,7 @@ impl S3Overflow {
         let body = record.body.as_deref().unwrap_or_default();
         let key =
             overflow_key(&self.prefix, record.source_queue_arn.as_deref(), &record.message_id);
-        BodyObject::describe(&self.bucket, key, body)
+        BodyObject::of(&self.bucket, key, body)
     }
 
     /// Writes `body` to `object` ([`S3Overflow::object_for`]). The object is
@@ -59,5 +61,43 @@ impl S3Overflow {
                 source: Arc::new(ApiError::new("PutObject", error)),
             }),
         }
+    }
+}
+
+/// The S3 key of a quarantined body: `prefix`, the source queue's name, and
+/// the message id, each character outside `A–Z a–z 0–9 - _ .` percent-encoded
+/// (so a key is the same for every retry of one message, and safe in any tool).
+fn overflow_key(prefix: &str, source_queue_arn: Option<&str>, message_id: &str) -> String {
+    fn encoded(part: &str, out: &mut String) {
+        for byte in part.bytes() {
+            if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.') {
+                out.push(char::from(byte));
+            } else {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        }
+    }
+    let queue = source_queue_arn.and_then(|arn| arn.rsplit(':').next()).filter(|q| !q.is_empty());
+    let mut key = prefix.to_owned();
+    encoded(queue.unwrap_or("unknown-queue"), &mut key);
+    key.push('/');
+    match message_id {
+        "" | "." | ".." => key.push_str("no-message-id"),
+        id => encoded(id, &mut key),
+    }
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overflow_keys_are_stable_and_safe() {
+        let arn = Some("arn:aws:sqs:us-east-1:1:orders.fifo");
+        assert_eq!(overflow_key("quarantine/", arn, "0b6a-4d"), "quarantine/orders.fifo/0b6a-4d");
+        assert_eq!(overflow_key("", arn, "a b/é"), "orders.fifo/a%20b%2F%C3%A9");
+        assert_eq!(overflow_key("p/", None, ""), "p/unknown-queue/no-message-id");
+        assert_eq!(overflow_key("p/", Some("arn:x:"), ".."), "p/unknown-queue/no-message-id");
     }
 }

@@ -125,7 +125,7 @@ impl Stats {
     pub(crate) fn add(&mut self, entry: &Entry, now: Timestamp) {
         let key = |value: &Option<String>| value.clone().unwrap_or_else(|| NONE.to_owned());
         self.total += 1;
-        let digest = backpressure_batch::idempotency::body_hash(&entry.source_key());
+        let digest = backpressure_core::quarantine::body_hash(&entry.source_key());
         let first = digest.get(..32).and_then(|hex| u128::from_str_radix(hex, 16).ok());
         if !self.sources.insert(first.unwrap_or_default()) {
             self.duplicates += 1;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_sqs::types::{Message, MessageSystemAttributeName};
-use backpressure_batch::quarantine::{BodyObject, QuarantineRecord};
+use backpressure_core::quarantine::{BodyObject, QuarantineRecord};
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -184,7 +184,7 @@ impl Entry {
     pub(crate) fn source_key(&self) -> String {
         let sha256 = match &self.body_object {
             Some(object) => object.sha256.clone(),
-            None => backpressure_batch::idempotency::body_hash(self.body.as_deref().unwrap_or("")),
+            None => backpressure_core::quarantine::body_hash(self.body.as_deref().unwrap_or("")),
         };
         format!(
             "{} {} {sha256}",

@@ -6,7 +6,7 @@
 use aws_sdk_s3::Client;
 use aws_sdk_s3::error::SdkError;
 use aws_sdk_s3::operation::get_object::GetObjectError;
-use backpressure_batch::quarantine::BodyObject;
+use backpressure_core::quarantine::BodyObject;
 use futures::future::join_all;
 
 use crate::reading::entry::Entry;

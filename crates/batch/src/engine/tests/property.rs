@@ -61,7 +61,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
                 .collect(),
         };
         let report = engine
-            .run(&event, Instant::now() + Duration::from_secs(case.deadline_secs), &|_| {})
+            .run(&event.records, Instant::now() + Duration::from_secs(case.deadline_secs), &|_| {})
             .await?;
         let ids: Vec<String> = (0..case.messages.len()).map(|i| format!("m{i}")).collect();
 

@@ -3,7 +3,7 @@
 //! here with the reason they could not be replayed.
 
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
-use backpressure_batch::quarantine::BodyObject;
+use backpressure_core::quarantine::BodyObject;
 use backpressure_core::sqs_limits::{MAX_BATCH_BYTES, plan_batches};
 
 use super::{MAX_MESSAGE_BYTES, Sweep};

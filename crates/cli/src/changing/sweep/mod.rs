@@ -25,7 +25,7 @@ use crate::reading::objects::Objects;
 use crate::reading::rotate::Mover;
 use crate::reading::spill::Keys;
 use crate::terminal::error::CliError;
-use backpressure_batch::quarantine::BodyObject;
+use backpressure_core::quarantine::BodyObject;
 
 mod act;
 mod decide;
