@@ -44,7 +44,7 @@ pub struct QuarantineRecord {
     #[serde(default)]
     pub operation: Option<String>,
     /// Whose it is: the envelope's `tenantId`, or what a body of its own
-    /// names ([`crate::Validate::tenant_id`]).
+    /// names.
     #[serde(default)]
     pub tenant_id: Option<String>,
     /// How many times SQS had delivered it.
