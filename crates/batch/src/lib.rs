@@ -92,13 +92,11 @@
 //!
 //! ```no_run
 //! # use backpressure_batch::{BatchProcessor, Body, Processor};
-//! use backpressure_batch::idempotency::{DynamoDbStore, Idempotency};
+//! use backpressure_batch::idempotency::Idempotency;
 //! # async fn run<B: Body, P: Processor<B>>(processor: P) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
 //! let config = aws_config::load_from_env().await;
-//! let store = DynamoDbStore::new(aws_sdk_dynamodb::Client::new(&config), "idempotency");
-//! let batch = BatchProcessor::builder(processor)
-//!     .idempotency(Idempotency::new(store))
-//!     .build()?;
+//! let claims = Idempotency::dynamodb(aws_sdk_dynamodb::Client::new(&config), "idempotency");
+//! let batch = BatchProcessor::builder(processor).idempotency(claims).build()?;
 //! # Ok(()) }
 //! ```
 //!
