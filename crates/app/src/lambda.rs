@@ -5,7 +5,6 @@ use std::error::Error;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use backpressure_batch::idempotency::ClaimLease;
 use backpressure_batch::{Body, Processor};
 use backpressure_core::config::ConfigError;
 use backpressure_core::error::error_chain;
@@ -81,9 +80,7 @@ where
     let Some((config, processor)) = startup::init(load) else { return ExitCode::FAILURE };
     let clients = ConsumerClients::new(&startup::sdk_config(config.api_call_timeout).await);
     let version = startup::handler_version(name, version);
-    // A claim lasts until the invocation's deadline: nothing to renew.
-    let lease = ClaimLease::UntilDeadline;
-    match config.consumer(processor, &clients, Reach::OnFirstUse, version, lease).await {
+    match config.consumer(processor, &clients, Reach::OnFirstUse, version).await {
         Ok(builder) => match builder.build() {
             Ok(batch) => {
                 let batch = Arc::new(batch);

@@ -22,7 +22,7 @@ use backpressure_batch::Builder;
 use backpressure_batch::SqsQuarantine;
 #[cfg(any(feature = "dynamodb", feature = "redis"))]
 use backpressure_batch::idempotency::Idempotency;
-use backpressure_batch::idempotency::{ClaimLease, StoreError};
+use backpressure_batch::idempotency::StoreError;
 use backpressure_batch::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
 #[cfg(feature = "s3-overflow")]
 use backpressure_batch::sqs::S3Overflow;
@@ -152,7 +152,8 @@ impl ConsumerConfig {
     /// the queue; bodies too large for it to `QUARANTINE_OVERFLOW_BUCKET`),
     /// the source queue's visibility, its concurrency, margin, backoff and
     /// metrics, `handler_version` in quarantine records, and the idempotency
-    /// table with claims of `lease`.
+    /// store (whose claims last until the batch's deadline, or under a worker
+    /// one visibility timeout at a time, renewed on its heartbeat).
     #[cfg_attr(not(any(feature = "dynamodb", feature = "redis")), allow(unused_variables))]
     pub async fn consumer<P, B>(
         &self,
@@ -160,7 +161,6 @@ impl ConsumerConfig {
         clients: &ConsumerClients,
         reach: Reach,
         handler_version: String,
-        lease: ClaimLease,
     ) -> Result<Builder<P, ConsumerQuarantine, B>, ReachError> {
         let queue = self.quarantine_queue.clone();
         let quarantine = match self.quarantine_max_message_bytes {
@@ -203,7 +203,7 @@ impl ConsumerConfig {
                 if reach == Reach::AtStart {
                     store.check().await.map_err(unreachable)?;
                 }
-                Ok(builder.idempotency(idempotency.settings(store).lease(lease)))
+                Ok(builder.idempotency(idempotency.settings(store)))
             }
             #[cfg(feature = "redis")]
             StoreChoice::Redis { url } => {
@@ -212,7 +212,7 @@ impl ConsumerConfig {
                 if reach == Reach::AtStart {
                     store.check().await.map_err(unreachable)?;
                 }
-                Ok(builder.idempotency(idempotency.settings(store).lease(lease)))
+                Ok(builder.idempotency(idempotency.settings(store)))
             }
             // The configuration refuses a store this build has not; this is its second line.
             #[allow(unreachable_patterns)]

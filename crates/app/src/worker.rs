@@ -7,7 +7,6 @@ use std::error::Error;
 use std::process::ExitCode;
 
 use backpressure_batch::BuildError;
-use backpressure_batch::idempotency::ClaimLease;
 use backpressure_batch::worker::{Ended, Worker, WorkerError};
 use backpressure_batch::{Body, Processor};
 use backpressure_core::config::ConfigError;
@@ -172,10 +171,9 @@ where
     let clients = ConsumerClients::new(&sdk);
     let sqs = clients.sqs.clone();
     let version = startup::handler_version(name, version);
-    // The worker leases a claim for one visibility timeout and renews it on its heartbeat.
-    let lease = ClaimLease::Renewed(config.visibility_timeout);
+    // The worker leases each claim for one visibility timeout and renews it on its heartbeat.
     let batch = engine
-        .consumer(processor, &clients, Reach::AtStart, version, lease)
+        .consumer(processor, &clients, Reach::AtStart, version)
         .await
         .inspect_err(|error| error!(error = %error_chain(error), "cannot start"))
         .ok()?;

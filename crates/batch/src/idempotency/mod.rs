@@ -12,9 +12,9 @@
 //!   a permanent failure or a panic → the claim is released.
 //!
 //! A claim lasts as long as its holder can still be working: until the
-//! Lambda invocation's deadline, or ([`ClaimLease::Renewed`]) one lease at a
-//! time, renewed by a worker's
-//! heartbeat ([`crate::worker::Worker`]), with the processor cut before an unrenewed lease lapses. Each
+//! batch's deadline (a Lambda invocation's), or, under a worker
+//! (`worker::Worker`), one visibility timeout at a time, renewed by its
+//! heartbeat, with the processor cut before an unrenewed lease lapses. Each
 //! lease is written [`CLOCK_SKEW_MARGIN`] longer than the holder works under
 //! it, so a peer whose clock runs that much ahead still sees it held.
 //! `docs/idempotency.md` has the states, the one window in which a
@@ -158,8 +158,7 @@ pub trait IdempotencyStore: Send + Sync + 'static {
 
 /// How long a claim's lease is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ClaimLease {
+pub(crate) enum ClaimLease {
     /// Until the batch's deadline (a Lambda invocation's): nothing to renew.
     #[default]
     UntilDeadline,
@@ -248,7 +247,8 @@ impl Idempotency {
     }
 
     /// How long a claim's lease is.
-    pub fn lease(mut self, lease: ClaimLease) -> Self {
+    #[cfg(test)]
+    pub(crate) fn lease(mut self, lease: ClaimLease) -> Self {
         self.lease = lease;
         self
     }
