@@ -154,7 +154,6 @@ impl ConsumerConfig {
     /// metrics, `handler_version` in quarantine records, and the idempotency
     /// store (whose claims last until the batch's deadline, or under a worker
     /// one visibility timeout at a time, renewed on its heartbeat).
-    #[cfg_attr(not(any(feature = "dynamodb", feature = "redis")), allow(unused_variables))]
     pub async fn consumer<P, B>(
         &self,
         processor: P,
