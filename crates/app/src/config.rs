@@ -6,11 +6,13 @@ use backpressure_batch::Backoff;
 
 use crate::idempotency::IdempotencyConfig;
 use backpressure_core::config::variables::{
-    CONSUMER_CONCURRENCY, CONSUMER_MAX_IN_FLIGHT_PER_GROUP, DEADLINE_MARGIN_MS,
-    IDEMPOTENCY_TTL_SECONDS, QUARANTINE_MAX_MESSAGE_BYTES, QUARANTINE_OVERFLOW_BUCKET,
-    QUARANTINE_QUEUE_URL, RETRY_BASE_SECONDS, RETRY_MAX_SECONDS,
+    CONSUMER_CONCURRENCY, CONSUMER_MAX_IN_FLIGHT_PER_GROUP, DEADLINE_MARGIN_MS, ENVELOPE,
+    IDEMPOTENCY_TTL_SECONDS, OFFLOADED_PAYLOAD_MAX_BYTES, OFFLOADED_PAYLOADS,
+    QUARANTINE_MAX_MESSAGE_BYTES, QUARANTINE_OVERFLOW_BUCKET, QUARANTINE_QUEUE_URL,
+    RETRY_BASE_SECONDS, RETRY_MAX_SECONDS,
 };
 use backpressure_core::config::{ConfigError, Vars, api_call_timeout, namespace};
+use backpressure_core::envelope::Envelope;
 use backpressure_core::queue::QueueRef;
 
 /// Everything but the processor's own settings: a custom processor reads its own.
@@ -40,6 +42,51 @@ pub struct ConsumerConfig {
     /// The idempotency store (`IDEMPOTENCY_TABLE` or `IDEMPOTENCY_REDIS_URL`)
     /// and its settings; `None` when neither is set.
     pub idempotency: Option<IdempotencyConfig>,
+    /// `ENVELOPE`: the wrapper each body comes in; `None` (`none`): the body is the message.
+    pub envelope: Option<Envelope>,
+    /// `OFFLOADED_PAYLOADS` and `OFFLOADED_PAYLOAD_MAX_BYTES`; `None` (`off`):
+    /// a pointer to S3 is a message like any other.
+    pub offloaded: Option<Offloaded>,
+}
+
+/// How payloads offloaded to S3 are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offloaded {
+    /// `OFFLOADED_PAYLOAD_MAX_BYTES`: a larger object is quarantined unread.
+    pub max_bytes: u64,
+    /// `read-and-delete`: the object is deleted once its message was processed.
+    pub delete_when_processed: bool,
+}
+
+/// `OFFLOADED_PAYLOADS` and its bound; every bad one is named.
+fn offloaded<F: Fn(&str) -> Option<String>>(
+    vars: &Vars<F>,
+    errors: &mut Vec<ConfigError>,
+) -> Option<Offloaded> {
+    let max_bytes = vars.whole_or(&OFFLOADED_PAYLOAD_MAX_BYTES, errors);
+    let given = vars.get(OFFLOADED_PAYLOADS.name);
+    let delete_when_processed = match given.as_deref().map(str::trim) {
+        None | Some("" | "off") => return None,
+        Some("read") => false,
+        Some("read-and-delete") => true,
+        Some(other) => {
+            errors.push(ConfigError::invalid(
+                OFFLOADED_PAYLOADS.name,
+                other,
+                "give off, read or read-and-delete",
+            ));
+            return None;
+        }
+    };
+    if !cfg!(feature = "offloaded-payloads") {
+        errors.push(ConfigError::invalid(
+            OFFLOADED_PAYLOADS.name,
+            given.as_deref().unwrap_or_default(),
+            "this build reads nothing from S3: build backpressure-app with the feature `offloaded-payloads`",
+        ));
+        return None;
+    }
+    Some(Offloaded { max_bytes, delete_when_processed })
 }
 
 /// `ChangeMessageVisibility`'s limit: 12 hours.
@@ -99,6 +146,13 @@ impl ConsumerConfig {
         let namespace = namespace(vars).map_err(|e| errors.push(e)).ok();
         let api_call_timeout = api_call_timeout(vars).map_err(|e| errors.push(e)).ok();
         let idempotency = IdempotencyConfig::from_vars(vars, &mut errors);
+        let envelope = vars.get(ENVELOPE.name).and_then(|text| {
+            Envelope::parse(&text)
+                .map_err(|reason| errors.push(ConfigError::invalid(ENVELOPE.name, &text, reason)))
+                .ok()
+                .flatten()
+        });
+        let offloaded = offloaded(vars, &mut errors);
         let overflow_bucket = vars.get(QUARANTINE_OVERFLOW_BUCKET.name);
         if let Some(problem) = overflow_bucket.as_deref().and_then(bucket_name_problem) {
             let value = overflow_bucket.as_deref().unwrap_or_default();
@@ -128,6 +182,8 @@ impl ConsumerConfig {
             namespace,
             api_call_timeout,
             idempotency,
+            envelope,
+            offloaded,
         })
     }
 }

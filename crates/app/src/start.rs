@@ -6,7 +6,7 @@
 
 #[cfg(feature = "dynamodb")]
 use aws_sdk_dynamodb::Client as DynamoDbClient;
-#[cfg(feature = "s3-overflow")]
+#[cfg(any(feature = "s3-overflow", feature = "offloaded-payloads"))]
 use aws_sdk_s3::Client as S3Client;
 use aws_sdk_sqs::Client as SqsClient;
 use backpressure_core::config::Vars;
@@ -19,6 +19,8 @@ use tracing::{info, warn};
 
 use backpressure_batch::BatchProcessor;
 use backpressure_batch::Builder;
+#[cfg(feature = "offloaded-payloads")]
+use backpressure_batch::OffloadedPayloads;
 use backpressure_batch::SqsQuarantine;
 #[cfg(any(feature = "dynamodb", feature = "redis"))]
 use backpressure_batch::idempotency::Idempotency;
@@ -37,8 +39,8 @@ use crate::idempotency::StoreChoice;
 pub struct ConsumerClients {
     /// The quarantine queue's and the source queue's client.
     pub sqs: SqsClient,
-    /// The quarantine overflow bucket's client.
-    #[cfg(feature = "s3-overflow")]
+    /// The client of the quarantine overflow bucket and of offloaded payloads.
+    #[cfg(any(feature = "s3-overflow", feature = "offloaded-payloads"))]
     pub s3: S3Client,
     /// The idempotency table's client.
     #[cfg(feature = "dynamodb")]
@@ -50,7 +52,7 @@ impl ConsumerClients {
     pub fn new(sdk: &SdkConfig) -> Self {
         Self {
             sqs: SqsClient::new(sdk),
-            #[cfg(feature = "s3-overflow")]
+            #[cfg(any(feature = "s3-overflow", feature = "offloaded-payloads"))]
             s3: S3Client::new(sdk),
             #[cfg(feature = "dynamodb")]
             dynamodb: DynamoDbClient::new(sdk),
@@ -190,6 +192,18 @@ impl ConsumerConfig {
             .handler_version(handler_version);
         if let Some(per_group) = self.max_in_flight_per_group {
             builder = builder.max_in_flight_per_group(per_group);
+        }
+        if let Some(envelope) = self.envelope {
+            builder = builder.envelope(envelope);
+        }
+        #[cfg(feature = "offloaded-payloads")]
+        if let Some(offloaded) = self.offloaded {
+            let mut payloads =
+                OffloadedPayloads::new(clients.s3.clone()).max_bytes(offloaded.max_bytes);
+            if offloaded.delete_when_processed {
+                payloads = payloads.delete_when_processed();
+            }
+            builder = builder.offloaded_payloads(payloads);
         }
         let Some(idempotency) = &self.idempotency else { return Ok(builder) };
         #[cfg(any(feature = "dynamodb", feature = "redis"))]

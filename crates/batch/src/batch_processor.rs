@@ -95,6 +95,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
             quarantined = summary.quarantined,
             retried = summary.retried,
             duplicates = summary.duplicates,
+            skipped = summary.skipped,
             claims_contended = summary.claims_contended,
             idempotency_store_errors = summary.idempotency_store_errors,
             error_codes = %summary.error_codes_field(),
@@ -118,7 +119,7 @@ fn failed_records_field(outcomes: &[RecordOutcome<'_>]) -> String {
     let mut field = String::new();
     for processed in outcomes {
         let what = match &processed.outcome {
-            Outcome::Done | Outcome::Duplicate { .. } => continue,
+            Outcome::Done | Outcome::Skipped | Outcome::Duplicate { .. } => continue,
             Outcome::Quarantined { code } => format!("quarantined:{code}"),
             Outcome::Retry { cause, .. } => format!("retry:{}", cause.as_str()),
             Outcome::QuarantineFailed { code, .. } => format!("quarantine_failed:{code}"),

@@ -12,11 +12,14 @@ use crate::body::Body;
 use crate::engine::{Engine, EngineSettings};
 use crate::idempotency::Idempotency;
 use crate::idempotency::guard::Guard;
+#[cfg(feature = "offloaded-payloads")]
+use crate::offloaded::OffloadedPayloads;
 use crate::processor::Processor;
 use crate::quarantine::NoQuarantine;
 use crate::quarantine::QuarantineStore;
 #[cfg(feature = "sqs")]
 use crate::sqs::SqsVisibility;
+use backpressure_core::envelope::Envelope;
 
 /// Why a [`BatchProcessor`] cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,6 +77,9 @@ impl<P, B> Builder<P, NoQuarantine, B> {
                 concurrency: 32,
                 deadline_margin: Duration::from_secs(2),
                 handler_version: format!("backpressure-batch/{}", env!("CARGO_PKG_VERSION")),
+                envelope: None,
+                #[cfg(feature = "offloaded-payloads")]
+                offloaded: None,
             },
             #[cfg(feature = "sqs")]
             backoff: None,
@@ -109,6 +115,28 @@ impl<P, Q, B> Builder<P, Q, B> {
             per_group: self.per_group,
             body: PhantomData,
         }
+    }
+
+    /// Every body comes in `envelope` (an SNS notification, an EventBridge
+    /// event, an S3 notification): the body type decodes the message inside
+    /// ([`crate::Message::payload`]), and the processor has the envelope's
+    /// own fields at hand ([`crate::Message::delivery`]). A body that is not
+    /// the envelope is quarantined as `invalid_envelope`; a message inside it
+    /// that does not decode keeps its own code (`invalid_json`, …), its
+    /// detail saying where it was. S3's test event is acknowledged unprocessed
+    /// ([`crate::Outcome::Skipped`]).
+    pub fn envelope(mut self, envelope: Envelope) -> Self {
+        self.settings.envelope = Some(envelope);
+        self
+    }
+
+    /// Reads payloads an SQS (or SNS) Extended Client offloaded to S3
+    /// before they are decoded; see [`OffloadedPayloads`].
+    #[cfg(feature = "offloaded-payloads")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "offloaded-payloads")))]
+    pub fn offloaded_payloads(mut self, payloads: OffloadedPayloads) -> Self {
+        self.settings.offloaded = Some(payloads);
+        self
     }
 
     /// Claims each message's idempotency key ([`crate::Body::idempotency_key`])

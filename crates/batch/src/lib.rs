@@ -126,7 +126,8 @@
         feature = "worker",
         feature = "redis",
         feature = "dynamodb",
-        feature = "s3-overflow"
+        feature = "s3-overflow",
+        feature = "offloaded-payloads"
     )),
     allow(dead_code)
 )]
@@ -138,10 +139,13 @@ mod body;
 mod builder;
 mod emf;
 mod engine;
+pub mod envelope;
 mod event;
 pub mod idempotency;
 #[cfg(feature = "lambda")]
 mod lambda;
+#[cfg(feature = "offloaded-payloads")]
+mod offloaded;
 mod outcome;
 mod processor;
 pub mod quarantine;
@@ -170,6 +174,9 @@ pub use batch_processor::BatchProcessor;
 pub use body::{Body, ContractViolation, Labels, Validate};
 pub use builder::{BuildError, Builder};
 pub use event::{SqsEvent, SqsRecord};
+#[cfg(feature = "offloaded-payloads")]
+#[cfg_attr(docsrs, doc(cfg(feature = "offloaded-payloads")))]
+pub use offloaded::{DEFAULT_MAX_PAYLOAD_BYTES, OffloadedPayloads};
 pub use outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 pub use processor::{Message, Processor};
 pub use report::{BatchError, BatchReport, RecordOutcome};

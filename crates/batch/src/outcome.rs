@@ -21,6 +21,16 @@ pub enum ErrorCode {
     IdempotencyKeyReused,
     /// The message has no idempotency key, and the store requires one.
     MissingIdempotencyKey,
+    /// The body is not the envelope the consumer was set up for (an SNS
+    /// notification, an EventBridge event, an S3 notification).
+    InvalidEnvelope,
+    /// The object an SQS Extended Client pointer names is not in S3.
+    OffloadedPayloadMissing,
+    /// The object an SQS Extended Client pointer names is larger than the
+    /// consumer reads.
+    OffloadedPayloadTooLarge,
+    /// The object an SQS Extended Client pointer names is not UTF-8 text.
+    OffloadedPayloadNotText,
     /// A code of the user's own processor.
     Custom(Cow<'static, str>),
 }
@@ -35,6 +45,10 @@ impl ErrorCode {
             Self::DownstreamRejected => "downstream_rejected",
             Self::IdempotencyKeyReused => "idempotency_key_reused",
             Self::MissingIdempotencyKey => "missing_idempotency_key",
+            Self::InvalidEnvelope => "invalid_envelope",
+            Self::OffloadedPayloadMissing => "offloaded_payload_missing",
+            Self::OffloadedPayloadTooLarge => "offloaded_payload_too_large",
+            Self::OffloadedPayloadNotText => "offloaded_payload_not_text",
             Self::Custom(code) => code,
         }
     }
@@ -109,6 +123,9 @@ pub enum RetryCause {
     ClaimContended,
     /// The idempotency store did not answer the claim: not processed.
     IdempotencyStore,
+    /// The payload offloaded to S3 could not be read now (denied, throttled,
+    /// unanswered): not processed.
+    OffloadedPayload,
 }
 
 impl RetryCause {
@@ -121,6 +138,7 @@ impl RetryCause {
             Self::GroupBlocked => "group_blocked",
             Self::ClaimContended => "claim_contended",
             Self::IdempotencyStore => "idempotency_store",
+            Self::OffloadedPayload => "offloaded_payload",
         }
     }
 }
@@ -131,6 +149,8 @@ impl RetryCause {
 pub enum Outcome {
     /// Processed: deleted from the queue.
     Done,
+    /// Nothing in it to process (S3's test event): deleted without processing.
+    Skipped,
     /// Its idempotency key was already completed: deleted without processing.
     Duplicate {
         /// What the first processing returned ([`Verdict::DoneWith`]).

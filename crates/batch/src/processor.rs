@@ -5,6 +5,8 @@ use std::future::Future;
 
 use tokio::time::Instant;
 
+use backpressure_core::envelope::Delivery;
+
 use crate::body::Labels;
 use crate::event::SqsRecord;
 use crate::outcome::{IntoVerdict, Verdict};
@@ -16,6 +18,14 @@ pub struct Message<'a, B> {
     pub message_id: &'a str,
     /// The body exactly as it was sent.
     pub body: &'a str,
+    /// The message as its producer published it: the body itself, or what
+    /// was inside its envelope (SNS's `Message`, EventBridge's `detail`), or
+    /// the payload read from S3 when the body pointed at one. `request` is
+    /// this, decoded.
+    pub payload: &'a str,
+    /// What the envelope said of the message's delivery (SNS's `MessageId`
+    /// and topic, EventBridge's `source` and `detail-type`); `None` without one.
+    pub delivery: Option<&'a Delivery>,
     /// The body decoded ([`crate::Body::decode`]).
     pub request: &'a B,
     /// The whole record: attributes, message attributes, receipt handle.
@@ -36,8 +46,8 @@ pub trait Processor<B>: Send + Sync {
     /// attribute, say): `Some` replaces the body's idempotency key, tenant
     /// and operation ([`crate::Validate`]) for the claim and the quarantine
     /// record. `None` (the default) leaves them to the body.
-    fn labels(&self, record: &SqsRecord, body: &B) -> Option<Labels> {
-        let _ = (record, body);
+    fn labels(&self, message: &Message<'_, B>) -> Option<Labels> {
+        let _ = message;
         None
     }
 }

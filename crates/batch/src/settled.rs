@@ -34,7 +34,12 @@ impl Settled {
     pub(crate) fn acknowledges(&self) -> bool {
         matches!(
             self,
-            Self::Final(Outcome::Done | Outcome::Duplicate { .. } | Outcome::Quarantined { .. })
+            Self::Final(
+                Outcome::Done
+                    | Outcome::Skipped
+                    | Outcome::Duplicate { .. }
+                    | Outcome::Quarantined { .. }
+            )
         )
     }
 }

@@ -21,6 +21,8 @@ pub(crate) struct BatchSummary {
     pub retried: usize,
     /// Acknowledged without processing: their idempotency keys were completed.
     pub duplicates: usize,
+    /// Acknowledged without processing: nothing in them to process (S3's test event).
+    pub skipped: usize,
     /// Retried because another consumer held their idempotency claims.
     pub claims_contended: usize,
     /// Idempotency store calls that failed or ran out of time.
@@ -41,6 +43,7 @@ impl BatchSummary {
             match outcome {
                 Outcome::Done => summary.done += 1,
                 Outcome::Duplicate { .. } => summary.duplicates += 1,
+                Outcome::Skipped => summary.skipped += 1,
                 Outcome::Quarantined { code } => {
                     summary.quarantined += 1;
                     *summary.by_error_code.entry(code.as_str().to_owned()).or_default() += 1;
@@ -100,6 +103,7 @@ impl BatchSummary {
                 .metric("MessagesQuarantined", "Count", self.quarantined)
                 .metric("MessagesRetried", "Count", self.retried)
                 .metric("DuplicatesSkipped", "Count", self.duplicates)
+                .metric("TestEventsSkipped", "Count", self.skipped)
                 .metric("DeadlineCuts", "Count", self.deadline_cuts())
                 .metric("ClaimsContended", "Count", self.claims_contended)
                 .metric("IdempotencyStoreErrors", "Count", self.idempotency_store_errors)

@@ -17,6 +17,9 @@ use serde_json::value::RawValue;
 pub enum Selector {
     /// The SQS message id (`message-id`).
     MessageId,
+    /// The envelope's own id for the message (`envelope-id`): SNS's
+    /// `MessageId`, EventBridge's `id` ([`crate::envelope`]).
+    EnvelopeId,
     /// A JSON pointer into the body (`/order/id`, RFC 6901).
     Pointer(String),
     /// A message attribute's string value (`attribute:NAME`).
@@ -25,13 +28,14 @@ pub enum Selector {
 
 /// What [`Selector::parse`] takes, for an error that says what to give.
 pub const SELECTOR_FORMS: &str =
-    "give message-id, a JSON pointer such as /order/id, or attribute:NAME";
+    "give message-id, envelope-id, a JSON pointer such as /order/id, or attribute:NAME";
 
 impl Selector {
-    /// `message-id`, `/a/json/pointer` or `attribute:NAME`.
+    /// `message-id`, `envelope-id`, `/a/json/pointer` or `attribute:NAME`.
     pub fn parse(text: &str) -> Result<Self, String> {
         match text.trim() {
             "message-id" => Ok(Self::MessageId),
+            "envelope-id" => Ok(Self::EnvelopeId),
             pointer if pointer.starts_with('/') => Ok(Self::Pointer(pointer.to_owned())),
             other => match other.strip_prefix("attribute:") {
                 Some(name) if !name.is_empty() => Ok(Self::Attribute(name.to_owned())),
@@ -40,17 +44,20 @@ impl Selector {
         }
     }
 
-    /// The label of one message: `message_id` its id, `attribute` looks up
-    /// a message attribute's string value, `body` its text. `None` when the
-    /// message has no such value, or an empty one.
+    /// The label of one message: `message_id` its id, `envelope_id` its
+    /// envelope's, `attribute` looks up a message attribute's string value,
+    /// `body` its text (inside its envelope). `None` when the message has no
+    /// such value, or an empty one.
     pub fn select<'a>(
         &self,
         message_id: Option<&str>,
+        envelope_id: Option<&str>,
         attribute: impl FnOnce(&str) -> Option<&'a str>,
         body: Option<&str>,
     ) -> Option<String> {
         let label = match self {
             Self::MessageId => message_id.map(str::to_owned),
+            Self::EnvelopeId => envelope_id.map(str::to_owned),
             Self::Attribute(name) => attribute(name).map(str::to_owned),
             Self::Pointer(pointer) => text_at(body?, pointer),
         };
@@ -62,6 +69,7 @@ impl std::fmt::Display for Selector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Self::MessageId => f.write_str("message-id"),
+            Self::EnvelopeId => f.write_str("envelope-id"),
             Self::Pointer(pointer) => f.write_str(pointer),
             Self::Attribute(name) => write!(f, "attribute:{name}"),
         }
@@ -152,7 +160,7 @@ mod tests {
 
     #[test]
     fn selectors_parse_print_and_select() {
-        for text in ["message-id", "/order/id", "attribute:tenant"] {
+        for text in ["message-id", "envelope-id", "/order/id", "attribute:tenant"] {
             assert_eq!(Selector::parse(text).unwrap().to_string(), text);
         }
         for bad in ["order.id", "attribute:", "messageid", ""] {
@@ -160,11 +168,14 @@ mod tests {
         }
         let attribute = |name: &str| (name == "tenant").then_some("");
         let select = |text: &str| {
-            Selector::parse(text).unwrap().select(Some("m-1"), attribute, Some(r#"{"k":""}"#))
+            let body = Some(r#"{"k":""}"#);
+            Selector::parse(text).unwrap().select(Some("m-1"), Some("sns-1"), attribute, body)
         };
         assert_eq!(select("message-id").as_deref(), Some("m-1"));
+        assert_eq!(select("envelope-id").as_deref(), Some("sns-1"));
+        assert_eq!(Selector::EnvelopeId.select(Some("m-1"), None, |_| None, None), None);
         assert_eq!(select("attribute:tenant"), None, "an empty attribute is no label");
         assert_eq!(select("/k"), None);
-        assert_eq!(Selector::MessageId.select(Some(""), |_| None, None), None);
+        assert_eq!(Selector::MessageId.select(Some(""), None, |_| None, None), None);
     }
 }

@@ -5,11 +5,12 @@
 //! ([`queue`]), the AWS API error and its one-line form ([`error`]), where a label is in a
 //! message and its exact text ([`field`]), and an
 //! invocation's remaining time ([`deadline`]), what SQS accepts in a message
-//! and a batch ([`sqs_limits`]) and the one way times are written ([`time`]), a Redis URL without its password ([`redis_url`]), and the quarantine record the library writes and the operator's CLI reads ([`quarantine`]). Nothing in this crate performs I/O.
+//! and a batch ([`sqs_limits`]) and the one way times are written ([`time`]), a Redis URL without its password ([`redis_url`]), the quarantine record the library writes and the operator's CLI reads ([`quarantine`]), and the envelopes other services wrap messages in ([`envelope`]). Nothing in this crate performs I/O.
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod config;
 pub mod deadline;
+pub mod envelope;
 pub mod error;
 pub mod field;
 pub mod quarantine;

@@ -142,18 +142,18 @@ impl HttpDelivery {
             (CORRELATION_ID, "correlationId", Some(correlation)),
             (TENANT_ID, "tenantId", Some(message.request.tenant_id.as_str())),
         ];
-        self.post(message.record, message.body, "application/json", headers)
+        self.post(message.record, message.payload, "application/json", headers)
     }
 
     fn raw_request(&self, message: &Message<'_, RawBody>) -> Result<Request<Full<Bytes>>, String> {
-        let labels = self.raw.of(message.record, message.request);
+        let labels = self.raw.of(message);
         let content_type = content_type(message.record, message.request);
         let headers = [
             (IDEMPOTENCY_KEY, "the idempotency key", labels.idempotency_key.as_deref()),
             (CORRELATION_ID, "the message id", Some(message.message_id)),
             (TENANT_ID, "the tenant", labels.tenant_id.as_deref()),
         ];
-        self.post(message.record, message.body, content_type, headers)
+        self.post(message.record, message.payload, content_type, headers)
     }
 
     /// A POST of `body` with these headers (a `None` or empty value left out) and the
@@ -267,8 +267,8 @@ impl Processor<RawBody> for RawDelivery {
         }
     }
 
-    fn labels(&self, record: &SqsRecord, body: &RawBody) -> Option<Labels> {
-        Some(self.0.raw.of(record, body))
+    fn labels(&self, message: &Message<'_, RawBody>) -> Option<Labels> {
+        Some(self.0.raw.of(message))
     }
 }
 
@@ -334,6 +334,8 @@ mod tests {
             let message = Message {
                 message_id: "m-1",
                 body: text,
+                payload: text,
+                delivery: None,
                 request: &body,
                 record,
                 deadline: Instant::now() + Duration::from_secs(5),

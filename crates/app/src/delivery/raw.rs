@@ -7,8 +7,7 @@ use backpressure_core::config::{ConfigError, Vars};
 pub use backpressure_core::field::Selector;
 use serde_json::Value;
 
-use backpressure_batch::SqsRecord;
-use backpressure_batch::{Body, ContractViolation, Labels};
+use backpressure_batch::{Body, ContractViolation, Labels, Message};
 
 /// What the forwarder takes its messages' bodies to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -87,12 +86,15 @@ impl RawLabels {
     }
 
     /// The labels of one message, exactly as it has them (a number's JSON
-    /// text as written); an empty one is none.
-    pub fn of(&self, record: &SqsRecord, body: &RawBody) -> Labels {
+    /// text as written); an empty one is none. A pointer reads the message
+    /// inside its envelope; `envelope-id` is the envelope's own id.
+    pub fn of(&self, message: &Message<'_, RawBody>) -> Labels {
+        let record = message.record;
         let select = |selector: &Selector| {
-            let text = body.json().and(record.body.as_deref());
+            let text = message.request.json().and(Some(message.payload));
             let attribute = |name: &str| record.message_attribute(name);
-            selector.select(record.usable_message_id(), attribute, text)
+            let envelope_id = message.delivery.and_then(|delivery| delivery.id());
+            selector.select(record.usable_message_id(), envelope_id, attribute, text)
         };
         Labels::default()
             .idempotency_key(select(&self.key))
@@ -104,6 +106,24 @@ impl RawLabels {
 mod tests {
     use super::*;
 
+    use backpressure_batch::SqsRecord;
+    use backpressure_batch::envelope::Envelope;
+    use tokio::time::Instant;
+
+    fn labels_of(labels: &RawLabels, record: &SqsRecord, body: &RawBody) -> Labels {
+        let text = record.body.as_deref().unwrap_or_default();
+        let message = Message {
+            message_id: "m-1",
+            body: text,
+            payload: text,
+            delivery: None,
+            request: body,
+            record,
+            deadline: Instant::now(),
+        };
+        labels.of(&message)
+    }
+
     #[test]
     fn selectors_parse_and_find_their_labels() {
         let record = SqsRecord::new("m-1")
@@ -112,7 +132,7 @@ mod tests {
         let body = RawBody::decode(record.body.as_deref().unwrap_or_default()).unwrap();
         let select = |text: &str| {
             let labels = RawLabels { key: Selector::parse(text).unwrap(), tenant: None };
-            labels.of(&record, &body).idempotency_key
+            labels_of(&labels, &record, &body).idempotency_key
         };
         assert_eq!(select("message-id").as_deref(), Some("m-1"));
         assert_eq!(select("/order/id").as_deref(), Some("o-7"));
@@ -127,7 +147,33 @@ mod tests {
         let text = RawBody::decode("<html>502</html>").unwrap();
         assert_eq!(text.json(), None, "any text is a raw body");
         let by_order = RawLabels { key: Selector::parse("/order/id").unwrap(), tenant: None };
-        assert_eq!(by_order.of(&record, &text).idempotency_key, None);
+        assert_eq!(labels_of(&by_order, &record, &text).idempotency_key, None);
+    }
+
+    #[test]
+    fn inside_an_envelope_pointers_read_the_message_and_envelope_id_its_id() {
+        let sns = r#"{"Type":"Notification","MessageId":"sns-9","TopicArn":"arn:aws:sns:eu-west-1:1:t",
+            "Message":"{\"orderId\":\"o-7\"}"}"#;
+        let record = SqsRecord::new("m-1").with_body(sns);
+        let opened = Envelope::Sns.open(sns).unwrap();
+        let body = RawBody::decode(&opened.payload).unwrap();
+        let message = Message {
+            message_id: "m-1",
+            body: sns,
+            payload: &opened.payload,
+            delivery: Some(&opened.delivery),
+            request: &body,
+            record: &record,
+            deadline: Instant::now(),
+        };
+        let select = |text: &str| {
+            let labels = RawLabels { key: Selector::parse(text).unwrap(), tenant: None };
+            labels.of(&message).idempotency_key
+        };
+        assert_eq!(select("/orderId").as_deref(), Some("o-7"));
+        assert_eq!(select("envelope-id").as_deref(), Some("sns-9"));
+        assert_eq!(select("message-id").as_deref(), Some("m-1"));
+        assert_eq!(select("/MessageId"), None, "the envelope's fields are not the message's");
     }
 
     #[test]

@@ -20,6 +20,7 @@ use tokio::time::{Instant, sleep_until};
 use tracing::{error, warn};
 
 use crate::body::{Body, ContractViolation};
+use crate::engine::open::{Payload, Unopened, inside, open};
 use crate::event::{SourceQueue, SqsRecord};
 use crate::idempotency::guard::{BatchClaims, Guard};
 use crate::outcome::{Outcome, RetryCause, Verdict};
@@ -41,6 +42,11 @@ pub(crate) struct EngineSettings {
     pub deadline_margin: Duration,
     /// Written into quarantine records.
     pub handler_version: String,
+    /// The envelope every body comes in; `None`: the body is the message.
+    pub envelope: Option<backpressure_core::envelope::Envelope>,
+    /// Reads payloads offloaded to S3.
+    #[cfg(feature = "offloaded-payloads")]
+    pub offloaded: Option<crate::offloaded::OffloadedPayloads>,
 }
 
 /// Time kept free after the quarantine writes, for the response itself.
@@ -64,7 +70,9 @@ pub(crate) struct Engine<P, Q, B> {
 struct Batch<'e, 's, B> {
     records: &'e [SqsRecord],
     ids: Vec<&'e str>,
-    bodies: Vec<Result<B, ContractViolation>>,
+    /// Each record's message as published (its body, without an envelope).
+    payloads: Vec<Payload<'e>>,
+    bodies: Vec<Result<B, Unopened>>,
     claims: Option<BatchClaims>,
     /// Each record's place: `None` until a step settles it.
     slots: Vec<Mutex<Option<Settled>>>,
@@ -75,6 +83,20 @@ struct Batch<'e, 's, B> {
 }
 
 impl<'e, B> Batch<'e, '_, B> {
+    /// The S3 objects of the messages this batch processed, or found duplicates.
+    #[cfg(feature = "offloaded-payloads")]
+    fn processed_offloads(&mut self) -> Vec<backpressure_core::envelope::S3Pointer> {
+        let settled = self.slots.iter().map(|slot| {
+            matches!(*lock(slot), Some(Settled::Final(Outcome::Done | Outcome::Duplicate { .. })))
+        });
+        let payloads = self.payloads.iter_mut();
+        settled
+            .zip(payloads)
+            .filter(|(done, _)| *done)
+            .filter_map(|(_, p)| p.offloaded.take())
+            .collect()
+    }
+
     /// Each record's outcome; one no step settled (the deadline cut it, or
     /// its quarantine write never started) is retried.
     fn into_report(self, source: Option<SourceQueue>) -> BatchReport<'e> {
@@ -187,8 +209,26 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         let now = Instant::now();
         let processing_deadline =
             deadline.checked_sub(self.settings.deadline_margin).unwrap_or(now).max(now);
-        let bodies: Vec<Result<B, ContractViolation>> =
-            records.iter().map(|r| B::decode(r.body.as_deref().unwrap_or_default())).collect();
+        let envelope = self.settings.envelope;
+        #[cfg_attr(not(feature = "offloaded-payloads"), allow(unused_mut))]
+        let (mut payloads, mut unopened): (Vec<Payload<'r>>, Vec<Option<Unopened>>) =
+            records.iter().map(|record| open(envelope, record)).unzip();
+        #[cfg(feature = "offloaded-payloads")]
+        if let Some(offloaded) = &self.settings.offloaded {
+            let concurrency = self.settings.concurrency;
+            offloaded
+                .fetch_all(&mut payloads, &mut unopened, processing_deadline, concurrency)
+                .await;
+        }
+        let bodies: Vec<Result<B, Unopened>> = payloads
+            .iter()
+            .zip(unopened)
+            .map(|(payload, unopened)| match unopened {
+                Some(unopened) => Err(unopened),
+                None => B::decode(&payload.text)
+                    .map_err(|violation| Unopened::Quarantine(inside(envelope, violation))),
+            })
+            .collect();
         let claims = match &self.guard {
             Some(guard) => {
                 let keys = bodies.iter().filter_map(|b| b.as_ref().ok()?.idempotency_key());
@@ -197,9 +237,11 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             }
             None => None,
         };
-        let batch = Batch {
+        #[cfg_attr(not(feature = "offloaded-payloads"), allow(unused_mut))]
+        let mut batch = Batch {
             records,
             ids,
+            payloads,
             bodies,
             claims,
             slots: records.iter().map(|_| Mutex::new(None)).collect(),
@@ -210,6 +252,10 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
 
         self.work(&batch).await;
         self.quarantine_pending(&batch, deadline).await;
+        #[cfg(feature = "offloaded-payloads")]
+        if let Some(offloaded) = &self.settings.offloaded {
+            offloaded.delete_processed(batch.processed_offloads(), deadline).await;
+        }
         Ok(batch.into_report(source))
     }
 
@@ -264,14 +310,32 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         let record = &batch.records[index];
         let message_id = batch.ids[index];
         let body = record.body.as_deref().unwrap_or_default();
+        let payload = &batch.payloads[index];
         let request = match &batch.bodies[index] {
             Ok(request) => request,
-            Err(violation) => {
+            Err(Unopened::Quarantine(violation)) => {
                 let ContractViolation { code, detail, labels } = violation.clone();
                 return self.permanent(batch, index, code, detail, labels).await;
             }
+            Err(Unopened::Retry(detail)) => {
+                warn!(message_id, detail = %detail, "message will be retried");
+                return Settled::Final(Outcome::retry(
+                    RetryCause::OffloadedPayload,
+                    detail.clone(),
+                ));
+            }
+            Err(Unopened::Skip) => return Settled::Final(Outcome::Skipped),
         };
-        let labels = self.processor.labels(record, request);
+        let message = Message {
+            message_id,
+            body,
+            payload: &payload.text,
+            delivery: payload.delivery.as_ref(),
+            request,
+            record,
+            deadline: batch.processing_deadline,
+        };
+        let labels = self.processor.labels(&message);
         let quarantine_labels = || match &labels {
             Some(labels) => labels.clone(),
             None => request.labels(),
@@ -282,7 +346,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
                     Some(labels) => labels.idempotency_key.as_deref().map(Cow::Borrowed),
                     None => request.idempotency_key(),
                 };
-                let begin = guard.begin(claims, key.as_deref(), body, message_id);
+                let begin = guard.begin(claims, key.as_deref(), &payload.text, message_id);
                 match begin.await {
                     Ok(claim) => claim.map(|claim| (guard, claims, claim)),
                     Err(Settled::ToQuarantine { code, detail, .. }) => {
@@ -294,8 +358,6 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             }
             _ => None,
         };
-        let message =
-            Message { message_id, body, request, record, deadline: batch.processing_deadline };
         // Called inside the future, so a closure that panics before its own
         // future exists is caught too.
         let work = AssertUnwindSafe(async {
@@ -341,6 +403,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
     }
 }
 
+pub(crate) mod open;
 mod quarantining;
 
 #[cfg(test)]

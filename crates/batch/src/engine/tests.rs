@@ -118,6 +118,9 @@ fn engine(
         concurrency,
         deadline_margin: Duration::from_secs(2),
         handler_version: "test".into(),
+        envelope: None,
+        #[cfg(feature = "offloaded-payloads")]
+        offloaded: None,
     };
     Engine::new(ScriptedProcessor::default(), quarantine, settings)
 }

@@ -3,6 +3,8 @@
 use backpressure_core::field::Selector;
 use clap::Args;
 
+use crate::reading::fields::EnvelopeChoice;
+
 use super::times;
 
 /// Which records a command acts on. Repeat a filter to accept several values;
@@ -30,6 +32,12 @@ pub struct FilterArgs {
     /// [default: the original body's `/idempotencyKey`]
     #[arg(long, value_name = "SELECTOR", value_parser = selector)]
     pub key_from: Option<Selector>,
+    /// The wrapper bodies come in, whose message selectors (`--where`, `--tenant-from`,
+    /// `--key-from`, the default labels) read and `show`/`export` add as `payload`: sns,
+    /// sns-raw, eventbridge, s3, none (the body as it is) or detect (each body's own, when it
+    /// is an SNS notification, an EventBridge event or an S3 notification)
+    #[arg(long, value_name = "ENVELOPE", default_value = "detect", value_parser = EnvelopeChoice::parse)]
+    pub(crate) envelope: EnvelopeChoice,
     /// A field of the original message has this value: SELECTOR=VALUE, the selector a JSON
     /// pointer or `attribute:NAME` (`--where /type=invoice.paid`); a number matches its JSON text
     /// as written. Repeat one selector to accept several values; different selectors must all match.

@@ -96,6 +96,7 @@ mod tests {
             },
         );
         Entry {
+            envelope: None,
             queue_message_id: "q".into(),
             received_id: "q".into(),
             receipt_handle: "rh".into(),

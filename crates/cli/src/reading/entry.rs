@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use aws_sdk_sqs::types::{Message, MessageSystemAttributeName};
+use backpressure_core::envelope::Envelope;
 use backpressure_core::quarantine::{BodyObject, QuarantineRecord};
 use jiff::Timestamp;
 use serde::Serialize;
@@ -32,6 +33,8 @@ pub(crate) struct Entry {
     pub(crate) received_id: String,
     pub(crate) receipt_handle: String,
     pub(crate) kind: Kind,
+    /// The envelope the original body is in (`--envelope`, or detected).
+    pub(crate) envelope: Option<Envelope>,
     /// The id of the message that failed: the record's `messageId`, or the
     /// dead-lettered message's own id (SQS keeps it when it moves a message).
     pub(crate) original_message_id: String,
@@ -105,6 +108,7 @@ impl Entry {
                     message_id: &record.message_id,
                     body: record.body.as_deref(),
                     attributes: &message_attributes,
+                    envelope: fields.envelope.of(record.body.as_deref()),
                 };
                 let written = Labels {
                     tenant_id: record.tenant_id.clone(),
@@ -112,7 +116,9 @@ impl Entry {
                     idempotency_key: None,
                 };
                 let labels = fields.of_record(&original, written);
+                let envelope = original.envelope;
                 Self {
+                    envelope,
                     queue_message_id,
                     received_id,
                     receipt_handle,
@@ -141,9 +147,12 @@ impl Entry {
                     message_id: &queue_message_id,
                     body: Some(&queue_body),
                     attributes: &queue_message_attributes,
+                    envelope: fields.envelope.of(Some(&queue_body)),
                 };
                 let labels = fields.of_raw(&original);
+                let envelope = original.envelope;
                 Self {
+                    envelope,
                     original_message_id: queue_message_id.clone(),
                     queue_message_id,
                     received_id,
@@ -199,6 +208,7 @@ impl Entry {
             message_id: &self.original_message_id,
             body: self.body.as_deref(),
             attributes: &self.message_attributes,
+            envelope: self.envelope,
         }
     }
 
@@ -224,6 +234,13 @@ impl Entry {
         json.insert("messageGroupId".into(), self.group_id.clone().into());
         json.insert("at".into(), self.at.map(|t| t.to_string()).into());
         json.insert("body".into(), self.body.clone().into());
+        if let Some(envelope) = self.envelope {
+            json.insert("envelope".into(), envelope.name().into());
+            if let Some((payload, envelope_id)) = self.original().opened() {
+                json.insert("envelopeId".into(), envelope_id.into());
+                json.insert("payload".into(), payload.into_owned().into());
+            }
+        }
         if let Some(object) = &self.body_object {
             json.insert("bodyObject".into(), serde_json::to_value(object).unwrap_or(Value::Null));
         }

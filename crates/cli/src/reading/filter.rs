@@ -65,7 +65,11 @@ impl Filter {
             operations: args.operations,
             groups: args.groups,
             message_ids: args.message_ids,
-            fields: Fields { tenant: args.tenant_from, key: args.key_from },
+            fields: Fields {
+                tenant: args.tenant_from,
+                key: args.key_from,
+                envelope: args.envelope,
+            },
         })
     }
 
@@ -132,6 +136,7 @@ mod tests {
 
     fn entry(code: Option<&str>, tenant: Option<&str>, at: &str) -> Entry {
         Entry {
+            envelope: None,
             queue_message_id: "q-1".into(),
             received_id: "q-1".into(),
             receipt_handle: "rh".into(),

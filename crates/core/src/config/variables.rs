@@ -64,7 +64,13 @@ variables! {
         "healthcheck fails after this long without a poll";
     BODY_FORMAT: ENGINE, Value("envelope"), Described("envelope or raw"),
         "envelope: this project's work request, checked; raw: any body, POSTed unchanged";
-    IDEMPOTENCY_KEY_FROM: ENGINE, Value("message-id"), Described("message-id, /json/pointer, attribute:NAME"),
+    ENVELOPE: ENGINE, Value("none"), Described("none, sns, sns-raw, eventbridge, s3"),
+        "the wrapper each body comes in: the message inside is checked and POSTed";
+    OFFLOADED_PAYLOADS: ENGINE, Value("off"), Described("off, read, read-and-delete"),
+        "payloads an SQS or SNS Extended Client put in S3: read before use, deleted once processed";
+    OFFLOADED_PAYLOAD_MAX_BYTES: ENGINE, Unset::Whole(33_554_432), Whole { min: 1, max: 2_147_483_648 },
+        "the largest offloaded payload read; a larger one is quarantined";
+    IDEMPOTENCY_KEY_FROM: ENGINE, Value("message-id"), Described("message-id, envelope-id, /json/pointer, attribute:NAME"),
         "raw bodies: where each message's idempotency key is";
     TENANT_FROM: ENGINE, Off("no tenant"), Described("/json/pointer, attribute:NAME"),
         "raw bodies: where each message's tenant is";
@@ -200,7 +206,7 @@ mod tests {
     #[test]
     fn each_program_reads_its_own() {
         let count = |reader| read_by(reader).count();
-        assert_eq!((count(Consumer), count(Worker), count(Publisher)), (21, 33, 18));
+        assert_eq!((count(Consumer), count(Worker), count(Publisher)), (24, 36, 18));
         assert_eq!(named("CONSUMER_CONCURRENCY").map(|v| v.readers), Some(ALL));
         assert_eq!(named("CONSUMER_CONCURENCY"), None);
         assert_eq!(CONSUMER_MAX_IN_FLIGHT_PER_GROUP.family(), "CONSUMER_");

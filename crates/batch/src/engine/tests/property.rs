@@ -93,6 +93,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
                     prop_assert!(!stored.contains(id) || case.deadline_secs < 600)
                 }
                 Outcome::Duplicate { .. } => prop_assert!(false, "a duplicate without a store"),
+                Outcome::Skipped => prop_assert!(false, "skipped without an envelope"),
             }
             let nothing_hangs = case.messages.iter().all(|m| m.0 != Behaviour::Hang);
             if case.deadline_secs == 600 && nothing_hangs {

@@ -30,6 +30,9 @@ async fn batches_in_work_together_share_one_concurrency_limit() {
         concurrency: 3,
         deadline_margin: Duration::from_secs(2),
         handler_version: "test".into(),
+        envelope: None,
+        #[cfg(feature = "offloaded-payloads")]
+        offloaded: None,
     };
     let engine = Engine::new(Gauge::default(), MemoryQuarantine::default(), settings);
     let batches: Vec<SqsEvent> = (0..4).map(|_| standard_batch(&[Behaviour::Ok; 5])).collect();

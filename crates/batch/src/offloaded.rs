@@ -1,0 +1,170 @@
+//! [`OffloadedPayloads`]: messages the SQS (or SNS) Extended Client sent as
+//! a pointer to an object in S3, read before they are decoded.
+
+use aws_sdk_s3::Client;
+use aws_sdk_s3::error::ProvideErrorMetadata;
+use backpressure_core::envelope::S3Pointer;
+use backpressure_core::error::error_chain;
+use futures::{StreamExt, stream};
+use tokio::time::{Instant, timeout_at};
+
+use crate::body::ContractViolation;
+use crate::engine::open::{Payload, Unopened};
+use crate::outcome::ErrorCode;
+
+/// The largest payload read by default: 32 MiB, held in memory while its message is in work.
+pub const DEFAULT_MAX_PAYLOAD_BYTES: u64 = 32 * 1024 * 1024;
+
+/// Reads the payloads an Extended Client offloaded to S3: a body (or an SNS
+/// `Message`) that is its pointer is replaced by the object's text before
+/// the body is decoded. The quarantine record keeps the pointer, and the
+/// object, so a replay reads it again.
+///
+/// - A missing object (`NoSuchKey`, `NoSuchBucket`), one larger than
+///   [`OffloadedPayloads::max_bytes`] or one that is not UTF-8 is quarantined,
+///   its detail naming the bucket and key.
+/// - Any other failure (`AccessDenied`, throttling, a 5xx, no answer before
+///   the deadline) is retried: it may pass. S3 answers `AccessDenied` for a
+///   missing key when the role may not `s3:ListBucket` the bucket, so grant
+///   it for a missing object to be told apart.
+#[derive(Debug, Clone)]
+pub struct OffloadedPayloads {
+    client: Client,
+    max_bytes: u64,
+    delete_when_processed: bool,
+}
+
+impl OffloadedPayloads {
+    /// Reads objects with `client`, up to [`DEFAULT_MAX_PAYLOAD_BYTES`], and keeps them.
+    pub fn new(client: Client) -> Self {
+        Self { client, max_bytes: DEFAULT_MAX_PAYLOAD_BYTES, delete_when_processed: false }
+    }
+
+    /// The largest object read; a larger one is quarantined unread.
+    pub fn max_bytes(mut self, bytes: u64) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// Deletes an object once its message was processed (or was a duplicate),
+    /// as the Extended Client's `cleanupS3Payload` does; never one whose
+    /// message was quarantined or retried. On Lambda, the event source
+    /// mapping deletes the message after the invocation: if that delete
+    /// fails, the message comes back without its object and is quarantined
+    /// as `offloaded_payload_missing`.
+    pub fn delete_when_processed(mut self) -> Self {
+        self.delete_when_processed = true;
+        self
+    }
+
+    /// Replaces each pointer among `payloads` (those not settled already) by
+    /// its object's text, at most `concurrency` reads at once, none past `deadline`.
+    pub(crate) async fn fetch_all(
+        &self,
+        payloads: &mut [Payload<'_>],
+        unopened: &mut [Option<Unopened>],
+        deadline: Instant,
+        concurrency: usize,
+    ) {
+        let pointers: Vec<(usize, S3Pointer)> = payloads
+            .iter()
+            .zip(unopened.iter())
+            .enumerate()
+            .filter(|(_, (_, settled))| settled.is_none())
+            .filter_map(|(index, (payload, _))| Some((index, S3Pointer::parse(&payload.text)?)))
+            .collect();
+        let fetched: Vec<(usize, S3Pointer, Result<String, Unopened>)> = stream::iter(pointers)
+            .map(|(index, pointer)| async move {
+                let text = self.fetch(&pointer, deadline).await;
+                (index, pointer, text)
+            })
+            .buffer_unordered(concurrency.max(1))
+            .collect()
+            .await;
+        for (index, pointer, text) in fetched {
+            match text {
+                Ok(text) => payloads[index].text = text.into(),
+                Err(failure) => unopened[index] = Some(failure),
+            }
+            payloads[index].offloaded = Some(pointer);
+        }
+    }
+
+    async fn fetch(&self, pointer: &S3Pointer, deadline: Instant) -> Result<String, Unopened> {
+        let uri = pointer.uri();
+        let quarantine =
+            |code, detail: String| Unopened::Quarantine(ContractViolation::new(code, detail));
+        let call = self.client.get_object().bucket(&pointer.bucket).key(&pointer.key).send();
+        let object = match timeout_at(deadline, call).await {
+            Err(_) => {
+                return Err(Unopened::Retry(format!("{uri} did not answer before the deadline")));
+            }
+            Ok(Err(error)) => {
+                let detail = format!("{uri} could not be read: {}", error_chain(&error));
+                let missing = error.as_service_error().is_some_and(|e| e.is_no_such_key())
+                    || matches!(error.code(), Some("NoSuchKey" | "NoSuchBucket"));
+                return Err(if missing {
+                    quarantine(ErrorCode::OffloadedPayloadMissing, detail)
+                } else {
+                    Unopened::Retry(detail)
+                });
+            }
+            Ok(Ok(object)) => object,
+        };
+        let too_large = |bytes: String| {
+            quarantine(
+                ErrorCode::OffloadedPayloadTooLarge,
+                format!("{uri} is {bytes} bytes, above the {} this consumer reads", self.max_bytes),
+            )
+        };
+        let declared = object.content_length().and_then(|n| u64::try_from(n).ok());
+        if let Some(bytes) = declared.filter(|&bytes| bytes > self.max_bytes) {
+            return Err(too_large(bytes.to_string()));
+        }
+        let mut body = object.body;
+        let mut bytes = Vec::with_capacity(declared.unwrap_or_default().try_into().unwrap_or(0));
+        loop {
+            match timeout_at(deadline, body.next()).await {
+                Err(_) => {
+                    return Err(Unopened::Retry(format!("{uri} was not read before the deadline")));
+                }
+                Ok(None) => break,
+                Ok(Some(Err(error))) => {
+                    let detail = format!("{uri} could not be read: {}", error_chain(&error));
+                    return Err(Unopened::Retry(detail));
+                }
+                Ok(Some(Ok(chunk))) => {
+                    bytes.extend_from_slice(&chunk);
+                    if bytes.len() as u64 > self.max_bytes {
+                        return Err(too_large(format!("more than {}", self.max_bytes)));
+                    }
+                }
+            }
+        }
+        String::from_utf8(bytes).map_err(|error| {
+            quarantine(
+                ErrorCode::OffloadedPayloadNotText,
+                format!("{uri} is not UTF-8 text: {error}"),
+            )
+        })
+    }
+
+    /// Deletes the objects of `processed` messages when so set; a failed
+    /// delete leaves the object (and says so), never fails the message.
+    pub(crate) async fn delete_processed(&self, processed: Vec<S3Pointer>, deadline: Instant) {
+        if !self.delete_when_processed {
+            return;
+        }
+        let deletes = stream::iter(processed).for_each_concurrent(8, |pointer| async move {
+            let call = self.client.delete_object().bucket(&pointer.bucket).key(&pointer.key).send();
+            let failure = match timeout_at(deadline, call).await {
+                Ok(Ok(_)) => return,
+                Ok(Err(error)) => error_chain(&error),
+                Err(_) => "no answer before the deadline".to_owned(),
+            };
+            tracing::warn!(object = %pointer.uri(), error = %failure,
+                           "the processed message's offloaded payload was not deleted; it stays in S3");
+        });
+        deletes.await;
+    }
+}
