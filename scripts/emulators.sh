@@ -3,7 +3,7 @@
 #   scripts/emulators.sh install        pinned emulators: moto into .venv/, LocalStack into
 #                                       .venv-localstack/ (it wants its own fork of moto), fauxqs
 #                                       into .venv-fauxqs/
-#   scripts/emulators.sh start | stop   moto_server (SQS, ECS, STS, DynamoDB, S3, CloudFormation),
+#   scripts/emulators.sh start | stop   moto_server (SQS, SNS, ECS, STS, DynamoDB, S3, CloudFormation),
 #                                       LocalStack (CloudWatch, SQS, and CloudFormation with what
 #                                       the template's Lambda sets create) and fauxqs (SQS)
 #   scripts/emulators.sh run -- CMD...  start, run CMD with the SDK routed to them, stop (always);
@@ -27,7 +27,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv="$root/.venv"
 localstack_venv="$root/.venv-localstack"
-localstack_services=${LOCALSTACK_SERVICES:-cloudwatch,sqs,cloudformation,lambda,iam,events,s3,logs,kms,sts,dynamodb}
+localstack_services=${LOCALSTACK_SERVICES:-cloudwatch,sqs,sns,cloudformation,lambda,iam,events,s3,logs,kms,sts,dynamodb}
 fauxqs_home="$root/.venv-fauxqs"
 redis_home="$root/.venv-redis"
 # fauxqs 2.4.1 wants Node >= 22.5; an older machine's node gets this one, from the npm registry.
@@ -154,7 +154,7 @@ start() {
   fauxqs_port=$(free_port)
   redis_port=$(free_port)
 
-  log "starting moto_server (SQS, ECS, STS, DynamoDB, S3, CloudFormation) on 127.0.0.1:$moto_port"
+  log "starting moto_server (SQS, SNS, ECS, STS, DynamoDB, S3, CloudFormation) on 127.0.0.1:$moto_port"
   setsid "$venv/bin/moto_server" -H 127.0.0.1 -p "$moto_port" >"$state/moto.log" 2>&1 &
   echo $! >"$state/moto.pid"
 
@@ -184,8 +184,10 @@ export AWS_ENDPOINT_URL_DYNAMODB=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_S3=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_ECS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_STS=http://127.0.0.1:$moto_port
+export AWS_ENDPOINT_URL_SNS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_CLOUDWATCH=http://127.0.0.1:$localstack_port
 export E2E_LOCALSTACK_SQS=http://127.0.0.1:$localstack_port
+export E2E_LOCALSTACK_SNS=http://127.0.0.1:$localstack_port
 export E2E_LOCALSTACK_CLOUDFORMATION=http://127.0.0.1:$localstack_port
 export E2E_FAUXQS_SQS=http://127.0.0.1:$fauxqs_port
 export E2E_FAUXQS_PID=$(cat "$state/fauxqs.pid")
@@ -215,6 +217,8 @@ import sys, boto3
 boto3.client("cloudwatch", endpoint_url=sys.argv[1], region_name="us-east-1").list_metrics()
 if "sqs" in sys.argv[2].split(","):
     boto3.client("sqs", endpoint_url=sys.argv[1], region_name="us-east-1").list_queues()
+if "sns" in sys.argv[2].split(","):
+    boto3.client("sns", endpoint_url=sys.argv[1], region_name="us-east-1").list_topics()
 if "cloudformation" in sys.argv[2].split(","):
     boto3.client("cloudformation", endpoint_url=sys.argv[1], region_name="us-east-1").list_stacks()
 ' "http://127.0.0.1:$localstack_port" "$localstack_services" \

@@ -8,6 +8,7 @@ mod consumer;
 mod deployed;
 mod docs_held_to_code;
 mod doctor;
+mod envelopes;
 mod fair_queues;
 mod fault_matrix;
 mod hostile_input;
