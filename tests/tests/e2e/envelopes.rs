@@ -236,3 +236,50 @@ async fn an_offloaded_payload_is_fetched_forwarded_whole_and_deleted_once_proces
     assert!(detail.starts_with(&format!("s3://{bucket}/gone could not be read")), "{detail}");
     assert_eq!(record["body"].as_str(), Some(pointer(&bucket, "gone").as_str()));
 }
+
+/// A dead-letter queue of SNS notifications as SNS delivered them (moto's
+/// SNS, raw message delivery off), and one plain message beside them.
+async fn sns_dead_letters() -> (Setup, String) {
+    let setup = setup_on(Sqs::Moto, false).await;
+    let (sns, topic) = topic_to_queue(&setup).await;
+    publish(&sns, &topic, r#"{"tenantId":"acme","idempotencyKey":"k-1","orderId":"o-1"}"#).await;
+    publish(&sns, &topic, r#"{"tenantId":"globex","idempotencyKey":"k-2","orderId":"o-2"}"#).await;
+    setup.send(&[r#"{"tenantId":"acme","idempotencyKey":"k-3"}"#.to_owned()]).await;
+    delivered(&setup, 3).await;
+    let url = setup.work_url.clone();
+    (setup, url)
+}
+
+#[tokio::test]
+async fn the_operators_cli_selects_by_fields_inside_the_envelope_and_exports_the_message() {
+    use crate::operator_cli::{cli, stderr, stdout};
+    let (_setup, url) = sns_dead_letters().await;
+    let listed = |args: Vec<&'static str>| {
+        let url = url.clone();
+        async move {
+            let mut all = vec!["list", "--queue-url", url.as_str(), "--json"];
+            all.extend(args);
+            let output = cli(&all).await;
+            assert!(output.status.success(), "{all:?}: {}", stderr(&output));
+            let mut keys: Vec<String> = stdout(&output)
+                .lines()
+                .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+                .map(|entry| entry["idempotencyKey"].as_str().unwrap_or("-").to_owned())
+                .collect();
+            keys.sort();
+            keys
+        }
+    };
+    assert_eq!(listed(vec!["--tenant", "acme"]).await, ["k-1", "k-3"], "detected and read inside");
+    assert_eq!(listed(vec!["--tenant", "acme", "--envelope", "none"]).await, ["k-3"]);
+    assert_eq!(listed(vec!["--where", "/orderId=o-2", "--envelope", "sns"]).await, ["k-2"]);
+    let output = cli(&["export", "--queue-url", &url, "--out", "-", "--tenant", "globex"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let line: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(line["envelope"], "sns");
+    let published = r#"{"tenantId":"globex","idempotencyKey":"k-2","orderId":"o-2"}"#;
+    assert_eq!(line["payload"], published, "the message as published");
+    assert!(line["body"].as_str().unwrap().contains("\"TopicArn\""), "the body as delivered");
+    let text = cli(&["list", "--queue-url", &url, "--tenant", "globex"]).await;
+    assert!(stdout(&text).contains("envelope=sns"), "said: {}", stdout(&text));
+}

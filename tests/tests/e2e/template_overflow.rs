@@ -41,12 +41,27 @@ fn the_functions_may_only_write_bodies_and_are_told_the_bucket() {
         let overflow = statements.iter().find(|s| s["Sid"] == "QuarantineOverflow").unwrap();
         assert_eq!(overflow["Action"], "s3:PutObject", "{role}");
         assert!(text(&overflow["Resource"]).contains("${QuarantineOverflowBucket.Arn}/*"));
-        let s3: Vec<String> = statements
+        let sid = |s: &&Value| s["Sid"].as_str().unwrap_or_default().to_owned();
+        let s3: Vec<(String, String, String)> = statements
             .iter()
             .filter(|s| text(&s["Action"]).contains("s3:"))
-            .map(|s| text(&s["Action"]))
+            .map(|s| {
+                (sid(&s), s["Action"].as_str().unwrap_or_default().to_owned(), text(&s["Resource"]))
+            })
             .collect();
-        assert_eq!(s3.len(), 1, "{role}: no other S3 access: {s3:?}");
+        let offloaded = |(sid, action, resource): &(String, String, String)| {
+            let on_bucket = resource.contains("${OffloadedPayloadBucket}");
+            match sid.as_str() {
+                "OffloadedPayloads" => action == "s3:GetObject" && on_bucket,
+                "OffloadedPayloadsDeleted" => action == "s3:DeleteObject" && on_bucket,
+                "OffloadedPayloadsMissingTold" => action == "s3:ListBucket" && on_bucket,
+                _ => false,
+            }
+        };
+        let others: Vec<_> =
+            s3.iter().filter(|s| s.0 != "QuarantineOverflow" && !offloaded(s)).collect();
+        assert!(others.is_empty(), "{role}: no other S3 access: {others:?}");
+        assert_eq!(s3.len(), 4, "{role}: the overflow's and the offloaded payloads' three: {s3:?}");
     }
     let function = &resource(&template, "ConsumerFunction")["Environment"]["Variables"];
     assert!(text(&function["QUARANTINE_OVERFLOW_BUCKET"]).contains("QuarantineOverflowBucket"));

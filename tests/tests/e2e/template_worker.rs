@@ -127,6 +127,9 @@ fn the_worker_task_role_holds_exactly_what_the_worker_calls() {
             "sqs:GetQueueAttributes",
             "sqs:SendMessage",
             "s3:PutObject",
+            "s3:GetObject",
+            "s3:DeleteObject",
+            "s3:ListBucket",
             "ecs:GetTaskProtection",
             "ecs:UpdateTaskProtection",
             "dynamodb:GetItem",
@@ -142,7 +145,16 @@ fn the_worker_task_role_holds_exactly_what_the_worker_calls() {
         found.unwrap()["Resource"].clone()
     };
     let worker = &worker[..];
-    for sid in ["ConsumeWorkQueue", "Quarantine", "QuarantineOverflow", "IdempotencyClaims"] {
+    let sids = [
+        "ConsumeWorkQueue",
+        "Quarantine",
+        "QuarantineOverflow",
+        "OffloadedPayloads",
+        "OffloadedPayloadsDeleted",
+        "OffloadedPayloadsMissingTold",
+        "IdempotencyClaims",
+    ];
+    for sid in sids {
         assert_eq!(
             work_queue(worker, sid),
             work_queue(&consumer, sid),

@@ -90,8 +90,10 @@ pub(crate) async fn show(queue: &Queue, id: &str) -> Result<Finish, CliError> {
 
 fn block(entry: &Entry, now: Timestamp) -> String {
     let field = |value: &Option<String>| printable(value.as_deref().unwrap_or("-"), 80);
+    // The envelope selectors read inside, said where it was detected or given.
+    let envelope = entry.envelope.map(|e| format!(" envelope={e}")).unwrap_or_default();
     format!(
-        "{id}  {code}  tenant={tenant} operation={operation} group={group} age={age}\n  \
+        "{id}  {code}  tenant={tenant} operation={operation} group={group} age={age}{envelope}\n  \
          detail: {detail}\n  body: {body}\n",
         id = printable(&entry.original_message_id, 80),
         code = field(&entry.error_code),
