@@ -164,6 +164,30 @@ if bare and engine:
           f"against the other floor {engine / max(bare, typed or bare):.2f}×",
           engine / floor <= 1.5)
 
+
+def envelope_ms(bench):
+    path = os.path.join(criterion_dir, "envelope-5000", bench, "new", "estimates.json")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        return json.load(f)["median"]["point_estimate"] / 1e6
+
+
+plain = envelope_ms("engine-plain")
+if plain:
+    p("\n### Envelope cost (criterion, the same 5,000 work requests inside an envelope)\n")
+    p("| Bodies | Open alone, ms | Engine from parsed records, ms | Engine from the event's bytes, ms |")
+    p("|---|---:|---:|---:|")
+    for name in ("plain", "sns", "eventbridge"):
+        p(f"| {name} | {fmt(envelope_ms('open-' + name), 2)} | {fmt(envelope_ms('engine-' + name), 2)} "
+          f"| {fmt(envelope_ms('bytes-' + name), 2)} |")
+    for name in ("sns", "eventbridge"):
+        engine = envelope_ms("engine-" + name)
+        if engine:
+            check(f"{name} envelope ≤ 10 % of the engine's per-message time",
+                  f"{engine:.2f} against {plain:.2f} ms from parsed records: +{(engine / plain - 1) * 100:.0f} %",
+                  engine <= plain * 1.10)
+
 # Publisher
 if publisher.get("results"):
     p("\n### Publisher fan-out (emulators: moto for SQS and ECS, LocalStack for CloudWatch)\n")

@@ -9,6 +9,42 @@ pub const PAYLOAD_LIMIT: usize = 6_291_456;
 
 /// A standard-queue event of `messages` valid work requests, each body about
 /// 600 bytes; 5,000 of them come to about 6 MB, Lambda's payload limit.
+/// `batch` with each body wrapped as `envelope` delivers it: an SNS
+/// notification (its signature and URLs as long as SNS's), or an EventBridge
+/// event with the body as its `detail`.
+pub fn wrapped(mut batch: Value, envelope: &str) -> Value {
+    let records = batch["Records"].as_array_mut().into_iter().flatten();
+    for (i, record) in records.enumerate() {
+        let body = record["body"].as_str().unwrap_or_default().to_owned();
+        let wrapped = match envelope {
+            "sns" => json!({
+                "Type": "Notification",
+                "MessageId": format!("d88d4479-6ec0-54fe-b63f-{i:012}"),
+                "TopicArn": "arn:aws:sns:us-east-1:123456789012:load-topic",
+                "Message": body,
+                "Timestamp": "2026-12-07T10:00:00.000Z",
+                "SignatureVersion": "1",
+                "Signature": "x".repeat(344),
+                "SigningCertURL": "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-0000000000000000000000000000000000.pem",
+                "UnsubscribeURL": "https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=arn:aws:sns:us-east-1:123456789012:load-topic:00000000-0000-0000-0000-000000000000"
+            }),
+            _ => json!({
+                "version": "0",
+                "id": format!("6a7e8feb-b491-4cf7-a9f1-{i:012}"),
+                "detail-type": "Invoice Created",
+                "source": "com.example.billing",
+                "account": "123456789012",
+                "time": "2026-12-07T10:00:00Z",
+                "region": "us-east-1",
+                "resources": [],
+                "detail": serde_json::from_str::<Value>(&body).unwrap_or_default(),
+            }),
+        };
+        record["body"] = Value::String(wrapped.to_string());
+    }
+    batch
+}
+
 pub fn work_batch(messages: usize) -> Value {
     let note = "x".repeat(500);
     let records: Vec<Value> = (0..messages)

@@ -283,3 +283,63 @@ async fn the_operators_cli_selects_by_fields_inside_the_envelope_and_exports_the
     let text = cli(&["list", "--queue-url", &url, "--tenant", "globex"]).await;
     assert!(stdout(&text).contains("envelope=sns"), "said: {}", stdout(&text));
 }
+
+/// Each peer's sample event (`events/envelopes/SOURCES.md`) through
+/// batch-consumer with its envelope: what reaches the downstream is the
+/// message inside, and nothing is returned or quarantined.
+#[tokio::test]
+async fn every_peer_fixture_passes_through_the_forwarder() {
+    use e2e_tests::downstream::Downstream;
+    let aws = Aws::from_env().await.unwrap();
+    // The Extended Client fixture's objects, where its pointers say.
+    let _ = aws.create_bucket("large-payloads").await;
+    for key in ["4e0d2c71-1f0a-4a5e-8d36-0a6c1d1b7a11", "b2f6a1f0-7d9e-4c52-9b11-3c8e2f6d0a42"] {
+        let put = aws.s3.put_object().bucket("large-payloads").key(key);
+        put.body(format!("offloaded {key}").into_bytes().into()).send().await.unwrap();
+    }
+    let fixtures = [
+        (
+            "powertools-sns-sqs.json",
+            "sns",
+            vec![r#"{"message": "hello world", "username": "lessa"}"#.to_owned()],
+        ),
+        ("aws-docs-sns-sqs.json", "sns", vec!["Hello world!".to_owned()]),
+        (
+            "powertools-eventbridge-sqs.json",
+            "eventbridge",
+            vec![r#"{"instance_id": "i-1234567890abcdef0", "state": "terminated"}"#.to_owned()],
+        ),
+        ("aws-docs-s3-test-event-sqs.json", "s3", vec![]),
+        (
+            "extended-client-sqs.json",
+            "none",
+            vec![
+                "offloaded 4e0d2c71-1f0a-4a5e-8d36-0a6c1d1b7a11".to_owned(),
+                "offloaded b2f6a1f0-7d9e-4c52-9b11-3c8e2f6d0a42".to_owned(),
+            ],
+        ),
+    ];
+    for (file, envelope, expected) in fixtures {
+        let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
+        let downstream = Downstream::start().await.unwrap();
+        let url = downstream.url();
+        let env = [
+            ("QUARANTINE_QUEUE_URL", quarantine_url.as_str()),
+            ("DOWNSTREAM_URL", url.as_str()),
+            ("BODY_FORMAT", "raw"),
+            ("ENVELOPE", envelope),
+            ("OFFLOADED_PAYLOADS", "read"),
+        ];
+        let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap();
+        let path = format!("{}/../events/envelopes/{file}", env!("CARGO_MANIFEST_DIR"));
+        let event: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let outcome = host.invoke(&event, Duration::from_secs(30)).await;
+        assert_eq!(outcome.batch_item_failures(), Some(vec![]), "{file}: {outcome:?}");
+        let mut posted: Vec<String> = downstream.received().into_iter().map(|r| r.body).collect();
+        posted.sort();
+        assert_eq!(posted, expected, "{file}");
+        let quarantined = aws.quarantined(&quarantine_url, 0).await.unwrap();
+        assert!(quarantined.is_empty(), "{file}: {quarantined:?}");
+    }
+}
