@@ -46,7 +46,7 @@ fn the_functions_may_only_write_bodies_and_are_told_the_bucket() {
             .iter()
             .filter(|s| text(&s["Action"]).contains("s3:"))
             .map(|s| {
-                (sid(&s), s["Action"].as_str().unwrap_or_default().to_owned(), text(&s["Resource"]))
+                (sid(s), s["Action"].as_str().unwrap_or_default().to_owned(), text(&s["Resource"]))
             })
             .collect();
         let offloaded = |(sid, action, resource): &(String, String, String)| {
