@@ -20,7 +20,9 @@ use tokio::time::{Instant, sleep_until};
 use tracing::{error, warn};
 
 use crate::body::{Body, ContractViolation};
-use crate::engine::open::{Payload, Unopened, inside, open};
+#[cfg(feature = "offloaded-payloads")]
+use crate::engine::open::processed_offloads;
+use crate::engine::open::{Payload, Unopened, open_all};
 use crate::event::{SourceQueue, SqsRecord};
 use crate::idempotency::guard::{BatchClaims, Guard};
 use crate::outcome::{Outcome, RetryCause, Verdict};
@@ -83,20 +85,6 @@ struct Batch<'e, 's, B> {
 }
 
 impl<'e, B> Batch<'e, '_, B> {
-    /// The S3 objects of the messages this batch processed, or found duplicates.
-    #[cfg(feature = "offloaded-payloads")]
-    fn processed_offloads(&mut self) -> Vec<backpressure_core::envelope::S3Pointer> {
-        let settled = self.slots.iter().map(|slot| {
-            matches!(*lock(slot), Some(Settled::Final(Outcome::Done | Outcome::Duplicate { .. })))
-        });
-        let payloads = self.payloads.iter_mut();
-        settled
-            .zip(payloads)
-            .filter(|(done, _)| *done)
-            .filter_map(|(_, p)| p.offloaded.take())
-            .collect()
-    }
-
     /// Each record's outcome; one no step settled (the deadline cut it, or
     /// its quarantine write never started) is retried.
     fn into_report(self, source: Option<SourceQueue>) -> BatchReport<'e> {
@@ -209,26 +197,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         let now = Instant::now();
         let processing_deadline =
             deadline.checked_sub(self.settings.deadline_margin).unwrap_or(now).max(now);
-        let envelope = self.settings.envelope;
-        #[cfg_attr(not(feature = "offloaded-payloads"), allow(unused_mut))]
-        let (mut payloads, mut unopened): (Vec<Payload<'r>>, Vec<Option<Unopened>>) =
-            records.iter().map(|record| open(envelope, record)).unzip();
-        #[cfg(feature = "offloaded-payloads")]
-        if let Some(offloaded) = &self.settings.offloaded {
-            let concurrency = self.settings.concurrency;
-            offloaded
-                .fetch_all(&mut payloads, &mut unopened, processing_deadline, concurrency)
-                .await;
-        }
-        let bodies: Vec<Result<B, Unopened>> = payloads
-            .iter()
-            .zip(unopened)
-            .map(|(payload, unopened)| match unopened {
-                Some(unopened) => Err(unopened),
-                None => B::decode(&payload.text)
-                    .map_err(|violation| Unopened::Quarantine(inside(envelope, violation))),
-            })
-            .collect();
+        let (payloads, bodies) = open_all::<B>(&self.settings, records, processing_deadline).await;
         let claims = match &self.guard {
             Some(guard) => {
                 let keys = bodies.iter().filter_map(|b| b.as_ref().ok()?.idempotency_key());
@@ -254,7 +223,15 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         self.quarantine_pending(&batch, deadline).await;
         #[cfg(feature = "offloaded-payloads")]
         if let Some(offloaded) = &self.settings.offloaded {
-            offloaded.delete_processed(batch.processed_offloads(), deadline).await;
+            let done = batch.slots.iter().map(|slot| {
+                matches!(
+                    *lock(slot),
+                    Some(Settled::Final(Outcome::Done | Outcome::Duplicate { .. }))
+                )
+            });
+            offloaded
+                .delete_processed(processed_offloads(done, &mut batch.payloads), deadline)
+                .await;
         }
         Ok(batch.into_report(source))
     }

@@ -10,7 +10,10 @@ use std::borrow::Cow;
 use backpressure_core::envelope::S3Pointer;
 use backpressure_core::envelope::{Delivery, Envelope};
 
-use crate::body::ContractViolation;
+use tokio::time::Instant;
+
+use crate::body::{Body, ContractViolation};
+use crate::engine::EngineSettings;
 use crate::event::SqsRecord;
 use crate::outcome::ErrorCode;
 
@@ -36,7 +39,7 @@ pub(crate) enum Unopened {
 }
 
 /// Opens `record`'s envelope; the body itself without one.
-pub(crate) fn open(
+fn open(
     envelope: Option<Envelope>,
     record: &SqsRecord,
 ) -> (Payload<'_>, Option<Unopened>) {
@@ -73,7 +76,7 @@ pub(crate) fn open(
 /// A violation found inside an envelope, its detail saying so: the code is
 /// the payload's own (`invalid_json`, `schema_violation`, …), the envelope's
 /// failure being `invalid_envelope`.
-pub(crate) fn inside(
+fn inside(
     envelope: Option<Envelope>,
     mut violation: ContractViolation,
 ) -> ContractViolation {
@@ -84,4 +87,45 @@ pub(crate) fn inside(
     };
     violation.detail = format!("in {layer}: {}", violation.detail);
     violation
+}
+
+/// Every record opened, its offloaded payload read (none past `deadline`),
+/// and decoded: each record's payload, and its body or why it has none.
+pub(crate) async fn open_all<'r, B: Body>(
+    settings: &EngineSettings,
+    records: &'r [SqsRecord],
+    deadline: Instant,
+) -> (Vec<Payload<'r>>, Vec<Result<B, Unopened>>) {
+    let envelope = settings.envelope;
+    #[cfg_attr(not(feature = "offloaded-payloads"), allow(unused_mut))]
+    let (mut payloads, mut unopened): (Vec<Payload<'r>>, Vec<Option<Unopened>>) =
+        records.iter().map(|record| open(envelope, record)).unzip();
+    #[cfg(feature = "offloaded-payloads")]
+    if let Some(offloaded) = &settings.offloaded {
+        offloaded.fetch_all(&mut payloads, &mut unopened, deadline, settings.concurrency).await;
+    }
+    #[cfg(not(feature = "offloaded-payloads"))]
+    let _ = deadline;
+    let bodies = payloads
+        .iter()
+        .zip(unopened)
+        .map(|(payload, unopened)| match unopened {
+            Some(unopened) => Err(unopened),
+            None => B::decode(&payload.text)
+                .map_err(|violation| Unopened::Quarantine(inside(envelope, violation))),
+        })
+        .collect();
+    (payloads, bodies)
+}
+
+/// The S3 objects of the records `done` says were processed (or duplicates).
+#[cfg(feature = "offloaded-payloads")]
+pub(crate) fn processed_offloads(
+    done: impl Iterator<Item = bool>,
+    payloads: &mut [Payload<'_>],
+) -> Vec<S3Pointer> {
+    done.zip(payloads.iter_mut())
+        .filter(|(done, _)| *done)
+        .filter_map(|(_, payload)| payload.offloaded.take())
+        .collect()
 }
