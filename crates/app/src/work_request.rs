@@ -158,7 +158,17 @@ impl WorkRequest {
         let (schema_version, operation, tenant_id, idempotency_key) =
             match (schema_version, operation, tenant_id, idempotency_key) {
                 (Ok(s), Ok(o), Ok(t), Ok(k)) if problems.is_empty() => (s, o, t, k),
-                (schema_version, operation, tenant_id, _) => {
+                (schema_version, operation, tenant_id, key) => {
+                    // A body with none of the contract's fields is some other message: say what forwards it.
+                    if [&schema_version, &operation, &tenant_id, &key]
+                        .iter()
+                        .all(|m| matches!(m, Err(None)))
+                    {
+                        problems.push(
+                            "not this project's work request (BODY_FORMAT=raw forwards any body)"
+                                .to_owned(),
+                        );
+                    }
                     let labels = labels(
                         readable(&schema_version),
                         readable(&operation),
@@ -237,6 +247,15 @@ mod tests {
         let without_correlation =
             r#"{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k"}"#;
         assert_eq!(WorkRequest::parse(without_correlation).unwrap().correlation_id, None);
+    }
+
+    #[test]
+    fn a_foreign_body_is_told_what_forwards_it_and_a_near_miss_is_not() {
+        let detail = |body: &str| WorkRequest::parse(body).unwrap_err().detail;
+        let foreign = detail(r#"{"orderId":"o-1","tenant":"acme"}"#);
+        assert!(foreign.ends_with("(BODY_FORMAT=raw forwards any body)"), "{foreign}");
+        let near = detail(r#"{"schemaVersion":"1","operation":"o","tenantId":"t"}"#);
+        assert_eq!(near, "idempotencyKey is missing");
     }
 
     #[test]

@@ -150,6 +150,12 @@ fn log_start<P>(name: &str, version: &str, Loaded { engine, config, health, .. }
         task_protection = config.agent_uri.is_some(),
         idempotency = engine.idempotency.as_ref().map_or("off".to_owned(), |i| i.store.describe()),
         quarantine_overflow_bucket = engine.quarantine_overflow_bucket.as_deref().unwrap_or("off"),
+        envelope = engine.envelope.map_or("none", |envelope| envelope.name()),
+        offloaded_payloads = match engine.offloaded {
+            None => "off",
+            Some(offloaded) if offloaded.delete_when_processed => "read-and-delete",
+            Some(_) => "read",
+        },
         "{name} starting"
     );
 }

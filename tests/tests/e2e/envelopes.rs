@@ -281,7 +281,15 @@ async fn the_operators_cli_selects_by_fields_inside_the_envelope_and_exports_the
     assert_eq!(line["payload"], published, "the message as published");
     assert!(line["body"].as_str().unwrap().contains("\"TopicArn\""), "the body as delivered");
     let text = cli(&["list", "--queue-url", &url, "--tenant", "globex"]).await;
-    assert!(stdout(&text).contains("envelope=sns"), "said: {}", stdout(&text));
+    let text = stdout(&text);
+    assert!(text.contains("envelope=sns"), "said: {text}");
+    assert!(text.contains(&format!("message: {published}")), "the message read: {text}");
+    // The publisher knows SNS's MessageId; `show` finds the message by it too.
+    let sns_id = line["envelopeId"].as_str().unwrap();
+    let shown = cli(&["show", "--queue-url", &url, "--message-id", sns_id]).await;
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let shown: serde_json::Value = serde_json::from_str(&stdout(&shown)).unwrap();
+    assert_eq!(shown["payload"], published);
 }
 
 /// Each peer's sample event (`events/envelopes/SOURCES.md`) through

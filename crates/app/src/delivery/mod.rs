@@ -99,8 +99,17 @@ impl HttpDelivery {
     pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, DeliveryError> {
         let mut errors = Vec::new();
         let downstream = ConfigError::kept(Downstream::from_vars(vars), &mut errors);
-        ConfigError::kept(BodyFormat::from_vars(vars), &mut errors);
+        let format = ConfigError::kept(BodyFormat::from_vars(vars), &mut errors);
         let raw = ConfigError::kept(RawLabels::from_vars(vars), &mut errors);
+        if let (Some(BodyFormat::Envelope), Some(raw)) = (format, &raw)
+            && *raw != RawLabels::default()
+        {
+            tracing::warn!(
+                "IDEMPOTENCY_KEY_FROM or TENANT_FROM is set but BODY_FORMAT is envelope: a work \
+                 request's own idempotencyKey and tenantId are used; BODY_FORMAT=raw reads them \
+                 where the variables say"
+            );
+        }
         match (downstream, raw) {
             (Some(downstream), Some(raw)) if errors.is_empty() => {
                 Ok(Self::new(&downstream)?.raw_labels(raw))

@@ -39,10 +39,7 @@ pub(crate) enum Unopened {
 }
 
 /// Opens `record`'s envelope; the body itself without one.
-fn open(
-    envelope: Option<Envelope>,
-    record: &SqsRecord,
-) -> (Payload<'_>, Option<Unopened>) {
+fn open(envelope: Option<Envelope>, record: &SqsRecord) -> (Payload<'_>, Option<Unopened>) {
     let body = record.body.as_deref().unwrap_or_default();
     let payload = |text, delivery| Payload {
         text,
@@ -76,10 +73,7 @@ fn open(
 /// A violation found inside an envelope, its detail saying so: the code is
 /// the payload's own (`invalid_json`, `schema_violation`, …), the envelope's
 /// failure being `invalid_envelope`.
-fn inside(
-    envelope: Option<Envelope>,
-    mut violation: ContractViolation,
-) -> ContractViolation {
+fn inside(envelope: Option<Envelope>, mut violation: ContractViolation) -> ContractViolation {
     let layer = match envelope {
         Some(Envelope::Sns) => "the SNS Message",
         Some(Envelope::EventBridge) => "the EventBridge detail",

@@ -110,7 +110,8 @@ pub enum Command {
     Show {
         #[command(flatten)]
         queue: QueueArgs,
-        /// The original message id, or the message's own id on this queue.
+        /// The original message id, the message's own id on this queue, or its envelope's
+        /// (SNS's `MessageId`, EventBridge's `id`).
         #[arg(long)]
         message_id: String,
     },

@@ -62,7 +62,11 @@ pub(crate) async fn show(queue: &Queue, id: &str) -> Result<Finish, CliError> {
     let mut found = None;
     let mover = mover_for(queue).await?;
     let scanned = scan(queue, mover.as_ref(), |entry| {
-        if entry.original_message_id == id || entry.queue_message_id == id {
+        let envelope_id = entry.original().opened().and_then(|(_, envelope_id)| envelope_id);
+        if entry.original_message_id == id
+            || entry.queue_message_id == id
+            || envelope_id.as_deref() == Some(id)
+        {
             found = Some(entry);
             return ControlFlow::Break(());
         }
@@ -90,11 +94,21 @@ pub(crate) async fn show(queue: &Queue, id: &str) -> Result<Finish, CliError> {
 
 fn block(entry: &Entry, now: Timestamp) -> String {
     let field = |value: &Option<String>| printable(value.as_deref().unwrap_or("-"), 80);
-    // The envelope selectors read inside, said where it was detected or given.
+    // Inside an envelope (given or detected, and said), the message as published is what an
+    // operator reads; `show` and `export` keep the body as delivered beside it.
+    let opened = entry.envelope.and(entry.body.as_ref()).and(entry.original().opened());
+    let (what, text) = match (opened, &entry.body, &entry.body_object) {
+        (Some((payload, _)), _, _) => ("message", printable(&payload, 300)),
+        (None, Some(body), _) => ("body", printable(body, 300)),
+        (None, None, Some(object)) => {
+            ("body", format!("({} bytes in {})", object.bytes, printable(&object.uri(), 200)))
+        }
+        (None, None, None) => ("body", "-".to_owned()),
+    };
     let envelope = entry.envelope.map(|e| format!(" envelope={e}")).unwrap_or_default();
     format!(
         "{id}  {code}  tenant={tenant} operation={operation} group={group} age={age}{envelope}\n  \
-         detail: {detail}\n  body: {body}\n",
+         detail: {detail}\n  {what}: {text}\n",
         id = printable(&entry.original_message_id, 80),
         code = field(&entry.error_code),
         tenant = field(&entry.tenant_id),
@@ -102,11 +116,5 @@ fn block(entry: &Entry, now: Timestamp) -> String {
         group = field(&entry.group_id),
         age = age_bucket(entry.at, now),
         detail = printable(entry.error_detail.as_deref().unwrap_or("-"), 300),
-        body = match (&entry.body, &entry.body_object) {
-            (Some(body), _) => printable(body, 300),
-            (None, Some(object)) =>
-                format!("({} bytes in {})", object.bytes, printable(&object.uri(), 200)),
-            (None, None) => "-".to_owned(),
-        },
     )
 }

@@ -65,7 +65,7 @@ variables! {
     BODY_FORMAT: ENGINE, Value("envelope"), Described("envelope or raw"),
         "envelope: this project's work request, checked; raw: any body, POSTed unchanged";
     ENVELOPE: ENGINE, Value("none"), Described("none, sns, sns-raw, eventbridge, s3"),
-        "the wrapper each body comes in: the message inside is checked and POSTed";
+        "another service's wrapper around each message (SNS, EventBridge, S3): the message inside is decoded, and forwarded";
     OFFLOADED_PAYLOADS: ENGINE, Value("off"), Described("off, read, read-and-delete"),
         "payloads an SQS or SNS Extended Client put in S3: read before use, deleted once processed";
     OFFLOADED_PAYLOAD_MAX_BYTES: ENGINE, Unset::Whole(33_554_432), Whole { min: 1, max: 2_147_483_648 },
