@@ -120,6 +120,10 @@ const BREAKING: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "OffloadedPayloadsHaveABucket",
+        &[("DownstreamUrl", "https://d.example/w"), ("OffloadedPayloads", "read")],
+    ),
+    (
         "MaximumConcurrencyIsValid",
         &[("DownstreamUrl", "https://d.example/w"), ("MaximumConcurrency", "1")],
     ),
