@@ -258,12 +258,17 @@ impl std::fmt::Display for Envelope {
     }
 }
 
-/// The SQS Extended Client's class name, the first element of its pointer.
-const POINTER_CLASS: &str = "software.amazon.payloadoffloading.PayloadS3Pointer";
+/// The SQS Extended Client's class names, the first element of its pointer:
+/// today's, and the one its 1.x releases (and `use_legacy_attribute`) write.
+const POINTER_CLASSES: [&str; 2] = [
+    "software.amazon.payloadoffloading.PayloadS3Pointer",
+    "com.amazon.sqs.javamessaging.MessageS3Pointer",
+];
 
 /// Where the SQS (or SNS) Extended Client put a payload too large for the
 /// queue: its body is `["software.amazon.payloadoffloading.PayloadS3Pointer",
-/// {"s3BucketName":"…","s3Key":"…"}]`, the Java and Python clients alike.
+/// {"s3BucketName":"…","s3Key":"…"}]`, the Java and Python clients alike
+/// (`com.amazon.sqs.javamessaging.MessageS3Pointer` in their legacy form).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct S3Pointer {
@@ -284,11 +289,12 @@ impl S3Pointer {
     /// The pointer `text` is, or `None` when it is a message of its own.
     pub fn parse(text: &str) -> Option<Self> {
         // Cheap refusal first: nearly every message is not a pointer.
-        if !text.trim_start().starts_with('[') || !text.contains(POINTER_CLASS) {
+        if !text.trim_start().starts_with('[') || !text.contains("S3Pointer") {
             return None;
         }
         let (class, fields): (String, PointerFields) = serde_json::from_str(text).ok()?;
-        (class == POINTER_CLASS)
+        POINTER_CLASSES
+            .contains(&class.as_str())
             .then_some(Self { bucket: fields.s3_bucket_name, key: fields.s3_key })
     }
 

@@ -351,3 +351,36 @@ async fn every_peer_fixture_passes_through_the_forwarder() {
         assert!(quarantined.is_empty(), "{file}: {quarantined:?}");
     }
 }
+
+/// What AWS's own SQS Extended Client for Python writes (its pointer, its
+/// `ExtendedPayloadSize` attribute, its object) is read and forwarded whole.
+#[tokio::test]
+async fn a_message_the_python_extended_client_sent_is_read_from_s3() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let setup = setup_on(Sqs::Moto, false).await;
+    let bucket = unique("python-extended").to_lowercase();
+    setup.aws.create_bucket(&bucket).await.unwrap();
+    let payload = json!({"orderId": "o-py", "blob": "z".repeat(400_000)}).to_string();
+    let file = std::env::temp_dir().join(unique("extended-payload"));
+    std::fs::write(&file, &payload).unwrap();
+    let sent = tokio::process::Command::new(format!("{root}/.venv/bin/python"))
+        .arg(format!("{root}/scripts/extended_client_send.py"))
+        .args([setup.work_url.as_str(), bucket.as_str(), file.to_str().unwrap()])
+        .output()
+        .await
+        .unwrap();
+    assert!(sent.status.success(), "{}", String::from_utf8_lossy(&sent.stderr));
+    let worker = setup.start(&[
+        ("BODY_FORMAT", "raw"),
+        ("IDEMPOTENCY_KEY_FROM", "/orderId"),
+        ("OFFLOADED_PAYLOADS", "read"),
+    ]);
+    setup.wait_until_empty().await;
+    stop(worker).await;
+    let received = setup.downstream.received();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].body, payload, "the payload whole");
+    assert_eq!(received[0].idempotency_key.as_deref(), Some("o-py"));
+    let kept = setup.aws.s3.list_objects_v2().bucket(&bucket).send().await.unwrap();
+    assert_eq!(kept.key_count(), Some(1), "read, not deleted: OFFLOADED_PAYLOADS=read keeps it");
+}

@@ -84,7 +84,9 @@ fn names_parse_both_ways_and_a_bad_one_says_what_to_give() {
 fn both_extended_clients_pointers_are_read_and_nothing_else_is() {
     let java = r#"["software.amazon.payloadoffloading.PayloadS3Pointer",{"s3BucketName":"big","s3Key":"k-1"}]"#;
     let python = r#"["software.amazon.payloadoffloading.PayloadS3Pointer", {"s3BucketName": "big", "s3Key": "k-1"}]"#;
-    for text in [java, python] {
+    let legacy =
+        r#"["com.amazon.sqs.javamessaging.MessageS3Pointer",{"s3BucketName":"big","s3Key":"k-1"}]"#;
+    for text in [java, python, legacy] {
         let pointer = S3Pointer::parse(text).unwrap();
         assert_eq!(pointer.uri(), "s3://big/k-1");
     }
