@@ -18,7 +18,7 @@ use crate::worker_setup::{SETTLED, Setup, setup_on};
 
 /// An SNS client on the emulator whose SQS `sqs` is, and a topic on it
 /// subscribed (raw message delivery off) to the setup's work queue.
-async fn topic_to_queue(setup: &Setup) -> (aws_sdk_sns::Client, String) {
+pub(crate) async fn topic_to_queue(setup: &Setup) -> (aws_sdk_sns::Client, String) {
     let config = aws_config::load_from_env().await;
     let endpoint = match setup.sqs {
         Sqs::LocalStack => std::env::var("E2E_LOCALSTACK_SNS").unwrap(),
@@ -33,12 +33,12 @@ async fn topic_to_queue(setup: &Setup) -> (aws_sdk_sns::Client, String) {
     (sns, topic_arn)
 }
 
-async fn publish(sns: &aws_sdk_sns::Client, topic: &str, message: &str) {
+pub(crate) async fn publish(sns: &aws_sdk_sns::Client, topic: &str, message: &str) {
     sns.publish().topic_arn(topic).message(message).subject("order").send().await.unwrap();
 }
 
 /// Waits until SNS delivered `count` messages to the work queue.
-async fn delivered(setup: &Setup, count: u64) {
+pub(crate) async fn delivered(setup: &Setup, count: u64) {
     let give_up = tokio::time::Instant::now() + Duration::from_secs(20);
     while setup.counts().await.0 < count {
         assert!(tokio::time::Instant::now() < give_up, "SNS delivered {:?}", setup.counts().await);
@@ -46,7 +46,7 @@ async fn delivered(setup: &Setup, count: u64) {
     }
 }
 
-async fn stop(mut worker: Process) -> Vec<String> {
+pub(crate) async fn stop(mut worker: Process) -> Vec<String> {
     worker.signal("TERM").await.unwrap();
     assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0), "{:#?}", worker.lines());
     worker.lines()

@@ -9,6 +9,7 @@ mod deployed;
 mod docs_held_to_code;
 mod doctor;
 mod envelopes;
+mod envelopes_own_types;
 mod fair_queues;
 mod fault_matrix;
 mod hostile_input;
