@@ -2,9 +2,8 @@
 //! work queue (moto and LocalStack deliver through SNS), S3 event
 //! notifications to it (moto's S3), and payloads an Extended Client put in
 //! S3. The forwarder POSTs the message inside, keyed from inside; the
-//! library's example worker runs its own body type on an SNS-fed queue; the
-//! example Lambda its own on EventBridge-shaped records.
-
+//! operator's CLI selects inside; the example Lambda runs its own type on
+//! EventBridge-shaped records (`envelopes_own_types.rs` has the rest).
 use std::time::Duration;
 
 use aws_sdk_s3::types::{Event, NotificationConfiguration, QueueConfiguration};
@@ -44,6 +43,20 @@ pub(crate) async fn delivered(setup: &Setup, count: u64) {
         assert!(tokio::time::Instant::now() < give_up, "SNS delivered {:?}", setup.counts().await);
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// A new bucket whose object creations S3 notifies the setup's work queue
+/// of (moto sends its test event then).
+pub(crate) async fn bucket_notifying(setup: &Setup) -> String {
+    let bucket = unique("uploads").to_lowercase();
+    setup.aws.create_bucket(&bucket).await.unwrap();
+    let queue_arn = setup.aws.queue_arn(&setup.work_url).await.unwrap();
+    let notify = QueueConfiguration::builder().queue_arn(queue_arn).events(Event::S3ObjectCreated);
+    let configuration =
+        NotificationConfiguration::builder().queue_configurations(notify.build().unwrap()).build();
+    let put = setup.aws.s3.put_bucket_notification_configuration().bucket(&bucket);
+    put.notification_configuration(configuration).send().await.unwrap();
+    bucket
 }
 
 pub(crate) async fn stop(mut worker: Process) -> Vec<String> {
@@ -99,35 +112,6 @@ async fn the_forwarder_posts_what_was_published_to_sns_on_localstack() {
 }
 
 #[tokio::test]
-async fn the_example_worker_runs_its_own_type_on_an_sns_fed_queue() {
-    let setup = setup_on(Sqs::Moto, false).await;
-    let (sns, topic) = topic_to_queue(&setup).await;
-    publish(&sns, &topic, r#"{"image":"cat.png","width":200}"#).await;
-    publish(&sns, &topic, "not json").await;
-    delivered(&setup, 2).await;
-    let endpoint = setup.sqs.endpoint().unwrap();
-    let env = [
-        ("AWS_ENDPOINT_URL_SQS", endpoint.as_str()),
-        ("QUEUE_URL", setup.work_url.as_str()),
-        ("QUARANTINE_QUEUE_URL", setup.quarantine_url.as_str()),
-        ("RECEIVE_WAIT_SECONDS", "1"),
-        ("ENVELOPE", "sns"),
-    ];
-    let worker = Process::start(&binary("examples/worker").unwrap(), &env).unwrap();
-    setup.wait_until_empty().await;
-    let lines = stop(worker).await;
-    let made = lines.iter().filter(|l| l.contains("thumbnail made") && l.contains("cat.png"));
-    assert_eq!(made.count(), 1, "{lines:#?}");
-    let quarantined = setup.aws.quarantined(&setup.quarantine_url, 1).await.unwrap();
-    let record = &quarantined[0].record;
-    assert_eq!(record["errorCode"], "invalid_json");
-    let detail = record["errorDetail"].as_str().unwrap();
-    assert!(detail.starts_with("in the SNS Message: "), "{detail}");
-    let body = record["body"].as_str().unwrap();
-    assert!(body.contains("\"Type\""), "the record keeps the body as delivered: {body}");
-}
-
-#[tokio::test]
 async fn the_example_lambda_runs_its_own_type_on_eventbridge_events() {
     let aws = Aws::from_env().await.unwrap();
     let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
@@ -162,18 +146,8 @@ async fn the_example_lambda_runs_its_own_type_on_eventbridge_events() {
 #[tokio::test]
 async fn s3_notifications_reach_the_forwarder_and_the_test_event_is_skipped() {
     let setup = setup_on(Sqs::Moto, false).await;
-    let bucket = unique("uploads").to_lowercase();
-    setup.aws.create_bucket(&bucket).await.unwrap();
-    let queue_arn = setup.aws.queue_arn(&setup.work_url).await.unwrap();
-    let notify = QueueConfiguration::builder()
-        .queue_arn(queue_arn)
-        .events(Event::S3ObjectCreated)
-        .build()
-        .unwrap();
-    let configuration = NotificationConfiguration::builder().queue_configurations(notify).build();
+    let bucket = bucket_notifying(&setup).await;
     let s3 = &setup.aws.s3;
-    let put = s3.put_bucket_notification_configuration().bucket(&bucket);
-    put.notification_configuration(configuration).send().await.unwrap();
     let key = "reports/q4 summary.csv";
     s3.put_object().bucket(&bucket).key(key).body(b"a,b\n".to_vec().into()).send().await.unwrap();
     delivered(&setup, 2).await;

@@ -1,22 +1,23 @@
 //! Processors of the user's own types on queues other services feed, as a
 //! Lambda function (under the Runtime API host) and as a worker (on moto),
 //! with `ENVELOPE` and no other change: the ledger example on SNS, the
-//! thumbnail worker on EventBridge events, the uploads example (the
-//! library's `S3Notification`) on S3 notifications both ways.
+//! thumbnail worker on an SNS-fed queue and on EventBridge events, the
+//! uploads example (the library's `S3Notification`) on S3 notifications
+//! both ways.
 
 use std::time::Duration;
 
-use aws_sdk_s3::types::{Event, NotificationConfiguration, QueueConfiguration};
 use e2e_tests::fixtures::{Aws, Sqs, binary, sqs_record, unique};
 use e2e_tests::process::Process;
 use e2e_tests::runtime_host::LambdaHost;
 use serde_json::{Value, json};
 
-use crate::envelopes::{delivered, stop};
-use crate::worker_setup::setup_on;
+use crate::envelopes::{bucket_notifying, delivered, publish, stop, topic_to_queue};
+use crate::worker_setup::{Setup, setup_on};
 
-fn worker_env<'a>(
-    setup: &'a crate::worker_setup::Setup,
+/// An example worker's variables on the setup's queues, with `envelope`.
+fn example_env<'a>(
+    setup: &'a Setup,
     endpoint: &'a str,
     envelope: &'a str,
 ) -> Vec<(&'a str, &'a str)> {
@@ -27,6 +28,16 @@ fn worker_env<'a>(
         ("RECEIVE_WAIT_SECONDS", "1"),
         ("ENVELOPE", envelope),
     ]
+}
+
+/// Runs the example `name` on the setup's queues until they are empty, then
+/// drains it: its log lines.
+async fn run_example(setup: &Setup, name: &str, envelope: &str) -> Vec<String> {
+    let endpoint = setup.sqs.endpoint().unwrap();
+    let env = example_env(setup, &endpoint, envelope);
+    let worker = Process::start(&binary(&format!("examples/{name}")).unwrap(), &env).unwrap();
+    setup.wait_until_empty().await;
+    stop(worker).await
 }
 
 /// The quarantined records' `(messageId, errorCode)`, sorted.
@@ -79,11 +90,7 @@ async fn the_example_worker_runs_its_own_type_on_eventbridge_events() {
             event(json!({"image": "x", "width": 9000})),
         ])
         .await;
-    let endpoint = setup.sqs.endpoint().unwrap();
-    let env = worker_env(&setup, &endpoint, "eventbridge");
-    let worker = Process::start(&binary("examples/worker").unwrap(), &env).unwrap();
-    setup.wait_until_empty().await;
-    let lines = stop(worker).await;
+    let lines = run_example(&setup, "worker", "eventbridge").await;
     let made = lines.iter().filter(|l| l.contains("thumbnail made") && l.contains("dog.png"));
     assert_eq!(made.count(), 1, "{lines:#?}");
     let quarantined = setup.aws.quarantined(&setup.quarantine_url, 1).await.unwrap();
@@ -93,15 +100,8 @@ async fn the_example_worker_runs_its_own_type_on_eventbridge_events() {
 #[tokio::test]
 async fn the_uploads_example_runs_on_s3_notifications_as_a_worker() {
     let setup = setup_on(Sqs::Moto, false).await;
-    let bucket = unique("uploads").to_lowercase();
-    setup.aws.create_bucket(&bucket).await.unwrap();
-    let queue_arn = setup.aws.queue_arn(&setup.work_url).await.unwrap();
-    let notify = QueueConfiguration::builder().queue_arn(queue_arn).events(Event::S3ObjectCreated);
-    let configuration =
-        NotificationConfiguration::builder().queue_configurations(notify.build().unwrap()).build();
+    let bucket = bucket_notifying(&setup).await;
     let s3 = &setup.aws.s3;
-    let put = s3.put_bucket_notification_configuration().bucket(&bucket);
-    put.notification_configuration(configuration).send().await.unwrap();
     for key in ["reports/q4 summary.csv", "tools/setup.exe"] {
         s3.put_object()
             .bucket(&bucket)
@@ -112,11 +112,7 @@ async fn the_uploads_example_runs_on_s3_notifications_as_a_worker() {
             .unwrap();
     }
     delivered(&setup, 3).await;
-    let endpoint = setup.sqs.endpoint().unwrap();
-    let env = worker_env(&setup, &endpoint, "s3");
-    let worker = Process::start(&binary("examples/uploads").unwrap(), &env).unwrap();
-    setup.wait_until_empty().await;
-    let lines = stop(worker).await;
+    let lines = run_example(&setup, "uploads", "s3").await;
     let indexed: Vec<&String> = lines.iter().filter(|l| l.contains("upload indexed")).collect();
     assert_eq!(indexed.len(), 1, "{lines:#?}");
     assert!(
@@ -150,4 +146,23 @@ async fn the_uploads_example_runs_on_s3_notifications_as_a_lambda() {
         "{logs:#?}"
     );
     assert!(aws.quarantined(&quarantine_url, 0).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn the_example_worker_runs_its_own_type_on_an_sns_fed_queue() {
+    let setup = setup_on(Sqs::Moto, false).await;
+    let (sns, topic) = topic_to_queue(&setup).await;
+    publish(&sns, &topic, r#"{"image":"cat.png","width":200}"#).await;
+    publish(&sns, &topic, "not json").await;
+    delivered(&setup, 2).await;
+    let lines = run_example(&setup, "worker", "sns").await;
+    let made = lines.iter().filter(|l| l.contains("thumbnail made") && l.contains("cat.png"));
+    assert_eq!(made.count(), 1, "{lines:#?}");
+    let quarantined = setup.aws.quarantined(&setup.quarantine_url, 1).await.unwrap();
+    let record = &quarantined[0].record;
+    assert_eq!(record["errorCode"], "invalid_json");
+    let detail = record["errorDetail"].as_str().unwrap();
+    assert!(detail.starts_with("in the SNS Message: "), "{detail}");
+    let body = record["body"].as_str().unwrap();
+    assert!(body.contains("\"Type\""), "the record keeps the body as delivered: {body}");
 }
