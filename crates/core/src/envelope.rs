@@ -171,9 +171,25 @@ impl Envelope {
     /// The envelope `body` is in, when it is one this module knows (raw SNS
     /// delivery has none to see).
     pub fn detect(body: &str) -> Option<Self> {
+        Self::detect_and_open(body).map(|(envelope, _)| envelope)
+    }
+
+    /// [`Envelope::detect`] and [`Envelope::open`] in one reading of `body`.
+    pub fn detect_and_open(body: &str) -> Option<(Self, Opened<'_>)> {
         [Self::Sns, Self::EventBridge, Self::S3]
             .into_iter()
-            .find(|envelope| envelope.open(body).is_ok())
+            .filter(|envelope| envelope.may_hold(body))
+            .find_map(|envelope| Some((envelope, envelope.open(body).ok()?)))
+    }
+
+    /// Whether `body` names the key this envelope cannot be without: a scan
+    /// that spares a full parse of every body that is not one.
+    fn may_hold(self, body: &str) -> bool {
+        match self {
+            Self::Sns | Self::SnsRaw => body.contains("\"TopicArn\""),
+            Self::EventBridge => body.contains("\"detail-type\""),
+            Self::S3 => body.contains("\"Records\"") || body.contains("\"Event\""),
+        }
     }
 
     /// Opens `body`: the message inside, and what the envelope says of it.

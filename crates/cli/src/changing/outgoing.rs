@@ -97,6 +97,7 @@ mod tests {
         );
         Entry {
             envelope: None,
+            inside: None,
             queue_message_id: "q".into(),
             received_id: "q".into(),
             receipt_handle: "rh".into(),

@@ -62,10 +62,10 @@ pub(crate) async fn show(queue: &Queue, id: &str) -> Result<Finish, CliError> {
     let mut found = None;
     let mover = mover_for(queue).await?;
     let scanned = scan(queue, mover.as_ref(), |entry| {
-        let envelope_id = entry.original().opened().and_then(|(_, envelope_id)| envelope_id);
+        let envelope_id = entry.inside.as_ref().and_then(|inside| inside.envelope_id.as_deref());
         if entry.original_message_id == id
             || entry.queue_message_id == id
-            || envelope_id.as_deref() == Some(id)
+            || envelope_id == Some(id)
         {
             found = Some(entry);
             return ControlFlow::Break(());
@@ -96,9 +96,8 @@ fn block(entry: &Entry, now: Timestamp) -> String {
     let field = |value: &Option<String>| printable(value.as_deref().unwrap_or("-"), 80);
     // Inside an envelope (given or detected, and said), the message as published is what an
     // operator reads; `show` and `export` keep the body as delivered beside it.
-    let opened = entry.envelope.and(entry.body.as_ref()).and(entry.original().opened());
-    let (what, text) = match (opened, &entry.body, &entry.body_object) {
-        (Some((payload, _)), _, _) => ("message", printable(&payload, 300)),
+    let (what, text) = match (&entry.inside, &entry.body, &entry.body_object) {
+        (Some(inside), _, _) => ("message", printable(&inside.payload, 300)),
         (None, Some(body), _) => ("body", printable(body, 300)),
         (None, None, Some(object)) => {
             ("body", format!("({} bytes in {})", object.bytes, printable(&object.uri(), 200)))

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::reading::attribute::Attribute;
-use crate::reading::fields::{Fields, Labels, Original};
+use crate::reading::fields::{Fields, Inside, Labels, Original};
 use crate::reading::origin::{self, Origin};
 
 /// Where a message's fields come from.
@@ -35,6 +35,8 @@ pub(crate) struct Entry {
     pub(crate) kind: Kind,
     /// The envelope the original body is in (`--envelope`, or detected).
     pub(crate) envelope: Option<Envelope>,
+    /// What that envelope holds; `None` when the body is not in it.
+    pub(crate) inside: Option<Inside>,
     /// The id of the message that failed: the record's `messageId`, or the
     /// dead-lettered message's own id (SQS keeps it when it moves a message).
     pub(crate) original_message_id: String,
@@ -104,11 +106,13 @@ impl Entry {
         let record = if raw { None } else { quarantine_record(&queue_body) };
         let entry = match record {
             Some((record, message_attributes)) => {
+                let (envelope, inside) = fields.envelope.open(record.body.as_deref());
                 let original = Original {
                     message_id: &record.message_id,
                     body: record.body.as_deref(),
                     attributes: &message_attributes,
-                    envelope: fields.envelope.of(record.body.as_deref()),
+                    envelope,
+                    inside: inside.as_ref(),
                 };
                 let written = Labels {
                     tenant_id: record.tenant_id.clone(),
@@ -116,9 +120,9 @@ impl Entry {
                     idempotency_key: None,
                 };
                 let labels = fields.of_record(&original, written);
-                let envelope = original.envelope;
                 Self {
                     envelope,
+                    inside,
                     queue_message_id,
                     received_id,
                     receipt_handle,
@@ -143,16 +147,18 @@ impl Entry {
                 }
             }
             None => {
+                let (envelope, inside) = fields.envelope.open(Some(&queue_body));
                 let original = Original {
                     message_id: &queue_message_id,
                     body: Some(&queue_body),
                     attributes: &queue_message_attributes,
-                    envelope: fields.envelope.of(Some(&queue_body)),
+                    envelope,
+                    inside: inside.as_ref(),
                 };
                 let labels = fields.of_raw(&original);
-                let envelope = original.envelope;
                 Self {
                     envelope,
+                    inside,
                     original_message_id: queue_message_id.clone(),
                     queue_message_id,
                     received_id,
@@ -202,6 +208,13 @@ impl Entry {
         )
     }
 
+    /// The body kept in S3, read and checked: the entry's body now, and
+    /// opened when it has an envelope.
+    pub(crate) fn read_from_s3(&mut self, body: String) {
+        self.inside = self.envelope.and_then(|envelope| Some(envelope.open(&body).ok()?.into()));
+        self.body = Some(body);
+    }
+
     /// The message that failed, for a selector to read.
     pub(crate) fn original(&self) -> Original<'_> {
         Original {
@@ -209,6 +222,7 @@ impl Entry {
             body: self.body.as_deref(),
             attributes: &self.message_attributes,
             envelope: self.envelope,
+            inside: self.inside.as_ref(),
         }
     }
 
@@ -236,9 +250,9 @@ impl Entry {
         json.insert("body".into(), self.body.clone().into());
         if let Some(envelope) = self.envelope {
             json.insert("envelope".into(), envelope.name().into());
-            if let Some((payload, envelope_id)) = self.original().opened() {
-                json.insert("envelopeId".into(), envelope_id.into());
-                json.insert("payload".into(), payload.into_owned().into());
+            if let Some(inside) = &self.inside {
+                json.insert("envelopeId".into(), inside.envelope_id.clone().into());
+                json.insert("payload".into(), inside.payload.clone().into());
             }
         }
         if let Some(object) = &self.body_object {
@@ -271,6 +285,7 @@ mod tests {
     use aws_smithy_types::Blob;
 
     use super::*;
+    use crate::reading::fields::EnvelopeChoice;
 
     fn message(body: &str) -> Message {
         Message::builder()
@@ -337,6 +352,35 @@ mod tests {
             entry.operation.as_deref(),
             Some("7"),
             "a number as its JSON text, as the forwarder reads it"
+        );
+    }
+
+    #[test]
+    fn an_envelope_is_opened_once_and_again_for_a_body_read_from_s3() {
+        let sns = r#"{"Type":"Notification","MessageId":"sns-1","TopicArn":"arn:aws:sns:eu-west-1:1:t","Message":"{\"tenantId\":\"t-in\"}"}"#;
+        let detect = Fields::default();
+        let entry = Entry::from_message(&message(sns), false, &detect).unwrap();
+        assert_eq!(entry.envelope, Some(Envelope::Sns));
+        assert_eq!(entry.tenant_id.as_deref(), Some("t-in"));
+        let inside = entry.inside.clone().unwrap();
+        assert_eq!(
+            (inside.payload.as_str(), inside.envelope_id.as_deref()),
+            (r#"{"tenantId":"t-in"}"#, Some("sns-1"))
+        );
+        assert_eq!(entry.to_json()["envelopeId"], "sns-1");
+
+        let in_s3 = serde_json::json!({
+            "messageId": "m-1", "errorCode": "e", "errorDetail": "", "lastSeen": "2026-11-30T12:00:00.000Z",
+            "remediationStatus": "new", "attributes": {}, "messageAttributes": {},
+            "bodyObject": {"bucket": "b", "key": "k", "bytes": 10, "sha256": "00"}
+        });
+        let given = Fields { envelope: EnvelopeChoice::Given(Envelope::Sns), ..Fields::default() };
+        let mut entry = Entry::from_message(&message(&in_s3.to_string()), false, &given).unwrap();
+        assert!(entry.body.is_none() && entry.inside.is_none(), "not read yet");
+        entry.read_from_s3(sns.to_owned());
+        assert_eq!(
+            entry.inside.map(|inside| inside.payload).as_deref(),
+            Some(r#"{"tenantId":"t-in"}"#)
         );
     }
 }

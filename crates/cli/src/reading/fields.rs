@@ -8,10 +8,9 @@
 //! `/idempotencyKey`, `/operation`). A selector given on the command line is
 //! read from the original message, for records and raw messages alike.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use backpressure_core::envelope::Envelope;
+use backpressure_core::envelope::{Envelope, Opened};
 use backpressure_core::field::Selector;
 
 use crate::reading::attribute::Attribute;
@@ -47,18 +46,39 @@ impl EnvelopeChoice {
         }
     }
 
-    /// The envelope `body` is in, by this choice.
-    pub(crate) fn of(self, body: Option<&str>) -> Option<Envelope> {
-        match self {
-            Self::Detect => Envelope::detect(body?),
-            Self::None => None,
-            Self::Given(envelope) => Some(envelope),
+    /// The envelope `body` is in, by this choice, and what it holds: read
+    /// once, for every selector and printout after.
+    pub(crate) fn open(self, body: Option<&str>) -> (Option<Envelope>, Option<Inside>) {
+        match (self, body) {
+            (Self::None, _) | (Self::Detect, None) => (None, None),
+            (Self::Detect, Some(body)) => match Envelope::detect_and_open(body) {
+                Some((envelope, opened)) => (Some(envelope), Some(Inside::from(opened))),
+                None => (None, None),
+            },
+            (Self::Given(envelope), body) => {
+                let opened = body.and_then(|body| envelope.open(body).ok());
+                (Some(envelope), opened.map(Inside::from))
+            }
         }
     }
 }
 
+/// The message an envelope holds, as published, and the envelope's id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Inside {
+    pub(crate) payload: String,
+    pub(crate) envelope_id: Option<String>,
+}
+
+impl From<Opened<'_>> for Inside {
+    fn from(opened: Opened<'_>) -> Self {
+        let envelope_id = opened.delivery.id().map(str::to_owned);
+        Self { payload: opened.payload.into_owned(), envelope_id }
+    }
+}
+
 /// The original message a selector reads: its id, body and attributes, and
-/// the envelope its body is in.
+/// the envelope its body is in with what that holds.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Original<'a> {
     pub(crate) message_id: &'a str,
@@ -66,38 +86,29 @@ pub(crate) struct Original<'a> {
     pub(crate) body: Option<&'a str>,
     pub(crate) attributes: &'a BTreeMap<String, Attribute>,
     pub(crate) envelope: Option<Envelope>,
+    /// `None` in an envelope the body is not.
+    pub(crate) inside: Option<&'a Inside>,
 }
 
 impl<'a> Original<'a> {
-    /// The message inside the envelope (the body without one), and the
-    /// envelope's id; `None` for a body that is not its envelope.
-    pub(crate) fn opened(&self) -> Option<(Cow<'a, str>, Option<String>)> {
-        let body = self.body?;
+    /// The message inside the envelope (the body without one); `None` for
+    /// a body that is not its envelope.
+    pub(crate) fn payload(&self) -> Option<&'a str> {
         match self.envelope {
-            None => Some((Cow::Borrowed(body), None)),
-            Some(envelope) => {
-                let opened = envelope.open(body).ok()?;
-                Some((opened.payload, opened.delivery.id().map(str::to_owned)))
-            }
+            None => self.body,
+            Some(_) => self.inside.map(|inside| inside.payload.as_str()),
         }
     }
 
     /// What `selector` finds in this message; `None` when it has nothing there, or an empty value.
     pub(crate) fn select(&self, selector: &Selector) -> Option<String> {
         let attribute = |name: &str| self.attributes.get(name)?.string_value.as_deref();
-        let (payload, envelope_id) = self.opened().unzip();
-        let envelope_id = envelope_id.flatten();
-        selector.select(
-            Some(self.message_id),
-            envelope_id.as_deref(),
-            attribute,
-            payload.as_deref(),
-        )
+        let envelope_id = self.inside.and_then(|inside| inside.envelope_id.as_deref());
+        selector.select(Some(self.message_id), envelope_id, attribute, self.payload())
     }
 
     fn pointer(&self, pointer: &str) -> Option<String> {
-        let (payload, _) = self.opened()?;
-        backpressure_core::field::text_at(&payload, pointer).filter(|text| !text.is_empty())
+        backpressure_core::field::text_at(self.payload()?, pointer).filter(|text| !text.is_empty())
     }
 }
 
@@ -172,6 +183,7 @@ mod tests {
             body: Some(body),
             attributes: &attributes,
             envelope: None,
+            inside: None,
         };
         let labels = Fields::default().of_raw(&original);
         assert_eq!(labels.tenant_id.as_deref(), Some("t-1"));
@@ -204,6 +216,7 @@ mod tests {
             body: Some(body),
             attributes: &attributes,
             envelope: None,
+            inside: None,
         };
         let written = Labels {
             tenant_id: Some("t-w".into()),
@@ -238,29 +251,29 @@ mod tests {
             envelope: EnvelopeChoice::parse(envelope).unwrap(),
             ..Fields::default()
         };
-        let original = |fields: &Fields| Original {
-            message_id: "m-1",
-            body: Some(sns),
-            attributes: &attributes,
-            envelope: fields.envelope.of(Some(sns)),
+        let labels = |fields: &Fields| {
+            let (envelope, inside) = fields.envelope.open(Some(sns));
+            let original = Original {
+                message_id: "m-1",
+                body: Some(sns),
+                attributes: &attributes,
+                envelope,
+                inside: inside.as_ref(),
+            };
+            fields.of_raw(&original)
         };
         for choice in ["detect", "sns"] {
             let fields = fields(choice);
-            let labels = fields.of_raw(&original(&fields));
+            let labels = labels(&fields);
             assert_eq!(labels.tenant_id.as_deref(), Some("t-in"), "{choice}");
             assert_eq!(labels.idempotency_key.as_deref(), Some("k-in"), "{choice}");
         }
         let wrapper = fields("none");
-        assert_eq!(
-            wrapper.of_raw(&original(&wrapper)).tenant_id,
-            None,
-            "the wrapper has no tenant"
-        );
+        assert_eq!(labels(&wrapper).tenant_id, None, "the wrapper has no tenant");
         let by_envelope_id = Fields { key: Some(Selector::EnvelopeId), ..fields("detect") };
-        let labels = by_envelope_id.of_raw(&original(&by_envelope_id));
-        assert_eq!(labels.idempotency_key.as_deref(), Some("sns-1"));
+        assert_eq!(labels(&by_envelope_id).idempotency_key.as_deref(), Some("sns-1"));
         let eventbridge = fields("eventbridge");
-        assert_eq!(eventbridge.of_raw(&original(&eventbridge)).tenant_id, None, "not an event");
+        assert_eq!(labels(&eventbridge).tenant_id, None, "not an event");
         assert!(EnvelopeChoice::parse("sqs").unwrap_err().ends_with("or detect"));
     }
 }

@@ -137,6 +137,7 @@ mod tests {
     fn entry(code: Option<&str>, tenant: Option<&str>, at: &str) -> Entry {
         Entry {
             envelope: None,
+            inside: None,
             queue_message_id: "q-1".into(),
             received_id: "q-1".into(),
             receipt_handle: "rh".into(),

@@ -38,7 +38,7 @@ impl Objects {
             .map(|entry| async move {
                 let Some(object) = &entry.body_object else { return };
                 match self.read(object).await {
-                    Ok(body) => entry.body = Some(body),
+                    Ok(body) => entry.read_from_s3(body),
                     Err(problem) => entry.body_problem = Some(problem),
                 }
             });

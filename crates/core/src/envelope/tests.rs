@@ -71,6 +71,28 @@ fn detection_names_the_envelope_a_body_is_in() {
 }
 
 #[test]
+fn detecting_opens_what_it_detects_and_nothing_else() {
+    let fixtures = [
+        (SNS, Some(Envelope::Sns)),
+        (
+            r#"{"id":"e","source":"s","detail-type":"t","detail":{"a":1}}"#,
+            Some(Envelope::EventBridge),
+        ),
+        (r#"{"Service":"Amazon S3","Event":"s3:TestEvent"}"#, Some(Envelope::S3)),
+        (r#"{"note":"a \"TopicArn\" in a string","Type":"Notification"}"#, None),
+        (r#"{"Records":"not an array"}"#, None),
+        ("not json", None),
+    ];
+    for (body, expected) in fixtures {
+        let found = Envelope::detect_and_open(body);
+        assert_eq!(found.as_ref().map(|(envelope, _)| *envelope), expected, "{body}");
+        if let Some((envelope, opened)) = found {
+            assert_eq!(opened, envelope.open(body).unwrap(), "{body}");
+        }
+    }
+}
+
+#[test]
 fn names_parse_both_ways_and_a_bad_one_says_what_to_give() {
     for envelope in [Envelope::Sns, Envelope::SnsRaw, Envelope::EventBridge, Envelope::S3] {
         assert_eq!(Envelope::parse(envelope.name()), Ok(Some(envelope)));
