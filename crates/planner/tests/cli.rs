@@ -47,9 +47,10 @@ fn compare_prints_a_row_per_policy_and_draws_a_panel_per_policy() {
         assert_eq!(svg.matches(label).count(), 1, "{label}");
     }
     let texts: Vec<&str> = svg.lines().map(str::trim).collect();
-    for said in ["SLO 300 s", "head-of-queue wait", "00:20", "02:00"] {
+    for said in ["SLO 300 s", "head-of-queue wait", "00:20", "01:50"] {
         assert!(texts.contains(&said), "the legend, the SLO and the clock: {said}");
     }
+    assert!(!texts.contains(&"02:00"), "the trace ends at 02:00: a label there would be cut");
     assert!(!texts.contains(&"20.0"), "minutes are on the clock, not counted from 0");
     let png = std::fs::read(dir.join("burst-from-idle-detail.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "a PNG beside the SVG");

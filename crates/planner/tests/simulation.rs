@@ -207,3 +207,20 @@ fn counting_pending_tasks_keeps_a_trickle_to_one_task() {
     assert!(pending.task_seconds < running.task_seconds);
     assert_eq!((pending.processed, pending.left), (pending.sent, 0));
 }
+
+#[test]
+fn a_wake_up_that_never_came_is_one_whose_messages_are_still_there() {
+    // On evening-surge at the defaults, metric math scales to zero while its last task
+    // drains the messages it holds; that spell is no wait for a task.
+    let mut scenario = Scenario::new(BuiltIn::EveningSurge.trace(1), target(100.0));
+    scenario.initial_tasks = BuiltIn::EveningSurge.initial_tasks();
+    for outcome in run_all(&scenario) {
+        if outcome.worst_zero_to_first_task() == Some(None) {
+            assert!(
+                outcome.left > 0,
+                "{}: never woke, yet nothing was left",
+                outcome.consumer.label()
+            );
+        }
+    }
+}

@@ -11,7 +11,7 @@ use std::path::Path;
 pub use compare::compare;
 pub use cross_validate::cross_validate;
 pub use fidelity::fidelity;
-pub use recommend::recommend;
+pub use recommend::{Found, recommend};
 
 /// What a subcommand ends with: nothing, or the error `simulate` prints.
 pub type Result = std::result::Result<(), Box<dyn std::error::Error>>;

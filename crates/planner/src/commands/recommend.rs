@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::{Result, out_dir};
 use crate::args::{ConsumerKind, ScenarioArgs};
-use crate::recommend::{self, Recommendation, Robustness};
+use crate::recommend::{self, Candidate, Recommendation, Robustness};
 use crate::{Policy, Scenario, deployable, lambda, plot, report};
 
 /// Each trace's recommendation, its run's picture in `out`.
@@ -45,9 +45,8 @@ fn for_trace(
     json: bool,
     w: &mut impl Write,
 ) -> Result {
-    let found = recommend::search(scenario, robustness);
-    let alternatives = recommend::deployable_alternatives(scenario, robustness);
-    let shown = found.best.as_ref().or(found.closest.as_ref());
+    let found = Found::search(scenario, robustness);
+    let shown = found.ours.best.as_ref().or(found.ours.closest.as_ref());
     let path = out.join(format!("{}-recommended.svg", scenario.trace.name));
     if let Some(shown) = shown {
         // The recommended line's figures are means over the seeds; this is one run.
@@ -62,15 +61,42 @@ fn for_trace(
         plot::write(&path, &title, &[panel], plot::Frame::of(scenario))?;
     }
     if json {
-        writeln!(w, "{}", json_line(scenario, &found, &alternatives, robustness))?;
+        writeln!(w, "{}", found.json(scenario))?;
         return Ok(());
     }
-    let text = report::recommend::recommendation(scenario, &found, &alternatives, verbose);
-    writeln!(w, "{text}")?;
+    writeln!(w, "{}", found.text(scenario, verbose))?;
     if shown.is_some() {
         plot::announce(w, &path)?;
     }
     Ok(())
+}
+
+/// One trace's search, for the load and the template's other signals: what
+/// the text and the JSON both say, from the same runs.
+#[derive(Debug)]
+pub struct Found {
+    ours: Recommendation,
+    alternatives: Vec<(Policy, Recommendation)>,
+}
+
+impl Found {
+    /// Searches `scenario` for the load and its alternatives.
+    pub fn search(scenario: &Scenario, robustness: Robustness) -> Self {
+        Self {
+            ours: recommend::search(scenario, robustness),
+            alternatives: recommend::deployable_alternatives(scenario, robustness),
+        }
+    }
+
+    /// What `recommend` prints for it.
+    pub fn text(&self, scenario: &Scenario, verbose: bool) -> String {
+        report::recommend::recommendation(scenario, &self.ours, &self.alternatives, verbose)
+    }
+
+    /// What `recommend --json` prints for it.
+    pub fn json(&self, scenario: &Scenario) -> Value {
+        json_line(scenario, &self.ours, &self.alternatives, self.ours.robustness)
+    }
 }
 
 /// One trace's recommendation as a JSON object.
@@ -95,6 +121,19 @@ fn json_line(
         Vec::new(),
     );
     line["cheaper_alternative"] = cheaper_alternative(scenario, found, alternatives);
+    line["past_reversal_limit"] = found.cheapest_flapping.as_ref().map(setting).into();
+    line["alternatives"] = alternatives
+        .iter()
+        .map(|(policy, found)| {
+            serde_json::json!({
+                "policy": policy.label(),
+                "met": found.best.is_some(),
+                "best": found.best.as_ref().map(setting),
+                "past_reversal_limit": found.cheapest_flapping.as_ref().map(setting),
+            })
+        })
+        .collect::<Vec<_>>()
+        .into();
     if let (None, Some(closest)) = (&found.best, &found.closest) {
         line["binding_limit"] = recommend::binding_limit(scenario, closest, robustness).into();
     }
@@ -115,12 +154,18 @@ fn cheaper_alternative(
     let deploy = deployable::ecs(scenario)
         .is_empty()
         .then(|| deployable::alternative_deploy_line(scenario, policy, c));
+    let mut json = setting(c);
+    json["policy"] = policy.label().into();
+    json["deploy"] = deploy.into();
+    json
+}
+
+/// A searched setting's figures over the seeds, as the text prints them.
+fn setting(c: &Candidate) -> Value {
     serde_json::json!({
-        "policy": policy.label(),
         "target": c.target.get(),
         "min_tasks": c.min_tasks,
-        "task_minutes": (c.task_minutes * 10.0).round() / 10.0,
-        "reversals_per_day": (c.reversals_per_day * 10.0).round() / 10.0,
-        "deploy": deploy,
+        "task_minutes": crate::report::json::tenth(c.task_minutes),
+        "reversals_per_day": crate::report::json::tenth(c.reversals_per_day),
     })
 }

@@ -252,7 +252,7 @@ pub fn json_row(setting: Setting, run: &LambdaOutcome, quantile: f64) -> serde_j
         "batch_size": setting.batch_size,
         "batching_window_s": setting.batching_window,
         "slo_met": o.meets_slo(quantile),
-        "gb_seconds": (run.gb_seconds() * 10.0).round() / 10.0,
+        "gb_seconds": crate::report::json::tenth(run.gb_seconds()),
         "invocations": run.invocations,
         "p50_wait_s": o.waits.quantile(0.5),
         "p99_wait_s": o.waits.quantile(0.99),
@@ -270,7 +270,7 @@ pub fn json_candidate(c: &LambdaCandidate, quantile: f64) -> serde_json::Value {
     let mut row = json_row(c.setting, &c.run, quantile);
     row["over_seeds"] = serde_json::json!({
         "seeds_met": c.seeds_met,
-        "gb_seconds_mean": (c.gb_seconds * 10.0).round() / 10.0,
+        "gb_seconds_mean": crate::report::json::tenth(c.gb_seconds),
         "worst_quantile_wait_s": c.worst_wait,
         "downstream_peak_rps": c.downstream_peak_rps,
         "seeds_over_capacity": c.seeds_over_capacity,

@@ -12,7 +12,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::panels::{clock, ticks};
+use super::panels::{clock, labelled, ticks};
 use super::{ARRIVALS, DESIRED, Drawn, Frame, LATE, Panel, PlotError, RUNNING, Words, boxed};
 use crate::stats::Outcome;
 
@@ -170,13 +170,15 @@ where
         .light_line_style(WHITE)
         .draw()
         .map_err(boxed)?;
-    let ticks = ticks(strip.minutes);
+    let ticks = ticks(strip.minutes, strip.frame);
     let grid = ticks.iter().map(|&t| PathElement::new([(t, 0.0), (t, top)], GRID));
     chart.draw_series(grid).map_err(boxed)?;
     if strip.clock {
         let style =
             TextStyle::from(("sans-serif", 12).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
-        let labels = ticks.iter().map(|&t| {
+        let width = chart.plotting_area().dim_in_pixel().0;
+        let fits = |&&t: &&f64| labelled(t, strip.minutes, strip.frame, width);
+        let labels = ticks.iter().filter(fits).map(|&t| {
             EmptyElement::at((t, 0.0)) + Text::new(clock(t, strip.frame), (0, 6), style.clone())
         });
         chart.draw_series(labels).map_err(boxed)?;

@@ -49,11 +49,23 @@ pub(super) fn clock(minute: f64, frame: Frame) -> String {
     }
 }
 
-/// Ticks on round times of the clock: every 10 minutes to every week, at most a dozen.
-pub(super) fn ticks(minutes: f64) -> Vec<f64> {
-    const STEPS: [u32; 12] = [10, 15, 30, 60, 120, 180, 240, 360, 720, 1_440, 2_880, 10_080];
-    let step = STEPS.into_iter().find(|&s| minutes / f64::from(s) <= 12.0).unwrap_or(10_080);
-    (0..).map(|k| f64::from(k * step)).take_while(|&m| m <= minutes).collect()
+/// Ticks on round times of the clock (a CSV that starts at 09:10 is ticked
+/// at 10:00, 11:00, …): every 10 minutes to every week, at most a dozen.
+pub(super) fn ticks(minutes: f64, frame: Frame) -> Vec<f64> {
+    const STEPS: [i64; 12] = [10, 15, 30, 60, 120, 180, 240, 360, 720, 1_440, 2_880, 10_080];
+    let step = STEPS.into_iter().find(|&s| minutes / s as f64 <= 12.0).unwrap_or(10_080);
+    // Minutes of the clock at minute 0 past its last round time (UTC for a CSV).
+    let past = frame.start.map_or(0, |start| start.div_euclid(60).rem_euclid(step));
+    let first = (step - past) % step;
+    (0..).map(|k| (first + k * step) as f64).take_while(|&m| m <= minutes).collect()
+}
+
+/// Whether a tick's label, centred on it, fits inside the plot: one too
+/// close to the right edge would be cut (`12-01 11:`), so only its line is drawn.
+pub(super) fn labelled(tick: f64, minutes: f64, frame: Frame, plot_pixels: u32) -> bool {
+    // DejaVu Sans at 12 px: about 7 px a character; half the label lies right of the tick.
+    let half_label = clock(tick, frame).chars().count() as f64 * 7.0 / 2.0;
+    (minutes - tick) / minutes.max(1.0) * f64::from(plot_pixels) >= half_label
 }
 
 fn whole(value: &f64) -> String {
@@ -247,16 +259,50 @@ fn clock_axis<DB: DrawingBackend, Y: Ranged<ValueType = f64>>(
 where
     DB::ErrorType: 'static,
 {
-    let ticks = ticks(minutes);
+    let ticks = ticks(minutes, frame);
     let grid = RGBColor(225, 225, 225);
     chart
         .draw_series(ticks.iter().map(|&t| PathElement::new([(t, bottom), (t, top)], grid)))
         .map_err(boxed)?;
     let style =
         TextStyle::from(("sans-serif", 12).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
-    let labels = ticks.iter().map(|&t| {
+    let width = chart.plotting_area().dim_in_pixel().0;
+    let labels = ticks.iter().filter(|&&t| labelled(t, minutes, frame, width)).map(|&t| {
         EmptyElement::at((t, bottom)) + Text::new(clock(t, frame), (0, 6), style.clone())
     });
     chart.draw_series(labels).map_err(boxed)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(start: Option<i64>) -> Frame {
+        Frame { start, slo_seconds: 300 }
+    }
+
+    #[test]
+    fn a_trace_starting_off_the_hour_is_ticked_on_round_times() {
+        // 2026-11-30T09:10:00Z, ten hours: hourly ticks at 10:00 … 19:00.
+        let at_0910 = frame(Some(1_796_029_800 + 600));
+        let labels: Vec<String> =
+            ticks(600.0, at_0910).into_iter().map(|t| clock(t, at_0910)).collect();
+        assert_eq!(labels.first().map(String::as_str), Some("11-30 10:00"));
+        assert!(labels.iter().all(|l| l.ends_with(":00")), "{labels:?}");
+        let midnight = frame(None);
+        assert_eq!(ticks(600.0, midnight)[..2], [0.0, 60.0], "a built-in trace from 00:00");
+    }
+
+    #[test]
+    fn a_label_that_would_be_cut_at_the_right_edge_is_left_off() {
+        let at_0910 = frame(Some(1_796_029_800 + 600));
+        // Ten hours from 09:10 end at 19:10: the 19:00 tick is 10 minutes, 18 px, from the
+        // edge of a 1,080-pixel plot, where half its 11-character label needs 39.
+        let ticks = ticks(600.0, at_0910);
+        let last = *ticks.last().unwrap();
+        assert_eq!(clock(last, at_0910), "11-30 19:00");
+        assert!(!labelled(last, 600.0, at_0910, 1_080));
+        assert!(labelled(ticks[0], 600.0, at_0910, 1_080));
+    }
 }

@@ -4,6 +4,12 @@ use crate::sim::Scenario;
 use crate::sim::autoscaling::ScalingConfig;
 use crate::stats::Outcome;
 
+/// `x` to a tenth, exactly as the text prints it (`{:.1}`): rounding by
+/// arithmetic differs from it at halves (52.05 is 52.0 printed, 52.1 rounded).
+pub fn tenth(x: f64) -> f64 {
+    format!("{x:.1}").parse().unwrap_or(x)
+}
+
 /// One run as a row of the JSON output: the policy, the setting it ran at,
 /// and what it did.
 pub fn json_row(outcome: &Outcome, scaling: &ScalingConfig, quantile: f64) -> serde_json::Value {
@@ -14,7 +20,7 @@ pub fn json_row(outcome: &Outcome, scaling: &ScalingConfig, quantile: f64) -> se
         "min_tasks": scaling.min_tasks,
         "max_tasks": scaling.max_tasks,
         "slo_met": outcome.meets_slo(quantile),
-        "task_minutes": (outcome.task_minutes() * 10.0).round() / 10.0,
+        "task_minutes": tenth(outcome.task_minutes()),
         "p50_wait_s": outcome.waits.quantile(0.5),
         "p99_wait_s": outcome.waits.quantile(0.99),
         "actions": outcome.actions.len(),
@@ -44,10 +50,10 @@ pub fn json_candidate(
 fn json_seeds(candidate: &crate::recommend::Candidate) -> serde_json::Value {
     serde_json::json!({
         "seeds_met": candidate.seeds_met,
-        "task_minutes_mean": (candidate.task_minutes * 10.0).round() / 10.0,
+        "task_minutes_mean": tenth(candidate.task_minutes),
         "worst_quantile_wait_s": candidate.worst_wait,
-        "actions_per_day": (candidate.actions_per_day * 10.0).round() / 10.0,
-        "reversals_per_day": (candidate.reversals_per_day * 10.0).round() / 10.0,
+        "actions_per_day": tenth(candidate.actions_per_day),
+        "reversals_per_day": tenth(candidate.reversals_per_day),
     })
 }
 

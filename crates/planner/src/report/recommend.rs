@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use crate::deployable::{alternative_deploy_line, deploy_line};
-use crate::recommend::{cheaper_alternative, same_cost};
+use crate::recommend::{Candidate, Recommendation, cheaper_alternative, same_cost};
 use crate::report::{header, row};
 use crate::sim::Scenario;
 use crate::sim::policy::Policy;
@@ -13,11 +13,11 @@ use crate::sim::policy::Policy;
 /// seeds, the line to paste into a deploy, or what limit bound.
 pub fn recommendation(
     scenario: &Scenario,
-    found: &crate::recommend::Recommendation,
-    alternatives: &[(Policy, crate::recommend::Recommendation)],
+    found: &Recommendation,
+    alternatives: &[(Policy, Recommendation)],
     verbose: bool,
 ) -> String {
-    use crate::recommend::{Candidate, binding_limit};
+    use crate::recommend::binding_limit;
     let (slo, r) = (scenario.slo, found.robustness);
     let targets = Policy::TEMPLATE.targets();
     let mut out = String::new();
@@ -73,6 +73,9 @@ pub fn recommendation(
                      cost less still, with longer waits (check it with compare --target-load)"
                 );
             }
+            if let Some(flapping) = &found.cheapest_flapping {
+                out.push_str(&past_reversal_limit("the load", "TargetLoadPercent", flapping));
+            }
             out.push('\n');
             out.push_str(&one_run(scenario, best, slo.quantile));
             let line = deploy_line(scenario, best);
@@ -84,6 +87,14 @@ pub fn recommendation(
             let _ = writeln!(out, "no setting meets the SLO; closest: {}", describe(closest));
             let _ = writeln!(out, "{}\n", binding_limit(scenario, closest, r));
             out.push_str(&one_run(scenario, closest, slo.quantile));
+            if closest.outcome.meets_slo(slo.quantile) {
+                let _ = writeln!(
+                    out,
+                    "(this one run meets the SLO; a setting counts only when it does within \
+                     {:.0} % of it on every seed)",
+                    r.margin * 100.0
+                );
+            }
         }
         (None, None) => out.push_str("nothing was simulated\n"),
     }
@@ -95,14 +106,14 @@ pub fn recommendation(
 /// this trace at its own best setting, and how to deploy it if so.
 fn alternatives_verdict(
     scenario: &Scenario,
-    ours: Option<&crate::recommend::Candidate>,
-    alternatives: &[(Policy, crate::recommend::Recommendation)],
+    ours: Option<&Candidate>,
+    alternatives: &[(Policy, Recommendation)],
 ) -> String {
     let mut out = String::new();
     let found: Vec<_> =
         alternatives.iter().filter_map(|(p, r)| Some((*p, r.best.as_ref()?))).collect();
     let cheaper = cheaper_alternative(ours, alternatives);
-    let ratio = |c: &crate::recommend::Candidate| {
+    let ratio = |c: &Candidate| {
         ours.map_or(String::new(), |o| format!(" ({})", relation(c.task_minutes, o.task_minutes)))
     };
     match cheaper {
@@ -133,23 +144,68 @@ fn alternatives_verdict(
                 c.seeds_met,
                 crate::recommend::MAX_REVERSALS_PER_HOUR,
             );
+            for (other, c) in found.iter().filter(|(other, _)| other != policy) {
+                let _ = writeln!(
+                    out,
+                    "{} at its best: target {} and MinTasks {}, {:.1} task-min{}",
+                    other.label(),
+                    c.target.get(),
+                    c.min_tasks,
+                    c.task_minutes,
+                    ratio(c),
+                );
+            }
         }
         None if !found.is_empty() => out.push_str(&none_cheaper(ours, &found)),
         None => {}
     }
+    out.push_str(&alternatives_unmet(ours.is_none(), alternatives));
+    for (policy, found) in alternatives {
+        if let Some(flapping) = &found.cheapest_flapping {
+            out.push_str(&past_reversal_limit(policy.label(), "target", flapping));
+        }
+    }
     out
+}
+
+/// The template's other signals that meet the SLO at no setting: said, so
+/// that no verdict is silent.
+fn alternatives_unmet(ours_unmet: bool, alternatives: &[(Policy, Recommendation)]) -> String {
+    let unmet: Vec<&str> =
+        alternatives.iter().filter(|(_, r)| r.best.is_none()).map(|(p, _)| p.label()).collect();
+    if unmet.is_empty() {
+        return String::new();
+    }
+    let either = if ours_unmet { " either" } else { "" };
+    let (them, verb) = if unmet.len() == 1 { ("signal", "meets") } else { ("signals", "meet") };
+    format!(
+        "\nthe template's other {them} ({}) {verb} the SLO at no setting here{either}, within \
+         {} reversals an hour\n",
+        unmet.join(", "),
+        crate::recommend::MAX_REVERSALS_PER_HOUR,
+    )
+}
+
+/// A setting cheaper than a policy's best that the reversal limit ruled
+/// out: why a single run elsewhere (`compare`) can show that policy cheaper.
+pub(crate) fn past_reversal_limit(policy: &str, knob: &str, c: &Candidate) -> String {
+    format!(
+        "note: {policy} costs less at {knob} {} and MinTasks {}, {:.1} task-min, and meets the \
+         SLO, but reverses its scaling {:.1} times a day (means of the seeds), past the limit of \
+         {} an hour, so it is not counted\n",
+        c.target.get(),
+        c.min_tasks,
+        c.task_minutes,
+        c.reversals_per_day,
+        crate::recommend::MAX_REVERSALS_PER_HOUR,
+    )
 }
 
 /// The template's other signals when none costs less than the load: each
 /// said to cost the same or more, exactly as its figure compares with the
 /// load's at the precision printed (a tie is not "more").
-fn none_cheaper(
-    ours: Option<&crate::recommend::Candidate>,
-    found: &[(Policy, &crate::recommend::Candidate)],
-) -> String {
-    let same = |c: &crate::recommend::Candidate| {
-        ours.is_some_and(|o| same_cost(c.task_minutes, o.task_minutes))
-    };
+fn none_cheaper(ours: Option<&Candidate>, found: &[(Policy, &Candidate)]) -> String {
+    let same = |c: &Candidate| ours.is_some_and(|o| same_cost(c.task_minutes, o.task_minutes));
     let each: Vec<String> = found
         .iter()
         .map(|(p, c)| {
@@ -196,7 +252,7 @@ fn relation(theirs: f64, load: f64) -> String {
 
 /// A searched setting's run on the scenario's seed, as a table named for
 /// what it is: the line above it gives the means over the seeds.
-fn one_run(scenario: &Scenario, c: &crate::recommend::Candidate, quantile: f64) -> String {
+fn one_run(scenario: &Scenario, c: &Candidate, quantile: f64) -> String {
     let label = format!("load {} %, MinTasks {}", c.target.get(), c.min_tasks);
     let mut out = format!("its run on seed {} (the picture's):\n", scenario.seed);
     out.push_str(&header("setting"));
@@ -209,7 +265,7 @@ mod tests {
     use backlog_publisher::BacklogTarget;
 
     use super::*;
-    use crate::recommend::{Candidate, Recommendation, Robustness};
+    use crate::recommend::Robustness;
     use crate::sim::policy::Consumer;
     use crate::stats::Outcome;
     use crate::trace::BuiltIn;

@@ -340,7 +340,10 @@ impl<'a> EcsRun<'a> {
         fleet.reconcile(now, scaler.desired(), queue, &mut rngs.startup);
     }
 
-    /// Opens a spell when messages wait and no task runs; closes it when one does.
+    /// Opens a spell when messages wait and no task runs; closes it when one
+    /// does. A spell whose messages were all finished without a task running
+    /// (by the last task as it drained) waited for no task, and is dropped:
+    /// it would otherwise read as a wake-up that never came.
     fn watch_for_zero(&mut self, now: u64) {
         let waiting = self.queue.visible() + self.queue.in_flight() > 0;
         match (self.zero_since, self.fleet.running()) {
@@ -349,6 +352,7 @@ impl<'a> EcsRun<'a> {
                 self.episodes.push(Some(now - since));
                 self.zero_since = None;
             }
+            (Some(_), _) if !waiting => self.zero_since = None,
             _ => {}
         }
     }
