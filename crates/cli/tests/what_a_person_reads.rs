@@ -241,6 +241,7 @@ fn an_audit_trail_is_summed_up_across_runs() {
         line("b", "send_failed", "invalid_json", "2026-11-30T10:00:01.000Z"),
         line("b", "replayed", "invalid_json", "2026-11-30T11:00:00.000Z"),
         line("c", "deleted_on_resume", "downstream_rejected", "2026-11-30T11:00:02.000Z"),
+        line("d", "duplicate_deleted", "invalid_json", "2026-11-30T11:00:03.000Z"),
     ];
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let output = cli(&["audit", path.to_str().unwrap(), "--json"]);
@@ -249,19 +250,17 @@ fn an_audit_trail_is_summed_up_across_runs() {
     let trail = &json["https://sqs.eu-west-1.amazonaws.com/1/q"];
     assert_eq!(
         (&trail["moved"], &trail["deletedOnResume"], &trail["failed"], &trail["messages"]),
-        (&2.into(), &1.into(), &1.into(), &3.into()),
+        (&2.into(), &1.into(), &1.into(), &4.into()),
         "{json}"
     );
-    assert_eq!(trail["byErrorCode"]["invalid_json"], 3);
+    assert_eq!(trail["byErrorCode"]["invalid_json"], 4);
+    assert_eq!(trail["duplicates"], 1);
     assert_eq!(
         (trail["first"].as_str(), trail["last"].as_str()),
-        (Some("2026-11-30T10:00:00.000Z"), Some("2026-11-30T11:00:02.000Z"))
+        (Some("2026-11-30T10:00:00.000Z"), Some("2026-11-30T11:00:03.000Z"))
     );
     let text_output = String::from_utf8(cli(&["audit", path.to_str().unwrap()]).stdout).unwrap();
-    assert!(
-        text_output.contains("3 message(s): moved 2, deleted on resume 1, discarded 0, failed 1"),
-        "{text_output}"
-    );
+    insta::assert_snapshot!("audit_summary", text_output.replace(path.to_str().unwrap(), "[FILE]"));
 
     std::fs::write(&path, "not json\n").unwrap();
     let broken = cli(&["audit", path.to_str().unwrap()]);

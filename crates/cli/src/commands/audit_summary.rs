@@ -89,27 +89,28 @@ pub(crate) fn summarize(path: &Path) -> Result<BTreeMap<String, QueueTrail>, Cli
     Ok(trails)
 }
 
-/// The trails as text, one block per queue.
+/// The trails as text, one block per queue: what became of its messages,
+/// the lines that failed by what failed, then the lines by error code.
 pub(crate) fn render(path: &Path, trails: &BTreeMap<String, QueueTrail>) -> String {
     let mut out = format!("{}: {} queue(s)\n", path.display(), trails.len());
     for (queue, t) in trails {
+        let lines = |result: &str| t.by_result.get(result).copied().unwrap_or(0);
         let _ = writeln!(out, "\n{}", printable(queue, 200));
         let _ = writeln!(
             out,
-            "  {} message(s): moved {}, deleted on resume {}, {}discarded {}, failed {} (lines)",
-            t.messages,
-            t.moved,
-            t.deleted_on_resume,
-            if t.duplicates > 0 {
-                format!("duplicates deleted {}, ", t.duplicates)
-            } else {
-                String::new()
-            },
-            t.discarded,
-            t.failed
+            "  {} message(s): moved {}, deleted on resume {}, duplicates deleted {}, discarded {}",
+            t.messages, t.moved, t.deleted_on_resume, t.duplicates, t.discarded,
         );
-        let objects = |result: &str| t.by_result.get(result).copied().unwrap_or(0);
-        let (deleted, kept) = (objects("object_deleted"), objects("object_delete_failed"));
+        let _ = writeln!(
+            out,
+            "  failed attempts: {} (send {}, delete {}, discard {}); a message that failed and \
+             was then moved is counted in both",
+            t.failed,
+            lines("send_failed"),
+            lines("delete_failed"),
+            lines("discard_failed"),
+        );
+        let (deleted, kept) = (lines("object_deleted"), lines("object_delete_failed"));
         if deleted + kept > 0 {
             let _ = writeln!(
                 out,
@@ -120,8 +121,9 @@ pub(crate) fn render(path: &Path, trails: &BTreeMap<String, QueueTrail>) -> Stri
         let _ = writeln!(out, "  first {}, last {}", t.first, t.last);
         let operators: Vec<String> = t.operators.iter().map(|o| printable(o, 200)).collect();
         let _ = writeln!(out, "  by {}", operators.join(", "));
+        let _ = writeln!(out, "  audit lines by the message's error code:");
         for (code, n) in &t.by_error_code {
-            let _ = writeln!(out, "  {:<32} {n:>6}", printable(code, 32));
+            let _ = writeln!(out, "    {:<32} {n:>6}", printable(code, 32));
         }
     }
     out
