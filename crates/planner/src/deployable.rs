@@ -76,11 +76,44 @@ pub fn leaves(first_deploy: &str) -> String {
     )
 }
 
-/// What a first deploy of the ECS worker needs besides the line.
-pub const ECS_FIRST_DEPLOY: &str = "DownstreamUrl, and EcsClusterName with EcsServiceName for \
-     a service of your own (then set CONSUMER_CONCURRENCY, VISIBILITY_TIMEOUT_SECONDS and \
-     DRAIN_SECONDS on it as simulated) or WorkerImage with WorkerSubnetIds for one the template \
-     creates";
+/// What a first deploy of a worker service the stack creates needs besides the line.
+pub const ECS_FIRST_DEPLOY: &str = "DownstreamUrl, EcsClusterName, WorkerImage and WorkerSubnetIds";
+
+/// The `sam deploy` line for a service of your own that the stack scales
+/// (`ScalingTarget=create`): the target, its policies and the publisher,
+/// without the worker's settings (its task definition's) or the queue's.
+pub fn own_service_deploy_line(scenario: &Scenario, best: &crate::recommend::Candidate) -> String {
+    deploy_line(scenario, best)
+        .split(' ')
+        .filter(|word| {
+            !["WorkerVisibilityTimeout=", "DrainSeconds=", "MaxReceiveCount="]
+                .iter()
+                .any(|p| word.starts_with(p))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replacen("ConsumerType=ecs", "ConsumerType=ecs ScalingTarget=create", 1)
+}
+
+/// What the line for a service of your own leaves to the operator.
+pub fn own_service_leaves(scenario: &Scenario) -> String {
+    format!(
+        "for a service with no scalable target of its own; a first deploy needs EcsClusterName \
+         and EcsServiceName. Set CONSUMER_CONCURRENCY={}, VISIBILITY_TIMEOUT_SECONDS={} and \
+         DRAIN_SECONDS={} on its task definition as simulated, and maxReceiveCount {} on your \
+         queue's redrive policy (MaxReceiveCount={} on the line, for a work queue the stack \
+         creates)",
+        scenario.workers.slots,
+        scenario.queue.visibility_timeout,
+        scenario.workers.drain_seconds.unwrap_or(0),
+        scenario.queue.max_receive_count,
+        scenario.queue.max_receive_count,
+    )
+}
+
+/// Where a service that keeps its own scaling is answered.
+pub const EXISTING_HINT: &str = "for a service that keeps its own scalable target and \
+     policies (ScalingTarget=existing): simulate recommend --scaling-target existing";
 
 /// What a first deploy of the Lambda consumer needs besides the line.
 pub const LAMBDA_FIRST_DEPLOY: &str = "DownstreamUrl; with ExistingWorkQueueArn, the queue's \
@@ -126,18 +159,59 @@ pub fn deploy_line(scenario: &Scenario, best: &crate::recommend::Candidate) -> S
         scenario.queue.visibility_timeout,
         scenario.queue.max_receive_count,
         scenario.workers.drain_seconds.unwrap_or(0),
-        match scenario.publisher.backlog.task_count {
-            TaskCountMode::Running => "running",
-            TaskCountMode::RunningPlusPending => "running+pending",
-            TaskCountMode::Desired => "desired",
-        },
-        {
-            let includes = scenario.publisher.backlog.includes;
-            let mut listed = vec!["visible"];
-            listed.extend(includes.in_flight.then_some("inflight"));
-            listed.extend(includes.delayed.then_some("delayed"));
-            listed.join(",")
-        },
+        task_count(scenario),
+        backlog_includes(scenario),
+    )
+}
+
+/// `TaskCount` as the template takes it.
+fn task_count(scenario: &Scenario) -> &'static str {
+    match scenario.publisher.backlog.task_count {
+        TaskCountMode::Running => "running",
+        TaskCountMode::RunningPlusPending => "running+pending",
+        TaskCountMode::Desired => "desired",
+    }
+}
+
+/// `BacklogIncludes` as the template takes it.
+fn backlog_includes(scenario: &Scenario) -> String {
+    let includes = scenario.publisher.backlog.includes;
+    let mut listed = vec!["visible"];
+    listed.extend(includes.in_flight.then_some("inflight"));
+    listed.extend(includes.delayed.then_some("delayed"));
+    listed.join(",")
+}
+
+/// The `sam deploy` line for a service that keeps its own scalable target
+/// (`ScalingTarget=existing`): the publisher's parameters alone, the only
+/// ones that stack applies (its target, bounds and worker settings are the
+/// service's own).
+pub fn existing_deploy_line(scenario: &Scenario, target_load: f64) -> String {
+    format!(
+        "sam deploy --parameter-overrides ConsumerType=ecs ScalingTarget=existing \
+         ScalingSignal=load TargetLoadPercent={target_load} AvgProcessingSeconds={} \
+         LoadDrainSeconds={} LoadHoldSeconds={} ConsumerConcurrency={} TaskCount={} \
+         BacklogIncludes={} {} SamplesPerInvocation=1",
+        scenario.publisher.load.processing_seconds,
+        scenario.publisher.load.drain_seconds,
+        scenario.publisher.load.hold_seconds,
+        scenario.workers.slots,
+        task_count(scenario),
+        backlog_includes(scenario),
+        schedule_rate(scenario),
+    )
+}
+
+/// The target tracking policy on `ScalingLoad` to put beside a service's
+/// CPU policy, on the metric the stack's `ScalingMetric` output names
+/// (`$metric`; docs/your-code.md shows how to read it).
+pub fn put_scaling_policy(target_load: f64) -> String {
+    format!(
+        "aws application-autoscaling put-scaling-policy --service-namespace ecs --resource-id \
+         service/CLUSTER/SERVICE --scalable-dimension ecs:service:DesiredCount --policy-name \
+         scaling-load --policy-type TargetTrackingScaling \
+         --target-tracking-scaling-policy-configuration \
+         \"{{\\\"TargetValue\\\": {target_load}, \\\"CustomizedMetricSpecification\\\": $metric}}\""
     )
 }
 

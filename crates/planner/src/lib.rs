@@ -9,6 +9,7 @@ pub mod check;
 pub mod commands;
 pub mod defaults;
 pub mod deployable;
+pub mod existing;
 pub mod lambda;
 pub mod parallel;
 pub mod plot;

@@ -25,8 +25,9 @@ fn execute(cli: Cli) -> commands::Result {
         Command::Compare { scenario, out, best_settings, json } => {
             commands::compare(&scenario, &out, best_settings, json, &mut w)
         }
-        Command::Recommend { scenario, seeds, margin, verbose, out, json } => {
-            commands::recommend(&scenario, seeds, margin, verbose, &out, json, &mut w)
+        Command::Recommend { scenario, seeds, margin, verbose, out, json, existing } => {
+            let settings = commands::RecommendSettings { seeds, margin, verbose, json, existing };
+            commands::recommend(&scenario, &settings, &out, &mut w)
         }
         Command::CrossValidate { scenario, seeds } => {
             commands::cross_validate(&scenario, seeds, &mut w)

@@ -55,6 +55,8 @@ pub struct Candidate {
     pub outcome: Outcome,
     /// Mean billed task-minutes over the seeds.
     pub task_minutes: f64,
+    /// Mean messages that missed the SLO (the table's SLO misses) over the seeds.
+    pub late: f64,
     /// The longest SLO-quantile wait over the seeds, seconds (`None`: nothing processed).
     pub worst_wait: Option<u64>,
     /// Seeds on which it met the SLO with the margin.
@@ -96,7 +98,7 @@ pub(crate) fn evaluate(
     let (quantile, slo) = (scenario.slo.quantile, scenario.slo.latency_seconds);
     let days = (scenario.trace.seconds().max(1) as f64) / 86_400.0;
     let mut first = None;
-    let (mut minutes, mut actions, mut reversals) = (0.0, 0.0, 0.0);
+    let (mut minutes, mut actions, mut reversals, mut late) = (0.0, 0.0, 0.0, 0.0);
     let (mut worst_wait, mut seeds_met, mut seeds_at_max) = (Some(0), 0, 0);
     for offset in 0..u64::from(r.seeds.max(1)) {
         let mut trial = scenario.with_target(policy, target);
@@ -114,6 +116,7 @@ pub(crate) fn evaluate(
         seeds_met += u32::from(outcome.meets_slo(quantile) && within);
         seeds_at_max += u32::from(outcome.peak_desired() >= trial.scaling.max_tasks);
         minutes += outcome.task_minutes();
+        late += outcome.slo_misses() as f64;
         actions += outcome.actions.len() as f64 / days;
         reversals += outcome.direction_changes() as f64 / days;
         first.get_or_insert(outcome);
@@ -124,6 +127,7 @@ pub(crate) fn evaluate(
         min_tasks,
         outcome: first.unwrap_or_else(|| run(scenario, policy)),
         task_minutes: minutes / n,
+        late: late / n,
         worst_wait,
         seeds_met,
         seeds_at_max,
@@ -150,8 +154,18 @@ pub fn search_policy(
             settings.push((target, min_tasks));
         }
     }
+    search_settings(scenario, policy, &settings, robustness)
+}
+
+/// The search over `settings` (target, MinTasks), by the rules above.
+pub(crate) fn search_settings(
+    scenario: &Scenario,
+    policy: Policy,
+    settings: &[(BacklogTarget, u64)],
+    robustness: Robustness,
+) -> Recommendation {
     let candidates =
-        crate::parallel::map(&settings, |&setting| evaluate(scenario, policy, setting, robustness));
+        crate::parallel::map(settings, |&setting| evaluate(scenario, policy, setting, robustness));
     let seeds = robustness.seeds.max(1);
     let met_slo = |c: &&Candidate| c.seeds_met == seeds;
     let meeting: Vec<&Candidate> =

@@ -191,7 +191,16 @@ fn recommend_names_the_cheapest_robust_setting_and_the_line_to_deploy_it() {
         .unwrap();
     assert!(capacity_planner::recommend::LOAD_TARGETS.contains(&target), "{line}");
     assert!(line.contains("met on 2 of 2 seeds") && line.contains("reversals a day"), "{line}");
-    let deploy = text.lines().find(|l| l.starts_with("sam deploy --parameter-overrides")).unwrap();
+    let deploys: Vec<&str> = text
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("sam deploy ") && l.contains(" ScalingSignal=load "))
+        .collect();
+    assert_eq!(deploys.len(), 2, "a line for a created service and one for your own: {text}");
+    let own = deploys[1];
+    assert!(own.contains("ScalingTarget=create") && !own.contains(" DrainSeconds="), "{own}");
+    assert_deployable(own);
+    let deploy = deploys[0];
     assert!(
         deploy.contains(&format!("ScalingSignal=load TargetLoadPercent={target} ")),
         "{deploy}"

@@ -134,7 +134,8 @@ fn a_deploy_line_carries_only_what_the_template_can_deploy_and_says_what_to_add(
     for base in [&ecs[..], &lambda[..]] {
         let output = simulate(base);
         let stdout = text(&output.stdout);
-        let deploy = stdout.lines().find(|l| l.starts_with("sam deploy")).unwrap();
+        let deploy =
+            stdout.lines().map(str::trim_start).find(|l| l.starts_with("sam deploy")).unwrap();
         assert_deployable(deploy);
         assert!(stdout.contains("a first deploy needs DownstreamUrl"), "{stdout}");
         let json = simulate(&[base, &["--json"]].concat());

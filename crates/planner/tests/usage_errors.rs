@@ -130,3 +130,19 @@ fn cross_validate_refuses_one_trace_the_lambda_consumer_and_what_it_chooses() {
     runs.extend(each_flag(&["cross-validate"], &LAMBDA_ONLY));
     insta::assert_snapshot!("cross_validate", refusals(runs));
 }
+
+#[test]
+fn the_cpu_policy_is_read_only_for_a_service_that_keeps_its_own_target() {
+    let cpu = [
+        ("--cpu-target", Some("50")),
+        ("--cpu-idle-percent", Some("2")),
+        ("--cpu-per-message", Some("1")),
+        ("--cpu-scale-in-cooldown", Some("60")),
+    ];
+    let mut runs = each_flag(&["recommend"], &cpu);
+    runs.push(words(&["recommend", "--scaling-target", "existing", "--consumer", "lambda"]));
+    // Beside the CPU policy the load's target is still what recommend searches.
+    runs.push(words(&["recommend", "--scaling-target", "existing", "--target-load", "100"]));
+    runs.push(words(&["recommend", "--scaling-target", "existing", "--cpu-target", "0"]));
+    insta::assert_snapshot!("recommend_existing", refusals(runs));
+}

@@ -20,10 +20,12 @@ fn run(name: &str, args: &[&str]) -> (String, std::path::PathBuf) {
     (text(&output.stdout).replace(&out, "[out]"), dir)
 }
 
-/// The line a person pastes is one the template accepts.
+/// Every line a person pastes is one the template accepts.
 fn deployable(stdout: &str) {
-    let deploy = stdout.lines().find(|l| l.starts_with("sam deploy ")).unwrap();
-    assert_deployable(deploy);
+    let deploys: Vec<&str> =
+        stdout.lines().map(str::trim_start).filter(|l| l.starts_with("sam deploy ")).collect();
+    assert!(!deploys.is_empty(), "{stdout}");
+    deploys.into_iter().for_each(assert_deployable);
 }
 
 /// The words of an SVG, in drawing order: every text with a letter in it
@@ -89,5 +91,28 @@ fn recommend_lambda_says_which_figures_are_means_and_which_run_its_row_and_pictu
     deployable(&stdout);
     let picture = words(&dir.join("burst-from-idle-lambda-recommended.svg"));
     insta::assert_snapshot!("recommend_lambda_burst_from_idle_picture", picture);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn recommend_beside_a_cpu_policy_says_what_adding_the_load_changes_and_how_to_add_it() {
+    let args = [
+        "recommend",
+        "--scaling-target",
+        "existing",
+        "--trace",
+        "steady",
+        "--min-tasks",
+        "1",
+        "--cpu-per-message",
+        "1",
+        "--seeds",
+        "2",
+    ];
+    let (stdout, dir) = run("read-existing", &args);
+    insta::assert_snapshot!("recommend_existing_steady", stdout);
+    deployable(&stdout);
+    let picture = words(&dir.join("steady-existing.svg"));
+    insta::assert_snapshot!("recommend_existing_steady_picture", picture);
     std::fs::remove_dir_all(dir).unwrap();
 }

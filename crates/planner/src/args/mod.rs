@@ -7,12 +7,14 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod ecs;
 pub(crate) mod error;
+mod existing;
 mod scenario;
 mod unread;
 mod values;
 
 use ecs::ECS;
 pub use ecs::EcsArgs;
+pub use existing::{ExistingArgs, ScalingTargetKind};
 
 use values::margin;
 pub use values::{ConsumerKind, Distribution};
@@ -103,6 +105,9 @@ pub enum Command {
         /// One JSON object per trace on stdout, one line each, instead of the tables.
         #[arg(long)]
         json: bool,
+        /// Who scales the service, and its CPU policy when it has its own.
+        #[command(flatten)]
+        existing: ExistingArgs,
     },
     /// The load's defaults chosen by cross-validation: for each trace, TargetLoadPercent,
     /// LoadHoldSeconds and MinTasks chosen on the others and judged on it, beside the cheapest

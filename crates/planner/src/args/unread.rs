@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use clap::ArgMatches;
 use clap::parser::ValueSource;
 
-use super::ConsumerKind;
+use super::{ConsumerKind, ScalingTargetKind};
 use crate::trace::BuiltIn;
 
 const CROSS_VALIDATE_LAMBDA: &str = "cross-validate chooses the ECS worker's scaling defaults, \
@@ -30,8 +30,39 @@ pub(super) fn refusal(command: &str, sub: &ArgMatches) -> Option<String> {
     // Only the subcommands that run a scenario have a consumer.
     let consumer = *sub.try_get_one::<ConsumerKind>("consumer").ok().flatten()?;
     cross_validate(command, consumer, sub)
+        .or_else(|| existing_target(command, consumer, sub))
         .or_else(|| chosen(command, consumer, sub))
         .or_else(|| other_consumers(consumer, sub))
+}
+
+/// Whether `recommend` was given `--scaling-target existing`.
+fn on_existing_target(sub: &ArgMatches) -> bool {
+    sub.try_get_one::<ScalingTargetKind>("scaling_target").ok().flatten()
+        == Some(&ScalingTargetKind::Existing)
+}
+
+/// The CPU policy's flags describe a service's own target: refused without it, and for the
+/// Lambda consumer, which has no target.
+fn existing_target(command: &str, consumer: ConsumerKind, sub: &ArgMatches) -> Option<String> {
+    if command != "recommend" {
+        return None;
+    }
+    if on_existing_target(sub) && consumer == ConsumerKind::Lambda {
+        return Some(
+            "--scaling-target existing is an ECS service's own scalable target; the Lambda \
+             consumer has none (its event source mapping scales it): drop it, or use --consumer ecs"
+                .to_owned(),
+        );
+    }
+    let cpu = ["cpu_target", "cpu_idle_percent", "cpu_per_message", "cpu_scale_in_cooldown"];
+    let id = cpu.into_iter().find(|id| given(sub, id))?;
+    (!on_existing_target(sub)).then(|| {
+        format!(
+            "{} describes the CPU policy of a service that keeps its own scalable target: add \
+             --scaling-target existing",
+            long(id)
+        )
+    })
 }
 
 fn given(sub: &ArgMatches, id: &str) -> bool {
@@ -58,6 +89,8 @@ fn cross_validate(command: &str, consumer: ConsumerKind, sub: &ArgMatches) -> Op
 /// A setting the subcommand searches or chooses itself.
 fn chosen(command: &str, consumer: ConsumerKind, sub: &ArgMatches) -> Option<String> {
     let ids: &[&str] = match (command, consumer) {
+        // The service's own target keeps its MinCapacity: --min-tasks gives it.
+        ("recommend", ConsumerKind::Ecs) if on_existing_target(sub) => &["target", "target_load"],
         ("recommend", ConsumerKind::Ecs) => &["target", "target_load", "min_tasks"],
         ("recommend", ConsumerKind::Lambda) => {
             &["maximum_concurrency", "batch_size", "provisioned_min_pollers"]

@@ -95,6 +95,7 @@ fn at_best_settings(scenarios: &[Scenario], out: &Path, json: bool, w: &mut impl
                 label: policy.at(c.target.get(), c.min_tasks),
                 outcome: &c.outcome,
                 target: Some(c.target.get()),
+                unit: None,
             })
             .collect();
         let path = out.join(format!("{}-best-settings.svg", scenario.trace.name));

@@ -3,6 +3,7 @@
 
 mod compare;
 mod cross_validate;
+mod existing;
 mod fidelity;
 mod recommend;
 
@@ -10,8 +11,9 @@ use std::path::Path;
 
 pub use compare::compare;
 pub use cross_validate::cross_validate;
+pub use existing::existing_json_and_text;
 pub use fidelity::fidelity;
-pub use recommend::{Found, recommend};
+pub use recommend::{Found, RecommendSettings, recommend};
 
 /// What a subcommand ends with: nothing, or the error `simulate` prints.
 pub type Result = std::result::Result<(), Box<dyn std::error::Error>>;

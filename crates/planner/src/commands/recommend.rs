@@ -8,28 +8,50 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{Result, out_dir};
-use crate::args::{ConsumerKind, ScenarioArgs};
+use crate::args::{ConsumerKind, ExistingArgs, ScenarioArgs};
 use crate::recommend::{self, Candidate, Recommendation, Robustness};
 use crate::{Policy, Scenario, deployable, lambda, plot, report};
+
+/// What `recommend` is asked, besides the scenario.
+#[derive(Debug)]
+pub struct RecommendSettings {
+    /// Seeds each setting runs on.
+    pub seeds: u32,
+    /// The SLO quantile's wait must stay within this fraction of the SLO.
+    pub margin: f64,
+    /// Print every setting tried.
+    pub verbose: bool,
+    /// JSON instead of text.
+    pub json: bool,
+    /// Who scales the service.
+    pub existing: ExistingArgs,
+}
 
 /// Each trace's recommendation, its run's picture in `out`.
 pub fn recommend(
     scenario: &ScenarioArgs,
-    seeds: u32,
-    margin: f64,
-    verbose: bool,
+    settings: &RecommendSettings,
     out: &Path,
-    json: bool,
     w: &mut impl Write,
 ) -> Result {
     out_dir(out)?;
+    let RecommendSettings { seeds, margin, verbose, json, .. } = *settings;
     let robustness = Robustness { seeds, margin };
     let scenarios = scenario.scenarios()?;
-    if scenario.consumer == ConsumerKind::Lambda {
-        lambda::commands::recommend(&scenarios, robustness, verbose, out, json, w)?;
-    } else {
-        for scenario in &scenarios {
-            for_trace(scenario, robustness, verbose, out, json, w)?;
+    let cpu = settings.existing.cpu(scenario.slots);
+    match (scenario.consumer, cpu) {
+        (ConsumerKind::Lambda, _) => {
+            lambda::commands::recommend(&scenarios, robustness, verbose, out, json, w)?;
+        }
+        (ConsumerKind::Ecs, Some(cpu)) => {
+            for scenario in &scenarios {
+                super::existing::for_trace(scenario, cpu, robustness, out, json, w)?;
+            }
+        }
+        (ConsumerKind::Ecs, None) => {
+            for scenario in &scenarios {
+                for_trace(scenario, robustness, verbose, out, json, w)?;
+            }
         }
     }
     w.flush()?;
@@ -120,6 +142,15 @@ fn json_line(
         deployable::ECS_FIRST_DEPLOY,
         Vec::new(),
     );
+    let own = found.best.as_ref().filter(|_| deployable::ecs(scenario).is_empty());
+    line["deploy_own_service"] =
+        own.map(|best| deployable::own_service_deploy_line(scenario, best)).into();
+    if own.is_some()
+        && let Some(notes) = line["notes"].as_array_mut()
+    {
+        notes.push(deployable::own_service_leaves(scenario).into());
+        notes.push(deployable::EXISTING_HINT.into());
+    }
     line["cheaper_alternative"] = cheaper_alternative(scenario, found, alternatives);
     line["past_reversal_limit"] = found.cheapest_flapping.as_ref().map(setting).into();
     line["alternatives"] = alternatives

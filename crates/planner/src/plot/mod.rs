@@ -98,12 +98,14 @@ pub struct Panel<'a> {
     /// The target its published metric was tracked against, drawn on the
     /// metric's strip (`None` for the Lambda consumer, which publishes none).
     pub target: Option<f64>,
+    /// The metric's unit when it is not its policy's: a service's CPU.
+    pub unit: Option<&'static str>,
 }
 
 impl<'a> Panel<'a> {
     /// `outcome` named by its policy alone.
     pub fn of(outcome: &'a Outcome, target: Option<f64>) -> Self {
-        Self { label: outcome.consumer.label().to_owned(), outcome, target }
+        Self { label: outcome.consumer.label().to_owned(), outcome, target, unit: None }
     }
 }
 

@@ -202,7 +202,7 @@ pub(super) fn metric_strip<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let unit = metric_unit(panel.outcome.consumer);
+    let unit = panel.unit.unwrap_or_else(|| metric_unit(panel.outcome.consumer));
     let label = metric_label(scales.metric);
     let mut chart = strip(area, scales.minutes, 0.0..scales.metric, unit, &label)?;
     clock_axis(&mut chart, (0.0, scales.metric), frame, scales.minutes)?;

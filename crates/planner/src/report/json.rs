@@ -51,6 +51,7 @@ fn json_seeds(candidate: &crate::recommend::Candidate) -> serde_json::Value {
     serde_json::json!({
         "seeds_met": candidate.seeds_met,
         "task_minutes_mean": tenth(candidate.task_minutes),
+        "late_mean": tenth(candidate.late),
         "worst_quantile_wait_s": candidate.worst_wait,
         "actions_per_day": tenth(candidate.actions_per_day),
         "reversals_per_day": tenth(candidate.reversals_per_day),

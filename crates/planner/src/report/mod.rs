@@ -1,5 +1,6 @@
 //! The comparison table, as plain text (Markdown-compatible).
 
+pub mod existing;
 pub mod fidelity;
 pub mod held_out;
 pub mod json;

@@ -78,10 +78,7 @@ pub fn recommendation(
             }
             out.push('\n');
             out.push_str(&one_run(scenario, best, slo.quantile));
-            let line = deploy_line(scenario, best);
-            let problems = crate::deployable::ecs(scenario);
-            let first = crate::deployable::ECS_FIRST_DEPLOY;
-            let _ = write!(out, "\n{}", crate::deployable::block(line, &problems, first));
+            out.push_str(&deploy_lines(scenario, best));
         }
         (None, Some(closest)) => {
             let _ = writeln!(out, "no setting meets the SLO; closest: {}", describe(closest));
@@ -100,6 +97,30 @@ pub fn recommendation(
     }
     out.push_str(&alternatives_verdict(scenario, found.best.as_ref(), alternatives));
     out
+}
+
+/// The line for each shape of deployment, each with only what that shape
+/// applies, or why the template cannot deploy the run.
+fn deploy_lines(scenario: &Scenario, best: &Candidate) -> String {
+    use crate::deployable::{
+        ECS_FIRST_DEPLOY, EXISTING_HINT, ecs, leaves, own_service_deploy_line, own_service_leaves,
+    };
+    let problems = ecs(scenario);
+    if !problems.is_empty() {
+        return format!(
+            "\nno deploy line: the template cannot deploy this run as simulated: {}\n",
+            problems.join(", ")
+        );
+    }
+    format!(
+        "\nfor a worker service the stack creates (WorkerImage):\n  {}\n  note: {}\nfor a \
+         service of your own that the stack scales (ScalingTarget=create):\n  {}\n  note: {}\n\
+         {EXISTING_HINT}\n",
+        deploy_line(scenario, best),
+        leaves(ECS_FIRST_DEPLOY),
+        own_service_deploy_line(scenario, best),
+        own_service_leaves(scenario),
+    )
 }
 
 /// Whether a signal the template deploys besides the load costs less on
@@ -277,6 +298,7 @@ mod tests {
             min_tasks: 2,
             outcome,
             task_minutes,
+            late: 0.0,
             worst_wait: Some(120),
             seeds_met: 5,
             seeds_at_max: 0,

@@ -5,6 +5,7 @@
 use backlog_publisher::BacklogTarget;
 
 use crate::sim::cloudwatch::AlarmState;
+use crate::sim::cpu::{CpuEvaluation, CpuPolicy};
 
 /// What target tracking does when no task runs. The AWS documentation gives
 /// capacity in proportion to the current capacity and does not say what
@@ -38,6 +39,12 @@ pub struct ScalingConfig {
     /// (`DisableScaleIn`) and the template's load scale-in step policy
     /// removes tasks instead ([`SCALE_IN_STEPS`]).
     pub step_scale_in: Option<u64>,
+    /// The service's own CPU target tracking policy on the same target
+    /// (`ScalingTarget=existing`), beside the queue's.
+    pub cpu: Option<CpuPolicy>,
+    /// Whether the queue's target tracking policy is on the target: `false`
+    /// for a service on its CPU policy alone.
+    pub queue_policy: bool,
 }
 
 /// The load scale-in step policy (`LoadScaleInPolicy`): its alarm is the load
@@ -84,6 +91,8 @@ pub struct Evaluation {
     pub wake_up: bool,
     /// The load scale-in alarm (`Ok` without that policy).
     pub step_low: AlarmState,
+    /// The CPU policy's alarms (`None` without that policy).
+    pub cpu: Option<CpuEvaluation>,
 }
 
 /// A change of the desired count.
@@ -143,7 +152,15 @@ impl Scaler {
             (0, ZeroCapacity::AsOne) => 1,
             _ => running,
         };
-        let computed = eval.metric.map(|metric| tracking_capacity(base, metric, cfg.target.get()));
+        let computed = eval
+            .metric
+            .filter(|_| cfg.queue_policy)
+            .map(|metric| tracking_capacity(base, metric, cfg.target.get()));
+        // The CPU policy has no datapoint at zero tasks, so its capacity is from the running ones.
+        let cpu = cfg.cpu.zip(eval.cpu);
+        let cpu_computed = cpu.and_then(|(policy, cpu)| {
+            cpu.metric.map(|metric| tracking_capacity(running, metric, policy.target_percent))
+        });
 
         // Scale-out wins: the largest scale-out any policy asks for is applied
         // ("Multiple scaling policies": Application Auto Scaling scales out if
@@ -154,10 +171,12 @@ impl Scaler {
         // exceeds it (the page below: the capacity the previous scale-out
         // added "is calculated as part of the desired capacity for the next
         // scale out").
-        let tracking_out = match (eval.high, computed) {
+        let asks_out = |high: AlarmState, capacity: Option<u64>| match (high, capacity) {
             (AlarmState::Alarm, Some(capacity)) if capacity > self.desired => Some(capacity),
             _ => None,
         };
+        let tracking_out = asks_out(eval.high, computed)
+            .max(cpu.and_then(|(_, cpu)| asks_out(cpu.high, cpu_computed)));
         // The step policy's `Cooldown`: a further step activity waits until it
         // has passed ("Step scaling policies for Application Auto Scaling",
         // https://docs.aws.amazon.com/autoscaling/application/userguide/application-auto-scaling-step-scaling-policies.html).
@@ -181,13 +200,29 @@ impl Scaler {
         if let Some(cooldown) = cfg.step_scale_in {
             return self.step_in(now, eval, cooldown);
         }
-        let cooled = self.last_scale_in.is_none_or(|last| now >= last + cfg.scale_in_cooldown);
-        if eval.low == AlarmState::Alarm && cooled {
-            let to = computed?.max(cfg.min_tasks);
-            if to < self.desired {
-                self.last_scale_in = Some(now);
-                return Some(self.set(now, to));
+        let cooled = |cooldown: u64| self.last_scale_in.is_none_or(|last| now >= last + cooldown);
+        // Every target tracking policy on the target must be ready to scale in; the
+        // capacity is the largest they compute, so none is left above its target.
+        let queue_in = match cfg.queue_policy {
+            false => Some(None),
+            true if eval.low == AlarmState::Alarm && cooled(cfg.scale_in_cooldown) => {
+                Some(Some(computed?))
             }
+            true => None,
+        };
+        let cpu_in = match cpu {
+            None => Some(None),
+            Some((policy, cpu))
+                if cpu.low == AlarmState::Alarm && cooled(policy.scale_in_cooldown) =>
+            {
+                Some(Some(cpu_computed?))
+            }
+            Some(_) => None,
+        };
+        let to = queue_in?.max(cpu_in?)?.max(cfg.min_tasks);
+        if to < self.desired {
+            self.last_scale_in = Some(now);
+            return Some(self.set(now, to));
         }
         None
     }
@@ -230,11 +265,13 @@ mod tests {
             step_cooldown: 300,
             zero_capacity: ZeroCapacity::Stay,
             step_scale_in: None,
+            cpu: None,
+            queue_policy: true,
         }
     }
 
     fn eval(high: AlarmState, low: AlarmState, metric: f64, wake_up: bool) -> Evaluation {
-        Evaluation { high, low, metric: Some(metric), wake_up, step_low: AlarmState::Ok }
+        Evaluation { high, low, metric: Some(metric), wake_up, step_low: AlarmState::Ok, cpu: None }
     }
 
     use AlarmState::{Alarm, Ok};
@@ -299,8 +336,14 @@ mod tests {
         assert_eq!(scaler.evaluate(60, 2, eval(Alarm, Ok, 1e6, false)).map(|a| a.to), Some(8));
         assert_eq!(scaler.evaluate(120, 8, eval(Ok, Alarm, 0.0, false)).map(|a| a.to), Some(2));
         assert_eq!(scaler.evaluate(900, 2, eval(Ok, Alarm, 0.0, false)), None);
-        let missing =
-            Evaluation { high: Ok, low: Alarm, metric: None, wake_up: false, step_low: Ok };
+        let missing = Evaluation {
+            high: Ok,
+            low: Alarm,
+            metric: None,
+            wake_up: false,
+            step_low: Ok,
+            cpu: None,
+        };
         assert_eq!(scaler.evaluate(1_800, 2, missing), None);
     }
 
@@ -332,5 +375,46 @@ mod tests {
         // Target tracking's own low alarm no longer scales in.
         assert_eq!(scaler.evaluate(900, 1, eval(Ok, Alarm, 0.0, false)), None);
         assert_eq!(scaler.evaluate(960, 1, low(0.0)).map(|a| a.to), Some(0));
+    }
+
+    fn beside_cpu(queue: Evaluation, high: AlarmState, low: AlarmState, cpu: f64) -> Evaluation {
+        Evaluation { cpu: Some(CpuEvaluation { high, low, metric: Some(cpu) }), ..queue }
+    }
+
+    fn with_cpu(queue_policy: bool) -> ScalingConfig {
+        let cpu = CpuPolicy {
+            target_percent: 50.0,
+            scale_in_cooldown: 300,
+            idle_percent: 0.0,
+            percent_per_message: 1.0,
+        };
+        ScalingConfig { cpu: Some(cpu), queue_policy, ..config() }
+    }
+
+    #[test]
+    fn beside_a_cpu_policy_either_scales_out_and_both_must_agree_to_scale_in() {
+        let mut scaler = Scaler::new(with_cpu(true), 4);
+        // CPU at 100 % of 4 tasks for a target of 50 asks 8; the queue's 150 of 100 asks 6.
+        let out = beside_cpu(eval(Alarm, Ok, 150.0, false), Alarm, Ok, 100.0);
+        assert_eq!(scaler.evaluate(60, 4, out).map(|a| a.to), Some(8), "the larger scale-out");
+        // The queue is ready to scale in, the CPU is not: nothing.
+        let queue_only = beside_cpu(eval(Ok, Alarm, 10.0, false), Ok, Ok, 40.0);
+        assert_eq!(scaler.evaluate(600, 8, queue_only), None, "the CPU is not ready");
+        // Both ready: the larger of their capacities, ⌈8·10/100⌉ = 1 and ⌈8·25/50⌉ = 4.
+        let both = beside_cpu(eval(Ok, Alarm, 10.0, false), Ok, Alarm, 25.0);
+        assert_eq!(scaler.evaluate(660, 8, both).map(|a| a.to), Some(4));
+        assert_eq!(scaler.evaluate(720, 4, both), None, "the scale-in cooldown");
+    }
+
+    #[test]
+    fn the_cpu_policy_alone_reads_no_queue_metric_and_cannot_wake_from_zero() {
+        let mut scaler = Scaler::new(with_cpu(false), 2);
+        let queue_high = beside_cpu(eval(Alarm, Ok, 1e6, false), Ok, Ok, 40.0);
+        assert_eq!(scaler.evaluate(60, 2, queue_high), None, "no queue policy on the target");
+        let idle = beside_cpu(eval(Ok, Ok, 0.0, false), Ok, Alarm, 0.0);
+        assert_eq!(scaler.evaluate(600, 2, idle).map(|a| a.to), Some(0));
+        let no_datapoint =
+            Evaluation { cpu: Some(CpuEvaluation { high: Alarm, low: Ok, metric: None }), ..idle };
+        assert_eq!(scaler.evaluate(1_200, 0, no_datapoint), None, "no task, no CPU");
     }
 }

@@ -109,6 +109,17 @@ impl Fleet {
         self.tasks.iter().filter(|task| task.state == State::Running).count() as u64
     }
 
+    /// The service's average CPU, percent, over the tasks that run (draining
+    /// ones too: they still report), as `cpu` says a task's CPU follows its
+    /// work; `None` when none runs.
+    pub fn cpu_percent(&self, cpu: &crate::sim::cpu::CpuPolicy) -> Option<f64> {
+        let reporting =
+            self.tasks.iter().filter(|task| !matches!(task.state, State::Pending { .. }));
+        let (count, total) = reporting
+            .fold((0_u32, 0.0), |(n, sum), task| (n + 1, sum + cpu.task_percent(task.busy())));
+        (count > 0).then(|| total / f64::from(count))
+    }
+
     /// Tasks starting (ECS `pendingCount`).
     pub fn pending(&self) -> u64 {
         self.tasks.iter().filter(|task| matches!(task.state, State::Pending { .. })).count() as u64

@@ -4,6 +4,7 @@
 
 pub mod autoscaling;
 pub mod cloudwatch;
+pub mod cpu;
 pub mod fleet;
 pub mod policy;
 pub mod publisher;
@@ -18,6 +19,7 @@ use crate::defaults;
 use crate::random::ServiceTime;
 use crate::sim::autoscaling::{Scaler, ScalingAction, ScalingConfig, ZeroCapacity};
 use crate::sim::cloudwatch::PERIOD_SECONDS;
+use crate::sim::cpu::CpuWatch;
 use crate::sim::fleet::{Fleet, WorkerModel};
 use crate::sim::policy::{Consumer, Policy};
 use crate::sim::publisher::{Publisher, PublisherModel};
@@ -107,6 +109,8 @@ impl Scenario {
                 step_cooldown: defaults::STEP_COOLDOWN,
                 zero_capacity: ZeroCapacity::Stay,
                 step_scale_in: None,
+                cpu: None,
+                queue_policy: true,
             },
             slo: Slo { latency_seconds: 300, quantile: 0.99 },
             lambda: crate::lambda::LambdaModel::new(ServiceTime::Exponential(1.0)),
@@ -256,6 +260,8 @@ struct EcsRun<'a> {
     fleet: Fleet,
     scaler: Scaler,
     publisher: Publisher,
+    /// The service's own CPU policy, on a target it shares with the queue's.
+    cpu: Option<CpuWatch>,
     /// Seconds between two evaluations of the alarms.
     every: u64,
     waits: Waits,
@@ -273,8 +279,10 @@ struct EcsRun<'a> {
 impl<'a> EcsRun<'a> {
     fn new(scenario: &'a Scenario, policy: Policy) -> Self {
         let target = scenario.target_of(policy);
-        let step_scale_in = match policy {
-            Policy::Load => Some(defaults::LOAD_SCALE_IN_COOLDOWN),
+        // Beside a service's own CPU policy the queue's is the operator's plain target
+        // tracking policy: the template's step policies come only with its own target.
+        let step_scale_in = match (policy, scenario.scaling.cpu) {
+            (Policy::Load, None) => Some(defaults::LOAD_SCALE_IN_COOLDOWN),
             _ => None,
         };
         let mut rngs = Rngs::new(scenario.seed);
@@ -293,6 +301,7 @@ impl<'a> EcsRun<'a> {
             queue,
             fleet,
             scaler,
+            cpu: scenario.scaling.cpu.map(CpuWatch::new),
             every: publisher.evaluation_interval(),
             publisher,
             waits: Waits::default(),
@@ -331,9 +340,20 @@ impl<'a> EcsRun<'a> {
             dlq_visible: None,
         };
         publisher.tick(now, read, &mut rngs.schedule);
+        let lag = self.scenario.publisher.metric_lag_seconds;
+        if let Some(cpu) = &mut self.cpu {
+            cpu.sample(now, fleet.cpu_percent(&cpu.policy()), lag);
+        }
+        let evaluation = |now| match &self.cpu {
+            None => publisher.evaluation(now),
+            Some(cpu) => {
+                let queue = publisher.evaluation(now);
+                cpu.beside(now, crate::sim::autoscaling::Evaluation { wake_up: false, ..queue })
+            }
+        };
         if now > 0
             && now.is_multiple_of(self.every)
-            && let Some(action) = scaler.evaluate(now, fleet.running(), publisher.evaluation(now))
+            && let Some(action) = scaler.evaluate(now, fleet.running(), evaluation(now))
         {
             self.actions.push(action);
         }
@@ -365,7 +385,10 @@ impl<'a> EcsRun<'a> {
             visible: self.queue.visible(),
             running: self.fleet.running(),
             desired: self.scaler.desired(),
-            metric: self.publisher.minute(minute),
+            metric: match (&self.cpu, self.scenario.scaling.queue_policy) {
+                (Some(cpu), false) => cpu.minute(minute),
+                _ => self.publisher.minute(minute),
+            },
             head_wait: self.queue.head_sent().map(|sent| now.saturating_sub(u64::from(sent))),
         });
         self.minute_arrivals = 0;

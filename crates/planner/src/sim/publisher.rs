@@ -161,6 +161,7 @@ impl Publisher {
                 Policy::Load => self.step_low.evaluate_series(&self.metric, statistic, now),
                 _ => crate::sim::cloudwatch::AlarmState::Ok,
             },
+            cpu: None,
         }
     }
 

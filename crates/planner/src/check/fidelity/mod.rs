@@ -113,6 +113,8 @@ pub fn step_response(period: u64, delay: u64, after: f64, startup: f64) -> Optio
         step_cooldown: crate::defaults::STEP_COOLDOWN,
         zero_capacity: ZeroCapacity::Stay,
         step_scale_in: None,
+        cpu: None,
+        queue_policy: true,
     };
     let (high, low) =
         (AlarmShape::target_tracking_high(target), AlarmShape::target_tracking_low(target));
@@ -152,6 +154,7 @@ pub fn step_response(period: u64, delay: u64, after: f64, startup: f64) -> Optio
                 metric: recent(&series, Statistic::Average, now, 1)[0],
                 wake_up: false,
                 step_low: AlarmState::Ok,
+                cpu: None,
             };
             let acted = scaler.evaluate(now, fleet.running(), evaluation);
             if acted.is_some() && now >= STEP_AT && response.trigger.is_none() {
