@@ -2,7 +2,6 @@
 //! on `ECSServiceAverageCPUUtilization`, beside (or instead of) the queue's
 //! policy on one scalable target (`ScalingTarget=existing`).
 
-use crate::sim::autoscaling::Evaluation;
 use crate::sim::cloudwatch::{AlarmShape, AlarmState, Series, Statistic, recent};
 
 /// How often the model samples the service's CPU into the minute's
@@ -85,11 +84,6 @@ impl CpuWatch {
             low: self.low.evaluate_series(&self.series, average, now),
             metric: recent(&self.series, average, now, 1)[0],
         }
-    }
-
-    /// `evaluation` with the CPU policy's alarms beside the queue policy's.
-    pub fn beside(&self, now: u64, evaluation: Evaluation) -> Evaluation {
-        Evaluation { cpu: Some(self.evaluate(now)), ..evaluation }
     }
 
     /// Minute `minute`'s CPU, once every sample is visible.
