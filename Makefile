@@ -8,7 +8,7 @@ TARGET_DIR = $(shell $(CARGO) metadata --format-version 1 --no-deps | python3 -c
 # cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
 TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
 
-.PHONY: test test-cargo test-beside template-doctor demo simulate simulate-full simulate-compare lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
+.PHONY: test test-cargo test-beside template-doctor demo simulate simulate-full simulate-compare simulate-existing lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
 ## make test: formatting, lints, template checks, the supply chain, docs, every package built on
 ## its own (builds-alone), the planner against AWS's published figures (simulate fidelity), unit and adapter tests,
@@ -114,11 +114,20 @@ unit:
 ## make simulate-compare: the comparisons and the pictures alone, 5 s.
 SIMULATE := $(CARGO) run --quiet --release -p capacity-planner --bin simulate --
 SIMULATE_TRACES := steady burst-from-idle spike-on-warm-fleet sparse-trickle batch-every-4h random-bursts
-simulate: simulate-compare
+simulate: simulate-compare simulate-existing
 	$(SIMULATE) recommend $(SIMULATE_TRACES:%=--trace %)
 	$(SIMULATE) recommend --consumer lambda $(SIMULATE_TRACES:%=--trace %)
 
-simulate-full: simulate-compare
+## make simulate-existing: docs/capacity-planner.md's worked example of a service that scales on
+## CPU, with the ScalingLoad policy recommended beside its CPU policy, and its picture
+## (docs/img/diurnal-existing.{svg,png}), 6 s once built.
+simulate-existing:
+	$(SIMULATE) recommend --scaling-target existing --trace diurnal --min-tasks 1 --cpu-per-message 1 --out target/simulate
+	mkdir -p docs/img
+	cp target/simulate/diurnal-existing.svg docs/img/diurnal-existing.svg
+	cp target/simulate/diurnal-existing.png docs/img/diurnal-existing.png
+
+simulate-full: simulate-compare simulate-existing
 	$(SIMULATE) recommend
 	$(SIMULATE) recommend --consumer lambda
 
