@@ -119,6 +119,46 @@ pub const EXISTING_HINT: &str = "for a service that keeps its own scalable targe
 pub const LAMBDA_FIRST_DEPLOY: &str = "DownstreamUrl; with ExistingWorkQueueArn, the queue's \
      maxReceiveCount and visibility timeout are yours to set as simulated";
 
+/// The Lambda consumer's line for a function of your own
+/// (`ConsumerFunctionArn`): the event source mapping and the queue, without
+/// what the stack sets only on a function it creates.
+pub fn own_function_line(created_function_line: &str) -> String {
+    created_function_line
+        .split(' ')
+        .filter(|word| {
+            [
+                "ConsumerMemorySize=",
+                "ConsumerConcurrency=",
+                "DeadlineMarginMs=",
+                "DownstreamMaxRps=",
+            ]
+            .iter()
+            .all(|p| !word.starts_with(p))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What the line for a function of your own leaves to the operator.
+pub fn own_function_leaves(created_function_line: &str) -> String {
+    let value = |name: &str| {
+        created_function_line.split(' ').find_map(|word| word.strip_prefix(name)).map(str::to_owned)
+    };
+    let mut set = vec![
+        format!("CONSUMER_CONCURRENCY={}", value("ConsumerConcurrency=").unwrap_or_default()),
+        format!("DEADLINE_MARGIN_MS={}", value("DeadlineMarginMs=").unwrap_or_default()),
+    ];
+    set.extend(value("DownstreamMaxRps=").map(|rps| format!("DOWNSTREAM_MAX_RPS={rps}")));
+    format!(
+        "a first deploy needs ConsumerFunctionArn (and no DownstreamUrl: your function calls what \
+         it calls). Set {} on your function, its memory to {} MB and its timeout to the \
+         ConsumerTimeout on the line, as simulated; the stack reserves MaximumConcurrency only \
+         for a function it creates, so reserve yours",
+        set.join(", "),
+        value("ConsumerMemorySize=").unwrap_or_default(),
+    )
+}
+
 /// A `recommend --json` line's `deploy` (the line, or null when nothing met
 /// the SLO or the template would refuse the run), `not_deployable` and
 /// `notes` (what the text prints as `note:`, the first-deploy one first).

@@ -56,17 +56,22 @@ fn recommend_names_a_setting_within_the_downstreams_capacity_and_the_line_to_dep
         .parse()
         .unwrap();
     assert!(peak <= 50, "{line}");
-    let deploy =
-        stdout.lines().find(|l| l.starts_with("sam deploy --parameter-overrides")).unwrap();
+    let deploys: Vec<&str> =
+        stdout.lines().map(str::trim_start).filter(|l| l.starts_with("sam deploy ")).collect();
+    let deploy = deploys[0];
     assert!(deploy.contains("ConsumerType=lambda ") && deploy.contains(" BatchSize="), "{deploy}");
     assert_deployable(deploy);
+    // A function of your own: the mapping's and the queue's settings, not the function's.
+    let own = deploys[1];
+    assert!(own.contains(" BatchSize=") && !own.contains("ConsumerMemorySize="), "{own}");
+    assert_deployable(own);
     assert!(dir.join("burst-from-idle-lambda-recommended.png").exists());
 
     // Provisioned mode searches the pollers, and its line turns MaximumConcurrency off.
     let provisioned = [&base[..], &["--provisioned-max-pollers", "50", "--out", out]].concat();
     let output = simulate(&provisioned);
     let stdout = text(&output.stdout);
-    let deploy = stdout.lines().find(|l| l.starts_with("sam deploy")).unwrap();
+    let deploy = stdout.lines().map(str::trim_start).find(|l| l.starts_with("sam deploy")).unwrap();
     assert!(deploy.contains("MaximumConcurrency=0 ProvisionedMinimumPollers="), "{deploy}");
     assert!(deploy.contains("ProvisionedMaximumPollers=50 "), "{deploy}");
     assert_deployable(deploy);

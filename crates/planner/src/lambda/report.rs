@@ -152,10 +152,22 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
     out.push_str(HEADER);
     out.push_str(&row(shown.setting, &shown.run, slo.quantile));
     if found.best.is_some() {
+        use crate::deployable::{
+            LAMBDA_FIRST_DEPLOY, lambda, leaves, own_function_leaves, own_function_line,
+        };
         let line = deploy_line(scenario, shown.setting);
-        let problems = crate::deployable::lambda(scenario);
-        let first = crate::deployable::LAMBDA_FIRST_DEPLOY;
-        let _ = write!(out, "\n{}", crate::deployable::block(line, &problems, first));
+        let problems = lambda(scenario);
+        let _ = match problems.is_empty() {
+            true => write!(
+                out,
+                "\nfor the function the stack creates:\n  {line}\n  note: {}\nfor a function of \
+                 your own (ConsumerFunctionArn):\n  {}\n  note: {}\n",
+                leaves(LAMBDA_FIRST_DEPLOY),
+                own_function_line(&line),
+                own_function_leaves(&line),
+            ),
+            false => write!(out, "\n{}", crate::deployable::block(line, &problems, "")),
+        };
     }
     for note in notes(scenario, shown.setting, found.best.is_some()) {
         let _ = writeln!(out, "note: {note}");
