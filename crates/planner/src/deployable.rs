@@ -113,7 +113,14 @@ pub fn own_service_leaves(scenario: &Scenario) -> String {
 
 /// Where a service that keeps its own scaling is answered.
 pub const EXISTING_HINT: &str = "for a service that keeps its own scalable target and \
-     policies (ScalingTarget=existing): simulate recommend --scaling-target existing";
+     policies (ScalingTarget=existing): simulate recommend --scaling-target existing, with these \
+     flags, your target's --min-tasks and --max-tasks and its CPU policy's (--cpu-target, \
+     --cpu-per-message)";
+
+/// The command that reads the metric the stack's `ScalingMetric` output
+/// names into `$metric`, for [`put_scaling_policy`].
+pub const METRIC_COMMAND: &str = "metric=$(aws cloudformation describe-stacks --stack-name \
+     STACK --query \"Stacks[0].Outputs[?OutputKey=='ScalingMetric'].OutputValue\" --output text)";
 
 /// What a first deploy of the Lambda consumer needs besides the line.
 pub const LAMBDA_FIRST_DEPLOY: &str = "DownstreamUrl; with ExistingWorkQueueArn, the queue's \

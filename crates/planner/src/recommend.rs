@@ -251,6 +251,31 @@ pub fn binding_limit(scenario: &Scenario, closest: &Candidate, robustness: Robus
     )
 }
 
+/// When every target searched at the best's `MinTasks` ran as the best did
+/// (the same task-minutes, late messages and reversals as printed): the
+/// trace does not tell them apart, and the note that says so.
+pub fn all_targets_tie(found: &Recommendation, knob: &str) -> Option<String> {
+    let best = found.best.as_ref()?;
+    let alike = |c: &&Candidate| c.min_tasks == best.min_tasks;
+    let same = |c: &Candidate| {
+        same_cost(c.task_minutes, best.task_minutes)
+            && same_cost(c.late, best.late)
+            && same_cost(c.reversals_per_day, best.reversals_per_day)
+            && c.seeds_met == best.seeds_met
+    };
+    let at_min: Vec<&Candidate> = found.candidates.iter().filter(alike).collect();
+    (at_min.len() > 1 && at_min.iter().all(|c| same(c))).then(|| {
+        format!(
+            "every {knob} searched at MinTasks {} gives the same runs here: this trace does not \
+             tell them apart, so {knob}={} is no better than any other (the template's default \
+             is {})",
+            best.min_tasks,
+            best.target.get(),
+            backlog_publisher::load::LoadSettings::DEFAULT.target_percent,
+        )
+    })
+}
+
 /// Whether two mean task-minutes are the same figure as printed (to 0.1):
 /// a difference below what the output shows is neither cheaper nor dearer.
 pub fn same_cost(a: f64, b: f64) -> bool {

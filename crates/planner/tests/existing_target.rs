@@ -84,6 +84,10 @@ fn beside_a_cpu_policy_that_cannot_see_the_queue_the_load_keeps_the_slo() {
     ] {
         assert!(!deploy.contains(not_applied), "{not_applied} in {deploy}");
     }
+    for note in json["notes"].as_array().unwrap() {
+        assert!(text.contains(note.as_str().unwrap()), "a note the text lacks: {note}");
+    }
+    assert!(text.contains(json["metric_command"].as_str().unwrap()), "how to get $metric");
     let policy = json["put_scaling_policy"].as_str().unwrap();
     assert!(text.contains(policy));
     assert!(policy.contains(&format!("\\\"TargetValue\\\": {target},")), "{policy}");
@@ -134,4 +138,18 @@ fn the_command_draws_both_runs_and_prints_json() {
     assert_eq!(line["scaling_target"], "existing");
     assert_eq!(line["cpu_policy"]["percent_per_message"], 1.0);
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_cpu_policy_that_can_never_scale_out_is_said_to() {
+    let robustness = Robustness { seeds: 1, ..Robustness::default() };
+    let (text, json) = existing_json_and_text(&diurnal(1), io_bound(), robustness);
+    // 5 % idle and 32 messages at 1 % each: 37 %, below the target of 70 %.
+    let said = "a task with all 32 slots busy uses at most 37.0 % CPU, not above the CPU policy's \
+                target of 70 %: on its own the CPU policy never scales out";
+    assert!(text.contains(said), "{text}");
+    assert!(json["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().contains(said)));
+    let cpu_bound = CpuPolicy { percent_per_message: 3.0, ..io_bound() };
+    let (text, _) = existing_json_and_text(&diurnal(1), cpu_bound, robustness);
+    assert!(!text.contains("never scales out"), "{text}");
 }

@@ -130,6 +130,9 @@ fn agrees(text: &str, json: &Value) {
             assert!(text.contains(&said), "{name}: {said}");
         }
     }
+    for note in json["notes"].as_array().unwrap() {
+        assert!(text.contains(note.as_str().unwrap()), "{name}: a note the text lacks: {note}");
+    }
     assert_eq!(
         text.contains("note: the load costs less"),
         !json["past_reversal_limit"].is_null(),

@@ -14,6 +14,7 @@ pub enum ScalingTargetKind {
     /// The stack's own scalable target and policies (a service it creates, or
     /// `ScalingTarget=create`): recommend TargetLoadPercent and MinTasks.
     #[default]
+    #[value(alias = "auto", alias = "create")]
     Stack,
     /// The service's own target and CPU policy (`ScalingTarget=existing`):
     /// recommend the ScalingLoad policy to add beside the CPU one.
@@ -25,8 +26,9 @@ pub enum ScalingTargetKind {
 #[derive(Debug, Args)]
 #[group(id = "existing_target")]
 pub struct ExistingArgs {
-    /// Who scales the ECS service: stack (the template's target) or existing (the service's
-    /// own target with its CPU policy; what to add beside it).
+    /// Who scales the ECS service: stack (the stack's own target: ScalingTarget auto with a
+    /// service it creates, or create; also taken as auto or create) or existing (the service's
+    /// own target with its CPU policy, MinCapacity --min-tasks: what to add beside it).
     #[arg(long, value_enum, default_value_t = ScalingTargetKind::Stack)]
     pub scaling_target: ScalingTargetKind,
     /// The CPU policy's TargetValue (ECSServiceAverageCPUUtilization), percent.

@@ -136,6 +136,14 @@ impl ScenarioArgs {
                 parsed.period,
                 parsed.rows
             );
+            // Rows never closer than a larger gap: most likely the export's own period.
+            if let Some(gap) = parsed.shortest_gap.filter(|&gap| gap > parsed.period) {
+                eprintln!(
+                    "--csv {}: no two rows are closer than {gap} s: if each row counts {gap} s, \
+                     give --period-seconds {gap} (or leave it unset)",
+                    path.display()
+                );
+            }
         }
         Ok(parsed.trace)
     }

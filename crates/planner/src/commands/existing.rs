@@ -8,10 +8,12 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::Result;
-use crate::deployable::{existing_deploy_line, put_scaling_policy};
+use crate::deployable::{METRIC_COMMAND, existing_deploy_line, put_scaling_policy};
 use crate::existing::{self, Change, Existing};
 use crate::recommend::Robustness;
-use crate::report::existing::{CPU_ALONE, EXISTING_FIRST_DEPLOY, beside_label, binding_limit};
+use crate::report::existing::{
+    CPU_ALONE, EXISTING_FIRST_DEPLOY, beside_label, binding_limit, run_notes,
+};
 use crate::report::json::{json_candidate, json_trace, tenth};
 use crate::sim::Scenario;
 use crate::sim::cpu::CpuPolicy;
@@ -107,7 +109,11 @@ fn json_line(scenario: &Scenario, found: &Existing) -> Value {
     let target = beside.best.as_ref().map(|best| best.target.get());
     line["deploy"] = target.map(|t| existing_deploy_line(scenario, t)).into();
     line["put_scaling_policy"] = target.map(put_scaling_policy).into();
-    line["notes"] = if target.is_some() { vec![EXISTING_FIRST_DEPLOY] } else { Vec::new() }.into();
+    let mut notes: Vec<String> =
+        target.map(|_| EXISTING_FIRST_DEPLOY.to_owned()).into_iter().collect();
+    notes.extend(run_notes(scenario, found));
+    line["notes"] = notes.into();
+    line["metric_command"] = target.map(|_| METRIC_COMMAND).into();
     if let (None, Some(closest)) = (&beside.best, &beside.closest) {
         line["binding_limit"] = binding_limit(scenario, closest, beside.robustness.seeds).into();
     }

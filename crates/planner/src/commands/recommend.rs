@@ -140,7 +140,7 @@ fn json_line(
         deploy,
         deployable::ecs(scenario),
         deployable::ECS_FIRST_DEPLOY,
-        Vec::new(),
+        recommend::all_targets_tie(found, "TargetLoadPercent").into_iter().collect(),
     );
     let own = found.best.as_ref().filter(|_| deployable::ecs(scenario).is_empty());
     line["deploy_own_service"] =

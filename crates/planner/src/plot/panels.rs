@@ -159,6 +159,8 @@ where
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(0)
+        // Messages are whole: no more ticks than there are counts, or a range of 2 reads 0 0 1 1 2.
+        .y_labels((scales.messages as usize + 1).min(10))
         .y_label_formatter(&whole)
         .y_desc("messages")
         .axis_desc_style(("sans-serif", 13))

@@ -4,10 +4,9 @@
 
 use std::fmt::Write;
 
-use crate::deployable::{existing_deploy_line, put_scaling_policy};
+use crate::deployable::{METRIC_COMMAND, existing_deploy_line, put_scaling_policy};
 use crate::existing::{Change, Existing};
-use crate::recommend::Candidate;
-use crate::recommend::same_cost;
+use crate::recommend::{Candidate, all_targets_tie, same_cost};
 use crate::report::recommend::past_reversal_limit;
 use crate::report::{header, row};
 use crate::sim::Scenario;
@@ -18,7 +17,8 @@ use crate::sim::policy::Policy;
 pub const EXISTING_FIRST_DEPLOY: &str = "a first deploy also needs EcsClusterName and \
      EcsServiceName (your service), and ExistingWorkQueueArn for a queue you already have; \
      the stack does not touch your service's scalable target: MinTasks, MaxTasks and the CPU \
-     policy stay yours, and $metric is the stack's ScalingMetric output";
+     policy stay yours. STACK, CLUSTER and SERVICE are your stack's name, EcsClusterName and \
+     EcsServiceName";
 
 /// The table's name for the CPU policy alone.
 pub const CPU_ALONE: &str = "CPU alone";
@@ -72,9 +72,7 @@ pub fn existing(scenario: &Scenario, found: &Existing) -> String {
                 best.target.get(),
                 describe(scenario, best, r.seeds)
             );
-            let change = Change::of(&found.cpu_alone, best);
-            out.push_str(&change_line(&change));
-            out.push_str(&verdict(&found.cpu_alone, &change, r.seeds));
+            out.push_str(&change_line(&Change::of(&found.cpu_alone, best)));
             if let Some(flapping) = &found.beside.cheapest_flapping {
                 out.push_str(&past_reversal_limit("the load", "TargetLoadPercent", flapping));
             }
@@ -93,6 +91,9 @@ pub fn existing(scenario: &Scenario, found: &Existing) -> String {
         }
         (None, None) => None,
     };
+    for note in run_notes(scenario, found) {
+        let _ = writeln!(out, "note: {note}");
+    }
     if let Some(shown) = shown {
         let _ = writeln!(out, "\ntheir runs on seed {} (the picture's):", scenario.seed);
         out.push_str(&header("setting"));
@@ -103,7 +104,8 @@ pub fn existing(scenario: &Scenario, found: &Existing) -> String {
         let _ = write!(
             out,
             "\nTo add it: the publisher for your service (ScalingTarget=existing applies only \
-             these parameters):\n  {}\nthen the policy beside your CPU policy:\n  {}\nnote: {}\n",
+             these parameters):\n  {}\nthen the policy beside your CPU policy, on the metric the \
+             stack's ScalingMetric output names:\n  {METRIC_COMMAND}\n  {}\nnote: {}\n",
             existing_deploy_line(scenario, best.target.get()),
             put_scaling_policy(best.target.get()),
             EXISTING_FIRST_DEPLOY,
@@ -141,23 +143,44 @@ pub fn change_line(change: &Change) -> String {
     )
 }
 
-/// What the change means when the CPU policy alone already meets the SLO.
-fn verdict(alone: &Candidate, change: &Change, seeds: u32) -> String {
-    if alone.seeds_met < seeds {
-        return String::new();
+/// What the text prints as `note:` about the runs, and the JSON's `notes`
+/// after the first-deploy one: why the CPU policy cannot scale out, what
+/// adding the policy buys when the service already meets the SLO, and
+/// whether the trace tells the targets apart.
+pub fn run_notes(scenario: &Scenario, found: &Existing) -> Vec<String> {
+    let (cpu, slots) = (found.cpu, scenario.workers.slots);
+    let mut notes = Vec::new();
+    let ceiling = cpu.task_percent(slots as usize);
+    if ceiling <= cpu.target_percent {
+        notes.push(format!(
+            "a task with all {slots} slots busy uses at most {ceiling:.1} % CPU, not above the CPU \
+             policy's target of {} %: on its own the CPU policy never scales out, only in (to \
+             MinTasks {})",
+            cpu.target_percent, scenario.scaling.min_tasks
+        ));
     }
+    let Some(best) = &found.beside.best else { return notes };
+    let alone = &found.cpu_alone;
+    let change = Change::of(alone, best);
     let same = |(a, b): (f64, f64)| same_cost(a, b);
-    if same(change.task_minutes) && same(change.late) && same(change.reversals_per_day) {
-        return "note: on this trace the ScalingLoad policy does not change what the CPU policy \
-                does, which already meets the SLO; it guards against traffic the CPU does not \
-                follow (an I/O-bound worker, a slow downstream)\n"
-            .to_owned();
+    let unchanged =
+        same(change.task_minutes) && same(change.late) && same(change.reversals_per_day);
+    if alone.seeds_met == found.beside.robustness.seeds.max(1) {
+        notes.push(if unchanged {
+            "adding ScalingLoad does not change the runs on this trace: the service already meets \
+             the SLO as it scales today, and the policy guards against traffic its CPU does not \
+             follow"
+                .to_owned()
+        } else {
+            format!(
+                "the service already meets the SLO as it scales today; beside its CPU policy, \
+                 ScalingLoad changes the task-minutes by {:+.1}",
+                change.task_minutes.1 - change.task_minutes.0
+            )
+        });
     }
-    format!(
-        "note: the CPU policy alone already meets the SLO on this trace; beside it, ScalingLoad \
-         changes the task-minutes by {:+.1}\n",
-        change.task_minutes.1 - change.task_minutes.0
-    )
+    notes.extend(all_targets_tie(&found.beside, "TargetLoadPercent"));
+    notes
 }
 
 /// What kept the closest setting beside the CPU policy from the SLO.

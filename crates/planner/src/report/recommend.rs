@@ -76,6 +76,9 @@ pub fn recommendation(
             if let Some(flapping) = &found.cheapest_flapping {
                 out.push_str(&past_reversal_limit("the load", "TargetLoadPercent", flapping));
             }
+            if let Some(tie) = crate::recommend::all_targets_tie(found, "TargetLoadPercent") {
+                let _ = writeln!(out, "note: {tie}");
+            }
             out.push('\n');
             out.push_str(&one_run(scenario, best, slo.quantile));
             out.push_str(&deploy_lines(scenario, best));

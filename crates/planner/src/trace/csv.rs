@@ -97,6 +97,8 @@ pub struct CsvTrace {
     /// Periods between the first row and the last that had no row, taken as
     /// no arrivals (CloudWatch leaves out a period without data).
     pub missing_periods: u64,
+    /// The shortest gap between two rows, seconds (`None` for one row).
+    pub shortest_gap: Option<u64>,
 }
 
 /// Reads a `timestamp,arrivals` CSV. Timestamps are seconds since the epoch,
@@ -148,7 +150,8 @@ pub fn parse_csv(name: &str, text: &str, period: Option<u64>) -> Result<CsvTrace
         return Err(CsvError::Empty);
     };
     let gaps = rows.windows(2).map(|pair| (pair[1].0 - pair[0].0).unsigned_abs());
-    let period = period.or_else(|| gaps.clone().min()).unwrap_or(60).max(1);
+    let shortest_gap = gaps.clone().min();
+    let period = period.or(shortest_gap).unwrap_or(60).max(1);
     let span = (last - first).unsigned_abs().saturating_add(period);
     if span > MAX_TRACE_SECONDS {
         return Err(CsvError::TooLong { seconds: span, max: MAX_TRACE_SECONDS });
@@ -160,7 +163,7 @@ pub fn parse_csv(name: &str, text: &str, period: Option<u64>) -> Result<CsvTrace
         spread(&mut arrivals[start..start + period as usize], count);
     }
     let trace = Trace { name: name.to_owned(), arrivals, start: Some(first) };
-    Ok(CsvTrace { trace, period, rows: rows.len(), missing_periods })
+    Ok(CsvTrace { trace, period, rows: rows.len(), missing_periods, shortest_gap })
 }
 
 /// A row's fields: split on commas outside double quotes, each without its
@@ -249,6 +252,7 @@ mod tests {
         assert_eq!(between, 0, "nothing arrives in the hours without a row");
         let given = parse_csv("t", text, Some(60)).unwrap();
         assert_eq!((given.period, given.missing_periods), (60, 4 + 294));
+        assert_eq!(given.shortest_gap, Some(300), "what the hint offers instead of 60");
         assert_eq!(given.trace.arrivals[..60].iter().map(|&n| u64::from(n)).sum::<u64>(), 10);
     }
 
