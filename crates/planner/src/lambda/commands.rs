@@ -29,16 +29,6 @@ pub fn compare(scenarios: &[Scenario], out: &Path, json: bool, w: &mut impl Writ
             let row = report::json_row(setting, &outcome, scenario.slo.quantile);
             let mut line = crate::report::json::json_trace(scenario, vec![row]);
             line["notes"] = report::notes(scenario, setting, false).into();
-            let own = line["deploy"].as_str().map(|created| {
-                let leaves = crate::deployable::own_function_leaves(created);
-                (crate::deployable::own_function_line(created), leaves)
-            });
-            if let Some((_, leaves)) = &own
-                && let Some(notes) = line["notes"].as_array_mut()
-            {
-                notes.push(leaves.clone().into());
-            }
-            line["deploy_own_function"] = own.map(|(own, _)| own).into();
             writeln!(w, "{line}")?;
             continue;
         }
