@@ -99,7 +99,7 @@ template-lint:
 unit:
 	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backpressure-startup -p backpressure-batch -p backlog-publisher -p capacity-planner
 
-## make simulate: the capacity planner's first look, 29 s on 2 cores once built (its release
+## make simulate: the capacity planner's first look, 37 s on 2 cores once built (its release
 ## build: 37 s the first time on a fresh clone, 20 s after a change to the planner alone;
 ## measured with time, the machine otherwise idle). Every policy on the 15
 ## built-in traces (a table each; in target/simulate/, <trace>.{svg,png}, all policies at a
@@ -120,7 +120,7 @@ simulate: simulate-compare simulate-existing
 
 ## make simulate-existing: docs/capacity-planner.md's worked example of a service that scales on
 ## CPU, with the ScalingLoad policy recommended beside its CPU policy, and its picture
-## (docs/img/diurnal-existing.{svg,png}), 6 s once built.
+## (docs/img/diurnal-existing.{svg,png}), 8 s once built.
 simulate-existing:
 	$(SIMULATE) recommend --scaling-target existing --trace diurnal --min-tasks 1 --cpu-per-message 1 --out target/simulate
 	mkdir -p docs/img
