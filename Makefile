@@ -99,7 +99,7 @@ template-lint:
 unit:
 	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backpressure-startup -p backpressure-batch -p backlog-publisher -p capacity-planner
 
-## make simulate: the capacity planner's first look, 37 s on 2 cores once built (its release
+## make simulate: the capacity planner's first look, 29 s on 2 cores once built, 8 s more for the CPU example (its release
 ## build: 37 s the first time on a fresh clone, 20 s after a change to the planner alone;
 ## measured with time, the machine otherwise idle). Every policy on the 15
 ## built-in traces (a table each; in target/simulate/, <trace>.{svg,png}, all policies at a
