@@ -12,7 +12,7 @@ use e2e_tests::process::Process;
 use e2e_tests::runtime_host::LambdaHost;
 use serde_json::{Value, json};
 
-use crate::envelopes::{bucket_notifying, delivered, publish, stop, topic_to_queue};
+use crate::envelopes::{bucket_notifying, codes, delivered, publish, stop, topic_to_queue};
 use crate::worker_setup::{Setup, setup_on};
 
 /// An example worker's variables on the setup's queues, with `envelope`.
@@ -38,19 +38,6 @@ async fn run_example(setup: &Setup, name: &str, envelope: &str) -> Vec<String> {
     let worker = Process::start(&binary(&format!("examples/{name}")).unwrap(), &env).unwrap();
     setup.wait_until_empty().await;
     stop(worker).await
-}
-
-/// The quarantined records' `(messageId, errorCode)`, sorted.
-async fn codes(aws: &Aws, url: &str, count: usize) -> Vec<(String, String)> {
-    let mut codes: Vec<(String, String)> = aws
-        .quarantined(url, count)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|q| (q.message_id().to_owned(), q.record["errorCode"].as_str().unwrap().to_owned()))
-        .collect();
-    codes.sort();
-    codes
 }
 
 #[tokio::test]
