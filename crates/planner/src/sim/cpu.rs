@@ -70,8 +70,11 @@ impl CpuWatch {
     /// Second `now`: on a sample's second, the service's average CPU over
     /// the tasks that report it (`None` with none: no datapoint), readable
     /// `lag` seconds later.
-    pub fn sample(&mut self, now: u64, average: Option<f64>, lag: u64) {
-        if let (true, Some(average)) = (now.is_multiple_of(CPU_SAMPLE_SECONDS), average) {
+    pub fn sample(&mut self, now: u64, average: impl FnOnce() -> Option<f64>, lag: u64) {
+        // Read only on a sample's second: the fleet's tasks are walked for it.
+        if now.is_multiple_of(CPU_SAMPLE_SECONDS)
+            && let Some(average) = average()
+        {
             self.series.put(now, lag, average);
         }
     }
@@ -116,14 +119,14 @@ mod tests {
     fn three_minutes_above_the_target_raise_the_high_alarm() {
         let mut watch = CpuWatch::new(policy());
         for now in 0..240 {
-            watch.sample(now, Some(90.0), 30);
+            watch.sample(now, || Some(90.0), 30);
         }
         let at = |now| watch.evaluate(now);
         assert_eq!(at(120).high, AlarmState::Ok, "two minutes are not three");
         assert_eq!(at(180).high, AlarmState::Alarm);
         assert_eq!(at(240).metric, Some(90.0));
         let mut none = CpuWatch::new(policy());
-        none.sample(0, None, 30);
+        none.sample(0, || None, 30);
         assert_eq!(none.evaluate(240).high, AlarmState::InsufficientData, "no task, no datapoint");
     }
 }

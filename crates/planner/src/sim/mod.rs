@@ -210,7 +210,8 @@ impl<'a> EcsRun<'a> {
         publisher.tick(now, read, &mut rngs.schedule);
         let lag = self.scenario.publisher.metric_lag_seconds;
         if let Some(cpu) = &mut self.cpu {
-            cpu.sample(now, fleet.cpu_percent(&cpu.policy()), lag);
+            let policy = cpu.policy();
+            cpu.sample(now, || fleet.cpu_percent(&policy), lag);
         }
         let evaluation = |now| match &self.cpu {
             None => publisher.evaluation(now),
