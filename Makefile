@@ -1,49 +1,105 @@
-# The commands people type. Everything installs what it needs itself: the
-# emulators into .venv/, Rust crates into the cargo cache.
+# The commands people type. Everything installs what it needs itself, into one cache outside the
+# clone (SQS_BACKPRESSURE_CACHE, scripts/cache.sh): the emulators' environments, linked from
+# .venv*/, and the pinned cargo tools. `make help` lists the targets.
 
 CARGO ?= cargo
 EMULATORS := scripts/emulators.sh
-# Wherever CARGO_TARGET_DIR or a cargo config puts the build (a shared or tmpfs directory, say).
+# Wherever CARGO_TARGET_DIR or a cargo config puts the build (.ci/run puts it in the cache).
 TARGET_DIR = $(shell $(CARGO) metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-# cargo-nextest prints the closing summary CI counts; plain cargo test otherwise.
-TEST_RUNNER := $(shell $(CARGO) nextest --version >/dev/null 2>&1 && echo "nextest run" || echo test)
+# The pinned cargo-nextest (the machine's when it is that version): its closing summary is what CI counts.
+NEXTEST := scripts/tool.sh nextest
+CACHE_ROOT = $(shell . scripts/cache.sh && echo "$$cache_root")
 
-.PHONY: test test-cargo test-beside template-doctor demo simulate simulate-full simulate-compare simulate-existing lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
+.PHONY: help test test-build test-installs ci gate gate-cargo gate-beside check pre-push e2e template-doctor demo simulate simulate-full simulate-compare simulate-existing lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
 
-## make test: formatting, lints, template checks, the supply chain, docs, every package built on
-## its own (builds-alone), the planner against AWS's published figures (simulate fidelity), unit and adapter tests,
-## end-to-end tests (the functions and the library's example as binaries), doctests, packaging;
-## the test runner's summary comes last, for CI to count. Two lanes run side by side: the
-## dev-profile cargo steps, which share one target dir and so run one after another, and beside
-## them what needs neither (cargo-deny's install, SAM's lint, the emulators' install, then the
-## Dockerfile's release build and rustdoc's JSON for the public API, each in a target dir of its own).
+## make help: the targets, and the loop for a change
+help:
+	@echo "First:"
+	@echo "  make demo         the emulators, both functions on the sample events, what they did"
+	@echo "  make test         unit, end-to-end (every emulator) and doctests: does it work here?"
+	@echo "The loop for a change (docs/testing.md has each one's time):"
+	@echo "  make check        fmt and clippy                                     (under 2 min warm)"
+	@echo "  make unit         the tests that need no emulator                    (under 2 min warm)"
+	@echo "  make e2e TEST=x   the end-to-end tests whose name holds x, on emulators left"
+	@echo "                    running between runs (make emulators-stop ends them) (under 3 min warm)"
+	@echo "  make pre-push     what a change most often breaks: run it before you push (under 6 min warm)"
+	@echo "The gate (CI's .ci/run): make ci = make test, then make gate (every other check)"
+	@echo "Others: simulate, simulate-full, invoke, build, deploy, worker-image, release, bench, soak,"
+	@echo "        fuzz, lint, doc, builds-alone, supply-chain, template-lint, cli-docs, clean"
+
+## make test: what a newcomer runs to know the project works: unit and adapter tests, end-to-end
+## tests on every emulator (the functions and the library's examples as binaries), doctests. The
+## build and the installs (emulators, SAM for the deployed-stack tests, nextest) run side by
+## side; the test runner's summary comes last, for CI to count.
 test:
-	$(MAKE) --no-print-directory -j2 --output-sync=line test-cargo test-beside
-	$(CARGO) build --workspace --bins --examples
+	@echo "== make test 1/3: building every package, its tests and examples; beside it, installing the emulators, SAM and nextest into $(CACHE_ROOT) (the first time about 6 minutes on 2 cores)"
+	$(MAKE) --no-print-directory -j2 --output-sync=line test-build test-installs
+	@echo "== make test 2/3: the doctests"
+	$(CARGO) test --quiet --doc --workspace
+	@echo "== make test 3/3: every test, four at a time, most of them end to end on the emulators (about 8 minutes)"
+	# CI shows a failed run's last lines: a backtrace would push the failing test's message out.
+	RUST_BACKTRACE=0 $(EMULATORS) run -- $(NEXTEST) run --workspace
+
+test-build:
+	$(CARGO) build --workspace --bins --examples --tests
+
+test-installs:
+	$(EMULATORS) install
+	scripts/sam.sh install
+	$(NEXTEST) --version >/dev/null
+
+## make ci: the full gate, what .ci/run runs: make test, then make gate.
+ci:
+	$(MAKE) --no-print-directory test
+	$(MAKE) --no-print-directory gate
+
+## make gate: every check make test does not run: fmt, clippy, cargo-machete, the docs, the supply
+## chain, the template's lint and doctor --template on every parameter set, each shipped package
+## built on its own and the Dockerfile's command, the public API, packaging, the planner against
+## AWS's published figures, the CLI's manual pages. Two lanes side by side: the dev-profile cargo
+## steps, which share one target dir, and what needs none of it (the pinned tools' installs, SAM's
+## lint, then rustdoc's JSON for the public API and the Dockerfile's build, each in a target dir
+## of its own).
+gate:
+	$(MAKE) --no-print-directory -j2 --output-sync=line gate-cargo gate-beside
+	scripts/public-api.sh
 	$(TARGET_DIR)/debug/simulate fidelity >$(TARGET_DIR)/fidelity.md || { cat $(TARGET_DIR)/fidelity.md; exit 1; }
 	@echo "simulate fidelity: $$(tail -1 $(TARGET_DIR)/fidelity.md) (table: $(TARGET_DIR)/fidelity.md)"
 	$(MAKE) --no-print-directory cli-docs template-doctor
-	$(CARGO) test --quiet --doc --workspace
-	scripts/public-api.sh
 	scripts/package.sh
-	# CI shows a failed run's last lines: a backtrace would push the failing test's message out.
-	RUST_BACKTRACE=0 $(EMULATORS) run -- $(CARGO) $(TEST_RUNNER) --workspace
 
-test-cargo:
-	$(CARGO) fmt --all --check
-	scripts/builds-alone.sh checks
+gate-cargo:
 	$(MAKE) --no-print-directory -j1 lint doc
+	scripts/builds-alone.sh checks
 	scripts/supply-chain.sh
 
-test-beside:
-	scripts/supply-chain.sh install
+gate-beside:
+	for tool in hack deny machete; do scripts/tool.sh $$tool --version >/dev/null || exit 1; done
 	$(MAKE) --no-print-directory -j1 template-lint
-	$(EMULATORS) install
-	scripts/builds-alone.sh dockerfile
 	scripts/public-api.sh json
+	scripts/builds-alone.sh dockerfile
+
+## make check: formatting and clippy, warnings as errors: the first step of the loop
+check:
+	$(CARGO) fmt --all --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## make pre-push: what a change most often breaks, before you push: make check, every test that
+## needs no emulator, the doctests, and the public API against its record; CI runs the whole gate
+pre-push: check unit
+	$(CARGO) test --quiet --doc --workspace
+	scripts/public-api.sh
+
+## make e2e TEST=name: the end-to-end tests whose name holds TEST, against emulators started once
+## and left running for the next run (make emulators-stop ends them)
+e2e:
+	@test -n "$(TEST)" || { echo "make e2e: say which tests, as TEST=part_of_a_name"; exit 2; }
+	$(CARGO) build --workspace --bins --examples
+	$(EMULATORS) ensure
+	. .emulators/env && RUST_BACKTRACE=0 $(NEXTEST) run -p e2e-tests -E 'test(/$(TEST)/)'
 
 ## make cli-docs: sqs-backpressure's shell completions and manual page, in target/cli/
-## (make test runs it, so they cannot rot); bash checks its script parses
+## (the gate runs it, so they cannot rot); bash checks its script parses
 cli-docs: CLI = $(TARGET_DIR)/debug/sqs-backpressure
 cli-docs: CLI_DOCS = $(TARGET_DIR)/cli
 cli-docs:
@@ -72,22 +128,19 @@ template-doctor:
 doc:
 	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace
 
-## make lint: formatting, clippy's warnings as errors, no unused dependency (cargo-machete, pinned,
-## installed on first use)
-lint:
-	$(CARGO) fmt --all --check
-	$(CARGO) clippy --workspace --all-targets -- -D warnings
+## make lint: make check, then no unused dependency (cargo-machete, pinned, installed on first use)
+lint: check
 	scripts/unused-deps.sh
 
-## make builds-alone: every package checked on its own, the library with each feature alone and its tests with none
-## (cargo-hack, pinned, installed on first use; a warning in those checks fails it), then the
-## Dockerfile's cargo command as the Dockerfile writes it, a release build of about 3.5 minutes
-## on 2 cores: no package leans on features another turns on
+## make builds-alone: every package a user builds checked on its own, the libraries with each
+## feature alone and their tests with none (cargo-hack, pinned, installed on first use; a warning
+## fails it), then the Dockerfile's cargo command as the Dockerfile writes it (its release profile
+## without LTO): no package leans on features another turns on
 builds-alone:
 	scripts/builds-alone.sh
 
 ## make supply-chain: cargo deny check licenses bans sources (deny.toml), offline; the pinned
-## cargo-deny is installed into the cargo home on first use
+## cargo-deny is installed into the cache on first use
 supply-chain:
 	scripts/supply-chain.sh
 
@@ -95,9 +148,10 @@ supply-chain:
 template-lint:
 	scripts/sam.sh lint
 
-## make unit: the tests that need no emulator
+## make unit: the tests that need no emulator: every package's but the end-to-end harness's, less
+## the planner's two whole-search comparisons (two minutes alone; make test runs them)
 unit:
-	$(CARGO) $(TEST_RUNNER) -p backpressure-core -p backpressure-startup -p backpressure-batch -p backlog-publisher -p capacity-planner
+	$(NEXTEST) run --workspace --exclude e2e-tests -E 'not binary(recommend_agrees)'
 
 ## make simulate: the capacity planner's first look, 29 s on 2 cores once built, 8 s more for the CPU example (its release
 ## build: 37 s the first time on a fresh clone, 20 s after a change to the planner alone;
@@ -186,7 +240,7 @@ deploy:
 	scripts/sam.sh deploy --guided --capabilities CAPABILITY_IAM --parameter-overrides Architecture=$(ARCH)
 
 ## make worker-image: the sqs-worker container image (Dockerfile). Needs a container engine,
-## which our CI machines do not have; make test runs the Dockerfile's cargo command (builds-alone).
+## which our CI machines do not have; the gate runs the Dockerfile's cargo command (builds-alone).
 WORKER_IMAGE ?= sqs-worker:latest
 worker-image:
 	docker build --tag $(WORKER_IMAGE) .
@@ -203,13 +257,13 @@ release:
 
 ## make bench: cold start, throughput, engine overhead, publisher fan-out and size, next to the
 ## usual Python tools (Powertools, boto3) on this machine; the table goes to bench/results/latest.md.
-## Installs nginx and wrk (Debian) and the Python anchors (.venv-bench/). Not part of `make test`.
+## Installs nginx and wrk (Debian) and the Python anchors (.venv-bench/). Not part of `make test` or the gate.
 bench:
 	bench/run.sh
 
 ## make soak: one warm process of each function, SOAK_INVOCATIONS (2000) consecutive invocations
 ## with mixed outcomes and injected faults; RSS, open fds and every message id counted.
-## The table goes to target/soak/latest.md. Not part of `make test`.
+## The table goes to target/soak/latest.md. Not part of `make test` or the gate.
 SOAK_INVOCATIONS ?= 2000
 soak:
 	$(CARGO) build --workspace --bins

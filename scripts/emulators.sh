@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Local AWS emulation for tests and the demo, on loopback only.
-#   scripts/emulators.sh install        pinned emulators: moto into .venv/, LocalStack into
+#   scripts/emulators.sh install        pinned emulators, in the cache (scripts/cache.sh) and
+#                                       linked from the clone: moto at .venv/, LocalStack at
 #                                       .venv-localstack/ (it wants its own fork of moto), fauxqs
-#                                       into .venv-fauxqs/
+#                                       at .venv-fauxqs/
 #   scripts/emulators.sh start | stop   moto_server (SQS, SNS, ECS, STS, DynamoDB, S3, CloudFormation),
 #                                       LocalStack (CloudWatch, SQS, and CloudFormation with what
 #                                       the template's Lambda sets create) and fauxqs (SQS)
+#   scripts/emulators.sh ensure         start, unless this checkout's are already running
 #   scripts/emulators.sh run -- CMD...  start, run CMD with the SDK routed to them, stop (always);
 #                                       each run has emulators of its own, so runs side by side in
 #                                       one checkout (make demo beside make test) never meet
@@ -20,7 +22,7 @@
 # LOCALSTACK_SERVICES sets what LocalStack serves.
 # E2E_FAUXQS_PID is its process (make bench reads its CPU beside ours).
 # FAUXQS_RECEIPT_HANDLE_CHARS (380) sets fauxqs's receipt handles' length (SQS's: ~320-430).
-# redis-server, Debian's package (downloaded and unpacked into .venv-redis/, no root, no service),
+# redis-server, Debian's package (downloaded and unpacked, at .venv-redis/, no root, no service),
 # is at E2E_REDIS_URL for the idempotency store's tests.
 set -euo pipefail
 
@@ -37,26 +39,24 @@ requirements="$root/scripts/requirements-emulators.txt"
 localstack_requirements="$root/scripts/requirements-localstack.txt"
 constraints="$root/scripts/constraints-emulators.txt"
 python=${PYTHON:-python3}
+redis_packages="redis-server redis-tools liblzf1 libjemalloc2"
+# shellcheck source=scripts/cache.sh
+. "$root/scripts/cache.sh"
 
 log() { printf 'emulators: %s\n' "$*" >&2; }
 
-install_venv() { # venv requirements
-  local at=$1 wanted=$2
-  if [ ! -x "$at/bin/python" ]; then
-    log "creating $at"
-    "$python" -m venv "$at"
-  fi
-  local stamp="$at/.emulators-installed"
-  if ! cat "$wanted" "$constraints" | cmp -s - "$stamp"; then
-    log "installing $(basename "$wanted") into $at (first run only; a minute or two)"
-    "$at/bin/pip" install --quiet -r "$wanted" -c "$constraints"
-    cat "$wanted" "$constraints" >"$stamp"
-  fi
+make_venv() { # dir requirements
+  log "installing $(basename "$2") into $1 (once a cache; a minute or two)"
+  "$python" -m venv "$1"
+  "$1/bin/pip" install --quiet -r "$2" -c "$constraints"
 }
+make_moto() { make_venv "$1" "$requirements"; }
+make_localstack() { make_venv "$1" "$localstack_requirements"; }
 
 # One install at a time per checkout: a second one (`install` beside a `make demo` that is
-# installing) would find a half-made virtualenv and call a pip that does not exist yet. It
-# waits for the first, then finds everything in place.
+# installing) would find a half-made link and call a pip that does not exist yet. It waits for
+# the first, then finds everything in place. The environments themselves live in the cache
+# (scripts/cache.sh), keyed on the pins they are made from.
 install() {
   mkdir -p "$root/.emulators"
   exec 9>"$root/.emulators/install.lock"
@@ -64,34 +64,36 @@ install() {
     log "another install of the emulators is under way in this checkout; waiting for it to finish"
     flock 9
   fi
-  install_venv "$venv" "$requirements"
-  install_venv "$localstack_venv" "$localstack_requirements"
-  install_fauxqs
-  install_redis
+  local python_version
+  python_version=$("$python" -VV)
+  cache_env "$venv" moto make_moto "$python_version" "$requirements" "$constraints"
+  cache_env "$localstack_venv" localstack make_localstack "$python_version" "$localstack_requirements" "$constraints"
+  cache_env "$fauxqs_home" fauxqs make_fauxqs "$(node --version 2>/dev/null || echo no-node)" \
+    "$root/scripts/fauxqs/package.json" "$root/scripts/fauxqs/package-lock.json" "$root/scripts/fauxqs/serve.mjs"
+  cache_env "$redis_home" redis make_redis "$redis_packages" "$(uname -m)" "$(cat /etc/debian_version 2>/dev/null)"
   # Released now: a `run` holds it for its install only, not while its command runs.
   exec 9>&-
 }
 
 # Debian's redis-server and the two libraries it needs beyond a base system, unpacked here
 # (apt-get download needs no root, and nothing is installed or started system-wide).
-install_redis() {
-  [ -x "$redis_home/bin/redis-server" ] && return 0
+make_redis() { # dir
+  local home=$1
   command -v apt-get >/dev/null || { log "redis-server comes from Debian's packages: apt-get is missing"; return 1; }
-  log "downloading Debian's redis-server into $redis_home (first run only)"
-  rm -rf "$redis_home"
-  mkdir -p "$redis_home/debs" "$redis_home/root" "$redis_home/bin"
-  (cd "$redis_home/debs" && apt-get download redis-server redis-tools liblzf1 libjemalloc2 >/dev/null 2>&1) \
+  log "downloading Debian's redis-server into $home (once a cache)"
+  mkdir -p "$home/debs" "$home/root" "$home/bin"
+  # shellcheck disable=SC2086 # a list of package names
+  (cd "$home/debs" && apt-get download $redis_packages >/dev/null 2>&1) \
     || { log "apt-get download redis-server failed (is Debian's package index reachable?)"; return 1; }
-  for deb in "$redis_home"/debs/*.deb; do dpkg-deb -x "$deb" "$redis_home/root"; done
-  local lib="$redis_home/root/usr/lib/$(uname -m)-linux-gnu"
+  for deb in "$home"/debs/*.deb; do dpkg-deb -x "$deb" "$home/root"; done
+  local lib="$home/root/usr/lib/$(uname -m)-linux-gnu"
   for tool in redis-server redis-cli; do
     # redis-server is redis-check-rdb started under the name redis-server.
     printf '#!/usr/bin/env bash\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec -a %s "%s" "$@"\n' \
-      "$lib" "$tool" "$(readlink -f "$redis_home/root/usr/bin/$tool")" >"$redis_home/bin/$tool"
-    chmod +x "$redis_home/bin/$tool"
+      "$lib" "$tool" "$(readlink -f "$home/root/usr/bin/$tool")" >"$home/bin/$tool"
+    chmod +x "$home/bin/$tool"
   done
-  "$redis_home/bin/redis-server" --version >/dev/null \
-    || { rm -rf "$redis_home"; log "the unpacked redis-server does not start"; return 1; }
+  "$home/bin/redis-server" --version >/dev/null || { log "the unpacked redis-server does not start"; return 1; }
 }
 
 # The node that runs fauxqs: the machine's when new enough, else the pinned one.
@@ -107,25 +109,18 @@ node_new_enough() { # node
   "$1" -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 22 || (a === 22 && b >= 5) ? 0 : 1)'
 }
 
-install_fauxqs() {
-  local spec="$root/scripts/fauxqs"
-  local stamp="$fauxqs_home/.installed"
-  if cat "$spec/package.json" "$spec/package-lock.json" "$spec/serve.mjs" | cmp -s - "$stamp" \
-    && node_new_enough "$(node_for_fauxqs)"; then
-    return 0
-  fi
+make_fauxqs() { # dir
+  local home=$1 spec="$root/scripts/fauxqs"
   command -v npm >/dev/null || { log "fauxqs needs Node.js and npm (the npm registry gives Node 22)"; return 1; }
-  log "installing pinned fauxqs into $fauxqs_home (first run only)"
-  mkdir -p "$fauxqs_home"
-  cp "$spec/package.json" "$spec/package-lock.json" "$spec/serve.mjs" "$fauxqs_home/"
-  (cd "$fauxqs_home" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  log "installing pinned fauxqs into $home (once a cache)"
+  cp "$spec/package.json" "$spec/package-lock.json" "$spec/serve.mjs" "$home/"
+  (cd "$home" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   if ! node_new_enough "$(command -v node)"; then
     log "the machine's node is $(node --version); installing Node $node_pinned from the npm registry"
-    mkdir -p "$fauxqs_home/node"
-    (cd "$fauxqs_home/node" && echo '{"private":true}' >package.json \
+    mkdir -p "$home/node"
+    (cd "$home/node" && echo '{"private":true}' >package.json \
       && npm install --no-audit --no-fund --loglevel=error --save-exact "node@$node_pinned" >/dev/null)
   fi
-  cat "$spec/package.json" "$spec/package-lock.json" "$spec/serve.mjs" >"$stamp"
 }
 
 free_port() {
@@ -257,10 +252,21 @@ run() {
   "$@"
 }
 
+# Started unless this checkout's are already up (make e2e keeps them between runs).
+ensure() {
+  if [ -f "$state/env" ] && [ -f "$state/moto.pid" ] && kill -0 "$(cat "$state/moto.pid")" 2>/dev/null \
+    && [ -f "$state/localstack.pid" ] && kill -0 "$(cat "$state/localstack.pid")" 2>/dev/null; then
+    log "already running (endpoints in ${state#"$root"/}/env; make emulators-stop ends them)"
+    return 0
+  fi
+  start
+}
+
 case "${1:-}" in
   install) install ;;
   start) start ;;
+  ensure) ensure ;;
   stop) stop ;;
   run) shift; run "$@" ;;
-  *) echo "usage: $0 install|start|stop|run -- CMD..." >&2; exit 2 ;;
+  *) echo "usage: $0 install|start|ensure|stop|run -- CMD..." >&2; exit 2 ;;
 esac

@@ -1,6 +1,6 @@
 //! `template.yaml` against the code: the environment each function gets is
 //! exactly what it reads, and the scaling policy reads exactly the metric the
-//! publisher writes. (cfn-lint and `sam validate --lint` run in `make test` too.)
+//! publisher writes. (cfn-lint and `sam validate --lint` run in the gate, `make gate`.)
 
 use std::collections::{BTreeMap, BTreeSet};
 
