@@ -94,7 +94,7 @@ fn the_readmes_first_run_times_are_the_measured_ones() {
     let rows: Vec<&str> = measured.lines().filter(|l| l.starts_with("| `")).collect();
     let spans: Vec<&str> = paragraph.split('`').collect();
     let mut checked = Vec::new();
-    for pair in spans.chunks(2).skip(1) {
+    for pair in spans[1..].chunks(2) {
         let [command, after] = pair else { continue };
         let command = command.trim();
         if !(command.starts_with("make ") || command == ".ci/run") {
