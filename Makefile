@@ -6,8 +6,19 @@ CARGO ?= cargo
 EMULATORS := scripts/emulators.sh
 # Wherever CARGO_TARGET_DIR or a cargo config puts the build (.ci/run puts it in the cache).
 TARGET_DIR = $(shell $(CARGO) metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')
-# The pinned cargo-nextest (the machine's when it is that version): its closing summary is what CI counts.
+# The pinned cargo-nextest (the machine's when it is that version): its closing summaries are what CI counts.
 NEXTEST := scripts/tool.sh nextest
+# The tests make test leaves to the gate, as one nextest filterset: make test runs every other test,
+# the gate these, so that together they run each test once. Each end-to-end scenario runs in make
+# test on moto; the gate runs it again on LocalStack's SQS and on fauxqs, and runs what takes
+# minutes to say more than "it works": every AWS call under deny, throttle, 5xx and hang (the
+# *_faults files, the fault matrix, the operator CLI's every failing call, its boundaries and a
+# full disk), hostile input, the template deployed on CloudFormation emulators, the planner's
+# whole-search comparisons and its model against real workers (which runs alone).
+GATE_TESTS := binary(recommend_agrees) | test(/_on_localstack$$|_on_fauxqs$$/) \
+  | test(/^(deployed|planner_vs_worker|fault_matrix|reliability|hostile_input)::/) \
+  | test(/^(worker_hostile_input|operator_cli_hostile|operator_cli_errors)::/) \
+  | test(/^(operator_cli_boundaries|operator_cli_disk)::/) | test(/^[a-z_]+_faults::/)
 CACHE_ROOT = $(shell . scripts/cache.sh && echo "$$cache_root")
 
 .PHONY: help test test-build test-installs ci gate gate-cargo gate-beside check pre-push e2e template-doctor demo simulate simulate-full simulate-compare simulate-existing lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
@@ -16,7 +27,7 @@ CACHE_ROOT = $(shell . scripts/cache.sh && echo "$$cache_root")
 help:
 	@echo "First:"
 	@echo "  make demo         the emulators, both functions on the sample events, what they did"
-	@echo "  make test         unit, end-to-end (every emulator) and doctests: does it work here?"
+	@echo "  make test         unit, end-to-end and doctests: does it work here?"
 	@echo "The loop for a change (docs/testing.md has each one's time):"
 	@echo "  make check        fmt and clippy                                     (under 2 min warm)"
 	@echo "  make unit         the tests that need no emulator                    (under 2 min warm)"
@@ -27,25 +38,24 @@ help:
 	@echo "Others: simulate, simulate-full, invoke, build, deploy, worker-image, release, bench, soak,"
 	@echo "        fuzz, lint, doc, builds-alone, supply-chain, template-lint, cli-docs, clean"
 
-## make test: what a newcomer runs to know the project works: unit and adapter tests, end-to-end
-## tests on every emulator (the functions and the library's examples as binaries), doctests. The
-## build and the installs (emulators, SAM for the deployed-stack tests, nextest) run side by
-## side; the test runner's summary comes last, for CI to count.
+## make test: what a newcomer runs to know the project works: unit and adapter tests, each
+## end-to-end scenario on the emulators (the functions and the library's examples as binaries),
+## doctests; the gate runs the other tests (GATE_TESTS). The build and the installs (emulators,
+## nextest) run side by side; the test runner's summary comes last, for CI to count.
 test:
-	@echo "== make test 1/3: building every package, its tests and examples; beside it, installing the emulators, SAM and nextest into $(CACHE_ROOT) (the first time about 6 minutes on 2 cores)"
+	@echo "== make test 1/3: building every package, its tests and examples; beside it, installing the emulators and nextest into $(CACHE_ROOT) (the first time about 6 minutes on 2 cores)"
 	$(MAKE) --no-print-directory -j2 --output-sync=line test-build test-installs
 	@echo "== make test 2/3: the doctests"
 	$(CARGO) test --quiet --doc --workspace
-	@echo "== make test 3/3: every test, four at a time, most of them end to end on the emulators (about 8 minutes)"
+	@echo "== make test 3/3: the unit tests and each end-to-end scenario on the emulators, four at a time (about 3 minutes; the gate runs the rest)"
 	# CI shows a failed run's last lines: a backtrace would push the failing test's message out.
-	RUST_BACKTRACE=0 $(EMULATORS) run -- $(NEXTEST) run --workspace
+	RUST_BACKTRACE=0 $(EMULATORS) run -- $(NEXTEST) run --workspace -E 'not ($(GATE_TESTS))'
 
 test-build:
 	$(CARGO) build --workspace --bins --examples --tests
 
 test-installs:
 	$(EMULATORS) install
-	scripts/sam.sh install
 	$(NEXTEST) --version >/dev/null
 
 ## make ci: the full gate, what .ci/run runs: make test, then make gate.
@@ -56,7 +66,7 @@ ci:
 ## make gate: every check make test does not run: fmt, clippy, cargo-machete, the docs, the supply
 ## chain, the template's lint and doctor --template on every parameter set, each shipped package
 ## built on its own and the Dockerfile's command, the public API, packaging, the planner against
-## AWS's published figures, the CLI's manual pages. Two lanes side by side: the dev-profile cargo
+## AWS's published figures, the CLI's manual pages; last, the tests make test leaves to it. Two lanes side by side: the dev-profile cargo
 ## steps, which share one target dir, and what needs none of it (the pinned tools' installs, SAM's
 ## lint, then rustdoc's JSON for the public API and the Dockerfile's build, each in a target dir
 ## of its own).
@@ -67,6 +77,9 @@ gate:
 	@echo "simulate fidelity: $$(tail -1 $(TARGET_DIR)/fidelity.md) (table: $(TARGET_DIR)/fidelity.md)"
 	$(MAKE) --no-print-directory cli-docs template-doctor
 	scripts/package.sh
+	@echo "== make gate: the tests make test leaves to it (each scenario on LocalStack and fauxqs, faults, deployed stacks, the planner's searches)"
+	$(CARGO) build --workspace --bins --examples --tests
+	RUST_BACKTRACE=0 $(EMULATORS) run -- $(NEXTEST) run --workspace -E '$(GATE_TESTS)'
 
 gate-cargo:
 	$(MAKE) --no-print-directory -j1 lint doc
