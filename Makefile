@@ -43,7 +43,7 @@ help:
 ## doctests; the gate runs the other tests (GATE_TESTS). The build and the installs (emulators,
 ## nextest) run side by side; the test runner's summary comes last, for CI to count.
 test:
-	@echo "== make test 1/3: building every package, its tests and examples; beside it, installing the emulators and nextest into $(CACHE_ROOT) (the first time about 6 minutes on 2 cores)"
+	@echo "== make test 1/3: building every package, its tests and examples; beside it, installing the emulators and nextest into $(CACHE_ROOT) (the first time about 7 minutes on 2 cores)"
 	$(MAKE) --no-print-directory -j2 --output-sync=line test-build test-installs
 	@echo "== make test 2/3: the doctests"
 	$(CARGO) test --quiet --doc --workspace
@@ -66,10 +66,10 @@ ci:
 ## make gate: every check make test does not run: fmt, clippy, cargo-machete, the docs, the supply
 ## chain, the template's lint and doctor --template on every parameter set, each shipped package
 ## built on its own and the Dockerfile's command, the public API, packaging, the planner against
-## AWS's published figures, the CLI's manual pages; last, the tests make test leaves to it. Two lanes side by side: the dev-profile cargo
-## steps, which share one target dir, and what needs none of it (the pinned tools' installs, SAM's
-## lint, then rustdoc's JSON for the public API and the Dockerfile's build, each in a target dir
-## of its own).
+## AWS's published figures, the CLI's manual pages; last, the tests make test leaves to it. Two
+## lanes side by side: the dev-profile cargo steps, which share one target dir, and what needs none
+## of it (the pinned tools' installs, SAM's lint, then rustdoc's JSON for the public API and the
+## Dockerfile's build, each in a target dir of its own).
 gate:
 	$(MAKE) --no-print-directory -j2 --output-sync=line gate-cargo gate-beside
 	scripts/public-api.sh
