@@ -215,7 +215,7 @@ DEMO_BUILD = $(CARGO) build $(DEMO_PACKAGES) $(addprefix --bin ,$(DEMO_BINS))
 demo:
 	@echo "== make demo 1/3: building $(DEMO_BINS) (the first time about 2 minutes on 2 cores, after downloading the crates)"
 	$(DEMO_BUILD)
-	@echo "== make demo 2/3: the emulators, into .venv*/ (the first time 1 to 2 minutes)"
+	@echo "== make demo 2/3: the emulators, into $(CACHE_ROOT) (the first time about 3 minutes)"
 	$(EMULATORS) install
 	@echo "== make demo 3/3: the tour (under a minute)"
 	$(EMULATORS) run -- $(TARGET_DIR)/debug/demo

@@ -28,7 +28,15 @@ async fn the_benchmarks_latency_model_serves_a_whole_invocation() {
     let model = LatencyModel::start(Duration::from_millis(1)).await.unwrap();
     let targets = r#"[{"queueUrl":"https://sqs.us-east-1.amazonaws.com/123456789012/m-0","cluster":"model","service":"worker-0"},
                       {"queueUrl":"https://sqs.us-east-1.amazonaws.com/123456789012/m-1","cluster":"model","service":"worker-1"}]"#;
-    let mut env = vec![("TARGETS", targets), ("TARGET_BACKLOG_PER_TASK", "100")];
+    // Credentials of its own: the model checks no signature, and `make unit` runs without the
+    // emulators' environment.
+    let mut env = vec![
+        ("TARGETS", targets),
+        ("TARGET_BACKLOG_PER_TASK", "100"),
+        ("AWS_ACCESS_KEY_ID", "testing"),
+        ("AWS_SECRET_ACCESS_KEY", "testing"),
+        ("AWS_REGION", "us-east-1"),
+    ];
     env.extend(ENDPOINT_VARS.map(|name| (name, model.url())));
     let body = response(invoke_publisher(&env).await);
     let targets = body["targets"].as_array().unwrap();
