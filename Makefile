@@ -36,20 +36,22 @@ help:
 	@echo "  make pre-push     what a change most often breaks: run it before you push (under 6 min warm)"
 	@echo "The gate (CI's .ci/run): make ci = make test, then make gate (every other check)"
 	@echo "Others: simulate, simulate-full, invoke, build, deploy, worker-image, release, bench, soak,"
-	@echo "        fuzz, lint, doc, builds-alone, supply-chain, template-lint, cli-docs, clean"
+	@echo "        fuzz, lint, doc, builds-alone, supply-chain, template-lint, cli-docs,"
+	@echo "        clean (stops the emulators; a cold run: docs/testing.md#the-cache)"
 
 ## make test: what a newcomer runs to know the project works: unit and adapter tests, each
 ## end-to-end scenario on the emulators (the functions and the library's examples as binaries),
 ## doctests; the gate runs the other tests (GATE_TESTS). The build and the installs (emulators,
 ## nextest) run side by side; the test runner's summary comes last, for CI to count.
 test:
-	@echo "== make test 1/3: building every package, its tests and examples; beside it, installing the emulators and nextest into $(CACHE_ROOT) (the first time about 7 minutes on 2 cores)"
+	@echo "== make test 1/3: building every package, its tests and examples; beside it, installing the emulators and nextest into $(CACHE_ROOT), nextest only when the machine has no copy of the pinned version (the first time about 7 minutes on 2 cores)"
 	$(MAKE) --no-print-directory -j2 --output-sync=line test-build test-installs
 	@echo "== make test 2/3: the doctests"
 	$(CARGO) test --quiet --doc --workspace
 	@echo "== make test 3/3: the unit tests and each end-to-end scenario on the emulators, four at a time (about 3 minutes; the gate runs the rest)"
 	# CI shows a failed run's last lines: a backtrace would push the failing test's message out.
 	RUST_BACKTRACE=0 $(EMULATORS) run -- $(NEXTEST) run --workspace -E 'not ($(GATE_TESTS))'
+	@echo "== make test passed: the unit tests and each end-to-end scenario (the tests it skips, GATE_TESTS in the Makefile, run in make gate: CI's .ci/run)"
 
 test-build:
 	$(CARGO) build --workspace --bins --examples --tests
@@ -110,6 +112,7 @@ e2e:
 	$(CARGO) build --workspace --bins --examples
 	$(EMULATORS) ensure
 	. .emulators/env && RUST_BACKTRACE=0 $(NEXTEST) run -p e2e-tests -E 'test(/$(TEST)/)'
+	@echo "== make e2e: the emulators are still running for the next run; make emulators-stop ends them"
 
 ## make cli-docs: sqs-backpressure's shell completions and manual page, in target/cli/
 ## (the gate runs it, so they cannot rot); bash checks its script parses
@@ -162,8 +165,10 @@ template-lint:
 	scripts/sam.sh lint
 
 ## make unit: the tests that need no emulator: every package's but the end-to-end harness's, less
-## the planner's two whole-search comparisons (two minutes alone; make test runs them)
+## the planner's two whole-search comparisons (two minutes alone; the gate runs them). Some run the
+## workspace's binaries, so those are built first.
 unit:
+	$(CARGO) build --workspace --bins --examples
 	$(NEXTEST) run --workspace --exclude e2e-tests -E 'not binary(recommend_agrees)'
 
 ## make simulate: the capacity planner's first look, 29 s on 2 cores once built, 8 s more for the CPU example (its release

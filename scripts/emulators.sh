@@ -237,6 +237,8 @@ stop() {
     fi
     rm -f "$pidfile"
   done
+  # Their endpoints are gone with them.
+  rm -f "$state/env"
 }
 
 run() {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make test's packaging check: `cargo package` of core, startup, the library and the app crate, each verified by a build
+# The gate's packaging check: `cargo package` of core, startup, the library and the app crate, each verified by a build
 # from its own tarball. The verification builds the library against core taken from a local
 # registry, in the same target dir, under the same name and version every time; cargo holds a
 # registry crate immutable, so a copy it compiled in an earlier run would stand in for the core

@@ -5,7 +5,7 @@
 #
 #   scripts/public-api.sh           fail when a surface differs from its record
 #   scripts/public-api.sh --bless   record the surfaces as they are
-#   scripts/public-api.sh json      only rustdoc's JSON (make test builds it beside other steps)
+#   scripts/public-api.sh json      only rustdoc's JSON (the gate builds it beside other steps)
 #
 # rustdoc's JSON output is still unstable: stable rustdoc writes it with
 # RUSTC_BOOTSTRAP=1, which unlocks only that flag for this one command. The
