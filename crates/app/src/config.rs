@@ -7,9 +7,9 @@ use backpressure_batch::Backoff;
 use crate::idempotency::IdempotencyConfig;
 use backpressure_core::config::variables::{
     CONSUMER_CONCURRENCY, CONSUMER_MAX_IN_FLIGHT_PER_GROUP, DEADLINE_MARGIN_MS, ENVELOPE,
-    IDEMPOTENCY_TTL_SECONDS, OFFLOADED_PAYLOAD_MAX_BYTES, OFFLOADED_PAYLOADS,
-    QUARANTINE_MAX_MESSAGE_BYTES, QUARANTINE_OVERFLOW_BUCKET, QUARANTINE_QUEUE_URL,
-    RETRY_BASE_SECONDS, RETRY_MAX_SECONDS,
+    IDEMPOTENCY_TTL_SECONDS, OFFLOADED_PAYLOAD_FIRST_BYTE_TIMEOUT_MS, OFFLOADED_PAYLOAD_MAX_BYTES,
+    OFFLOADED_PAYLOAD_READ_TIMEOUT_MS, OFFLOADED_PAYLOADS, QUARANTINE_MAX_MESSAGE_BYTES,
+    QUARANTINE_OVERFLOW_BUCKET, QUARANTINE_QUEUE_URL, RETRY_BASE_SECONDS, RETRY_MAX_SECONDS,
 };
 use backpressure_core::config::{ConfigError, Vars, api_call_timeout, namespace};
 use backpressure_core::envelope::Envelope;
@@ -56,6 +56,10 @@ pub struct Offloaded {
     pub max_bytes: u64,
     /// `read-and-delete`: the object is deleted once its message was processed.
     pub delete_when_processed: bool,
+    /// `OFFLOADED_PAYLOAD_FIRST_BYTE_TIMEOUT_MS`: how long an object's first bytes may take.
+    pub first_byte_timeout: Duration,
+    /// `OFFLOADED_PAYLOAD_READ_TIMEOUT_MS`: how long reading an object whole may take.
+    pub read_timeout: Duration,
 }
 
 /// `OFFLOADED_PAYLOADS` and its bound; every bad one is named.
@@ -64,6 +68,10 @@ fn offloaded<F: Fn(&str) -> Option<String>>(
     errors: &mut Vec<ConfigError>,
 ) -> Option<Offloaded> {
     let max_bytes = vars.whole_or(&OFFLOADED_PAYLOAD_MAX_BYTES, errors);
+    let first_byte_timeout =
+        Duration::from_millis(vars.whole_or(&OFFLOADED_PAYLOAD_FIRST_BYTE_TIMEOUT_MS, errors));
+    let read_timeout =
+        Duration::from_millis(vars.whole_or(&OFFLOADED_PAYLOAD_READ_TIMEOUT_MS, errors));
     let given = vars.get(OFFLOADED_PAYLOADS.name);
     let delete_when_processed = match given.as_deref().map(str::trim) {
         None | Some("" | "off") => return None,
@@ -86,7 +94,7 @@ fn offloaded<F: Fn(&str) -> Option<String>>(
         ));
         return None;
     }
-    Some(Offloaded { max_bytes, delete_when_processed })
+    Some(Offloaded { max_bytes, delete_when_processed, first_byte_timeout, read_timeout })
 }
 
 /// `ChangeMessageVisibility`'s limit: 12 hours.

@@ -198,8 +198,10 @@ impl ConsumerConfig {
         }
         #[cfg(feature = "offloaded-payloads")]
         if let Some(offloaded) = self.offloaded {
-            let mut payloads =
-                OffloadedPayloads::new(clients.s3.clone()).max_bytes(offloaded.max_bytes);
+            let mut payloads = OffloadedPayloads::new(clients.s3.clone())
+                .max_bytes(offloaded.max_bytes)
+                .first_byte_timeout(offloaded.first_byte_timeout)
+                .read_timeout(offloaded.read_timeout);
             if offloaded.delete_when_processed {
                 payloads = payloads.delete_when_processed();
             }

@@ -1,6 +1,8 @@
 //! [`OffloadedPayloads`]: messages the SQS (or SNS) Extended Client sent as
 //! a pointer to an object in S3, read before they are decoded.
 
+use std::time::Duration;
+
 use aws_sdk_s3::Client;
 use aws_sdk_s3::error::ProvideErrorMetadata;
 use backpressure_core::envelope::S3Pointer;
@@ -9,11 +11,18 @@ use futures::{StreamExt, stream};
 use tokio::time::{Instant, timeout_at};
 
 use crate::body::ContractViolation;
-use crate::engine::open::{Payload, Unopened};
+use crate::engine::open::Unopened;
 use crate::outcome::ErrorCode;
 
 /// The largest payload read by default: 32 MiB, held in memory while its message is in work.
 pub const DEFAULT_MAX_PAYLOAD_BYTES: u64 = 32 * 1024 * 1024;
+
+/// How long an object's first bytes may take by default, from the request on.
+pub(crate) const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long reading a whole object may take by default, from the request on:
+/// 32 MiB at a little over 1 MB/s.
+pub(crate) const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Reads the payloads an Extended Client offloaded to S3: a body (or an SNS
 /// `Message`) that is its pointer is replaced by the object's text before
@@ -23,21 +32,49 @@ pub const DEFAULT_MAX_PAYLOAD_BYTES: u64 = 32 * 1024 * 1024;
 /// - A missing object (`NoSuchKey`, `NoSuchBucket`), one larger than
 ///   [`OffloadedPayloads::max_bytes`] or one that is not UTF-8 is quarantined,
 ///   its detail naming the bucket and key.
-/// - Any other failure (`AccessDenied`, throttling, a 5xx, no answer before
-///   the deadline) is retried: it may pass. S3 answers `AccessDenied` for a
+/// - Any other failure (`AccessDenied`, throttling, a 5xx, no first bytes
+///   within [`OffloadedPayloads::first_byte_timeout`], not read whole within
+///   [`OffloadedPayloads::read_timeout`], no answer before the deadline)
+///   retries that message alone: it may pass.
+///
+/// Each object is read when its message's turn comes, so the messages
+/// beside it are worked on while it is read, and a read that stalls holds
+/// only its own message (and, on a FIFO queue, the rest of its group). S3 answers `AccessDenied` for a
 ///   missing key when the role may not `s3:ListBucket` the bucket, so grant
 ///   it for a missing object to be told apart.
 #[derive(Debug, Clone)]
 pub struct OffloadedPayloads {
     client: Client,
     max_bytes: u64,
+    first_byte_timeout: Duration,
+    read_timeout: Duration,
     delete_when_processed: bool,
 }
 
 impl OffloadedPayloads {
     /// Reads objects with `client`, up to [`DEFAULT_MAX_PAYLOAD_BYTES`], and keeps them.
     pub fn new(client: Client) -> Self {
-        Self { client, max_bytes: DEFAULT_MAX_PAYLOAD_BYTES, delete_when_processed: false }
+        Self {
+            client,
+            max_bytes: DEFAULT_MAX_PAYLOAD_BYTES,
+            first_byte_timeout: DEFAULT_FIRST_BYTE_TIMEOUT,
+            read_timeout: DEFAULT_READ_TIMEOUT,
+            delete_when_processed: false,
+        }
+    }
+
+    /// How long an object's first bytes may take, from the request on
+    /// (5 s unless set); past it, the message is retried.
+    pub fn first_byte_timeout(mut self, timeout: Duration) -> Self {
+        self.first_byte_timeout = timeout;
+        self
+    }
+
+    /// How long reading a whole object may take, from the request on
+    /// (30 s unless set); past it, the message is retried.
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.read_timeout = timeout;
+        self
     }
 
     /// The largest object read; a larger one is quarantined unread.
@@ -57,48 +94,36 @@ impl OffloadedPayloads {
         self
     }
 
-    /// Replaces each pointer among `payloads` (those not settled already) by
-    /// its object's text, at most `concurrency` reads at once, none past `deadline`.
-    pub(crate) async fn fetch_all(
+    /// The text of the object `pointer` names, or why the message has none:
+    /// read within the first-byte and whole-read timeouts, none past `deadline`.
+    pub(crate) async fn fetch(
         &self,
-        payloads: &mut [Payload<'_>],
-        unopened: &mut [Option<Unopened>],
+        pointer: &S3Pointer,
         deadline: Instant,
-        concurrency: usize,
-    ) {
-        let pointers: Vec<(usize, S3Pointer)> = payloads
-            .iter()
-            .zip(unopened.iter())
-            .enumerate()
-            .filter(|(_, (_, settled))| settled.is_none())
-            .filter_map(|(index, (payload, _))| Some((index, S3Pointer::parse(&payload.text)?)))
-            .collect();
-        let fetched: Vec<(usize, S3Pointer, Result<String, Unopened>)> = stream::iter(pointers)
-            .map(|(index, pointer)| async move {
-                let text = self.fetch(&pointer, deadline).await;
-                (index, pointer, text)
-            })
-            .buffer_unordered(concurrency.max(1))
-            .collect()
-            .await;
-        for (index, pointer, text) in fetched {
-            match text {
-                Ok(text) => payloads[index].text = text.into(),
-                Err(failure) => unopened[index] = Some(failure),
-            }
-            payloads[index].offloaded = Some(pointer);
-        }
-    }
-
-    async fn fetch(&self, pointer: &S3Pointer, deadline: Instant) -> Result<String, Unopened> {
+    ) -> Result<String, Unopened> {
         let uri = pointer.uri();
         let quarantine =
             |code, detail: String| Unopened::Quarantine(ContractViolation::new(code, detail));
-        let call = self.client.get_object().bucket(&pointer.bucket).key(&pointer.key).send();
-        let object = match timeout_at(deadline, call).await {
-            Err(_) => {
-                return Err(Unopened::Retry(format!("{uri} did not answer before the deadline")));
+        let started = Instant::now();
+        let limit = |timeout: Duration, what: &str| -> (Instant, String) {
+            let by = started + timeout;
+            if by < deadline {
+                (by, format!("{uri} {what} within {} ms", timeout.as_millis()))
+            } else {
+                (deadline, format!("{uri} {what} before the deadline"))
             }
+        };
+        let (first_byte_by, no_first_byte) = limit(self.first_byte_timeout, "sent no first byte");
+        let (whole_by, not_whole) = limit(self.read_timeout, "was not read whole");
+        // Until the first bytes, whichever limit comes first applies.
+        let (first_byte_by, no_first_byte) = if whole_by < first_byte_by {
+            (whole_by, not_whole.clone())
+        } else {
+            (first_byte_by, no_first_byte)
+        };
+        let call = self.client.get_object().bucket(&pointer.bucket).key(&pointer.key).send();
+        let object = match timeout_at(first_byte_by, call).await {
+            Err(_) => return Err(Unopened::Retry(no_first_byte)),
             Ok(Err(error)) => {
                 let detail = format!("{uri} could not be read: {}", error_chain(&error));
                 let missing = error.as_service_error().is_some_and(|e| e.is_no_such_key())
@@ -123,11 +148,14 @@ impl OffloadedPayloads {
         }
         let mut body = object.body;
         let mut bytes = Vec::with_capacity(declared.unwrap_or_default().try_into().unwrap_or(0));
+        let mut first = true;
         loop {
-            match timeout_at(deadline, body.next()).await {
-                Err(_) => {
-                    return Err(Unopened::Retry(format!("{uri} was not read before the deadline")));
-                }
+            // An empty object's end is its first byte.
+            let by = if first { first_byte_by } else { whole_by };
+            let failure = if first { &no_first_byte } else { &not_whole };
+            first = false;
+            match timeout_at(by, body.next()).await {
+                Err(_) => return Err(Unopened::Retry(failure.clone())),
                 Ok(None) => break,
                 Ok(Some(Err(error))) => {
                     let detail = format!("{uri} could not be read: {}", error_chain(&error));

@@ -16,7 +16,10 @@ use std::sync::{Arc, Mutex};
 use backpressure_core::sync::lock;
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full};
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use http_body_util::{BodyExt, Either, Full, StreamBody};
+use hyper::body::Frame;
 use hyper::body::{Bytes, Incoming};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -131,7 +134,7 @@ async fn handle(
     client: Client<HttpConnector, Full<Bytes>>,
     upstream: Uri,
     state: State,
-) -> Result<HttpResponse, Infallible> {
+) -> Result<Response<ProxyBody>, Infallible> {
     let (parts, body) = request.into_parts();
     let body = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
     let target = parts.headers.get("x-amz-target").and_then(|v| v.to_str().ok());
@@ -154,7 +157,8 @@ async fn handle(
     let fault = {
         let mut shared = lock(&state);
         *shared.counts.entry(name.clone()).or_default() += 1;
-        shared.rules.iter_mut().find(|rule| rule.matches(&name, &body)).and_then(|rule| {
+        let path = parts.uri.path();
+        shared.rules.iter_mut().find(|rule| rule.matches(&name, path, &body)).and_then(|rule| {
             if rule.after > 0 {
                 rule.after -= 1;
                 return None;
@@ -212,12 +216,31 @@ async fn handle(
                 if protocol == Protocol::RestXml { "InternalError" } else { "InternalFailure" };
             error_response(protocol, StatusCode::INTERNAL_SERVER_ERROR, code, &message)
         }
+        Some(Fault::StallBody) => {
+            let answer = forward_sqs_checked(parts, body, &name, &[], &client, &upstream, &state);
+            return Ok(stalled_mid_body(answer.await).await);
+        }
         Some(Fault::FailEntries(positions)) => {
             forward_sqs_checked(parts, body, &name, &positions, &client, &upstream, &state).await
         }
         None => forward_sqs_checked(parts, body, &name, &[], &client, &upstream, &state).await,
     };
-    Ok(response)
+    Ok(response.map(Either::Left))
+}
+
+/// What the proxy answers: a whole body, or one that stalls.
+type ProxyBody =
+    Either<Full<Bytes>, StreamBody<BoxStream<'static, Result<Frame<Bytes>, Infallible>>>>;
+
+/// `answer`'s headers (its length included) and the first half of its body,
+/// then a body that never goes on.
+async fn stalled_mid_body(answer: HttpResponse) -> Response<ProxyBody> {
+    let (parts, body) = answer.into_parts();
+    let whole = body.collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+    let half = whole.slice(..whole.len() / 2);
+    let frames = futures::stream::once(async move { Ok(Frame::data(half)) })
+        .chain(futures::stream::pending());
+    Response::from_parts(parts, Either::Right(StreamBody::new(frames.boxed())))
 }
 
 /// Forwards the request. SQS sends have entries with characters SQS refuses

@@ -29,6 +29,10 @@ pub enum Fault {
     RefuseWithoutItem,
     /// DynamoDB `GetItem`: answered with no item, as if the record were gone.
     NoItem,
+    /// Forwarded; the answer's headers and the first half of its body are
+    /// sent, then nothing more, the connection kept open: a peer that stalls
+    /// mid-answer (an S3 object read, say).
+    StallBody,
 }
 
 impl Fault {
@@ -44,6 +48,7 @@ impl Fault {
             Self::LoseAnswer => "lost answer",
             Self::RefuseWithoutItem => "refused without the old item",
             Self::NoItem => "no item",
+            Self::StallBody => "stalled mid-body",
         }
     }
 }
@@ -54,6 +59,7 @@ impl Fault {
 pub struct Rule {
     pub operation: String,
     pub body_contains: Option<String>,
+    pub path_contains: Option<String>,
     pub fault: Fault,
     /// How many more requests the rule applies to; `None`: every one.
     pub times: Option<u64>,
@@ -63,7 +69,14 @@ pub struct Rule {
 
 impl Rule {
     pub fn new(operation: &str, fault: Fault) -> Self {
-        Self { operation: operation.to_owned(), body_contains: None, fault, times: None, after: 0 }
+        Self {
+            operation: operation.to_owned(),
+            body_contains: None,
+            path_contains: None,
+            fault,
+            times: None,
+            after: 0,
+        }
     }
 
     /// Only the first `n` matching requests (a retry after them goes through).
@@ -83,9 +96,16 @@ impl Rule {
         self
     }
 
-    pub(super) fn matches(&self, operation: &str, body: &[u8]) -> bool {
+    /// Only requests whose path contains `text` (an S3 object's key, say).
+    pub fn when_path_contains(mut self, text: &str) -> Self {
+        self.path_contains = Some(text.to_owned());
+        self
+    }
+
+    pub(super) fn matches(&self, operation: &str, path: &str, body: &[u8]) -> bool {
         self.times != Some(0)
             && self.operation == operation
+            && self.path_contains.as_deref().is_none_or(|text| path.contains(text))
             && self
                 .body_contains
                 .as_deref()

@@ -43,6 +43,7 @@ mod quarantine_overflow_faults;
 mod raw_forwarder;
 mod raw_keys;
 mod reliability;
+mod stalled_peer_faults;
 mod template;
 mod template_dashboard;
 mod template_doctor;

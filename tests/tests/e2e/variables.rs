@@ -77,7 +77,7 @@ fn the_docs_tables_are_the_table() {
         check_doc("worker.md", Reader::Worker, &worker_own, true),
         check_doc("publisher.md", Reader::Publisher, &publisher, false),
     ];
-    assert_eq!(checked, [24, 12, 17]);
+    assert_eq!(checked, [26, 12, 17]);
 }
 
 /// The `(MinValue, MaxValue, Default)` of the parameter a `!Ref` names, when it is a number's.

@@ -19,9 +19,11 @@ use tokio::sync::Semaphore;
 use tokio::time::{Instant, sleep_until};
 use tracing::{error, warn};
 
-use crate::body::{Body, ContractViolation};
+use crate::body::Body;
 #[cfg(feature = "offloaded-payloads")]
 use crate::engine::open::processed_offloads;
+#[cfg(feature = "offloaded-payloads")]
+use crate::engine::open::read_offloaded;
 use crate::engine::open::{Payload, Unopened, open_all};
 use crate::event::{SourceQueue, SqsRecord};
 use crate::idempotency::guard::{BatchClaims, Guard};
@@ -197,7 +199,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         let now = Instant::now();
         let processing_deadline =
             deadline.checked_sub(self.settings.deadline_margin).unwrap_or(now).max(now);
-        let (payloads, bodies) = open_all::<B>(&self.settings, records, processing_deadline).await;
+        let (payloads, bodies) = open_all::<B>(&self.settings, records);
         let claims = match &self.guard {
             Some(guard) => {
                 let keys = bodies.iter().filter_map(|b| b.as_ref().ok()?.idempotency_key());
@@ -288,25 +290,26 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         let message_id = batch.ids[index];
         let body = record.body.as_deref().unwrap_or_default();
         let payload = &batch.payloads[index];
-        let request = match &batch.bodies[index] {
-            Ok(request) => request,
-            Err(Unopened::Quarantine(violation)) => {
-                let ContractViolation { code, detail, labels } = violation.clone();
-                return self.permanent(batch, index, code, detail, labels).await;
+        #[cfg(feature = "offloaded-payloads")]
+        let read: (String, B);
+        let (text, request): (&str, &B) = match &batch.bodies[index] {
+            Ok(request) => (&payload.text, request),
+            #[cfg(feature = "offloaded-payloads")]
+            Err(Unopened::Unread) => {
+                match read_offloaded(&self.settings, payload, batch.processing_deadline).await {
+                    Ok(fetched) => {
+                        read = fetched;
+                        (&read.0, &read.1)
+                    }
+                    Err(unopened) => return self.unopened(batch, index, unopened).await,
+                }
             }
-            Err(Unopened::Retry(detail)) => {
-                warn!(message_id, detail = %detail, "message will be retried");
-                return Settled::Final(Outcome::retry(
-                    RetryCause::OffloadedPayload,
-                    detail.clone(),
-                ));
-            }
-            Err(Unopened::Skip) => return Settled::Final(Outcome::Skipped),
+            Err(unopened) => return self.unopened(batch, index, unopened.clone()).await,
         };
         let message = Message {
             message_id,
             body,
-            payload: &payload.text,
+            payload: text,
             delivery: payload.delivery.as_ref(),
             request,
             record,
@@ -323,7 +326,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
                     Some(labels) => labels.idempotency_key.as_deref().map(Cow::Borrowed),
                     None => request.idempotency_key(),
                 };
-                let begin = guard.begin(claims, key.as_deref(), &payload.text, message_id);
+                let begin = guard.begin(claims, key.as_deref(), text, message_id);
                 match begin.await {
                     Ok(claim) => claim.map(|claim| (guard, claims, claim)),
                     Err(Settled::ToQuarantine { code, detail, .. }) => {

@@ -2,7 +2,9 @@
 //! payload offloaded to S3 fetched, so the body type sees the message as its
 //! producer published it. What cannot be opened is settled here: quarantined
 //! when it never can be, retried when it may be later, skipped when there is
-//! nothing in it (S3's test event).
+//! nothing in it (S3's test event). An offloaded payload is read when its
+//! message's turn comes, not before the batch starts: a slow object then
+//! holds only its own message.
 
 use std::borrow::Cow;
 
@@ -10,12 +12,17 @@ use std::borrow::Cow;
 use backpressure_core::envelope::S3Pointer;
 use backpressure_core::envelope::{Delivery, Envelope};
 
+#[cfg(feature = "offloaded-payloads")]
 use tokio::time::Instant;
+use tracing::warn;
 
+use super::{Batch, Engine, EngineSettings};
 use crate::body::{Body, ContractViolation};
-use crate::engine::EngineSettings;
 use crate::event::SqsRecord;
-use crate::outcome::ErrorCode;
+use crate::outcome::{ErrorCode, Outcome, RetryCause};
+use crate::processor::Processor;
+use crate::quarantine::QuarantineStore;
+use crate::settled::Settled;
 
 /// A record's message as published, and what its envelope said of it.
 #[derive(Debug)]
@@ -36,6 +43,9 @@ pub(crate) enum Unopened {
     Retry(String),
     /// There is nothing in it to process: acknowledged.
     Skip,
+    /// Its payload is in S3 ([`Payload::offloaded`]), read when its turn comes.
+    #[cfg(feature = "offloaded-payloads")]
+    Unread,
 }
 
 /// Opens `record`'s envelope; the body itself without one.
@@ -83,33 +93,82 @@ fn inside(envelope: Option<Envelope>, mut violation: ContractViolation) -> Contr
     violation
 }
 
-/// Every record opened, its offloaded payload read (none past `deadline`),
-/// and decoded: each record's payload, and its body or why it has none.
-pub(crate) async fn open_all<'r, B: Body>(
+/// Decodes `text`; a violation inside an envelope says so.
+fn decode<B: Body>(envelope: Option<Envelope>, text: &str) -> Result<B, Unopened> {
+    B::decode(text).map_err(|violation| Unopened::Quarantine(inside(envelope, violation)))
+}
+
+/// Every record opened and decoded: each record's payload, and its body or
+/// why it has none. A pointer to an offloaded payload is left
+/// [`Unopened::Unread`], for [`read_offloaded`] in the message's turn.
+pub(crate) fn open_all<'r, B: Body>(
     settings: &EngineSettings,
     records: &'r [SqsRecord],
-    deadline: Instant,
 ) -> (Vec<Payload<'r>>, Vec<Result<B, Unopened>>) {
     let envelope = settings.envelope;
-    #[cfg_attr(not(feature = "offloaded-payloads"), allow(unused_mut))]
-    let (mut payloads, mut unopened): (Vec<Payload<'r>>, Vec<Option<Unopened>>) =
-        records.iter().map(|record| open(envelope, record)).unzip();
-    #[cfg(feature = "offloaded-payloads")]
-    if let Some(offloaded) = &settings.offloaded {
-        offloaded.fetch_all(&mut payloads, &mut unopened, deadline, settings.concurrency).await;
-    }
-    #[cfg(not(feature = "offloaded-payloads"))]
-    let _ = deadline;
-    let bodies = payloads
+    let (payloads, bodies) = records
         .iter()
-        .zip(unopened)
-        .map(|(payload, unopened)| match unopened {
-            Some(unopened) => Err(unopened),
-            None => B::decode(&payload.text)
-                .map_err(|violation| Unopened::Quarantine(inside(envelope, violation))),
+        .map(|record| {
+            #[cfg_attr(not(feature = "offloaded-payloads"), allow(unused_mut))]
+            let (mut payload, unopened) = open(envelope, record);
+            let body = match unopened {
+                Some(unopened) => Err(unopened),
+                #[cfg(feature = "offloaded-payloads")]
+                None if settings.offloaded.is_some() => match S3Pointer::parse(&payload.text) {
+                    Some(pointer) => {
+                        payload.offloaded = Some(pointer);
+                        Err(Unopened::Unread)
+                    }
+                    None => decode(envelope, &payload.text),
+                },
+                None => decode(envelope, &payload.text),
+            };
+            (payload, body)
         })
-        .collect();
+        .unzip();
     (payloads, bodies)
+}
+
+/// The offloaded payload of an [`Unopened::Unread`] record, read (none past
+/// `deadline`) and decoded: its text and its body, or why it has none.
+#[cfg(feature = "offloaded-payloads")]
+pub(crate) async fn read_offloaded<B: Body>(
+    settings: &EngineSettings,
+    payload: &Payload<'_>,
+    deadline: Instant,
+) -> Result<(String, B), Unopened> {
+    let (Some(offloaded), Some(pointer)) = (&settings.offloaded, &payload.offloaded) else {
+        return Err(Unopened::Retry("its offloaded payload has no reader".into()));
+    };
+    let text = offloaded.fetch(pointer, deadline).await?;
+    let body = decode(settings.envelope, &text)?;
+    Ok((text, body))
+}
+
+impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
+    /// A record without a message to process: quarantined, retried or skipped.
+    pub(super) async fn unopened(
+        &self,
+        batch: &Batch<'_, '_, B>,
+        index: usize,
+        unopened: Unopened,
+    ) -> Settled {
+        match unopened {
+            Unopened::Quarantine(ContractViolation { code, detail, labels }) => {
+                self.permanent(batch, index, code, detail, labels).await
+            }
+            Unopened::Retry(detail) => {
+                warn!(message_id = batch.ids[index], detail = %detail, "message will be retried");
+                Settled::Final(Outcome::retry(RetryCause::OffloadedPayload, detail))
+            }
+            Unopened::Skip => Settled::Final(Outcome::Skipped),
+            #[cfg(feature = "offloaded-payloads")]
+            Unopened::Unread => Settled::Final(Outcome::retry(
+                RetryCause::OffloadedPayload,
+                "its offloaded payload was not read",
+            )),
+        }
+    }
 }
 
 /// The S3 objects of the records `done` says were processed (or duplicates).

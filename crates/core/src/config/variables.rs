@@ -70,6 +70,10 @@ variables! {
         "payloads an SQS or SNS Extended Client put in S3: read before use, deleted once processed";
     OFFLOADED_PAYLOAD_MAX_BYTES: ENGINE, Unset::Whole(33_554_432), Whole { min: 1, max: 2_147_483_648 },
         "the largest offloaded payload read; a larger one is quarantined";
+    OFFLOADED_PAYLOAD_FIRST_BYTE_TIMEOUT_MS: ENGINE, Unset::Whole(5_000), Whole { min: 100, max: 900_000 },
+        "how long an offloaded payload's first bytes may take; past it, only its message is retried";
+    OFFLOADED_PAYLOAD_READ_TIMEOUT_MS: ENGINE, Unset::Whole(30_000), Whole { min: 100, max: 900_000 },
+        "how long reading one offloaded payload whole may take; past it, only its message is retried";
     IDEMPOTENCY_KEY_FROM: ENGINE, Value("message-id"), Described("message-id, envelope-id, /json/pointer, attribute:NAME"),
         "raw bodies: where each message's idempotency key is";
     TENANT_FROM: ENGINE, Off("no tenant"), Described("/json/pointer, attribute:NAME"),
