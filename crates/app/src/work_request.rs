@@ -92,13 +92,13 @@ fn labels(
     Labels::default().schema_version(schema_version).operation(operation).tenant_id(tenant)
 }
 
-/// Why a body could not be read as an object: a second, slower pass that
-/// tells text that is not JSON from JSON of another shape. Only bad bodies
-/// pay for it.
+/// Why a body could not be read as an object: a second pass, without a tree
+/// (any depth, numbers of any size), that tells text that is not JSON from
+/// JSON of another shape. Only bad bodies pay for it.
 fn unreadable(body: &str, error: &serde_json::Error) -> ContractViolation {
-    let (code, detail) = match serde_json::from_str::<Value>(body) {
+    let (code, detail) = match serde_json::from_str::<&serde_json::value::RawValue>(body) {
         Err(e) => (ErrorCode::InvalidJson, format!("the body is not JSON: {e}")),
-        Ok(value) if !value.is_object() => {
+        Ok(value) if !value.get().starts_with('{') => {
             (ErrorCode::SchemaViolation, "the body is JSON but not an object".to_owned())
         }
         Ok(_) => (ErrorCode::SchemaViolation, error.to_string()),
@@ -328,6 +328,20 @@ mod tests {
         // The same answer as reading the whole body as a map.
         let map: serde_json::Map<String, Value> = serde_json::from_str(body).unwrap();
         assert_eq!(map["operation"], "last");
+    }
+
+    /// Valid JSON is never `invalid_json`: a payload nested past serde_json's
+    /// tree limit (128) or holding a number past `f64`'s range is read.
+    #[test]
+    fn any_valid_json_payload_is_read() {
+        let deep = format!("{}0{}", "[".repeat(200), "]".repeat(200));
+        let body = format!(
+            r#"{{"schemaVersion":"1","operation":"o","tenantId":"t","idempotencyKey":"k","deep":{deep},"n":1e400}}"#
+        );
+        assert_eq!(WorkRequest::parse(&body).unwrap().idempotency_key, "k");
+        let huge_member =
+            r#"{"schemaVersion":"1","operation":1e400,"tenantId":"t","idempotencyKey":"k"}"#;
+        assert_eq!(code(huge_member), ErrorCode::SchemaViolation, "JSON, of the wrong shape");
     }
 
     #[test]

@@ -76,6 +76,12 @@ impl std::fmt::Display for Selector {
     }
 }
 
+/// Whether `body` is one JSON text (RFC 8259), at any depth and with numbers
+/// of any size, checked without building a tree.
+pub fn is_json(body: &str) -> bool {
+    serde_json::from_str::<&RawValue>(body).is_ok()
+}
+
 /// The value at `pointer` (RFC 6901) in the JSON document `body`, as its
 /// text: a string's value, a number's or a boolean's JSON text as written.
 /// `None` when `body` is not JSON, nothing is there, or what is there is
@@ -149,6 +155,33 @@ mod tests {
         assert_eq!(at("/dup").as_deref(), Some("2"), "the last of repeated names, as serde_json");
         assert_eq!(text_at("<html>502</html>", "/s"), None);
         assert_eq!(text_at("  42 ", "").as_deref(), Some("42"), "the whole document");
+    }
+
+    /// Any text the JSON standard allows: nesting deeper than serde_json's
+    /// tree takes (128), numbers past `f64`'s range, long strings.
+    #[test]
+    fn a_key_is_read_from_any_valid_json() {
+        let deep = format!("{}7{}", "[".repeat(200), "]".repeat(200));
+        let body = format!(
+            r#"{{"deep":{deep},"huge":1e400,"tiny":-1e-400,"orderId":"o-1","tenant":"t-1","long":"{}"}}"#,
+            "x".repeat(100_000)
+        );
+        assert!(serde_json::from_str::<serde_json::Value>(&body).is_err(), "a tree refuses it");
+        assert_eq!(text_at(&body, "/orderId").as_deref(), Some("o-1"));
+        assert_eq!(text_at(&body, "/tenant").as_deref(), Some("t-1"));
+        assert_eq!(text_at(&body, "/huge").as_deref(), Some("1e400"), "as written");
+        assert_eq!(text_at(&body, "/tiny").as_deref(), Some("-1e-400"));
+        let into_deep = format!("/deep{}", "/0".repeat(200));
+        assert_eq!(text_at(&body, &into_deep).as_deref(), Some("7"), "200 levels down");
+        assert_eq!(text_at(&body, "/deep"), None, "an array is no label");
+        let very_deep =
+            format!(r#"{{"a":{}1{},"k":"v"}}"#, "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(text_at(&very_deep, "/k").as_deref(), Some("v"), "100,000 levels beside it");
+        assert!(is_json(&body) && is_json(&very_deep) && is_json(" 1e400 "));
+        for not_json in ["", "<html>502</html>", r#"{"a":1"#, "[1,]", "NaN", r#"{"a":1} x"#] {
+            assert!(!is_json(not_json), "{not_json:?}");
+            assert_eq!(text_at(not_json, "/a"), None, "{not_json:?}");
+        }
     }
 
     #[test]

@@ -129,3 +129,89 @@ async fn the_consumer_posts_keys_as_written_and_no_header_for_an_empty_one() {
 async fn the_consumer_claims_keys_as_written_and_nothing_for_an_empty_one() {
     consumer_keys(true).await;
 }
+
+/// Bodies any JSON parser must take, that a tree refuses: a key beside an
+/// array nested 200 deep, and beside a number past `f64`'s range.
+fn beyond_a_tree() -> [(String, &'static str, &'static str); 2] {
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    [
+        (
+            format!(r#"{{"deep":{deep},"orderId":"o-deep","customer":"cus-deep"}}"#),
+            "o-deep",
+            "cus-deep",
+        ),
+        (
+            r#"{"n":1e400,"orderId":"o-huge","customer":"cus-huge"}"#.to_owned(),
+            "o-huge",
+            "cus-huge",
+        ),
+    ]
+}
+
+/// Each body POSTed once, as JSON, with its key and tenant.
+fn assert_posted_once_with_labels(received: &[Received], context: &str) {
+    let bodies = beyond_a_tree();
+    assert_eq!(received.len(), bodies.len(), "{context}: {received:#?}");
+    for (body, key, tenant) in bodies {
+        let post = received.iter().find(|r| r.body == body).unwrap_or_else(|| panic!("{context}"));
+        assert_eq!(post.idempotency_key.as_deref(), Some(key), "{context}");
+        assert_eq!(post.tenant_id.as_deref(), Some(tenant), "{context}");
+        assert_eq!(post.content_type.as_deref(), Some("application/json"), "{context}");
+    }
+}
+
+#[tokio::test]
+async fn keys_beside_deep_arrays_and_huge_numbers_are_read_by_the_worker_and_the_cli() {
+    let setup = setup_on(Sqs::Moto, false).await;
+    let table = Table::create().await.unwrap();
+    let bodies: Vec<String> = beyond_a_tree().into_iter().map(|(body, ..)| body).collect();
+    // Each twice: the second is a duplicate of the first's key.
+    setup.send(&[bodies.clone(), bodies.clone()].concat()).await;
+    let mut worker = setup.start(&settings(Some(table.name.as_str())));
+    setup.wait_until_empty().await;
+    worker.signal("TERM").await.unwrap();
+    assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0), "{:#?}", worker.lines());
+    assert_posted_once_with_labels(&setup.downstream.received(), "sqs-worker");
+    // The operator's CLI reads the same key and tenant from the same bodies.
+    use crate::operator_cli::{cli, stderr, stdout};
+    let dlq = setup.aws.create_queue(&unique("dlq")).await.unwrap();
+    for body in &bodies {
+        setup.aws.sqs.send_message().queue_url(&dlq).message_body(body).send().await.unwrap();
+    }
+    let args = ["list", "--queue-url", &dlq, "--json", "--key-from", "/orderId"];
+    let output = cli(&[&args[..], &["--tenant-from", "/customer"]].concat()).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let mut labels: Vec<(String, String)> = stdout(&output)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .map(|entry| (entry["idempotencyKey"].to_string(), entry["tenantId"].to_string()))
+        .collect();
+    labels.sort();
+    let expected = [("o-deep", "cus-deep"), ("o-huge", "cus-huge")]
+        .map(|(key, tenant)| (format!("{key:?}"), format!("{tenant:?}")));
+    assert_eq!(labels, expected);
+}
+
+#[tokio::test]
+async fn keys_beside_deep_arrays_and_huge_numbers_are_read_by_the_consumer() {
+    let aws = Aws::from_env().await.unwrap();
+    let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
+    let table = Table::create().await.unwrap();
+    let downstream = e2e_tests::downstream::Downstream::start().await.unwrap();
+    let url = downstream.url();
+    let mut env = vec![("QUARANTINE_QUEUE_URL", quarantine_url.as_str()), ("DOWNSTREAM_URL", &url)];
+    env.extend(settings(Some(table.name.as_str())));
+    let source = "arn:aws:sqs:us-east-1:123456789012:keys-beyond-a-tree";
+    // Delivered twice, to two function instances: POSTed once.
+    for delivery in ["a", "b"] {
+        let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap();
+        let records: Vec<Value> = beyond_a_tree()
+            .iter()
+            .enumerate()
+            .map(|(i, (body, ..))| sqs_record(&format!("m-{delivery}{i}"), json!(body), source))
+            .collect();
+        let outcome = host.invoke(&json!({ "Records": records }), Duration::from_secs(30)).await;
+        assert_eq!(outcome.batch_item_failures(), Some(vec![]), "{outcome:?}");
+    }
+    assert_posted_once_with_labels(&downstream.received(), "batch-consumer");
+}

@@ -240,7 +240,7 @@ fn content_type<'a>(record: &'a SqsRecord, body: &RawBody) -> &'a str {
         .find_map(|name| record.message_attribute(name));
     match given {
         Some(given) => given,
-        None if body.json().is_some() => "application/json",
+        None if body.is_json() => "application/json",
         None => "text/plain; charset=utf-8",
     }
 }

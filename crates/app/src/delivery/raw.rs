@@ -5,7 +5,7 @@
 use backpressure_core::config::variables::{BODY_FORMAT, IDEMPOTENCY_KEY_FROM, TENANT_FROM};
 use backpressure_core::config::{ConfigError, Vars};
 pub use backpressure_core::field::Selector;
-use serde_json::Value;
+use backpressure_core::field::is_json;
 
 use backpressure_batch::{Body, ContractViolation, Labels, Message};
 
@@ -34,23 +34,25 @@ impl BodyFormat {
     }
 }
 
-/// A body taken as it is: never refused, whatever it holds. Its JSON, when
-/// it is JSON, is kept for the settings' pointers.
-#[derive(Debug, Clone, PartialEq)]
+/// A body taken as it is: never refused, whatever it holds. The settings'
+/// pointers read it where it is JSON, at any depth and with numbers of any
+/// size ([`backpressure_core::field::text_at`], shared with the operator's
+/// CLI), without a tree being built.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RawBody {
-    json: Option<Value>,
+    is_json: bool,
 }
 
 impl RawBody {
-    /// The body as JSON; `None` when it is not JSON.
-    pub fn json(&self) -> Option<&Value> {
-        self.json.as_ref()
+    /// Whether the body is one JSON text, as RFC 8259 allows it.
+    pub fn is_json(&self) -> bool {
+        self.is_json
     }
 }
 
 impl Body for RawBody {
     fn decode(text: &str) -> Result<Self, ContractViolation> {
-        Ok(Self { json: serde_json::from_str(text).ok() })
+        Ok(Self { is_json: is_json(text) })
     }
 }
 
@@ -91,7 +93,7 @@ impl RawLabels {
     pub fn of(&self, message: &Message<'_, RawBody>) -> Labels {
         let record = message.record;
         let select = |selector: &Selector| {
-            let text = message.request.json().and(Some(message.payload));
+            let text = message.request.is_json().then_some(message.payload);
             let attribute = |name: &str| record.message_attribute(name);
             let envelope_id = message.delivery.and_then(|delivery| delivery.id());
             selector.select(record.usable_message_id(), envelope_id, attribute, text)
@@ -145,7 +147,7 @@ mod tests {
             assert!(Selector::parse(bad).is_err(), "{bad}");
         }
         let text = RawBody::decode("<html>502</html>").unwrap();
-        assert_eq!(text.json(), None, "any text is a raw body");
+        assert!(!text.is_json(), "any text is a raw body");
         let by_order = RawLabels { key: Selector::parse("/order/id").unwrap(), tenant: None };
         assert_eq!(labels_of(&by_order, &record, &text).idempotency_key, None);
     }

@@ -103,9 +103,10 @@ impl Filter {
         };
         let tenantless = entry.tenant_id.as_deref().is_none_or(str::is_empty);
         let is_json = |json: bool| {
-            entry.body.as_deref().is_some_and(|body| {
-                serde_json::from_str::<serde::de::IgnoredAny>(body).is_ok() == json
-            })
+            entry
+                .body
+                .as_deref()
+                .is_some_and(|body| backpressure_core::field::is_json(body) == json)
         };
         let original = entry.original();
         let fields_match = self.fields_match.iter().all(|(selector, values)| {
