@@ -23,14 +23,14 @@ fn sqs_backpressure() -> Command {
     command
 }
 
-fn endpoint(variable: &str) -> String {
+pub(crate) fn endpoint(variable: &str) -> String {
     std::env::var(variable)
         .unwrap_or_else(|_| panic!("{variable} is not set: run under scripts/emulators.sh run"))
 }
 
 /// The deployment, named after the rule it breaks ("none" for none): its queue's name. Its
 /// queues are on `sqs`; everything else on moto, its alarms on LocalStack.
-async fn deployment(breaks: &str) -> String {
+pub(crate) async fn deployment(breaks: &str) -> String {
     deployment_on(breaks, &endpoint("AWS_ENDPOINT_URL_SQS")).await
 }
 
@@ -57,6 +57,11 @@ async fn deployment_on(breaks: &str, sqs: &str) -> String {
 /// doctor on `queue`, Lambda's, ECS's and Application Auto Scaling's calls sent to moto as
 /// SQS's are.
 async fn doctor(queue: &str, json: bool) -> Output {
+    doctor_command(queue, json).output().await.unwrap()
+}
+
+/// The command [`doctor`] runs, for a test to change before it does.
+pub(crate) fn doctor_command(queue: &str, json: bool) -> Command {
     let moto = endpoint("AWS_ENDPOINT_URL_SQS");
     let mut command = sqs_backpressure();
     command
@@ -71,7 +76,7 @@ async fn doctor(queue: &str, json: bool) -> Output {
     if json {
         command.arg("--json");
     }
-    command.output().await.unwrap()
+    command
 }
 
 /// The rules doctor found, and its exit code.

@@ -8,6 +8,7 @@ mod consumer;
 mod deployed;
 mod docs_held_to_code;
 mod doctor;
+mod doctor_regions;
 mod envelopes;
 mod envelopes_own_types;
 mod fair_queues;

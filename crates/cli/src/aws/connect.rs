@@ -17,8 +17,8 @@ pub struct Clients {
     pub s3: aws_sdk_s3::Client,
 }
 
-/// The clients for `aws`, or a usage error naming what to set. With no region
-/// configured, the one the queue's ARN or AWS URL names (`queue`, as given).
+/// The clients for `aws`, or a usage error naming what to set. In the region
+/// the queue's ARN or AWS URL names (`queue`, as given), when it names one.
 pub async fn connect(aws: &AwsArgs, queue: &str) -> Result<Clients, CliError> {
     let config = sdk_config(aws, queue).await?;
     Ok(Clients {
@@ -39,8 +39,10 @@ pub async fn sdk_config(aws: &AwsArgs, queue: &str) -> Result<aws_types::SdkConf
     settings.region = aws.region.clone();
     settings.endpoint_url = aws.endpoint_url.clone();
     let mut config = backpressure_startup::sdk::load(&settings).await;
-    if config.region().is_none()
-        && let Some(region) = region_named_by(queue)
+    // A queue lives in the region its ARN or URL names, whatever else is
+    // configured: asked in another, SQS would answer for another queue.
+    if let Some(region) = region_named_by(queue)
+        && config.region().is_none_or(|configured| configured.as_ref() != region)
     {
         settings.region = Some(region);
         config = backpressure_startup::sdk::load(&settings).await;

@@ -121,6 +121,7 @@ pub async fn read(
     progress(&format!("reading {} queue(s)", urls.len()));
     sqs::read_queues(&clients.sqs, &limiters, &urls, &mut deployment, progress).await;
     sqs::follow_dead_letter_queues(&clients.sqs, &limiters, &mut deployment).await;
+    sqs::never_unaccounted(scope, &mut deployment);
     let arns: BTreeSet<String> =
         deployment.queues.iter().filter(|q| q.asked).map(|q| q.arn.clone()).collect();
     progress("reading event source mappings");

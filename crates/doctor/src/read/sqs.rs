@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use aws_sdk_sqs::Client;
+use aws_sdk_sqs::config::Region;
 use aws_sdk_sqs::types::QueueAttributeName;
 use backpressure_core::queue::QueueArn;
 use serde_json::Value;
@@ -11,13 +12,26 @@ use serde_json::Value;
 use super::{Limiters, Scope, slot, unreadable};
 use crate::deployment::{Deployment, Queue, Redrive, RedriveAllow, Unreadable};
 
-/// The URLs of the queues of `scope`. A name or ARN that cannot be resolved is unreadable.
+/// A queue to read: its URL, and the ARN it was given by, which its
+/// attributes must then name.
+pub(super) struct Located {
+    url: String,
+    given_arn: Option<String>,
+}
+
+impl Located {
+    fn url(url: String) -> Self {
+        Self { url, given_arn: None }
+    }
+}
+
+/// The queues of `scope`. A name or ARN that cannot be resolved is unreadable.
 pub(super) async fn queue_urls(
     client: &Client,
     limiters: &Limiters,
     scope: &Scope,
     deployment: &mut Deployment,
-) -> Vec<String> {
+) -> Vec<Located> {
     match scope {
         Scope::All => {
             let mut urls = Vec::new();
@@ -26,7 +40,9 @@ pub(super) async fn queue_urls(
                 slot(&limiters.sqs).await;
                 match pages.next().await {
                     None => break,
-                    Some(Ok(page)) => urls.extend(page.queue_urls().iter().cloned()),
+                    Some(Ok(page)) => {
+                        urls.extend(page.queue_urls().iter().cloned().map(Located::url));
+                    }
                     Some(Err(error)) => {
                         deployment.unreadable.push(unreadable("sqs:ListQueues", "*", &error));
                         break;
@@ -39,17 +55,28 @@ pub(super) async fn queue_urls(
             let mut urls = Vec::new();
             for queue in given {
                 if queue.starts_with("https://") || queue.starts_with("http://") {
-                    urls.push(queue.clone());
+                    urls.push(Located::url(queue.clone()));
                     continue;
                 }
-                let (name, owner) = match QueueArn::parse(queue) {
-                    Ok(arn) => (arn.name().to_owned(), Some(arn.account().to_owned())),
-                    Err(_) => (queue.clone(), None),
+                let (name, owner, given_arn) = match QueueArn::parse(queue) {
+                    Ok(arn) if !in_region_of(client, &arn) => {
+                        deployment.unreadable.push(elsewhere(client, &arn));
+                        continue;
+                    }
+                    Ok(arn) => {
+                        (arn.name().to_owned(), Some(arn.account().to_owned()), Some(queue.clone()))
+                    }
+                    Err(_) => (queue.clone(), None, None),
                 };
                 slot(&limiters.sqs).await;
                 let asked = client.get_queue_url().queue_name(&name);
                 match asked.set_queue_owner_aws_account_id(owner).send().await {
-                    Ok(found) => urls.extend(found.queue_url().map(str::to_owned)),
+                    Ok(found) => {
+                        urls.extend(found.queue_url().map(|url| Located {
+                            url: url.to_owned(),
+                            given_arn: given_arn.clone(),
+                        }))
+                    }
                     Err(error) => {
                         deployment.unreadable.push(unreadable("sqs:GetQueueUrl", queue, &error));
                     }
@@ -60,19 +87,52 @@ pub(super) async fn queue_urls(
     }
 }
 
+/// Whether `client` asks the region `arn` is in.
+fn in_region_of(client: &Client, arn: &QueueArn) -> bool {
+    client.config().region().is_some_and(|region| region.as_ref() == arn.region())
+}
+
+/// A queue given in another region than the one read: not read, and said so.
+fn elsewhere(client: &Client, arn: &QueueArn) -> Unreadable {
+    let here = client.config().region().map_or("no region".to_owned(), |r| r.to_string());
+    let detail = format!(
+        "the queue is in {}, and this run reads {here}: run doctor again with --region {}",
+        arn.region(),
+        arn.region()
+    );
+    Unreadable::new("sqs:GetQueueUrl", arn.as_str(), detail)
+}
+
+/// SQS answered for `arn` with another queue (a same-named one of another
+/// account or region): the one named was not read.
+fn answered_for_another(arn: &str, answered: &str) -> Unreadable {
+    let detail = format!("SQS answered with {answered} instead, so this queue was not checked");
+    Unreadable::new("sqs:GetQueueUrl", arn, detail)
+}
+
+/// `client` asking `region` instead.
+fn in_region(client: &Client, region: &str) -> Client {
+    let config = client.config().to_builder().region(Region::new(region.to_owned())).build();
+    Client::from_conf(config)
+}
+
 /// Each queue's attributes, in the order given.
 pub(super) async fn read_queues(
     client: &Client,
     limiters: &Limiters,
-    urls: &[String],
+    urls: &[Located],
     deployment: &mut Deployment,
     progress: &(dyn Fn(&str) + Sync),
 ) {
-    for (done, url) in urls.iter().enumerate() {
+    for (done, Located { url, given_arn }) in urls.iter().enumerate() {
         if done > 0 && done % 100 == 0 {
             progress(&format!("{done} of {} queues read", urls.len()));
         }
         match attributes(client, limiters, url).await {
+            Ok(Some(queue)) if given_arn.as_ref().is_some_and(|arn| *arn != queue.arn) => {
+                let arn = given_arn.as_deref().unwrap_or_default();
+                deployment.unreadable.push(answered_for_another(arn, &queue.arn));
+            }
             Ok(Some(queue)) => deployment.queues.push(queue),
             // Deleted since it was listed.
             Ok(None) => {}
@@ -87,12 +147,16 @@ pub(super) async fn follow_dead_letter_queues(
     limiters: &Limiters,
     deployment: &mut Deployment,
 ) {
-    let named: Vec<String> = deployment
+    // Each dead-letter queue with the account of the queue that names it.
+    let named: Vec<(String, String)> = deployment
         .queues
         .iter()
-        .filter_map(|queue| queue.redrive.as_ref().map(|r| r.dead_letter_arn.clone()))
+        .filter_map(|queue| {
+            let account = QueueArn::parse(&queue.arn).ok()?.account().to_owned();
+            Some((queue.redrive.as_ref()?.dead_letter_arn.clone(), account))
+        })
         .collect();
-    for arn in named {
+    for (arn, source_account) in named {
         if deployment.queue(&arn).is_some() {
             continue;
         }
@@ -101,11 +165,28 @@ pub(super) async fn follow_dead_letter_queues(
             deployment.unreadable.push(Unreadable::new("sqs:GetQueueUrl", &arn, message));
             continue;
         };
+        // Read where the ARN says, in whichever region and account that is.
+        let regional;
+        let client = if in_region_of(client, &parsed) {
+            client
+        } else {
+            regional = in_region(client, parsed.region());
+            &regional
+        };
         slot(&limiters.sqs).await;
         let asked = client.get_queue_url().queue_name(parsed.name());
         let found = asked.queue_owner_aws_account_id(parsed.account()).send().await;
         let url = match found {
             Ok(found) => found.queue_url().unwrap_or_default().to_owned(),
+            // SQS answers alike for another account's queue this identity
+            // may not see: not knowing which, it is no pass and no finding.
+            Err(error)
+                if error.as_service_error().is_some_and(|e| e.is_queue_does_not_exist())
+                    && parsed.account() != source_account =>
+            {
+                deployment.unreadable.push(unreadable("sqs:GetQueueUrl", &arn, &error));
+                continue;
+            }
             Err(error) if error.as_service_error().is_some_and(|e| e.is_queue_does_not_exist()) => {
                 let mut missing = Queue::new(&arn, "", parsed.name());
                 missing.missing = true;
@@ -119,6 +200,11 @@ pub(super) async fn follow_dead_letter_queues(
             }
         };
         match attributes(client, limiters, &url).await {
+            // An answer for another queue (a same-named one of this account,
+            // say) is no reading of the one named.
+            Ok(Some(queue)) if queue.arn != arn => {
+                deployment.unreadable.push(answered_for_another(&arn, &queue.arn));
+            }
             Ok(Some(mut queue)) => {
                 queue.asked = false;
                 deployment.queues.push(queue);
@@ -130,6 +216,28 @@ pub(super) async fn follow_dead_letter_queues(
                 deployment.queues.push(missing);
             }
             Err(read) => deployment.unreadable.push(read),
+        }
+    }
+}
+
+/// Every queue named by ARN (given, or a dead-letter queue a redrive policy
+/// names) is read, or recorded unreadable: one SQS answered for with
+/// another queue (a same-named one of another account or region) would
+/// otherwise be checked by no rule, and pass.
+pub(super) fn never_unaccounted(scope: &Scope, deployment: &mut Deployment) {
+    let given = match scope {
+        Scope::Queues(given) => given.iter().filter(|q| q.starts_with("arn:")).cloned().collect(),
+        Scope::All => Vec::new(),
+    };
+    let dead_letters =
+        deployment.queues.iter().filter_map(|q| Some(q.redrive.as_ref()?.dead_letter_arn.clone()));
+    let named: Vec<String> = dead_letters.chain(given).collect();
+    for arn in named {
+        let accounted = deployment.queue(&arn).is_some()
+            || deployment.unreadable.iter().any(|read| read.resource == arn);
+        if !accounted {
+            let detail = "SQS answered for another queue, so this one was not checked".to_owned();
+            deployment.unreadable.push(Unreadable::new("sqs:GetQueueAttributes", &arn, detail));
         }
     }
 }
