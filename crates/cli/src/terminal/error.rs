@@ -93,7 +93,9 @@ pub enum CliError {
 fn template_hint(error: &backpressure_doctor::TemplateError) -> &'static str {
     use backpressure_doctor::TemplateError;
     match error {
-        TemplateError::Template { .. } => "give --template the template file, YAML or JSON",
+        TemplateError::Template { .. } | TemplateError::NotATemplate { .. } => {
+            "give --template the template file, YAML or JSON"
+        }
         TemplateError::Unsupported(_) => {
             "check the deployed stack with doctor --queue instead, once it is deployed"
         }

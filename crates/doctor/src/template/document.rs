@@ -43,6 +43,34 @@ fn to_json(yaml: Yaml) -> Value {
     }
 }
 
+/// Why the parsed file is no template, if it is none: CloudFormation requires a mapping whose
+/// Resources section holds at least one resource, each with a Type.
+pub(crate) fn not_a_template(template: &Value) -> Option<String> {
+    const SECTIONS: &str = "not a mapping of sections such as Resources";
+    let sections = match template {
+        Value::Object(sections) => sections,
+        Value::Null => return Some("it is empty".into()),
+        Value::String(_) => return Some(format!("it is plain text, {SECTIONS}")),
+        Value::Array(_) => return Some(format!("its top level is a list, {SECTIONS}")),
+        Value::Bool(_) | Value::Number(_) => {
+            return Some(format!("its top level is a single value, {SECTIONS}"));
+        }
+    };
+    let resources = match sections.get("Resources") {
+        None => return Some("it has no Resources section".into()),
+        Some(Value::Object(resources)) => resources,
+        Some(_) => return Some("its Resources section is not a mapping of resources".into()),
+    };
+    if resources.is_empty() {
+        return Some(
+            "its Resources section is empty, and CloudFormation requires at least one resource"
+                .into(),
+        );
+    }
+    let untyped = resources.iter().find(|(_, resource)| !resource["Type"].is_string());
+    untyped.map(|(logical, _)| format!("its resource {logical} has no Type"))
+}
+
 /// A mapping's key as text: templates key `Mappings` by numbers too (`10:`).
 fn key_text(key: Yaml) -> String {
     match key {

@@ -9,6 +9,8 @@ mod document;
 mod parameters;
 mod resources;
 mod stack;
+#[cfg(test)]
+mod tests;
 
 pub use parameters::ParameterSet;
 
@@ -45,6 +47,8 @@ pub enum TemplateError {
     ParametersShape { file: String },
     #[error("the template cannot be evaluated offline: {0}")]
     Unsupported(String),
+    #[error("{file} is not a CloudFormation template: {reason}")]
+    NotATemplate { file: String, reason: String },
 }
 
 /// Checks what `template` (the text of `template_file`) would deploy with `set`.
@@ -56,6 +60,9 @@ pub fn check_template(
 ) -> Result<Report, TemplateError> {
     let template = document::parse(template)
         .map_err(|source| TemplateError::Template { file: template_file.into(), source })?;
+    if let Some(reason) = document::not_a_template(&template) {
+        return Err(TemplateError::NotATemplate { file: template_file.into(), reason });
+    }
     let declared = template["Parameters"].as_object().cloned().unwrap_or_default();
     let mut findings = Vec::new();
     let values = parameters::resolve(&declared, set, &mut findings);

@@ -1,0 +1,70 @@
+//! `doctor --template` on what CloudFormation refuses and on files that are
+//! no template: one sentence and its exit code, never a crash (a stack
+//! overflow is exit 134) and never "every rule holds". Snapshots (insta), so
+//! a change of wording is reviewed.
+
+#![allow(clippy::unwrap_used)]
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sqs-backpressure"))
+        .args(args)
+        .env_remove("AWS_PROFILE")
+        .env("AWS_REGION", "us-east-1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "exit: {:?}\n--- stdout\n{}--- stderr\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// A folder of this test's own, removed when it ends.
+struct Folder(PathBuf);
+
+impl Folder {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir()
+            .join(format!("sqs-backpressure-doctor-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    fn write(&self, file: &str, content: &str) -> String {
+        let path = self.0.join(file);
+        std::fs::write(&path, content).unwrap();
+        path.to_str().unwrap().to_owned()
+    }
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn what_is_no_template_is_one_sentence_and_exit_1() {
+    let folder = Folder::new("refused");
+    let cases = [
+        ("empty_file", "template.yaml", ""),
+        ("yaml_scalar", "template.yaml", "hello\n"),
+        ("json_array", "template.json", "[1,2]\n"),
+        ("markdown", "README.md", "# Orders\n\nThe orders service reads the queue.\n"),
+    ];
+    for (name, file, content) in cases {
+        let path = folder.write(file, content);
+        let output = cli(&["doctor", "--template", &path]);
+        assert_eq!(output.status.code(), Some(1), "{name}: {}", text(&output));
+        assert!(output.stdout.is_empty(), "{name}: {}", text(&output));
+        insta::assert_snapshot!(format!("doctor_{name}"), text(&output).replace(&path, "[FILE]"));
+    }
+}
