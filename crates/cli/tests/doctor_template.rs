@@ -51,14 +51,47 @@ impl Drop for Folder {
     }
 }
 
+const CONDITIONS_IN_A_CYCLE: &str = "
+Parameters:
+  Env: {Type: String, Default: prod}
+Conditions:
+  A: !And [!Condition B, !Equals [!Ref Env, prod]]
+  B: !Or [!Condition A, !Equals [!Ref Env, dev]]
+Resources:
+  Q: {Type: AWS::SQS::Queue, Condition: A}
+";
+
+const ITS_OWN_ATTRIBUTE: &str = "
+Resources:
+  Self:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: !GetAtt Self.Arn
+";
+
+const SUBS_NAMING_EACH_OTHER: &str = "
+Resources:
+  A:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: !Sub '${B}-a'
+  B:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: !Sub '${A.QueueName}-b'
+";
+
 #[test]
-fn what_is_no_template_is_one_sentence_and_exit_1() {
+fn what_is_no_template_or_refers_to_itself_is_one_sentence_and_exit_1() {
     let folder = Folder::new("refused");
     let cases = [
         ("empty_file", "template.yaml", ""),
         ("yaml_scalar", "template.yaml", "hello\n"),
         ("json_array", "template.json", "[1,2]\n"),
         ("markdown", "README.md", "# Orders\n\nThe orders service reads the queue.\n"),
+        ("conditions_in_a_cycle", "template.yaml", CONDITIONS_IN_A_CYCLE),
+        ("resource_names_its_own_attribute", "template.yaml", ITS_OWN_ATTRIBUTE),
+        ("subs_name_each_other", "template.yaml", SUBS_NAMING_EACH_OTHER),
     ];
     for (name, file, content) in cases {
         let path = folder.write(file, content);

@@ -96,7 +96,10 @@ fn template_hint(error: &backpressure_doctor::TemplateError) -> &'static str {
         TemplateError::Template { .. } | TemplateError::NotATemplate { .. } => {
             "give --template the template file, YAML or JSON"
         }
-        TemplateError::Unsupported(_) => {
+        TemplateError::Cycle { .. } => {
+            "CloudFormation refuses it too (a circular dependency): remove a reference on that path"
+        }
+        TemplateError::Unsupported(_) | TemplateError::TooDeep { .. } => {
             "check the deployed stack with doctor --queue instead, once it is deployed"
         }
         _ => "give --parameters a samconfig file (.toml) or a parameters JSON (.json)",

@@ -5,7 +5,9 @@
 //! already runs is listed.
 
 mod changes;
+mod cycles;
 mod document;
+mod guard;
 mod parameters;
 mod resources;
 mod stack;
@@ -49,6 +51,57 @@ pub enum TemplateError {
     Unsupported(String),
     #[error("{file} is not a CloudFormation template: {reason}")]
     NotATemplate { file: String, reason: String },
+    /// CloudFormation refuses the template before it creates anything ("Circular dependency
+    /// between resources"); `path` starts and ends with the same name.
+    #[error("{}", cycle_sentence(*.of, .path))]
+    Cycle { of: CycleOf, path: Vec<String> },
+    /// Doctor's own bound, so that a long acyclic chain cannot exhaust the thread's stack.
+    #[error(
+        "the template nests its conditions, references and functions more than {limit} deep{}: \
+         doctor does not evaluate it",
+        .from.as_ref().map(|from| format!(", from {from}")).unwrap_or_default()
+    )]
+    TooDeep { limit: usize, from: Option<String> },
+}
+
+impl TemplateError {
+    /// Whether evaluating on would meet the same element again: an error a resource's name
+    /// may not swallow (a name that cannot be evaluated otherwise falls back to the default).
+    pub(crate) fn ends_the_evaluation(&self) -> bool {
+        matches!(self, Self::Cycle { .. } | Self::TooDeep { .. })
+    }
+}
+
+/// Which of the template's elements refer to each other in a cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CycleOf {
+    Conditions,
+    Resources,
+}
+
+impl CycleOf {
+    pub(crate) fn one(self) -> &'static str {
+        match self {
+            Self::Conditions => "condition",
+            Self::Resources => "resource",
+        }
+    }
+
+    fn many(self) -> &'static str {
+        match self {
+            Self::Conditions => "conditions",
+            Self::Resources => "resources",
+        }
+    }
+}
+
+fn cycle_sentence(of: CycleOf, path: &[String]) -> String {
+    let arrows = path.join(" → ");
+    match path {
+        [only, _] => format!("the template's {} {only} refers to itself: {arrows}", of.one()),
+        _ => format!("the template's {} refer to each other in a cycle: {arrows}", of.many()),
+    }
 }
 
 /// Checks what `template` (the text of `template_file`) would deploy with `set`.
@@ -63,6 +116,7 @@ pub fn check_template(
     if let Some(reason) = document::not_a_template(&template) {
         return Err(TemplateError::NotATemplate { file: template_file.into(), reason });
     }
+    cycles::refuse(&template)?;
     let declared = template["Parameters"].as_object().cloned().unwrap_or_default();
     let mut findings = Vec::new();
     let values = parameters::resolve(&declared, set, &mut findings);

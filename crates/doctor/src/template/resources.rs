@@ -30,16 +30,21 @@ pub(crate) fn plan(stack: &Stack<'_>) -> Result<Planned, TemplateError> {
     for (logical, resource) in stack.resources()? {
         let written = &resource["Properties"];
         planned.written.insert(logical.to_owned(), written.clone());
-        let properties = stack.resolve(written)?.unwrap_or_default();
+        let properties = {
+            let _start = stack.evaluating(logical);
+            stack.resolve(written)?.unwrap_or_default()
+        };
         match resource["Type"].as_str().unwrap_or_default() {
-            "AWS::SQS::Queue" => planned.deployment.queues.push(queue(stack, logical, &properties)),
+            "AWS::SQS::Queue" => {
+                planned.deployment.queues.push(queue(stack, logical, &properties)?);
+            }
             kind @ ("AWS::Lambda::Function" | "AWS::Serverless::Function") => {
                 let serverless = kind == "AWS::Serverless::Function";
                 let setting = |key: &str| match (&properties[key], serverless) {
                     (Value::Null, true) => globals[key].clone(),
                     (value, _) => value.clone(),
                 };
-                let name = stack.physical_name(logical);
+                let name = stack.physical_name(logical)?;
                 let arn = stack.text(&serde_json::json!({"Fn::GetAtt": [logical, "Arn"]}))?;
                 let mut function =
                     Function::new(&arn, &name, number(&setting("Timeout")).unwrap_or(3));
@@ -108,8 +113,8 @@ fn object(value: &Value) -> Value {
     }
 }
 
-fn queue(stack: &Stack<'_>, logical: &str, properties: &Value) -> Queue {
-    let name = stack.physical_name(logical);
+fn queue(stack: &Stack<'_>, logical: &str, properties: &Value) -> Result<Queue, TemplateError> {
+    let name = stack.physical_name(logical)?;
     let arn = format!("arn:aws:sqs:REGION:ACCOUNT:{name}");
     // The logical ID stands for the URL: a fix names the resource to change in the template.
     let mut queue = Queue::new(&arn, logical, &name);
@@ -135,7 +140,7 @@ fn queue(stack: &Stack<'_>, logical: &str, properties: &Value) -> Queue {
         ),
         _ => RedriveAllow::AllowAll,
     };
-    queue
+    Ok(queue)
 }
 
 fn mapping(uuid: &str, queue_arn: &str, function_arn: &str, properties: &Value) -> Mapping {

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::TemplateError;
+use super::guard::{Guard, Open};
+use super::{CycleOf, TemplateError};
 
 /// What the ARNs and URLs of resources the stack would make hold for the
 /// region and account: only a deploy knows them.
@@ -17,11 +18,12 @@ pub(crate) struct Stack<'t> {
     pub(crate) template: &'t Value,
     values: BTreeMap<String, String>,
     pub(crate) name: String,
+    guard: Guard,
 }
 
 impl<'t> Stack<'t> {
     pub(crate) fn new(template: &'t Value, values: BTreeMap<String, String>, name: &str) -> Self {
-        Self { template, values, name: name.to_owned() }
+        Self { template, values, name: name.to_owned(), guard: Guard::default() }
     }
 
     /// The template's rules whose assertions fail for these values: each rule's name, the
@@ -56,6 +58,12 @@ impl<'t> Stack<'t> {
         Ok(refused)
     }
 
+    /// Marks the resource whose properties are about to be evaluated, so that an evaluation
+    /// nesting too deep says where it started.
+    pub(crate) fn evaluating(&self, logical: &str) -> Open<'_> {
+        self.guard.start(CycleOf::Resources, logical)
+    }
+
     /// The resources the stack would create, with their logical IDs.
     pub(crate) fn resources(&self) -> Result<Vec<(&'t str, &'t Value)>, TemplateError> {
         let mut present = Vec::new();
@@ -76,10 +84,12 @@ impl<'t> Stack<'t> {
         if condition.is_null() {
             return Err(TemplateError::Unsupported(format!("the condition {name} is not defined")));
         }
+        let _open = self.guard.open(CycleOf::Conditions, name)?;
         self.holds(condition)
     }
 
     fn holds(&self, expression: &Value) -> Result<bool, TemplateError> {
+        let _level = self.guard.level()?;
         let (function, args) = single(expression).ok_or_else(|| {
             TemplateError::Unsupported(format!("{expression} is not a condition"))
         })?;
@@ -136,6 +146,7 @@ impl<'t> Stack<'t> {
 
     /// The value an expression takes; `None` for `AWS::NoValue`.
     pub(crate) fn resolve(&self, expression: &Value) -> Result<Option<Value>, TemplateError> {
+        let _level = self.guard.level()?;
         if let Some((function, args)) = single(expression) {
             return self.intrinsic(function, args);
         }
@@ -163,7 +174,7 @@ impl<'t> Stack<'t> {
     fn intrinsic(&self, function: &str, args: &Value) -> Result<Option<Value>, TemplateError> {
         let arg = |i: usize| args.get(i).unwrap_or(&Value::Null);
         Ok(Some(match function {
-            "Ref" => return Ok(self.reference(args.as_str().unwrap_or_default())),
+            "Ref" => return self.reference(args.as_str().unwrap_or_default()),
             "Fn::If" => {
                 let branch = if self.holds(&serde_json::json!({"Condition": arg(0)}))? {
                     arg(1)
@@ -222,18 +233,18 @@ impl<'t> Stack<'t> {
         }))
     }
 
-    fn reference(&self, name: &str) -> Option<Value> {
+    fn reference(&self, name: &str) -> Result<Option<Value>, TemplateError> {
         if let Some(value) = self.values.get(name) {
             let kind = self.template["Parameters"][name]["Type"].as_str().unwrap_or_default();
             let list = kind == "CommaDelimitedList" || kind.starts_with("List<");
-            return Some(if list {
+            return Ok(Some(if list {
                 Value::Array(value.split(',').map(|s| s.trim().into()).collect())
             } else {
                 Value::String(value.clone())
-            });
+            }));
         }
-        Some(Value::String(match name {
-            "AWS::NoValue" => return None,
+        Ok(Some(Value::String(match name {
+            "AWS::NoValue" => return Ok(None),
             "AWS::StackName" => self.name.clone(),
             "AWS::Region" => REGION.into(),
             "AWS::AccountId" => ACCOUNT.into(),
@@ -245,11 +256,11 @@ impl<'t> Stack<'t> {
             logical if self.resource_type(logical) == Some("AWS::SQS::Queue") => {
                 format!(
                     "https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{}",
-                    self.physical_name(logical)
+                    self.physical_name(logical)?
                 )
             }
-            logical => self.physical_name(logical),
-        }))
+            logical => self.physical_name(logical)?,
+        })))
     }
 
     pub(crate) fn resource_type(&self, logical: &str) -> Option<&str> {
@@ -257,20 +268,25 @@ impl<'t> Stack<'t> {
     }
 
     /// The name the resource would get: its own name property, else the stack's and its
-    /// logical ID (CloudFormation adds a random suffix after them).
-    pub(crate) fn physical_name(&self, logical: &str) -> String {
+    /// logical ID (CloudFormation adds a random suffix after them). A name property doctor
+    /// cannot evaluate falls back to that too, unless evaluating it would never end.
+    pub(crate) fn physical_name(&self, logical: &str) -> Result<String, TemplateError> {
+        let _open = self.guard.open(CycleOf::Resources, logical)?;
         let properties = &self.template["Resources"][logical]["Properties"];
+        let text = |key: &str| match self.text(&properties[key]) {
+            Err(error) if error.ends_the_evaluation() => Err(error),
+            evaluated => Ok(evaluated.unwrap_or_default()),
+        };
         for key in
             ["QueueName", "FunctionName", "ServiceName", "TableName", "BucketName", "AlarmName"]
         {
-            if let Ok(name) = self.text(&properties[key])
-                && !name.is_empty()
-            {
-                return name;
+            let name = text(key)?;
+            if !name.is_empty() {
+                return Ok(name);
             }
         }
-        let fifo = self.text(&properties["FifoQueue"]).is_ok_and(|f| f == "true");
-        format!("{}-{logical}{}", self.name, if fifo { ".fifo" } else { "" })
+        let fifo = text("FifoQueue")? == "true";
+        Ok(format!("{}-{logical}{}", self.name, if fifo { ".fifo" } else { "" }))
     }
 
     fn attribute(&self, logical: &str, attribute: &str) -> Result<String, TemplateError> {
@@ -279,7 +295,7 @@ impl<'t> Stack<'t> {
                 "Fn::GetAtt names no resource {logical}"
             )));
         };
-        let name = self.physical_name(logical);
+        let name = self.physical_name(logical)?;
         Ok(match (kind, attribute) {
             ("AWS::SQS::Queue", "Arn") => format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}"),
             ("AWS::SQS::Queue", "QueueUrl") => {
@@ -316,40 +332,47 @@ impl<'t> Stack<'t> {
             } else if let Some((logical, attribute)) = inner.split_once('.') {
                 out.push_str(&self.attribute(logical, attribute)?);
             } else {
-                out.push_str(&self.reference(inner).map(|v| text_of(&v)).unwrap_or_default());
+                out.push_str(&self.reference(inner)?.map(|v| text_of(&v)).unwrap_or_default());
             }
         }
         out.push_str(rest);
         Ok(out)
     }
 
-    /// The parameters an expression reads, its conditions' included.
-    pub(crate) fn parameters_read(&self, expression: &Value, into: &mut Vec<String>) {
-        match single(expression) {
-            Some(("Ref", name)) => {
-                let name = name.as_str().unwrap_or_default();
-                if self.values.contains_key(name) && !into.iter().any(|n| n == name) {
-                    into.push(name.to_owned());
+    /// The parameters an expression reads, its conditions' included, in the order it reads
+    /// them: a worklist, each condition expanded once, so neither a cycle nor depth recurses.
+    pub(crate) fn parameters_read<'e>(&'e self, expression: &'e Value, into: &mut Vec<String>) {
+        let mut expanded: Vec<&str> = Vec::new();
+        let mut pending = vec![expression];
+        while let Some(expression) = pending.pop() {
+            let mut next: Vec<&Value> = Vec::new();
+            let mut condition = None;
+            match single(expression) {
+                Some(("Ref", name)) => {
+                    let name = name.as_str().unwrap_or_default();
+                    if self.values.contains_key(name) && !into.iter().any(|n| n == name) {
+                        into.push(name.to_owned());
+                    }
                 }
-            }
-            Some(("Condition", name)) => {
-                let condition = &self.template["Conditions"][name.as_str().unwrap_or_default()];
-                self.parameters_read(condition, into);
-            }
-            Some(("Fn::If", args)) => {
-                let condition = serde_json::json!({"Condition": args.get(0)});
-                self.parameters_read(&condition, into);
-                self.parameters_read(args.get(1).unwrap_or(&Value::Null), into);
-                self.parameters_read(args.get(2).unwrap_or(&Value::Null), into);
-            }
-            Some((_, args)) => self.parameters_read(args, into),
-            None => match expression {
-                Value::Array(items) => items.iter().for_each(|i| self.parameters_read(i, into)),
-                Value::Object(fields) => {
-                    fields.values().for_each(|v| self.parameters_read(v, into))
+                Some(("Condition", name)) => condition = Some(name),
+                Some(("Fn::If", args)) => {
+                    condition = args.get(0);
+                    next.extend(args.as_array().into_iter().flatten().skip(1).take(2));
                 }
-                _ => {}
-            },
+                Some((_, args)) => next.push(args),
+                None => match expression {
+                    Value::Array(items) => next.extend(items),
+                    Value::Object(fields) => next.extend(fields.values()),
+                    _ => {}
+                },
+            }
+            if let Some(name) = condition.map(|name| name.as_str().unwrap_or_default())
+                && !expanded.contains(&name)
+            {
+                expanded.push(name);
+                next.insert(0, &self.template["Conditions"][name]);
+            }
+            pending.extend(next.into_iter().rev());
         }
     }
 }

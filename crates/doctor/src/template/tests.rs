@@ -16,6 +16,230 @@ fn refusal(template: &str) -> String {
 }
 
 #[test]
+fn conditions_that_refer_to_each_other_are_a_cycle() {
+    let template = "
+Parameters:
+  Env: {Type: String, Default: prod}
+Conditions:
+  A: !And [!Condition B, !Equals [!Ref Env, prod]]
+  B: !Or [!Condition A, !Equals [!Ref Env, dev]]
+Resources:
+  Q:
+    Type: AWS::SQS::Queue
+    Condition: A
+";
+    assert_eq!(
+        refusal(template),
+        "the template's conditions refer to each other in a cycle: A → B → A"
+    );
+}
+
+#[test]
+fn an_if_on_conditions_in_a_cycle_is_refused_too() {
+    let template = "
+Conditions:
+  Big: !Not [!Condition Small]
+  Small: !Not [!Condition Big]
+Resources:
+  Q:
+    Type: AWS::SQS::Queue
+    Properties:
+      VisibilityTimeout: !If [Big, 900, 30]
+";
+    assert_eq!(
+        refusal(template),
+        "the template's conditions refer to each other in a cycle: Big → Small → Big"
+    );
+}
+
+#[test]
+fn a_resource_whose_name_is_its_own_attribute_refers_to_itself() {
+    let template = "
+Resources:
+  Self:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: !GetAtt Self.Arn
+";
+    assert_eq!(refusal(template), "the template's resource Self refers to itself: Self → Self");
+}
+
+#[test]
+fn a_resource_whose_name_is_its_own_ref_refers_to_itself() {
+    let template = "
+Resources:
+  Self:
+    Type: AWS::Lambda::Function
+    Properties:
+      FunctionName: !Join ['-', [!Ref Self, fn]]
+";
+    assert_eq!(refusal(template), "the template's resource Self refers to itself: Self → Self");
+}
+
+/// CloudFormation refuses any property that reads its own resource, not only a name.
+#[test]
+fn any_property_reading_its_own_resource_refers_to_itself() {
+    let template = "
+Resources:
+  Dlq:
+    Type: AWS::SQS::Queue
+    Properties:
+      RedriveAllowPolicy:
+        redrivePermission: byQueue
+        sourceQueueArns: [!GetAtt Dlq.Arn]
+";
+    assert_eq!(refusal(template), "the template's resource Dlq refers to itself: Dlq → Dlq");
+}
+
+#[test]
+fn two_subs_that_name_each_other_are_a_cycle() {
+    let template = "
+Resources:
+  A:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: !Sub '${B}-a'
+  B:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: !Sub '${A.QueueName}-b'
+";
+    assert_eq!(
+        refusal(template),
+        "the template's resources refer to each other in a cycle: A → B → A"
+    );
+}
+
+#[test]
+fn a_cycle_through_if_join_and_select_is_found() {
+    let template = "
+Parameters:
+  Env: {Type: String, Default: prod}
+Conditions:
+  Prod: !Equals [!Ref Env, prod]
+Resources:
+  A:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: !If [Prod, !Join ['-', [!Select [0, [!GetAtt C.Arn, x]], a]], plain]
+  C:
+    Type: AWS::Lambda::Function
+    Properties:
+      FunctionName: !Sub ['${Queue}-c', {Queue: !Ref A}]
+";
+    assert_eq!(
+        refusal(template),
+        "the template's resources refer to each other in a cycle: A → C → A"
+    );
+}
+
+#[test]
+fn depends_on_closes_a_cycle_as_well() {
+    let template = r#"{"Resources": {
+        "A": {"Type": "AWS::SQS::Queue", "DependsOn": "B"},
+        "B": {"Type": "AWS::SQS::Queue", "DependsOn": ["A"]}}}"#;
+    assert_eq!(
+        refusal(template),
+        "the template's resources refer to each other in a cycle: A → B → A"
+    );
+}
+
+/// SAM makes each of a function's Events a resource of its own (an SQS event, an event
+/// source mapping): the function does not depend on the queue, which may take its name.
+#[test]
+fn a_sam_functions_events_do_not_make_it_depend_on_its_queue() {
+    let template = "
+Transform: AWS::Serverless-2016-10-31
+Resources:
+  Fn:
+    Type: AWS::Serverless::Function
+    Properties:
+      Timeout: 30
+      Events:
+        Orders: {Type: SQS, Properties: {Queue: !GetAtt Queue.Arn}}
+  Queue:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: !Sub '${Fn}-orders'
+      VisibilityTimeout: 180
+";
+    let report = check(template).unwrap();
+    assert_eq!(report.read.mappings, 1, "{}", report.render());
+    let rendered = report.render();
+    assert!(rendered.contains("arn:aws:sqs:REGION:ACCOUNT:STACK-Fn-orders"), "{rendered}");
+}
+
+/// A Sub's own variable and a `${!Literal}` only look like the resource's name.
+#[test]
+fn a_sub_variable_or_literal_named_like_the_resource_is_no_cycle() {
+    let template = "
+Resources:
+  Self:
+    Type: AWS::SQS::Queue
+    Properties:
+      QueueName: !Sub ['${Self}-${!Self}', {Self: orders}]
+";
+    let rendered = check(template).unwrap().render();
+    assert!(rendered.contains("creates 1 resource(s)"), "{rendered}");
+}
+
+#[test]
+fn a_deep_chain_of_conditions_is_refused_not_overflowed() {
+    let mut template = String::from("Conditions:\n");
+    for i in 0..3000 {
+        template.push_str(&format!("  C{i}: !Condition C{}\n", i + 1));
+    }
+    template.push_str("  C3000: !Equals [a, a]\n");
+    template.push_str("Resources:\n  Q:\n    Type: AWS::SQS::Queue\n    Condition: C0\n");
+    assert_eq!(
+        refusal(&template),
+        "the template nests its conditions, references and functions more than 64 deep, \
+         from the condition C0: doctor does not evaluate it"
+    );
+}
+
+#[test]
+fn a_deep_chain_of_resource_names_is_refused_not_overflowed() {
+    let mut template = String::from("Resources:\n");
+    for i in 0..400 {
+        template.push_str(&format!(
+            "  Q{i:03}:\n    Type: AWS::SQS::Queue\n    Properties:\n      QueueName: !Sub \
+             '${{Q{:03}.QueueName}}-x'\n",
+            i + 1
+        ));
+    }
+    template.push_str("  Q400:\n    Type: AWS::SQS::Queue\n");
+    assert_eq!(
+        refusal(&template),
+        "the template nests its conditions, references and functions more than 64 deep, \
+         from the resource Q000: doctor does not evaluate it"
+    );
+}
+
+/// Below the cap, a chain is evaluated to its end.
+#[test]
+fn a_chain_within_the_cap_is_evaluated() {
+    let mut template = String::from("Conditions:\n");
+    for i in 0..20 {
+        template.push_str(&format!("  C{i}: !Condition C{}\n", i + 1));
+    }
+    template.push_str("  C20: !Equals [a, a]\nResources:\n");
+    for i in 0..10 {
+        template.push_str(&format!(
+            "  Q{i}:\n    Type: AWS::SQS::Queue\n    Condition: C0\n    Properties:\n      \
+             QueueName: !Sub '${{Q{}.QueueName}}-x'\n",
+            i + 1
+        ));
+    }
+    template.push_str("  Q10:\n    Type: AWS::SQS::Queue\n    Properties: {QueueName: end}\n");
+    let report = check(&template).unwrap();
+    let rendered = report.render();
+    assert!(rendered.contains("creates 11 resource(s)"), "{rendered}");
+    let planned = report.read.queues;
+    assert_eq!(planned, 11);
+}
+
+#[test]
 fn what_is_not_a_template_is_refused_saying_so() {
     let markdown = "# Orders\n\nThe orders service reads the queue.\nSee [the docs](docs/doctor.md) \
                     for more.\n";
