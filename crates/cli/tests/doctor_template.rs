@@ -101,3 +101,38 @@ fn what_is_no_template_or_refers_to_itself_is_one_sentence_and_exit_1() {
         insta::assert_snapshot!(format!("doctor_{name}"), text(&output).replace(&path, "[FILE]"));
     }
 }
+
+/// A value CloudFormation's Number refuses is a broken parameter, as any other value its
+/// parameter does not take (exit 4): the report names the parameter and the value.
+#[test]
+fn a_max_receive_count_of_nan_is_refused_naming_it() {
+    let folder = Folder::new("nan");
+    let template = folder.write(
+        "template.yaml",
+        "
+Parameters:
+  MaxReceiveCount: {Type: Number, Default: 5, MinValue: 5, MaxValue: 1000}
+Resources:
+  Dlq: {Type: AWS::SQS::Queue}
+  Orders:
+    Type: AWS::SQS::Queue
+    Properties:
+      RedrivePolicy:
+        deadLetterTargetArn: !GetAtt Dlq.Arn
+        maxReceiveCount: !Ref MaxReceiveCount
+",
+    );
+    for (name, value) in [("nan", "NaN"), ("infinity", "Infinity")] {
+        let parameters =
+            folder.write(&format!("{name}.json"), &format!("{{\"MaxReceiveCount\": \"{value}\"}}"));
+        let output = cli(&["doctor", "--template", &template, "--parameters", &parameters]);
+        assert_eq!(output.status.code(), Some(4), "{name}: {}", text(&output));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let measured = format!("MaxReceiveCount=\"{value}\": CloudFormation refuses it");
+        assert!(stdout.contains(&measured), "{name}: {}", text(&output));
+        insta::assert_snapshot!(
+            format!("doctor_max_receive_count_{name}"),
+            text(&output).replace(&template, "[TEMPLATE]").replace(&parameters, "[PARAMETERS]")
+        );
+    }
+}

@@ -16,6 +16,10 @@ fn to_json(yaml: Yaml) -> Value {
     match yaml {
         Yaml::Null => Value::Null,
         Yaml::Bool(b) => Value::Bool(b),
+        // JSON has no NaN or infinity: kept as written (`.nan`), so a parameter's check names it.
+        Yaml::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => {
+            Value::String(n.to_string())
+        }
         Yaml::Number(n) => serde_json::to_value(&n).unwrap_or(Value::Null),
         Yaml::String(s) => Value::String(s),
         Yaml::Sequence(items) => Value::Array(items.into_iter().map(to_json).collect()),

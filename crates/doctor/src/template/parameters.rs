@@ -182,15 +182,20 @@ fn against_constraints(spec: &Value, value: &str) -> Option<String> {
         }
     }
     if kind == "Number" {
-        let Ok(number) = value.parse::<f64>() else {
+        let Some(number) = number(value) else {
             return Some("a number".into());
         };
-        let bound = |key: &str| spec[key].as_f64();
+        // Both sides finite, so each comparison decides: NaN made both false, and passed.
+        let bound = |key: &str| match &spec[key] {
+            Value::Number(n) => n.as_f64().filter(|n| n.is_finite()),
+            Value::String(s) => self::number(s),
+            _ => None,
+        };
         if bound("MinValue").is_some_and(|min| number < min) {
-            return Some(format!("a number of at least {}", spec["MinValue"]));
+            return Some(format!("a number of at least {}", text(&spec["MinValue"])));
         }
         if bound("MaxValue").is_some_and(|max| number > max) {
-            return Some(format!("a number of at most {}", spec["MaxValue"]));
+            return Some(format!("a number of at most {}", text(&spec["MaxValue"])));
         }
     }
     if kind == "String" {
@@ -212,6 +217,32 @@ fn against_constraints(spec: &Value, value: &str) -> Option<String> {
             Some(format!("a value matching {pattern}, which doctor cannot evaluate"))
         }
     }
+}
+
+/// What CloudFormation's Number takes: an integer or a decimal, signed, with an exponent or
+/// not. Rust's `f64` parse also takes `NaN`, `inf` and `infinity`, which it does not.
+fn number(text: &str) -> Option<f64> {
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
+        Some((mantissa, exponent)) => (mantissa, Some(exponent)),
+        None => (unsigned, None),
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let decimal = digits(whole) && digits(fraction) && !(whole.is_empty() && fraction.is_empty());
+    let exponent = exponent.is_none_or(|exponent| {
+        let exponent = exponent.strip_prefix(['+', '-']).unwrap_or(exponent);
+        !exponent.is_empty() && digits(exponent)
+    });
+    if !(decimal && exponent) {
+        return None;
+    }
+    text.parse::<f64>().ok().filter(|number| number.is_finite())
+}
+
+/// A bound as the template writes it: `5`, not `"5"`.
+fn text(value: &Value) -> String {
+    value.as_str().map_or_else(|| value.to_string(), str::to_owned)
 }
 
 #[cfg(test)]
@@ -269,5 +300,27 @@ parameter_overrides = "BatchSize=5 TenantFrom=\"/a b\" ParameterKey=MaxTasks,Par
         assert!(against_constraints(&number, "11").is_some());
         assert!(against_constraints(&number, "x").is_some());
         assert_eq!(against_constraints(&number, "10"), None);
+    }
+
+    /// CloudFormation's Number takes integers and decimals, never NaN or an infinity: those
+    /// parse as an f64 and compare false with every bound.
+    #[test]
+    fn a_number_is_finite_and_written_in_decimal() {
+        let free = serde_json::json!({"Type": "Number"});
+        let bounded = serde_json::json!({"Type": "Number", "MinValue": 5, "MaxValue": 1000});
+        for taken in ["3", "-1.5", "1e3", "1.5E-2", "+7", "0.5", "1000"] {
+            assert_eq!(against_constraints(&free, taken), None, "{taken}");
+        }
+        for refused in
+            ["NaN", "nan", "-NaN", "inf", "-inf", "Infinity", "+Infinity", "1e", "0x10", " 3", ""]
+        {
+            let said = Some("a number".to_owned());
+            assert_eq!(against_constraints(&free, refused), said, "{refused}");
+            assert_eq!(against_constraints(&bounded, refused), said, "{refused}");
+        }
+        assert!(against_constraints(&bounded, "1e4").is_some());
+        assert_eq!(against_constraints(&bounded, "1e3"), None);
+        let written_as_text = serde_json::json!({"Type": "Number", "MinValue": "5"});
+        assert!(against_constraints(&written_as_text, "4").is_some());
     }
 }

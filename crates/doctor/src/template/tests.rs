@@ -3,6 +3,7 @@
 //! and never "every rule holds".
 
 use super::*;
+use crate::report::EXIT_BROKEN;
 
 fn check(template: &str) -> Result<Report, TemplateError> {
     check_template("t.yaml", template, "its defaults", &ParameterSet::default())
@@ -264,4 +265,62 @@ fn what_is_not_a_template_is_refused_saying_so() {
             "{text:?}"
         );
     }
+}
+
+#[test]
+fn a_number_parameter_of_nan_is_refused_naming_it() {
+    let template = "
+Parameters:
+  MaxReceiveCount: {Type: Number, Default: 5, MinValue: 5, MaxValue: 1000}
+Resources:
+  Dlq:
+    Type: AWS::SQS::Queue
+  Q:
+    Type: AWS::SQS::Queue
+    Properties:
+      RedrivePolicy:
+        deadLetterTargetArn: !GetAtt Dlq.Arn
+        maxReceiveCount: !Ref MaxReceiveCount
+";
+    for value in ["NaN", "nan", "inf", "-Infinity", "Infinity"] {
+        let set = ParameterSet {
+            stack_name: None,
+            values: [("MaxReceiveCount".to_owned(), value.to_owned())].into(),
+        };
+        let report = check_template("t.yaml", template, "p.json", &set).unwrap();
+        assert_eq!(report.exit, EXIT_BROKEN, "{value}");
+        let measured: Vec<&str> = report.findings.iter().map(|f| f.measured.as_str()).collect();
+        assert_eq!(
+            measured,
+            [format!("MaxReceiveCount={value:?}: CloudFormation refuses it (it takes a number)")],
+            "{value}"
+        );
+    }
+    let given = |value: &str| ParameterSet {
+        stack_name: None,
+        values: [("MaxReceiveCount".to_owned(), value.to_owned())].into(),
+    };
+    for value in ["5", "7.5", "1e3", "+10"] {
+        let report = check_template("t.yaml", template, "p.json", &given(value)).unwrap();
+        let rules: Vec<&str> = report.findings.iter().map(|f| f.rule).collect();
+        assert!(!rules.contains(&"parameter-invalid"), "{value}: {}", report.render());
+    }
+}
+
+/// A default of `.nan` (YAML's NaN) is named as written, not read as no default.
+#[test]
+fn a_default_of_nan_is_refused_naming_it() {
+    let template = "
+Parameters:
+  MaxReceiveCount: {Type: Number, Default: .nan, MinValue: 5}
+Resources:
+  Q: {Type: AWS::SQS::Queue}
+";
+    let report = check(template).unwrap();
+    let measured: Vec<&str> = report.findings.iter().map(|f| f.measured.as_str()).collect();
+    assert_eq!(
+        measured,
+        ["MaxReceiveCount=\".nan\": CloudFormation refuses it (it takes a number)"]
+    );
+    assert_eq!(report.exit, EXIT_BROKEN);
 }
