@@ -50,6 +50,8 @@ const FIXED_PATH: &str = "/work-fixed";
 struct InFlight {
     now: AtomicUsize,
     most: AtomicUsize,
+    /// Every request that arrived, answered yet or not.
+    arrived: AtomicUsize,
 }
 
 #[derive(Debug)]
@@ -78,6 +80,7 @@ impl Downstream {
                         let gauge = gauge.clone();
                         let answering = answer(request, log.clone(), held.subscribe());
                         async move {
+                            gauge.arrived.fetch_add(1, Ordering::SeqCst);
                             let now = gauge.now.fetch_add(1, Ordering::SeqCst) + 1;
                             gauge.most.fetch_max(now, Ordering::SeqCst);
                             let response = answering.await;
@@ -108,6 +111,11 @@ impl Downstream {
     }
 
     /// The most requests it was answering at once.
+    /// Requests that arrived, those still held or given up on by the caller included.
+    pub fn arrived(&self) -> usize {
+        self.in_flight.arrived.load(Ordering::SeqCst)
+    }
+
     pub fn most_in_flight(&self) -> usize {
         self.in_flight.most.load(Ordering::SeqCst)
     }

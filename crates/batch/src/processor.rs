@@ -3,6 +3,8 @@
 
 use std::future::Future;
 
+use std::time::Duration;
+
 use tokio::time::Instant;
 
 use backpressure_core::envelope::Delivery;
@@ -33,6 +35,12 @@ pub struct Message<'a, B> {
     /// Work on this message must be over by then: the engine cuts it off and
     /// retries the message after it.
     pub deadline: Instant,
+    /// When the message's idempotency claim lapses unless it is renewed
+    /// (`None` without a claim). Another consumer may claim the key then, so
+    /// a side effect still under way could be done twice: start none that
+    /// could run past it, and return [`Verdict::retry`] instead (the message
+    /// comes back to be claimed again).
+    pub claim_lapse: Option<Instant>,
 }
 
 /// The business logic: one message in, one verdict out. `B` is the body type
@@ -48,6 +56,16 @@ pub trait Processor<B>: Send + Sync {
     /// record. `None` (the default) leaves them to the body.
     fn labels(&self, message: &Message<'_, B>) -> Option<Labels> {
         let _ = message;
+        None
+    }
+
+    /// The longest one side effect of [`Processor::process`] may take once it
+    /// has started (an HTTP request's timeout, say). A worker's idempotency
+    /// claims are leased for at least this and a margin, so that a side effect
+    /// started as soon as its claim is taken ends before the claim can lapse,
+    /// even with no renewal. `None` (the default): claims are leased for the
+    /// visibility timeout alone.
+    fn side_effect_timeout(&self) -> Option<Duration> {
         None
     }
 }

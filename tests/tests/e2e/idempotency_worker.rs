@@ -79,7 +79,7 @@ async fn redelivered_mid_work(sqs: Sqs, kind: StoreKind) {
         &store,
         &[
             ("VISIBILITY_TIMEOUT_SECONDS", "3"),
-            ("DOWNSTREAM_TIMEOUT_MS", "20000"),
+            ("DOWNSTREAM_TIMEOUT_MS", "12000"),
             ("AWS_ENDPOINT_URL_SQS", proxy.url()),
         ],
     );
@@ -135,7 +135,7 @@ async fn killed_mid_work(sqs: Sqs, kind: StoreKind) {
     let store = table.env();
     setup.send(&[request("ledger.hold", "k-kill")]).await;
     let env =
-        with(&store, &[("VISIBILITY_TIMEOUT_SECONDS", "3"), ("DOWNSTREAM_TIMEOUT_MS", "60000")]);
+        with(&store, &[("VISIBILITY_TIMEOUT_SECONDS", "3"), ("DOWNSTREAM_TIMEOUT_MS", "5000")]);
     let first = setup.start(&env);
     let give_up = tokio::time::Instant::now() + SETTLED;
     let first_holder = loop {

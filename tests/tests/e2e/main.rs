@@ -15,6 +15,7 @@ mod fair_queues;
 mod fault_matrix;
 mod hostile_input;
 mod idempotency;
+mod idempotency_lease_faults;
 mod idempotency_redis_faults;
 mod idempotency_store_faults;
 mod idempotency_stores;

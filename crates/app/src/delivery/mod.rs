@@ -198,7 +198,8 @@ impl HttpDelivery {
         request.body(Full::new(Bytes::copy_from_slice(body.as_bytes()))).map_err(|e| e.to_string())
     }
 
-    async fn send(&self, request: Request<Full<Bytes>>, deadline: Instant) -> Verdict {
+    async fn send<B>(&self, request: Request<Full<Bytes>>, message: &Message<'_, B>) -> Verdict {
+        let deadline = message.deadline;
         if let Some(limiter) = &self.limiter
             && !limiter.wait(deadline).await
         {
@@ -207,6 +208,18 @@ impl HttpDelivery {
         // Never past the engine's deadline: a late answer could not be reported anyway.
         let started = Instant::now();
         let give_up = (started + self.timeout).min(deadline);
+        // A request that could still be under way when the claim lapses could
+        // be sent a second time by whoever claims the key next.
+        if let Some(lapse) = message.claim_lapse
+            && give_up > lapse
+        {
+            let left = lapse.saturating_duration_since(started).as_millis();
+            return Verdict::retry(format!(
+                "its idempotency claim lapses in {left} ms, within the request's {} ms \
+                 (DOWNSTREAM_TIMEOUT_MS): not POSTed, so that no second consumer can POST it too",
+                self.timeout.as_millis()
+            ));
+        }
         // The verdict comes from the status line: a slow or endless body must
         // not turn a delivered message into a retry (a duplicate downstream).
         match timeout_at(give_up, self.client.request(request)).await {
@@ -269,7 +282,7 @@ impl Processor<RawBody> for RawDelivery {
     async fn process(&self, message: &Message<'_, RawBody>) -> Verdict {
         let delivery = &self.0;
         match delivery.raw_request(message) {
-            Ok(request) => delivery.send(request, message.deadline).await,
+            Ok(request) => delivery.send(request, message).await,
             Err(detail) => {
                 Verdict::permanent(ErrorCode::Custom("unsendable_header".into()), detail)
             }
@@ -279,14 +292,22 @@ impl Processor<RawBody> for RawDelivery {
     fn labels(&self, message: &Message<'_, RawBody>) -> Option<Labels> {
         Some(self.0.raw.of(message))
     }
+
+    fn side_effect_timeout(&self) -> Option<Duration> {
+        Some(self.0.timeout)
+    }
 }
 
 impl Processor<WorkRequest> for HttpDelivery {
     async fn process(&self, message: &Message<'_, WorkRequest>) -> Verdict {
         match self.request(message) {
-            Ok(request) => self.send(request, message.deadline).await,
+            Ok(request) => self.send(request, message).await,
             Err(detail) => Verdict::permanent(ErrorCode::SchemaViolation, detail),
         }
+    }
+
+    fn side_effect_timeout(&self) -> Option<Duration> {
+        Some(self.timeout)
     }
 }
 
@@ -312,57 +333,4 @@ fn parse_retry_after(value: &str) -> Option<Duration> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn retry_after_in_both_forms() {
-        assert_eq!(parse_retry_after("30"), Some(Duration::from_secs(30)));
-        let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(120));
-        let parsed = parse_retry_after(&later).unwrap();
-        assert!(
-            parsed > Duration::from_secs(100) && parsed <= Duration::from_secs(120),
-            "{parsed:?}"
-        );
-        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
-        assert_eq!(parse_retry_after("soon"), None);
-    }
-
-    #[test]
-    fn a_raw_label_or_content_type_a_header_cannot_carry_is_named_not_sent() {
-        let downstream = Downstream {
-            url: "http://127.0.0.1:9/work".into(),
-            timeout: Duration::from_secs(1),
-            max_rps: None,
-        };
-        let key = RawLabels { key: Selector::Pointer("/key".into()), tenant: None };
-        let delivery = HttpDelivery::new(&downstream).unwrap().raw_labels(key);
-        let request = |record: &SqsRecord| {
-            let text = record.body.as_deref().unwrap_or_default();
-            let body = <RawBody as backpressure_batch::Body>::decode(text).unwrap();
-            let message = Message {
-                message_id: "m-1",
-                body: text,
-                payload: text,
-                delivery: None,
-                request: &body,
-                record,
-                deadline: Instant::now() + Duration::from_secs(5),
-            };
-            delivery.raw_request(&message).map(|r| r.headers().clone())
-        };
-        let bad_key = SqsRecord::new("m-1").with_body(r#"{"key":"a\nb"}"#);
-        let error = request(&bad_key).unwrap_err();
-        assert_eq!(error, "the idempotency key contains characters an HTTP header cannot carry");
-        let bad_type: SqsRecord = serde_json::from_value(serde_json::json!({
-            "messageId": "m-1", "body": "x",
-            "messageAttributes": {"contentType": {"stringValue": "a\u{7f}", "dataType": "String"}}
-        }))
-        .unwrap();
-        assert!(request(&bad_type).unwrap_err().starts_with("the content type"));
-        let plain = request(&SqsRecord::new("m-1").with_body("<html>502</html>")).unwrap();
-        assert_eq!(plain[CONTENT_TYPE], "text/plain; charset=utf-8");
-        assert!(plain.get(IDEMPOTENCY_KEY).is_none(), "no key in a body that is not JSON");
-        assert_eq!(plain[CORRELATION_ID], "m-1");
-    }
-}
+mod tests;

@@ -122,6 +122,7 @@ mod tests {
             request: body,
             record,
             deadline: Instant::now(),
+            claim_lapse: None,
         };
         labels.of(&message)
     }
@@ -167,6 +168,7 @@ mod tests {
             request: &body,
             record: &record,
             deadline: Instant::now(),
+            claim_lapse: None,
         };
         let select = |text: &str| {
             let labels = RawLabels { key: Selector::parse(text).unwrap(), tenant: None };

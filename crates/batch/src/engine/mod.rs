@@ -150,7 +150,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
     }
 
     /// Claims each message's idempotency key before its processor runs.
-    pub(crate) fn with_idempotency(mut self, guard: Guard) -> Self {
+    pub(crate) fn with_idempotency(mut self, mut guard: Guard) -> Self {
+        guard.set_side_effect_timeout(self.processor.side_effect_timeout());
         self.guard = Some(guard);
         self
     }
@@ -314,6 +315,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             request,
             record,
             deadline: batch.processing_deadline,
+            claim_lapse: None,
         };
         let labels = self.processor.labels(&message);
         let quarantine_labels = || match &labels {
@@ -338,6 +340,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             }
             _ => None,
         };
+        let message =
+            Message { claim_lapse: claim.as_ref().map(|(_, _, claim)| claim.lapse()), ..message };
         // Called inside the future, so a closure that panics before its own
         // future exists is caught too.
         let work = AssertUnwindSafe(async {

@@ -41,6 +41,13 @@ pub(crate) struct Claimed {
     lapse: watch::Receiver<Instant>,
 }
 
+impl Claimed {
+    /// When the claim lapses, as last renewed.
+    pub(crate) fn lapse(&self) -> Instant {
+        *self.lapse.borrow()
+    }
+}
+
 /// What the engine does with a message after [`Guard::begin`]: run the
 /// processor, under the claim if there is one (none: no key, and the policy
 /// allows it), or settle it unprocessed (a duplicate, a contended key, a
@@ -77,6 +84,8 @@ pub(crate) struct Guard {
     missing_key: MissingKey,
     scope: Option<String>,
     key_prefix: String,
+    /// The processor's longest side effect: no renewed lease is shorter.
+    side_effect: Duration,
     holding: Mutex<HashMap<String, Holding>>,
 }
 
@@ -100,6 +109,7 @@ impl Guard {
             missing_key: settings.missing_key,
             scope: settings.scope,
             key_prefix: settings.key_prefix,
+            side_effect: Duration::ZERO,
             holding: Mutex::default(),
         }
     }
@@ -109,6 +119,19 @@ impl Guard {
     #[cfg(feature = "worker")]
     pub(crate) fn set_lease(&mut self, lease: ClaimLease) {
         self.lease = lease;
+    }
+
+    /// Leases renewed claims for at least `timeout` and a margin: the
+    /// processor's longest side effect, started at once, then ends before
+    /// its claim can lapse, renewed or not.
+    pub(crate) fn set_side_effect_timeout(&mut self, timeout: Option<Duration>) {
+        self.side_effect = timeout.unwrap_or_default();
+    }
+
+    /// A renewed claim's lease: the settings', or the processor's longest
+    /// side effect and a margin when that is longer.
+    fn renewed_lease(&self, lease: Duration) -> Duration {
+        lease.max(self.side_effect + CLOCK_SKEW_MARGIN)
     }
 
     /// The batch's pre-check: which of its keys are already completed, one
@@ -181,7 +204,7 @@ impl Guard {
         let until_deadline = claims.deadline.saturating_duration_since(local_now);
         let works_for = match self.lease {
             ClaimLease::UntilDeadline => until_deadline,
-            ClaimLease::Renewed(lease) => lease.min(until_deadline),
+            ClaimLease::Renewed(lease) => self.renewed_lease(lease).min(until_deadline),
         };
         let lease_until = now + works_for + CLOCK_SKEW_MARGIN;
         let holder = format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..));
@@ -331,6 +354,7 @@ impl Guard {
     /// failed: their processors are cut when their leases lapse.
     pub(crate) async fn renew(&self) -> usize {
         let ClaimLease::Renewed(lease) = self.lease else { return 0 };
+        let lease = self.renewed_lease(lease);
         let now = Instant::now();
         let due = self.due(now, lease);
         let renewals = due.iter().map(|(holder, id, until)| async move {

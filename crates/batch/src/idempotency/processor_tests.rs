@@ -285,6 +285,40 @@ async fn work_stops_when_its_claim_lapses_unrenewed_and_runs_on_while_renewed() 
     );
 }
 
+/// A side effect of 900 ms, declared as taking at most a second.
+struct SlowSideEffect;
+
+impl crate::Processor<Payment> for SlowSideEffect {
+    async fn process(&self, message: &Message<'_, Payment>) -> Verdict {
+        let lapse = message.claim_lapse.unwrap();
+        assert!(lapse >= Instant::now() + Duration::from_secs(1), "the whole side effect fits");
+        tokio::time::sleep(Duration::from_millis(900)).await;
+        Verdict::Done
+    }
+
+    fn side_effect_timeout(&self) -> Option<Duration> {
+        Some(Duration::from_secs(1))
+    }
+}
+
+/// Renewal starved (nothing renews): a lease shorter than the processor's
+/// longest side effect is lengthened to cover it, so the side effect is never
+/// cut, nor its key free for another consumer, while it may still be under way.
+#[tokio::test]
+async fn a_claim_lasts_out_the_processors_longest_side_effect_without_renewal() {
+    let store = MemoryStore::new();
+    let lease = ClaimLease::Renewed(Duration::from_millis(300));
+    let batch = BatchProcessor::builder(SlowSideEffect)
+        .idempotency(Idempotency::new(store.clone()).lease(lease))
+        .build()
+        .unwrap();
+    let records = [record("a", r#"{"key":"p-1","cents":5}"#)];
+    let report = batch.process(&records, soon()).await.unwrap();
+    assert_eq!(report.outcomes[0].outcome, Outcome::Done, "{:?}", report.outcomes[0]);
+    let stored = store.get("0:8:payments#p-1").unwrap();
+    assert_eq!(stored.status, crate::idempotency::claim::Status::Completed);
+}
+
 #[tokio::test]
 async fn a_key_too_long_for_dynamodb_is_stored_by_its_hash_and_still_deduplicates() {
     let (runs, store) = (Arc::new(AtomicUsize::new(0)), MemoryStore::new());

@@ -231,9 +231,9 @@ where
     }
 
     /// Renews the idempotency claims of the work in flight on the
-    /// heartbeat's beat, one visibility timeout at a time: a claim lasts as
-    /// long as this process works on its message, and lapses within one
-    /// visibility timeout of a crash.
+    /// heartbeat's beat, one lease at a time: a claim lasts as long as this
+    /// process works on its message, and lapses within one lease of a crash
+    /// (the visibility timeout, or the processor's longest side effect).
     async fn keep_claims(&self) {
         loop {
             sleep(self.config.visibility_timeout / 3).await;
