@@ -1,8 +1,10 @@
 //! One message whose own I/O stalls never holds the rest, on batch-consumer
 //! and on sqs-worker: an offloaded payload whose object sends its headers and
-//! half its body and then nothing (the fault proxy in front of S3), and an
-//! idempotency claim that never answers (in front of DynamoDB). The messages
-//! beside it are done; only it is retried, with its own cause.
+//! half its body and then nothing (the fault proxy in front of S3), an
+//! idempotency claim that never answers (in front of DynamoDB), a POST the
+//! downstream never answers, and a quarantine write that never answers (in
+//! front of SQS). The messages beside it are done; only it is retried, with
+//! its own cause.
 
 use std::time::Duration;
 
@@ -194,4 +196,105 @@ async fn a_claim_that_never_answers_holds_only_its_own_message_on_the_worker() {
     setup.wait_until_empty().await;
     stop(worker).await;
     assert_eq!(setup.delivered().get("k-stalled"), Some(&1), "claimed and POSTed once");
+}
+
+/// batch-consumer on four work requests beside one whose own I/O stalls
+/// (`odd_one`'s operation, quarantined into a queue reached through `sqs`):
+/// the failures it reports and the keys POSTed.
+async fn consume_beside(odd_one: &str, extra: &[(&str, &str)]) -> (Vec<String>, Vec<String>) {
+    let aws = Aws::from_env().await.unwrap();
+    let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
+    let arn = aws.queue_arn(&aws.create_queue(&unique("work")).await.unwrap()).await.unwrap();
+    let downstream = e2e_tests::downstream::Downstream::start().await.unwrap();
+    let url = downstream.url();
+    let mut env = vec![("QUARANTINE_QUEUE_URL", quarantine_url.as_str()), ("DOWNSTREAM_URL", &url)];
+    env.extend_from_slice(extra);
+    let mut records: Vec<(String, String)> =
+        (1..=4).map(|n| (format!("m-{n}"), request("ledger.post", &format!("k-{n}")))).collect();
+    records.insert(2, ("m-stalled".into(), request(odd_one, "k-stalled")));
+    let records: Vec<Value> =
+        records.iter().map(|(id, body)| sqs_record(id, json!(body), &arn)).collect();
+    let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap();
+    let outcome = host.invoke(&json!({ "Records": records }), Duration::from_secs(20)).await;
+    let mut posted: Vec<String> = downstream
+        .received()
+        .into_iter()
+        .filter(|r| r.status == 204)
+        .filter_map(|r| r.idempotency_key)
+        .collect();
+    posted.sort();
+    (failures(&outcome), posted)
+}
+
+/// A downstream that does not answer one message's POST.
+#[tokio::test]
+async fn a_post_that_never_answers_holds_only_its_own_message_on_lambda() {
+    let (failed, posted) =
+        consume_beside("ledger.slow", &[("DOWNSTREAM_TIMEOUT_MS", "1000")]).await;
+    assert_eq!(failed, ["m-stalled"]);
+    assert_eq!(posted, ["k-1", "k-2", "k-3", "k-4"]);
+}
+
+/// The quarantine write of the one rejected message never answers.
+#[tokio::test]
+async fn a_quarantine_write_that_never_answers_holds_only_its_own_message_on_lambda() {
+    let proxy = FaultProxy::start(&std::env::var("AWS_ENDPOINT_URL_SQS").unwrap()).await.unwrap();
+    proxy.inject(Rule::new("SendMessageBatch", Fault::Hang));
+    proxy.inject(Rule::new("SendMessage", Fault::Hang));
+    let env = [("AWS_ENDPOINT_URL_SQS", proxy.url()), ("API_CALL_TIMEOUT_MS", "1000")];
+    let (failed, posted) = consume_beside("ledger.reject", &env).await;
+    assert_eq!(failed, ["m-stalled"], "not quarantined, so retried");
+    assert_eq!(posted, ["k-1", "k-2", "k-3", "k-4"]);
+}
+
+/// sqs-worker: one POST held while the four beside it are POSTed and
+/// deleted; once answered, it is done too.
+#[tokio::test]
+async fn a_post_that_never_answers_holds_only_its_own_message_on_the_worker() {
+    let setup = setup().await;
+    let mut bodies: Vec<String> =
+        (1..=4).map(|n| request("ledger.post", &format!("k-{n}"))).collect();
+    bodies.insert(2, request("ledger.hold", "k-stalled"));
+    setup.send(&bodies).await;
+    let worker = setup.start(&[("DOWNSTREAM_TIMEOUT_MS", "60000")]);
+    setup.wait_until("the four beside it", |s| s.delivered().len() >= 4).await;
+    // Deleted while the held one is still in work: one in flight, none visible.
+    setup.wait_counts((0, 1)).await;
+    assert_eq!(setup.delivered().keys().collect::<Vec<_>>(), ["k-1", "k-2", "k-3", "k-4"]);
+    setup.downstream.release_held();
+    setup.wait_until_empty().await;
+    stop(worker).await;
+    assert_eq!(setup.delivered().get("k-stalled"), Some(&1));
+}
+
+/// sqs-worker: the quarantine write of the one rejected message never
+/// answers; the four beside it are deleted, and it is quarantined once the
+/// quarantine queue answers.
+#[tokio::test]
+async fn a_quarantine_write_that_never_answers_holds_only_its_own_message_on_the_worker() {
+    let setup = setup().await;
+    let proxy = FaultProxy::start(&setup.sqs.endpoint().unwrap()).await.unwrap();
+    let quarantine = setup.quarantine_url.rsplit('/').next().unwrap().to_owned();
+    proxy.inject(Rule::new("SendMessageBatch", Fault::Hang).when_body_contains(&quarantine));
+    proxy.inject(Rule::new("SendMessage", Fault::Hang).when_body_contains(&quarantine));
+    let mut bodies: Vec<String> =
+        (1..=4).map(|n| request("ledger.post", &format!("k-{n}"))).collect();
+    bodies.insert(2, request("ledger.reject", "k-stalled"));
+    setup.send(&bodies).await;
+    let worker =
+        setup.start(&[("AWS_ENDPOINT_URL_SQS", proxy.url()), ("API_CALL_TIMEOUT_MS", "1000")]);
+    said(&worker, "quarantine write not confirmed").await;
+    let done: Vec<String> = setup
+        .downstream
+        .received()
+        .into_iter()
+        .filter(|r| r.status == 204)
+        .filter_map(|r| r.idempotency_key)
+        .collect();
+    assert_eq!(done.len(), 4, "{done:?}");
+    proxy.clear();
+    setup.wait_until_empty().await;
+    stop(worker).await;
+    let quarantined = setup.aws.quarantined(&setup.quarantine_url, 1).await.unwrap();
+    assert_eq!(quarantined[0].record["errorCode"], "downstream_rejected");
 }
