@@ -82,10 +82,13 @@ async fn the_worker_claims_keys_as_written_and_nothing_for_an_empty_one() {
 }
 
 #[tokio::test]
-async fn the_worker_quarantines_an_empty_key_when_keys_are_required() {
+async fn the_worker_quarantines_an_empty_key_or_a_body_not_json_when_keys_are_required() {
     let setup = setup_on(Sqs::Moto, false).await;
     let table = Table::create().await.unwrap();
-    setup.send(&BODIES[..2].iter().map(|(body, ..)| (*body).to_owned()).collect::<Vec<_>>()).await;
+    // Two empty keys, and a body that is not JSON at all: none has a key.
+    let mut bodies: Vec<String> = BODIES[..2].iter().map(|(body, ..)| (*body).to_owned()).collect();
+    bodies.push("<html>502 Bad Gateway</html>".to_owned());
+    setup.send(&bodies).await;
     let mut env = settings(Some(table.name.as_str()));
     env.push(("IDEMPOTENCY_MISSING_KEY", "quarantine"));
     let mut worker = setup.start(&env);
@@ -93,10 +96,10 @@ async fn the_worker_quarantines_an_empty_key_when_keys_are_required() {
     worker.signal("TERM").await.unwrap();
     assert_eq!(worker.exit(SETTLED).await.unwrap().code(), Some(0), "{:#?}", worker.lines());
     assert!(setup.downstream.received().is_empty(), "an empty key is no key: nothing POSTed");
-    let quarantined = setup.aws.quarantined(&setup.quarantine_url, 2).await.unwrap();
+    let quarantined = setup.aws.quarantined(&setup.quarantine_url, 3).await.unwrap();
     let codes: Vec<&str> =
         quarantined.iter().map(|q| q.record["errorCode"].as_str().unwrap_or_default()).collect();
-    assert_eq!(codes, ["missing_idempotency_key"; 2]);
+    assert_eq!(codes, ["missing_idempotency_key"; 3]);
 }
 
 async fn consumer_keys(table: bool) {
