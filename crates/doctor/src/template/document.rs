@@ -53,7 +53,7 @@ pub(crate) fn not_a_template(template: &Value) -> Option<String> {
     const SECTIONS: &str = "not a mapping of sections such as Resources";
     let sections = match template {
         Value::Object(sections) => sections,
-        Value::Null => return Some("it is empty".into()),
+        Value::Null => return Some("it holds nothing but blank lines or comments".into()),
         Value::String(_) => return Some(format!("it is plain text, {SECTIONS}")),
         Value::Array(_) => return Some(format!("its top level is a list, {SECTIONS}")),
         Value::Bool(_) | Value::Number(_) => {

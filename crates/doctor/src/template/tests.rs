@@ -245,7 +245,8 @@ fn what_is_not_a_template_is_refused_saying_so() {
     let markdown = "# Orders\n\nThe orders service reads the queue.\nSee [the docs](docs/doctor.md) \
                     for more.\n";
     let cases = [
-        ("", "it is empty"),
+        ("", "it holds nothing but blank lines or comments"),
+        ("# a heading\n\n", "it holds nothing but blank lines or comments"),
         ("hello\n", "it is plain text, not a mapping of sections such as Resources"),
         (markdown, "it is plain text, not a mapping of sections such as Resources"),
         ("42\n", "its top level is a single value, not a mapping of sections such as Resources"),
