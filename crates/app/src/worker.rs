@@ -152,9 +152,13 @@ fn log_start<P>(name: &str, version: &str, Loaded { engine, config, health, .. }
         quarantine_overflow_bucket = engine.quarantine_overflow_bucket.as_deref().unwrap_or("off"),
         envelope = engine.envelope.map_or("none", |envelope| envelope.name()),
         offloaded_payloads = match engine.offloaded {
-            None => "off",
-            Some(offloaded) if offloaded.delete_when_processed => "read-and-delete",
-            Some(_) => "read",
+            None => "off".to_owned(),
+            Some(offloaded) => format!(
+                "{} (first byte within {} ms, whole within {} ms)",
+                if offloaded.delete_when_processed { "read-and-delete" } else { "read" },
+                offloaded.first_byte_timeout.as_millis(),
+                offloaded.read_timeout.as_millis()
+            ),
         },
         "{name} starting"
     );

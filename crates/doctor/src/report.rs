@@ -178,7 +178,8 @@ impl Report {
                     writeln!(out, "  {} on {}: {}{hint}", read.action, read.resource, read.message);
             }
         }
-        if self.findings.is_empty() && self.unreadable.is_empty() {
+        let checked_nothing = self.offline.as_ref().is_some_and(|o| o.creates.is_empty());
+        if self.findings.is_empty() && self.unreadable.is_empty() && !checked_nothing {
             out.push_str("every rule holds\n");
         }
         out
@@ -192,6 +193,13 @@ impl Report {
 impl Offline {
     /// The summary line, then what the stack would change of what already runs.
     fn render(&self, broken: usize, warnings: usize) -> String {
+        if self.creates.is_empty() && broken == 0 {
+            return format!(
+                "doctor: {} with {} creates nothing: every resource's Condition is false with \
+                 this set, so no rule had anything to check\n",
+                self.template, self.parameters
+            );
+        }
         if self.creates.is_empty() {
             return format!(
                 "doctor: {} with {}: CloudFormation refuses the set before it creates anything: \

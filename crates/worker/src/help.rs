@@ -47,7 +47,7 @@ mod tests {
     fn the_help_lists_every_variable_the_worker_reads_in_families_that_are_checked() {
         let help = text();
         let families: Vec<&str> = variables().map(Variable::family).collect();
-        assert_eq!(families.len(), 36);
+        assert_eq!(families.len(), 38);
         for variable in variables() {
             assert!(help.contains(variable.name), "{} is missing from the help", variable.name);
         }

@@ -85,7 +85,7 @@ pub(crate) struct Guard {
     scope: Option<String>,
     key_prefix: String,
     /// The processor's longest side effect: no renewed lease is shorter.
-    side_effect: Duration,
+    side_effect: Option<Duration>,
     holding: Mutex<HashMap<String, Holding>>,
 }
 
@@ -109,7 +109,7 @@ impl Guard {
             missing_key: settings.missing_key,
             scope: settings.scope,
             key_prefix: settings.key_prefix,
-            side_effect: Duration::ZERO,
+            side_effect: None,
             holding: Mutex::default(),
         }
     }
@@ -125,13 +125,13 @@ impl Guard {
     /// processor's longest side effect, started at once, then ends before
     /// its claim can lapse, renewed or not.
     pub(crate) fn set_side_effect_timeout(&mut self, timeout: Option<Duration>) {
-        self.side_effect = timeout.unwrap_or_default();
+        self.side_effect = timeout;
     }
 
     /// A renewed claim's lease: the settings', or the processor's longest
     /// side effect and a margin when that is longer.
     fn renewed_lease(&self, lease: Duration) -> Duration {
-        lease.max(self.side_effect + CLOCK_SKEW_MARGIN)
+        self.side_effect.map_or(lease, |side_effect| lease.max(side_effect + CLOCK_SKEW_MARGIN))
     }
 
     /// The batch's pre-check: which of its keys are already completed, one

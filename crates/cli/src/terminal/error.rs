@@ -93,6 +93,12 @@ pub enum CliError {
 fn template_hint(error: &backpressure_doctor::TemplateError) -> &'static str {
     use backpressure_doctor::TemplateError;
     match error {
+        // A template whose resources CloudFormation refuses is the right file, to mend.
+        TemplateError::NotATemplate { reason, .. }
+            if reason.starts_with("its Resources") || reason.starts_with("its resource") =>
+        {
+            "CloudFormation refuses it too: give its Resources at least one resource, each with a Type"
+        }
         TemplateError::Template { .. } | TemplateError::NotATemplate { .. } => {
             "give --template the template file, YAML or JSON"
         }

@@ -67,13 +67,13 @@ variables! {
     ENVELOPE: ENGINE, Value("none"), Described("none, sns, sns-raw, eventbridge, s3"),
         "another service's wrapper around each message (SNS, EventBridge, S3): the message inside is decoded, and forwarded";
     OFFLOADED_PAYLOADS: ENGINE, Value("off"), Described("off, read, read-and-delete"),
-        "payloads an SQS or SNS Extended Client put in S3: read before use, deleted once processed";
+        "payloads an SQS or SNS Extended Client put in S3: read before use; read-and-delete also deletes each once processed";
     OFFLOADED_PAYLOAD_MAX_BYTES: ENGINE, Unset::Whole(33_554_432), Whole { min: 1, max: 2_147_483_648 },
         "the largest offloaded payload read; a larger one is quarantined";
     OFFLOADED_PAYLOAD_FIRST_BYTE_TIMEOUT_MS: ENGINE, Unset::Whole(5_000), Whole { min: 100, max: 900_000 },
-        "how long an offloaded payload's first bytes may take; past it, only its message is retried";
+        "how long an offloaded payload's first bytes may take, from the read's start; past it, only its message is retried";
     OFFLOADED_PAYLOAD_READ_TIMEOUT_MS: ENGINE, Unset::Whole(30_000), Whole { min: 100, max: 900_000 },
-        "how long reading one offloaded payload whole may take; past it, only its message is retried";
+        "how long reading one offloaded payload whole may take, from the read's start; past it, only its message is retried";
     IDEMPOTENCY_KEY_FROM: ENGINE, Value("message-id"), Described("message-id, envelope-id, /json/pointer, attribute:NAME"),
         "raw bodies: where each message's idempotency key is";
     TENANT_FROM: ENGINE, Off("no tenant"), Described("/json/pointer, attribute:NAME"),
@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn each_program_reads_its_own() {
         let count = |reader| read_by(reader).count();
-        assert_eq!((count(Consumer), count(Worker), count(Publisher)), (24, 36, 18));
+        assert_eq!((count(Consumer), count(Worker), count(Publisher)), (26, 38, 18));
         assert_eq!(named("CONSUMER_CONCURRENCY").map(|v| v.readers), Some(ALL));
         assert_eq!(named("CONSUMER_CONCURENCY"), None);
         assert_eq!(CONSUMER_MAX_IN_FLIGHT_PER_GROUP.family(), "CONSUMER_");

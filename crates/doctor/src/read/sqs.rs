@@ -96,9 +96,10 @@ fn in_region_of(client: &Client, arn: &QueueArn) -> bool {
 fn elsewhere(client: &Client, arn: &QueueArn) -> Unreadable {
     let here = client.config().region().map_or("no region".to_owned(), |r| r.to_string());
     let detail = format!(
-        "the queue is in {}, and this run reads {here}: run doctor again with --region {}",
+        "the queue is in {}, and this run reads {here} (a run reads one region): run doctor \
+         again with --queue {} on its own",
         arn.region(),
-        arn.region()
+        arn.as_str()
     );
     Unreadable::new("sqs:GetQueueUrl", arn.as_str(), detail)
 }

@@ -155,6 +155,11 @@ pub fn check_template(
         finding.fix = planned.template_fix(&stack, &finding.fix);
         findings.push(finding);
     }
-    let report = Report::new(&planned.deployment, findings);
-    Ok(report.offline(offline(changes::created(&stack)?, changes::changes(&stack)?)))
+    let created = changes::created(&stack)?;
+    let mut report = Report::new(&planned.deployment, findings);
+    // A set that creates nothing left every rule nothing to look at: no pass.
+    if created.is_empty() && report.findings.is_empty() {
+        report.exit = crate::report::EXIT_INCOMPLETE;
+    }
+    Ok(report.offline(offline(created, changes::changes(&stack)?)))
 }

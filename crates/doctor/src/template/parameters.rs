@@ -221,7 +221,7 @@ fn against_constraints(spec: &Value, value: &str) -> Option<String> {
 
 /// What CloudFormation's Number takes: an integer or a decimal, signed, with an exponent or
 /// not. Rust's `f64` parse also takes `NaN`, `inf` and `infinity`, which it does not.
-fn number(text: &str) -> Option<f64> {
+pub(super) fn number(text: &str) -> Option<f64> {
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
     let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {

@@ -97,12 +97,17 @@ pub(crate) fn plan(stack: &Stack<'_>) -> Result<Planned, TemplateError> {
     Ok(planned)
 }
 
+/// A whole number however CloudFormation's Number writes it: `1000`,
+/// `1e3` and `1000.0` are one setting.
 fn number(value: &Value) -> Option<u32> {
-    match value {
-        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
-        Value::String(s) => s.trim().parse().ok(),
+    let number = match value {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => super::parameters::number(s.trim()),
         _ => None,
-    }
+    }?;
+    let whole = number.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&number);
+    // Whole and in range: the conversion is exact.
+    whole.then_some(number as u32)
 }
 
 /// A JSON policy written as an object, or as a string holding one.

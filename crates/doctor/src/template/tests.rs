@@ -306,6 +306,33 @@ Resources:
         let rules: Vec<&str> = report.findings.iter().map(|f| f.rule).collect();
         assert!(!rules.contains(&"parameter-invalid"), "{value}: {}", report.render());
     }
+    // A whole number is that number in the resource however it is written:
+    // 5.0 and 50e-1 are 5, not a count of 0 below the rule's 5.
+    for value in ["5.0", "50e-1", "1e3", "+10"] {
+        let report = check_template("t.yaml", template, "p.json", &given(value)).unwrap();
+        let rules: Vec<&str> = report.findings.iter().map(|f| f.rule).collect();
+        let wrong = ["parameter-invalid", "max-receive-count-low"];
+        assert!(!rules.iter().any(|r| wrong.contains(r)), "{value}: {}", report.render());
+    }
+}
+
+/// A set under which every resource's Condition is false creates nothing:
+/// no rule had anything to check, which is no pass.
+#[test]
+fn a_set_that_creates_nothing_is_not_a_pass() {
+    let template = "
+Parameters:
+  Make: {Type: String, Default: 'no'}
+Conditions:
+  DoMake: !Equals [!Ref Make, 'yes']
+Resources:
+  Q: {Type: AWS::SQS::Queue, Condition: DoMake}
+";
+    let report = check(template).unwrap();
+    assert_eq!(report.exit, crate::report::EXIT_INCOMPLETE);
+    let text = report.render();
+    assert!(text.contains("creates nothing: every resource's Condition is false"), "{text}");
+    assert!(!text.contains("every rule holds"), "{text}");
 }
 
 /// A default of `.nan` (YAML's NaN) is named as written, not read as no default.
