@@ -14,6 +14,11 @@ built from that content since has a newer dep-info file, so it stays fresh, whil
 any other content is older, so cargo rebuilds it rather than reuse it. A run killed before `end`
 leaves no record, and the next one keeps the clone's times: every package is rebuilt, never a
 stale one reused. A file that is not tracked by git keeps the clone's time.
+
+The record holds the clone's path too. A build compiles paths in (`env!("CARGO_MANIFEST_DIR")`,
+`include_str!`, insta's snapshot directory), and cargo does not rebuild a unit when only the
+workspace's path changed: a clone at another path would run tests that read the last clone's
+files. So a clone at another path keeps the clone's times, and every package is rebuilt.
 """
 
 import hashlib
@@ -45,7 +50,12 @@ def main() -> int:
             pending.replace(record)
         return 0
     now = int(time.time())
-    last = json.loads(record.read_text())["files"] if record.exists() else {}
+    root = os.getcwd()
+    recorded = json.loads(record.read_text()) if record.exists() else {}
+    last = recorded.get("files", {}) if recorded.get("root") == root else {}
+    if recorded and not last:
+        print(f"source times: the cache was last built from another path than {root}: paths "
+              "compiled into the tests would point there, so every package is rebuilt")
     record.unlink(missing_ok=True)
     files, kept = {}, 0
     for path in tracked_files():
@@ -58,7 +68,7 @@ def main() -> int:
         else:
             files[path] = [content, now]
     target.mkdir(parents=True, exist_ok=True)
-    pending.write_text(json.dumps({"files": files}))
+    pending.write_text(json.dumps({"root": root, "files": files}))
     print(f"source times: {kept} of {len(files)} files as the cache last built them")
     return 0
 
