@@ -62,6 +62,18 @@ pub struct Offloaded {
     pub read_timeout: Duration,
 }
 
+impl Offloaded {
+    /// For a start line: the mode and both timeouts.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} (first byte within {} ms, whole within {} ms)",
+            if self.delete_when_processed { "read-and-delete" } else { "read" },
+            self.first_byte_timeout.as_millis(),
+            self.read_timeout.as_millis()
+        )
+    }
+}
+
 /// `OFFLOADED_PAYLOADS` and its bound; every bad one is named.
 fn offloaded<F: Fn(&str) -> Option<String>>(
     vars: &Vars<F>,

@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use backpressure_batch::{Body, Processor};
 use backpressure_core::config::ConfigError;
+use backpressure_core::config::variables::Reader;
 use backpressure_core::error::error_chain;
 use backpressure_startup as startup;
 use lambda_runtime::service_fn;
-use tracing::error;
+use tracing::{error, info};
 
 use crate::config::ConsumerConfig;
 use crate::start::{ConsumerClients, Reach};
@@ -68,6 +69,7 @@ where
         return ExitCode::from(startup::exit::USAGE);
     }
     let load = |vars: &startup::Env| -> Result<_, ServeError<E>> {
+        startup::warn_of_unknown_variables(Reader::Consumer, name, "docs/consumer.md");
         crate::start::warn_of_idempotency_without_table(vars);
         // The engine's errors and the processor's together, so one start says them all.
         match (ConsumerConfig::from_vars(vars), processor(vars)) {
@@ -78,6 +80,14 @@ where
         }
     };
     let Some((config, processor)) = startup::init(load) else { return ExitCode::FAILURE };
+    info!(
+        version,
+        quarantine = config.quarantine_queue.url(),
+        idempotency = config.idempotency.as_ref().map_or("off".to_owned(), |i| i.store.describe()),
+        envelope = config.envelope.map_or("none", |envelope| envelope.name()),
+        offloaded_payloads = config.offloaded.map_or("off".to_owned(), |o| o.describe()),
+        "{name} starting"
+    );
     let clients = ConsumerClients::new(&startup::sdk_config(config.api_call_timeout).await);
     let version = startup::handler_version(name, version);
     match config.consumer(processor, &clients, Reach::OnFirstUse, version).await {

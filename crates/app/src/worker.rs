@@ -151,15 +151,7 @@ fn log_start<P>(name: &str, version: &str, Loaded { engine, config, health, .. }
         idempotency = engine.idempotency.as_ref().map_or("off".to_owned(), |i| i.store.describe()),
         quarantine_overflow_bucket = engine.quarantine_overflow_bucket.as_deref().unwrap_or("off"),
         envelope = engine.envelope.map_or("none", |envelope| envelope.name()),
-        offloaded_payloads = match engine.offloaded {
-            None => "off".to_owned(),
-            Some(offloaded) => format!(
-                "{} (first byte within {} ms, whole within {} ms)",
-                if offloaded.delete_when_processed { "read-and-delete" } else { "read" },
-                offloaded.first_byte_timeout.as_millis(),
-                offloaded.read_timeout.as_millis()
-            ),
-        },
+        offloaded_payloads = engine.offloaded.map_or("off".to_owned(), |o| o.describe()),
         "{name} starting"
     );
 }

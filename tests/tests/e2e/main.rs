@@ -9,6 +9,7 @@ mod deployed;
 mod docs_held_to_code;
 mod doctor;
 mod doctor_regions;
+mod envelope_forgotten;
 mod envelopes;
 mod envelopes_own_types;
 mod fair_queues;

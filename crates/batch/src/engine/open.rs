@@ -93,9 +93,37 @@ fn inside(envelope: Option<Envelope>, mut violation: ContractViolation) -> Contr
     violation
 }
 
-/// Decodes `text`; a violation inside an envelope says so.
+/// Decodes `text`; a violation inside an envelope says so, and so does one
+/// of a body that is plainly another service's wrapper no envelope was set for.
 fn decode<B: Body>(envelope: Option<Envelope>, text: &str) -> Result<B, Unopened> {
-    B::decode(text).map_err(|violation| Unopened::Quarantine(inside(envelope, violation)))
+    B::decode(text).map_err(|violation| {
+        let violation = match envelope {
+            None => unset_wrapper(violation, text),
+            Some(_) => inside(envelope, violation),
+        };
+        Unopened::Quarantine(violation)
+    })
+}
+
+/// A violation of a body that is another service's wrapper (an SNS
+/// notification, an EventBridge event, an S3 notification) with no envelope
+/// set: the detail names the wrapper and the setting that opens it, since
+/// every message of such a queue would fail the same way.
+fn unset_wrapper(mut violation: ContractViolation, text: &str) -> ContractViolation {
+    let Some(wrapper) = Envelope::detect(text) else { return violation };
+    let what = match wrapper {
+        Envelope::Sns | Envelope::SnsRaw => "an SNS notification",
+        Envelope::EventBridge => "an EventBridge event",
+        Envelope::S3 => "an S3 event notification",
+        _ => "another service's wrapper",
+    };
+    violation.detail = format!(
+        "{}; the body is {what}: set ENVELOPE={} (Builder::envelope in the library) to decode \
+         the message inside it",
+        violation.detail,
+        wrapper.name()
+    );
+    violation
 }
 
 /// Every record opened and decoded: each record's payload, and its body or

@@ -283,3 +283,4 @@ async fn fifo_quarantine_failure_blocks_the_group() {
 mod acknowledged;
 mod property;
 mod shared_limit;
+mod wrapper;

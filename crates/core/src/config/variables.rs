@@ -152,10 +152,12 @@ pub fn named(name: &str) -> Option<&'static Variable> {
     VARIABLES.iter().find(|variable| variable.name == name)
 }
 
-/// The names among `names` of the families `reader` reads that it does not
-/// read, each with the variable it most likely meant: a typo must not fall
-/// back to a default silently. A family is a name up to its first `_`
-/// (`WORKER_`, `QUARANTINE_`); those a platform sets (ECS's `ECS_*`) are left alone.
+/// The names among `names` that `reader` does not read but looks like it
+/// would, each with the variable it most likely meant: a typo must not fall
+/// back to a default silently. Those are the names of a family it reads (a
+/// family is a name up to its first `_`: `WORKER_`, `QUARANTINE_`), and any
+/// name one edit away from one it reads (`ENVELOP`); those a platform sets
+/// (ECS's `ECS_*`) are left alone.
 pub fn unknown<'a>(
     reader: Reader,
     names: impl Iterator<Item = &'a str>,
@@ -166,8 +168,13 @@ pub fn unknown<'a>(
             .filter(|variable| !matches!(variable.unset, Off("set by ECS")))
             .any(|variable| name.starts_with(variable.family()))
     };
+    let one_edit_away =
+        |name: &str| read().any(|variable| strsim::levenshtein(name, variable.name) == 1);
     names
-        .filter(|name| in_family(name) && !read().any(|variable| variable.name == *name))
+        .filter(|name| {
+            (in_family(name) || one_edit_away(name))
+                && !read().any(|variable| variable.name == *name)
+        })
         .map(|name| (name.to_owned(), nearest(reader, name)))
         .collect()
 }
@@ -229,6 +236,9 @@ mod tests {
             "CONSUMER_CONCURENCY",
             "VISIBILITY_TIMEOUT",
             "ECS_CONTAINER_METADATA_URI_V4",
+            "ENVELOP",
+            "ENVELOPES",
+            "HOME",
         ];
         assert_eq!(
             unknown(Worker, names.into_iter()),
@@ -238,6 +248,8 @@ mod tests {
                 ("WORKER_ZZZZZZZZZZ".to_owned(), None),
                 ("CONSUMER_CONCURENCY".to_owned(), Some("CONSUMER_CONCURRENCY")),
                 ("VISIBILITY_TIMEOUT".to_owned(), Some("VISIBILITY_TIMEOUT_SECONDS")),
+                ("ENVELOP".to_owned(), Some("ENVELOPE")),
+                ("ENVELOPES".to_owned(), Some("ENVELOPE")),
             ]
         );
         let publisher = ["TARGET_LOAD_PERCNT", "SAMPLE_INTERVAL_SECOND", "LOAD_HOLD_SECONDS"];
