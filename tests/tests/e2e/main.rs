@@ -27,6 +27,7 @@ mod managed_instances;
 mod operator_cli;
 mod operator_cli_boundaries;
 mod operator_cli_canary;
+mod operator_cli_canary_wait;
 mod operator_cli_disk;
 mod operator_cli_dlq;
 mod operator_cli_errors;

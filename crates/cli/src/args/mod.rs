@@ -275,10 +275,15 @@ pub struct ReplayArgs {
     /// stop if any came back, or if the read could not see every message.
     #[arg(long, allow_negative_numbers = true, value_parser = canary_size)]
     pub canary: Option<u64>,
-    /// Seconds to wait after the canary before checking (60, or 90s, 5m, 1h30m): longer than
-    /// the consumer needs to process (and quarantine) a message.
-    #[arg(long, allow_hyphen_values = true, default_value_t = 60, value_parser = wait_seconds)]
-    pub canary_wait: u64,
+    /// Seconds to wait after the canary before checking (60, or 90s, 5m, 1h30m). Replaying a
+    /// dead-letter queue: at least its queue's maxReceiveCount times its visibility timeout and
+    /// 20 s, which is the default; a shorter wait is refused. Otherwise 60 by default.
+    #[arg(long, allow_hyphen_values = true, value_parser = wait_seconds)]
+    pub canary_wait: Option<u64>,
+    /// Replay after the canary's wait even though it cannot tell whether the canary failed
+    /// (a wait shorter than a failure takes to come back, or a queue whose failures go elsewhere).
+    #[arg(long, requires = "canary")]
+    pub canary_unproven: bool,
     /// Print what would be sent; send and delete nothing.
     #[arg(long)]
     pub dry_run: bool,

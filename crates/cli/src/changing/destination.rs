@@ -40,6 +40,13 @@ impl Destinations {
         Self { template: source.clone(), to, only_source, urls: Mutex::new(HashMap::new()) }
     }
 
+    /// The queue every message goes to when that is known before any is
+    /// read: `--to`, or the dead-letter queue's only source queue.
+    pub(crate) fn known_before_reading(&self) -> Option<Queue> {
+        let url = self.to.clone().or_else(|| self.only_source.clone())?;
+        Some(Queue { url, ..self.template.clone() })
+    }
+
     /// The queue `entry` goes back to, or why there is none.
     pub(crate) async fn resolve(&self, entry: &Entry) -> Result<Queue, String> {
         let url = match (&self.to, &entry.source_queue_arn, &self.only_source) {

@@ -3,6 +3,7 @@
 //! (`--rate`), and the audit trail that makes a rerun resume.
 
 pub(crate) mod audit;
+pub(crate) mod canary_wait;
 pub(crate) mod destination;
 pub(crate) mod outgoing;
 pub(crate) mod pace;

@@ -11,6 +11,7 @@ use crate::args::{ChangeArgs, ReplayArgs};
 use crate::aws::identity::operator;
 use crate::aws::queue::Queue;
 use crate::changing::audit::Audit;
+use crate::changing::canary_wait;
 use crate::changing::destination::Destinations;
 use crate::changing::pace::Pacer;
 use crate::changing::sweep::{Action, Setup, Sweep, Tally};
@@ -53,6 +54,16 @@ pub(crate) async fn replay(
         };
         return dry_run(setup, args, at_start).await;
     }
+    let canary_wait = match (args.canary, destinations.known_before_reading()) {
+        (None, _) => (0, true),
+        (Some(_), target) => {
+            let known = match &target {
+                Some(target) => Some(canary_wait::read(target, source).await?),
+                None => None,
+            };
+            canary_wait::decide(known, args.canary_wait, args.canary_unproven)?
+        }
+    };
     let mover = mover_for(source).await?;
     let operator = operator(sts).await?;
     let matching = matching_if_wanted(source, filter, change.yes).await?;
@@ -71,7 +82,7 @@ pub(crate) async fn replay(
         mover: mover.as_ref(),
         objects: Some(objects),
     };
-    Replaying::new(setup, args, &audit, progress).run(at_start).await
+    Replaying::new(setup, args, &audit, progress, canary_wait).run(at_start).await
 }
 
 /// Where the replayed messages go, for a person.
@@ -138,6 +149,8 @@ struct Replaying<'a> {
     /// Messages the canary took off the source queue.
     removed_by_canary: u64,
     total: Tally,
+    /// Seconds the canary waits, and whether a check after them can tell.
+    canary_wait: (u64, bool),
 }
 
 impl<'a> Replaying<'a> {
@@ -146,6 +159,7 @@ impl<'a> Replaying<'a> {
         args: &'a ReplayArgs,
         audit: &'a Audit,
         progress: ProgressBar,
+        canary_wait: (u64, bool),
     ) -> Self {
         let remaining = args.limit.unwrap_or(usize::MAX);
         Self {
@@ -156,6 +170,7 @@ impl<'a> Replaying<'a> {
             remaining,
             removed_by_canary: 0,
             total: Tally::default(),
+            canary_wait,
         }
     }
 
@@ -192,7 +207,7 @@ impl<'a> Replaying<'a> {
         if tally.replayed == 0 {
             return Ok(ControlFlow::Continue(()));
         }
-        let wait = self.args.canary_wait;
+        let (wait, tells) = self.canary_wait;
         self.progress.suspend(|| {
             eprintln!(
                 "canary: {} message(s) replayed; checking {} for them in {wait} s",
@@ -220,8 +235,16 @@ impl<'a> Replaying<'a> {
                 let error = CliError::interrupted(0, &Ok(0), source.lease);
                 return Err(self.stopped_in_canary(error, Stage::Checked, tally.replayed));
             }
-            self.progress
-                .suspend(|| eprintln!("canary passed: none came back; replaying the rest"));
+            self.progress.suspend(|| {
+                if tells {
+                    eprintln!("canary passed: none came back; replaying the rest");
+                } else {
+                    eprintln!(
+                        "canary unproven: none came back within {wait} s, which proves nothing \
+                         (--canary-unproven); replaying the rest"
+                    );
+                }
+            });
             return Ok(ControlFlow::Continue(()));
         }
         self.progress.finish_and_clear();

@@ -1,0 +1,104 @@
+//! A canary on a dead-letter queue waits as long as a failure takes to come
+//! back: its work queue's maxReceiveCount (2) receives, each up to its
+//! visibility timeout (3 s) apart, and a 20 s poll: 26 s. A shorter wait is
+//! refused before anything is sent; the computed one fails a canary whose
+//! message still fails (sqs-worker on the work queue, the downstream
+//! answering 503) and passes one that is now done.
+
+use aws_sdk_sqs::types::QueueAttributeName;
+use e2e_tests::downstream::Downstream;
+use e2e_tests::fixtures::{Aws, binary, unique};
+use e2e_tests::process::Process;
+use serde_json::json;
+
+use crate::operator_cli::{audit_lines, cli, stderr, temp_path};
+use crate::worker_setup::request;
+
+/// A work queue whose dead-letter queue (after 2 receives, 3 s apart) holds
+/// two messages of `operation`: (aws, dead-letter queue, work queue).
+async fn dead_letters(operation: &str) -> (Aws, String, String) {
+    let aws = Aws::from_env().await.unwrap();
+    let dlq = aws.create_queue(&unique("dlq")).await.unwrap();
+    let policy = json!({"deadLetterTargetArn": aws.queue_arn(&dlq).await.unwrap(),
+                        "maxReceiveCount": 2})
+    .to_string();
+    let created = aws.sqs.create_queue().queue_name(unique("work"));
+    let created = created
+        .attributes(QueueAttributeName::RedrivePolicy, policy)
+        .attributes(QueueAttributeName::VisibilityTimeout, "3")
+        .send()
+        .await
+        .unwrap();
+    for key in ["k-1", "k-2"] {
+        let body = request(operation, key);
+        aws.sqs.send_message().queue_url(&dlq).message_body(body).send().await.unwrap();
+    }
+    (aws, dlq, created.queue_url.unwrap())
+}
+
+fn worker(work: &str, downstream: &Downstream, quarantine: &str) -> Process {
+    let url = downstream.url();
+    let env = [
+        ("QUEUE_URL", work),
+        ("QUARANTINE_QUEUE_URL", quarantine),
+        ("DOWNSTREAM_URL", url.as_str()),
+        ("RECEIVE_WAIT_SECONDS", "1"),
+        ("VISIBILITY_TIMEOUT_SECONDS", "3"),
+        ("RETRY_BASE_SECONDS", "0"),
+        ("WORKER_POLLERS", "1"),
+    ];
+    Process::start(&binary("sqs-worker").unwrap(), &env).unwrap()
+}
+
+async fn replay(dlq: &str, work: &str, extra: &[&str]) -> (Option<i32>, String, usize) {
+    let audit = temp_path("audit.jsonl");
+    let mut args = vec!["replay", "--queue-url", dlq, "--to", work, "--canary", "1", "--yes"];
+    args.extend(["--wait-seconds", "1", "--audit", audit.to_str().unwrap()]);
+    args.extend_from_slice(extra);
+    let output = cli(&args).await;
+    let replayed = if audit.exists() { audit_lines(&audit).len() } else { 0 };
+    (output.status.code(), stderr(&output), replayed)
+}
+
+#[tokio::test]
+async fn a_canary_wait_shorter_than_a_failure_takes_to_come_back_is_refused() {
+    let (aws, dlq, work) = dead_letters("ledger.fail").await;
+    let (code, said, replayed) = replay(&dlq, &work, &["--canary-wait", "10"]).await;
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("--canary-wait 10 s cannot tell whether the canary failed"), "{said}");
+    assert!(said.contains("maxReceiveCount of 2 receives"), "{said}");
+    assert!(said.contains("give --canary-wait 26 or more"), "{said}");
+    assert_eq!(replayed, 0, "nothing sent");
+    assert_eq!(aws.counts(&dlq).await.unwrap(), (2, 0), "both still dead-lettered");
+    // Allowed, it goes on, and says the canary proved nothing.
+    let (code, said, replayed) =
+        replay(&dlq, &work, &["--canary-wait", "1", "--canary-unproven"]).await;
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("canary unproven: none came back within 1 s"), "{said}");
+    assert_eq!(replayed, 2);
+}
+
+/// The computed wait, on both sides: a message that still fails comes back
+/// within it (exit 3, nothing more sent), one that is done does not.
+#[tokio::test]
+async fn the_computed_canary_wait_tells_a_failure_from_a_fix() {
+    let run = |operation: &'static str| async move {
+        let (aws, dlq, work) = dead_letters(operation).await;
+        let quarantine = aws.create_queue(&unique("quarantine")).await.unwrap();
+        let downstream = Downstream::start().await.unwrap();
+        let consumer = worker(&work, &downstream, &quarantine);
+        let outcome = replay(&dlq, &work, &[]).await;
+        drop(consumer);
+        outcome
+    };
+    let (failing, fixed) = tokio::join!(run("ledger.fail"), run("ledger.post"));
+    let (code, said, replayed) = failing;
+    assert_eq!(code, Some(3), "{said}");
+    assert!(said.contains("checking") && said.contains("in 26 s"), "the computed wait: {said}");
+    assert!(said.contains("canary failed: 1 of 1"), "{said}");
+    assert_eq!(replayed, 1, "one replayed, then stopped");
+    let (code, said, replayed) = fixed;
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("canary passed: none came back"), "{said}");
+    assert_eq!(replayed, 2);
+}
