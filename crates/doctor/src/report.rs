@@ -66,6 +66,10 @@ pub struct Counts {
     pub mappings: usize,
     pub functions: usize,
     pub alarms: usize,
+    /// ECS services read, given or found through a publisher.
+    pub services: usize,
+    /// Deployed backlog-publisher functions found.
+    pub publishers: usize,
 }
 
 /// A failed read, as the JSON gives it.
@@ -99,6 +103,13 @@ impl Report {
                 mappings: deployment.mappings.len(),
                 functions: deployment.functions.len(),
                 alarms: deployment.alarms.len(),
+                services: deployment.services.len(),
+                publishers: deployment
+                    .publisher_targets
+                    .iter()
+                    .map(|target| target.function.as_str())
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len(),
             },
             findings,
             unreadable: deployment.unreadable.iter().map(UnreadableOut::from).collect(),
@@ -120,11 +131,13 @@ impl Report {
         let mut out = match &self.offline {
             Some(offline) => offline.render(broken, warnings),
             None => {
-                let Counts { queues, mappings, functions, alarms } = self.read;
+                let Counts { queues, mappings, functions, alarms, services, publishers } =
+                    self.read;
                 format!(
                     "doctor: read {queues} queue(s), {mappings} mapping(s), {functions} \
-                     function(s), {alarms} alarm(s): {broken} broken, {warnings} warning(s), {} \
-                     read(s) failed\n",
+                     function(s), {alarms} alarm(s), {services} ECS service(s), {publishers} \
+                     backlog-publisher(s): {broken} broken, {warnings} warning(s), {} read(s) \
+                     failed\n",
                     self.unreadable.len()
                 )
             }

@@ -161,7 +161,8 @@ pub enum Command {
         json: bool,
     },
     /// Check what is deployed around queues against AWS's documented rules: their dead-letter
-    /// queues, the event source mappings and functions that read them, their alarms. Read-only.
+    /// queues, the event source mappings and functions and the ECS services that read them (and
+    /// the backlog-publishers that scale those), their alarms. Read-only.
     #[command(after_help = DOCTOR_EXIT_CODES)]
     Doctor {
         #[command(flatten)]

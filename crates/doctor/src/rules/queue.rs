@@ -136,7 +136,11 @@ fn retention(queue: &Queue, dead_letter: &Queue, findings: &mut Vec<Finding>) {
         raise
     } else {
         let shorter = (MAX_RETENTION_S - 86_400).to_string();
-        format!("{raise} && {}", set_attribute(&queue.url, "MessageRetentionPeriod", &shorter))
+        format!(
+            "{raise} && {}  # this queue a day shorter, 13 days: 14 days is the most SQS \
+             keeps, so the dead-letter queue cannot keep messages longer than it",
+            set_attribute(&queue.url, "MessageRetentionPeriod", &shorter)
+        )
     };
     findings.push(
         Finding::new(

@@ -41,7 +41,7 @@ fn scaling(service: &Service, queue: &str, on: &str, findings: &mut Vec<Finding>
                     "aws application-autoscaling register-scalable-target --service-namespace \
                      ecs --scalable-dimension ecs:service:DesiredCount --resource-id {} \
                      --min-capacity 1 --max-capacity N, then a target tracking policy on \
-                     backlog-publisher's BacklogPerTask",
+                     backlog-publisher's ScalingLoad (TARGET_LOAD_PERCENT; docs/publisher.md)",
                     service.resource_id()
                 ),
             )
@@ -64,10 +64,11 @@ fn scaling(service: &Service, queue: &str, on: &str, findings: &mut Vec<Finding>
                         scaling.policy_metrics.join(", ")
                     ),
                     format!(
-                        "add a target tracking policy on backlog-publisher's BacklogPerTask \
-                         (aws application-autoscaling put-scaling-policy --service-namespace ecs \
+                        "add a target tracking policy on backlog-publisher's ScalingLoad \
+                         (TARGET_LOAD_PERCENT; docs/publisher.md), beside the CPU one: aws \
+                         application-autoscaling put-scaling-policy --service-namespace ecs \
                          --scalable-dimension ecs:service:DesiredCount --resource-id {} \
-                         --policy-type TargetTrackingScaling ...)",
+                         --policy-type TargetTrackingScaling ...",
                         service.resource_id()
                     ),
                 )
