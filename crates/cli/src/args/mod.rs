@@ -163,7 +163,14 @@ pub enum Command {
     /// Check what is deployed around queues against AWS's documented rules: their dead-letter
     /// queues, the event source mappings and functions and the ECS services that read them (and
     /// the backlog-publishers that scale those), their alarms. Read-only.
-    #[command(after_help = DOCTOR_EXIT_CODES)]
+    // doctor receives no message: the shared help's note on a receive's wait is not its own.
+    #[command(
+        after_help = DOCTOR_EXIT_CODES,
+        mut_arg("call_timeout", |arg| arg.help(
+            "Seconds each AWS call may take, retries included: a hung call fails the read \
+             instead of hanging it [default: 20]"
+        ))
+    )]
     Doctor {
         #[command(flatten)]
         doctor: DoctorArgs,
