@@ -4,26 +4,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::process::{Command, Output};
+mod common;
 
-fn cli(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sqs-backpressure"))
-        .args(args)
-        .env_remove("AWS_PROFILE")
-        .env("AWS_REGION", "us-east-1")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap()
-}
+use std::process::Command;
 
-fn text(output: &Output) -> String {
-    format!(
-        "exit: {:?}\n--- stdout\n{}--- stderr\n{}",
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
+use common::{cli, text};
 
 const SUBCOMMANDS: [&str; 10] = [
     "stats",
