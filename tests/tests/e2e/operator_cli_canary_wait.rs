@@ -7,17 +7,22 @@
 
 use aws_sdk_sqs::types::QueueAttributeName;
 use e2e_tests::downstream::Downstream;
-use e2e_tests::fixtures::{Aws, binary, unique};
+use e2e_tests::fixtures::{Aws, Sqs, binary, unique};
 use e2e_tests::process::Process;
 use serde_json::json;
 
-use crate::operator_cli::{audit_lines, cli, stderr, temp_path};
+use crate::operator_cli::{audit_lines, stderr, temp_path};
+use crate::operator_cli_fifo::cli_on;
 use crate::worker_setup::request;
 
 /// A work queue whose dead-letter queue (after 2 receives, 3 s apart) holds
 /// two messages of `operation`: (aws, dead-letter queue, work queue).
 async fn dead_letters(operation: &str) -> (Aws, String, String) {
-    let aws = Aws::from_env().await.unwrap();
+    dead_letters_on(Sqs::Moto, operation).await
+}
+
+async fn dead_letters_on(sqs: Sqs, operation: &str) -> (Aws, String, String) {
+    let aws = Aws::from_env().await.unwrap().with_sqs(sqs).await.unwrap();
     let dlq = aws.create_queue(&unique("dlq")).await.unwrap();
     let policy = json!({"deadLetterTargetArn": aws.queue_arn(&dlq).await.unwrap(),
                         "maxReceiveCount": 2})
@@ -36,9 +41,11 @@ async fn dead_letters(operation: &str) -> (Aws, String, String) {
     (aws, dlq, created.queue_url.unwrap())
 }
 
-fn worker(work: &str, downstream: &Downstream, quarantine: &str) -> Process {
+fn worker(sqs: Sqs, work: &str, downstream: &Downstream, quarantine: &str) -> Process {
     let url = downstream.url();
+    let endpoint = sqs.endpoint().unwrap();
     let env = [
+        ("AWS_ENDPOINT_URL_SQS", endpoint.as_str()),
         ("QUEUE_URL", work),
         ("QUARANTINE_QUEUE_URL", quarantine),
         ("DOWNSTREAM_URL", url.as_str()),
@@ -51,11 +58,20 @@ fn worker(work: &str, downstream: &Downstream, quarantine: &str) -> Process {
 }
 
 async fn replay(dlq: &str, work: &str, extra: &[&str]) -> (Option<i32>, String, usize) {
+    replay_on(Sqs::Moto, dlq, work, extra).await
+}
+
+async fn replay_on(
+    sqs: Sqs,
+    dlq: &str,
+    work: &str,
+    extra: &[&str],
+) -> (Option<i32>, String, usize) {
     let audit = temp_path("audit.jsonl");
     let mut args = vec!["replay", "--queue-url", dlq, "--to", work, "--canary", "1", "--yes"];
     args.extend(["--wait-seconds", "1", "--audit", audit.to_str().unwrap()]);
     args.extend_from_slice(extra);
-    let output = cli(&args).await;
+    let output = cli_on(sqs, &args).await;
     let replayed = if audit.exists() { audit_lines(&audit).len() } else { 0 };
     (output.status.code(), stderr(&output), replayed)
 }
@@ -82,12 +98,22 @@ async fn a_canary_wait_shorter_than_a_failure_takes_to_come_back_is_refused() {
 /// within it (exit 3, nothing more sent), one that is done does not.
 #[tokio::test]
 async fn the_computed_canary_wait_tells_a_failure_from_a_fix() {
+    computed_wait_tells(Sqs::Moto).await;
+}
+
+/// Redrive is SQS's own: the same on LocalStack's SQS.
+#[tokio::test]
+async fn the_computed_canary_wait_tells_a_failure_from_a_fix_on_localstack() {
+    computed_wait_tells(Sqs::LocalStack).await;
+}
+
+async fn computed_wait_tells(sqs: Sqs) {
     let run = |operation: &'static str| async move {
-        let (aws, dlq, work) = dead_letters(operation).await;
+        let (aws, dlq, work) = dead_letters_on(sqs, operation).await;
         let quarantine = aws.create_queue(&unique("quarantine")).await.unwrap();
         let downstream = Downstream::start().await.unwrap();
-        let consumer = worker(&work, &downstream, &quarantine);
-        let outcome = replay(&dlq, &work, &[]).await;
+        let consumer = worker(sqs, &work, &downstream, &quarantine);
+        let outcome = replay_on(sqs, &dlq, &work, &[]).await;
         drop(consumer);
         outcome
     };
@@ -101,4 +127,35 @@ async fn the_computed_canary_wait_tells_a_failure_from_a_fix() {
     assert_eq!(code, Some(0), "{said}");
     assert!(said.contains("canary passed: none came back"), "{said}");
     assert_eq!(replayed, 2);
+}
+
+/// The canary's figure read from a work queue SQS will not describe (denied,
+/// then failing past the SDK's retries, then hung): one sentence naming the
+/// call and the queue, and nothing sent.
+#[tokio::test]
+async fn a_canary_whose_queue_cannot_be_read_sends_nothing() {
+    use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
+    let (aws, dlq, work) = dead_letters("ledger.fail").await;
+    let name = work.rsplit('/').next().unwrap().to_owned();
+    for fault in [Fault::Deny, Fault::ServerError, Fault::Hang] {
+        let proxy = FaultProxy::start(&std::env::var("AWS_ENDPOINT_URL_SQS").unwrap()).await;
+        let proxy = proxy.unwrap();
+        proxy.inject(Rule::new("GetQueueAttributes", fault.clone()).when_body_contains(&name));
+        let audit = temp_path("audit.jsonl");
+        let output = tokio::process::Command::new(binary("sqs-backpressure").unwrap())
+            .args(["replay", "--queue-url", &dlq, "--to", &work, "--canary", "1", "--yes"])
+            .args(["--call-timeout", "2", "--audit", audit.to_str().unwrap()])
+            .env("AWS_ENDPOINT_URL_SQS", proxy.url())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr).into_owned();
+        let cell = fault.name();
+        assert_eq!(output.status.code(), Some(1), "{cell}: {said}");
+        assert!(said.contains("GetQueueAttributes") && said.contains(&name), "{cell}: {said}");
+        assert!(!said.contains("Error {") && !said.contains("source:"), "{cell}: no dump: {said}");
+        assert!(!audit.exists() || audit_lines(&audit).is_empty(), "{cell}: nothing sent");
+        assert_eq!(aws.counts(&dlq).await.unwrap(), (2, 0), "{cell}: both still dead-lettered");
+    }
 }

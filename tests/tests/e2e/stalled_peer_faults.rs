@@ -30,16 +30,21 @@ fn plain() -> Vec<String> {
 }
 
 /// A bucket holding the object `stalled` (`o-stalled`'s payload), and a
-/// proxy in front of S3 whose reads of it stall mid-body.
-async fn stalling_object(aws: &Aws) -> (String, FaultProxy) {
+/// proxy in front of S3 whose reads of it meet `fault`.
+async fn faulty_object(aws: &Aws, fault: Fault) -> (String, FaultProxy) {
     let bucket = unique("stalling").to_lowercase();
     aws.create_bucket(&bucket).await.unwrap();
     let payload = json!({"orderId": "o-stalled", "blob": "x".repeat(200_000)}).to_string();
     let put = aws.s3.put_object().bucket(&bucket).key("stalled");
     put.body(payload.into_bytes().into()).send().await.unwrap();
     let proxy = FaultProxy::start(&std::env::var("AWS_ENDPOINT_URL_S3").unwrap()).await.unwrap();
-    proxy.inject(Rule::new("GetObject", Fault::StallBody).when_path_contains("/stalled"));
+    proxy.inject(Rule::new("GetObject", fault).when_path_contains("/stalled"));
     (bucket, proxy)
+}
+
+/// [`faulty_object`] whose reads stall mid-body.
+async fn stalling_object(aws: &Aws) -> (String, FaultProxy) {
+    faulty_object(aws, Fault::StallBody).await
 }
 
 /// The orders the downstream was sent, sorted.
@@ -60,8 +65,20 @@ async fn consume_beside_a_stalled_payload(
     invocation: Duration,
     extra: &[(&str, &str)],
 ) -> (Vec<String>, Vec<String>, String) {
+    let (failed, posted, logs, reads) =
+        consume_beside_a_faulty_payload(Fault::StallBody, invocation, extra).await;
+    assert_eq!(reads, 1, "the object was asked for once");
+    (failed, posted, logs)
+}
+
+/// The same with the object's reads meeting `fault`; also how often it was asked for.
+async fn consume_beside_a_faulty_payload(
+    fault: Fault,
+    invocation: Duration,
+    extra: &[(&str, &str)],
+) -> (Vec<String>, Vec<String>, String, u64) {
     let aws = Aws::from_env().await.unwrap();
-    let (bucket, proxy) = stalling_object(&aws).await;
+    let (bucket, proxy) = faulty_object(&aws, fault).await;
     let quarantine_url = aws.create_queue(&unique("quarantine")).await.unwrap();
     let source = aws.create_queue(&unique("work")).await.unwrap();
     let arn = aws.queue_arn(&source).await.unwrap();
@@ -83,8 +100,32 @@ async fn consume_beside_a_stalled_payload(
     records.insert(2, sqs_record("m-stalled", json!(pointer(&bucket, "stalled")), &arn));
     let host = LambdaHost::start(&binary("batch-consumer").unwrap(), &env).await.unwrap();
     let outcome = host.invoke(&json!({ "Records": records }), invocation).await;
-    assert_eq!(proxy.counts().get("GetObject"), Some(&1), "the object was asked for once");
-    (failures(&outcome), orders(&downstream.received()), host.logs().join("\n"))
+    let reads = proxy.counts().get("GetObject").copied().unwrap_or(0);
+    (failures(&outcome), orders(&downstream.received()), host.logs().join("\n"), reads)
+}
+
+/// Denied, throttled, failing (each past the SDK's retries) or never
+/// answering: the object's message alone is retried, with its own cause and
+/// S3's code or the first-byte timeout named; the four beside it are done.
+#[tokio::test]
+async fn an_offloaded_payload_denied_throttled_failing_or_hung_retries_only_its_message() {
+    // The SDK retries a throttle and a 5xx: the first-byte timeout is set past its retries there.
+    for (fault, first_byte_ms, said) in [
+        (Fault::Deny, "10000", "AccessDenied"),
+        (Fault::Throttle, "10000", "SlowDown"),
+        (Fault::ServerError, "10000", "InternalError"),
+        (Fault::Hang, "1000", "/stalled sent no first byte within 1000 ms"),
+    ] {
+        let env = [("OFFLOADED_PAYLOAD_FIRST_BYTE_TIMEOUT_MS", first_byte_ms)];
+        let name = fault.name();
+        let (failed, posted, logs, reads) =
+            consume_beside_a_faulty_payload(fault, Duration::from_secs(20), &env).await;
+        assert_eq!(failed, ["m-stalled"], "{name}: {logs}");
+        assert_eq!(posted, ["o-1", "o-2", "o-3", "o-4"], "{name}: {logs}");
+        assert!(reads >= 1, "{name}: asked for");
+        assert!(logs.contains(r#""retry_causes":"offloaded_payload=1""#), "{name}: {logs}");
+        assert!(logs.contains(said), "{name}: {logs}");
+    }
 }
 
 #[tokio::test]
