@@ -117,7 +117,8 @@ def make(args):
 # backlog-publisher's TARGETS (or given with --service for service-unscaled); as advised, each
 # breaks one rule of its own.
 SERVICE_RULES = ("service-none", "service-unscaled", "service-scaled-on-cpu-only",
-                 "stop-timeout-below-drain", "reader-without-health-check", "publisher-target-gone")
+                 "stop-timeout-below-drain", "reader-without-health-check", "publisher-target-gone",
+                 "policy-metric-unpublished", "service-metric-elsewhere")
 
 
 def service(args, name, url, role_arn):
@@ -126,9 +127,12 @@ def service(args, name, url, role_arn):
     ecs.create_cluster(clusterName=cluster)
     if breaks != "service-unscaled":
         targets = [{"queueUrl": url, "cluster": cluster, "service": service_name}]
+        # ScalingLoad on, as docs/publisher.md advises.
+        variables = {"TARGETS": json.dumps(targets), "TARGET_LOAD_PERCENT": "70",
+                     "CONSUMER_CONCURRENCY": "10", "AVG_PROCESSING_SECONDS": "0.5"}
         client(args.endpoint, "lambda").create_function(
             FunctionName=f"{name}-publisher", Runtime="provided.al2023", Role=role_arn, Handler="bootstrap",
-            Code={"ZipFile": zipped()}, Environment={"Variables": {"TARGETS": json.dumps(targets)}},
+            Code={"ZipFile": zipped()}, Environment={"Variables": variables},
         )
     if breaks == "publisher-target-gone":
         return
@@ -151,9 +155,20 @@ def service(args, name, url, role_arn):
         tracking = {"TargetValue": 70.0,
                     "PredefinedMetricSpecification": {"PredefinedMetricType": "ECSServiceAverageCPUUtilization"}}
     else:
-        tracking = {"TargetValue": 10.0, "CustomizedMetricSpecification": {
-            "MetricName": "BacklogPerTask", "Namespace": "SqsBackpressure", "Statistic": "Average",
-            "Dimensions": [{"Name": "QueueName", "Value": name}]}}
+        # What the publisher puts; policy-metric-unpublished misspells the namespace and the queue,
+        # service-metric-elsewhere follows a metric only something else puts, put here.
+        namespace, queue_name = "SqsBackpressure", name
+        if breaks == "policy-metric-unpublished":
+            namespace, queue_name = "SqsBackpresure", name[:-1]
+        if breaks == "service-metric-elsewhere":
+            namespace = "TheirOwn"
+        dimensions = [{"Name": "ClusterName", "Value": cluster}, {"Name": "ServiceName", "Value": service_name},
+                      {"Name": "QueueName", "Value": queue_name}]
+        tracking = {"TargetValue": 70.0, "CustomizedMetricSpecification": {
+            "MetricName": "ScalingLoad", "Namespace": namespace, "Statistic": "Average", "Dimensions": dimensions}}
+        if breaks == "service-metric-elsewhere":
+            client(args.cloudwatch, "cloudwatch").put_metric_data(Namespace=namespace, MetricData=[
+                {"MetricName": "ScalingLoad", "Dimensions": dimensions, "Value": 42.0, "Unit": "Percent"}])
     scaling.put_scaling_policy(PolicyName=f"{name}-scaling", ServiceNamespace="ecs", ResourceId=resource,
                                ScalableDimension="ecs:service:DesiredCount", PolicyType="TargetTrackingScaling",
                                TargetTrackingScalingPolicyConfiguration=tracking)

@@ -11,8 +11,8 @@ pub mod rules;
 mod template;
 
 pub use deployment::{
-    Alarm, Deployment, Function, Mapping, Pollers, PublisherTarget, Queue, Redrive, RedriveAllow,
-    Scaling, Service, Unreadable,
+    Alarm, Deployment, Follows, Function, Mapping, Policy, PolicyMetric, Pollers, PublisherTarget,
+    Queue, RECENT_HOURS, Redrive, RedriveAllow, Scaling, Service, Unreadable,
 };
 pub use finding::{Finding, Severity};
 pub use report::{Change, Offline};

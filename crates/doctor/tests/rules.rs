@@ -1,8 +1,9 @@
 //! Each rule on a deployment built to break it, and a deployment that breaks none.
 
 use backpressure_doctor::{
-    Alarm, Deployment, EXIT_BROKEN, EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_WARNINGS, Function, Mapping,
-    Pollers, PublisherTarget, Queue, Redrive, RedriveAllow, Scaling, Service, Unreadable, check,
+    Alarm, Deployment, EXIT_BROKEN, EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_WARNINGS, Follows, Function,
+    Mapping, Policy, PolicyMetric, Pollers, PublisherTarget, Queue, Redrive, RedriveAllow, Scaling,
+    Service, Unreadable, check,
 };
 
 const ACCOUNT: &str = "arn:aws:sqs:us-east-1:123456789012";
@@ -207,9 +208,21 @@ fn with_service() -> Deployment {
     service.stop_timeout_s = 120;
     service.drain_s = Some(100);
     service.reader_health_checked = Some(true);
-    service.scaling = Some(Scaling::new(1, 10, vec!["BacklogPerTask".into()]));
+    service.scaling = Some(Scaling::new(1, 10, vec![backlog_policy()]));
     deployment.services = vec![service];
     deployment
+}
+
+/// A policy on a metric some other publisher puts: CloudWatch holds recent datapoints of it.
+fn backlog_policy() -> Policy {
+    let mut metric =
+        PolicyMetric::new("Ours", "BacklogPerTask", &[("QueueName", "orders")], "Average");
+    metric.recent_datapoints = Some(true);
+    Policy::new("backlog", Follows::Custom(vec![metric]))
+}
+
+fn cpu_policy() -> Policy {
+    Policy::new("cpu", Follows::Predefined("ECSServiceAverageCPUUtilization".into()))
 }
 
 #[test]
@@ -219,12 +232,10 @@ fn a_worker_service_is_scaled_on_its_backlog_and_stops_after_its_drain() {
     unscaled.services[0].scaling = None;
     assert_eq!(rules(&unscaled), ["service-unscaled"]);
     let mut cpu = with_service();
-    cpu.services[0].scaling =
-        Some(Scaling::new(1, 10, vec!["ECSServiceAverageCPUUtilization".into()]));
+    cpu.services[0].scaling = Some(Scaling::new(1, 10, vec![cpu_policy()]));
     assert_eq!(rules(&cpu), ["service-scaled-on-cpu-only"]);
     let mut both = with_service();
-    let metrics = vec!["ECSServiceAverageCPUUtilization".into(), "BacklogPerTask".into()];
-    both.services[0].scaling = Some(Scaling::new(1, 10, metrics));
+    both.services[0].scaling = Some(Scaling::new(1, 10, vec![cpu_policy(), backlog_policy()]));
     assert_eq!(rules(&both), Vec::<&str>::new(), "CPU beside the backlog is fine");
     let mut killed = with_service();
     killed.services[0].stop_timeout_s = 30;

@@ -8,6 +8,7 @@ mod consumer;
 mod deployed;
 mod docs_held_to_code;
 mod doctor;
+mod doctor_policies;
 mod doctor_regions;
 mod envelope_forgotten;
 mod envelopes;

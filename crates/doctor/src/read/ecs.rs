@@ -93,12 +93,15 @@ fn targets(
         .targets
         .iter()
         .map(|target| {
-            PublisherTarget::new(
+            let mut found = PublisherTarget::new(
                 function,
                 target.queue.url(),
                 target.cluster_name(),
                 target.service_name(),
-            )
+            );
+            found.namespace.clone_from(&config.namespace);
+            found.scaling_load = config.load.is_some();
+            found
         })
         .collect()
 }
@@ -250,7 +253,7 @@ async fn scaling(
         .send()
         .await;
     let metrics = match policies {
-        Ok(output) => output.scaling_policies().iter().map(policy_metric).collect(),
+        Ok(output) => output.scaling_policies().iter().map(super::policies::policy_of).collect(),
         Err(error) => {
             let read =
                 unreadable("application-autoscaling:DescribeScalingPolicies", &resource_id, &error);
@@ -261,18 +264,6 @@ async fn scaling(
     let bound = |value: i32| u32::try_from(value).unwrap_or(0);
     deployment.services[index].scaling =
         Some(Scaling::new(bound(target.min_capacity()), bound(target.max_capacity()), metrics));
-}
-
-/// What a policy follows: its predefined metric, its custom metric's name, or `step`.
-fn policy_metric(policy: &aws_sdk_applicationautoscaling::types::ScalingPolicy) -> String {
-    let Some(tracking) = policy.target_tracking_scaling_policy_configuration() else {
-        return "step".to_owned();
-    };
-    if let Some(predefined) = tracking.predefined_metric_specification() {
-        return predefined.predefined_metric_type().as_str().to_owned();
-    }
-    let custom = tracking.customized_metric_specification();
-    custom.and_then(|c| c.metric_name()).unwrap_or("metric math").to_owned()
 }
 
 /// Each publisher target whose queue is not among those read: does it exist?

@@ -5,6 +5,7 @@
 mod alarms;
 mod ecs;
 mod lambda;
+mod policies;
 mod sqs;
 
 use std::collections::BTreeSet;
@@ -134,5 +135,6 @@ pub async fn read(
     ecs::read_publishers(clients, &limiters, matches!(scope, Scope::All), &mut deployment).await;
     ecs::read_services(clients, &limiters, &mut deployment).await;
     ecs::read_target_queues(clients, &limiters, &mut deployment).await;
+    policies::read_recent_datapoints(clients, &limiters, &mut deployment).await;
     deployment
 }

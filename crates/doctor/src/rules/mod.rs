@@ -3,6 +3,7 @@
 
 mod alarms;
 mod mapping;
+mod policy_metric;
 mod queue;
 mod service;
 
@@ -146,6 +147,7 @@ pub const QUEUE_NOBODY_READS: Rule = Rule {
 const ECS_AUTOSCALING: &str = "https://docs.aws.amazon.com/AmazonECS/latest/developerguide/target-tracking-create-policy.html";
 const ECS_QUEUE_SCALING: &str =
     "https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-using-sqs-queue.html";
+const ECS_CUSTOM_METRIC: &str = "https://docs.aws.amazon.com/autoscaling/application/APIReference/API_CustomizedMetricSpecification.html";
 const ECS_HEALTH_CHECK: &str =
     "https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_HealthCheck.html";
 const ECS_STOP_TIMEOUT: &str =
@@ -163,6 +165,15 @@ pub const SERVICE_SCALED_ON_CPU_ONLY: Rule = Rule {
     severity: Severity::Warning,
     threshold: "a queue-fed service has a policy on the backlog, not only CPU or memory",
     source: ECS_QUEUE_SCALING,
+    peers: "none",
+};
+pub const POLICY_METRIC_UNPUBLISHED: Rule = Rule {
+    id: "policy-metric-unpublished",
+    severity: Severity::Broken,
+    threshold: "each target tracking policy's customized metric (namespace, name, every \
+                dimension) is one a backlog-publisher puts, read as Average, Minimum or \
+                Maximum, or one CloudWatch holds datapoints of in the last 3 hours",
+    source: ECS_CUSTOM_METRIC,
     peers: "none",
 };
 pub const STOP_TIMEOUT_BELOW_DRAIN: Rule = Rule {
@@ -236,6 +247,7 @@ pub const RULES: &[Rule] = &[
     QUEUE_NOBODY_READS,
     SERVICE_UNSCALED,
     SERVICE_SCALED_ON_CPU_ONLY,
+    POLICY_METRIC_UNPUBLISHED,
     STOP_TIMEOUT_BELOW_DRAIN,
     READER_WITHOUT_HEALTH_CHECK,
     SERVICE_MISSING,
@@ -276,6 +288,7 @@ pub fn check(deployment: &Deployment) -> Vec<Finding> {
     mapping::check(deployment, &mut findings);
     alarms::check(deployment, &mut findings);
     service::check(deployment, &mut findings);
+    policy_metric::check(deployment, &mut findings);
     findings.sort_by(|a, b| {
         b.severity.cmp(&a.severity).then_with(|| a.queue.cmp(&b.queue)).then(a.rule.cmp(b.rule))
     });

@@ -48,11 +48,8 @@ fn scaling(service: &Service, queue: &str, on: &str, findings: &mut Vec<Finding>
             .on(on.to_owned()),
         ),
         Some(scaling)
-            if !scaling.policy_metrics.is_empty()
-                && scaling
-                    .policy_metrics
-                    .iter()
-                    .all(|m| RESOURCE_METRICS.contains(&m.as_str())) =>
+            if !scaling.policies.is_empty()
+                && scaling.followed().iter().all(|m| RESOURCE_METRICS.contains(&m.as_str())) =>
         {
             findings.push(
                 Finding::new(
@@ -61,7 +58,7 @@ fn scaling(service: &Service, queue: &str, on: &str, findings: &mut Vec<Finding>
                     format!(
                         "its policies follow {} only: a worker waiting on its downstream stays \
                          idle by that measure while the backlog grows",
-                        scaling.policy_metrics.join(", ")
+                        scaling.followed().join(", ")
                     ),
                     format!(
                         "add a target tracking policy on backlog-publisher's ScalingLoad \

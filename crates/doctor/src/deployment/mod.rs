@@ -1,6 +1,12 @@
 //! What doctor read of a deployment, as plain data: the live reader fills it
 //! from AWS, a test from literals. The rules read nothing else.
 
+mod services;
+
+pub use services::{
+    Follows, Policy, PolicyMetric, PublisherTarget, RECENT_HOURS, Scaling, Service,
+};
+
 /// Everything read around the queues asked about.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
@@ -240,97 +246,6 @@ pub struct Unreadable {
 impl Unreadable {
     pub fn new(action: &'static str, resource: &str, message: String) -> Self {
         Self { action, resource: resource.to_owned(), message }
-    }
-}
-
-/// An ECS service that reads one of the queues: named with `--service`, or a
-/// backlog-publisher's target.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Service {
-    pub cluster: String,
-    pub name: String,
-    /// The queues it reads, where known: its worker's `QUEUE_URL`, a publisher's target.
-    pub queue_arns: Vec<String>,
-    /// `DescribeServices` answered for it (the rules skip a service it did not).
-    pub described: bool,
-    /// `DescribeServices` says it does not exist, or it is no longer active.
-    pub missing: bool,
-    /// The least `stopTimeout` of its task's containers (ECS's default, 30 s, when unset).
-    pub stop_timeout_s: u32,
-    /// The worker's `DRAIN_SECONDS`, when a container of its task is this project's worker.
-    pub drain_s: Option<u32>,
-    /// Whether the container that reads the queue (its `QUEUE_URL` or `DRAIN_SECONDS`) has a
-    /// health check; `None` when no such container was found.
-    pub reader_health_checked: Option<bool>,
-    /// Its scalable target (`ecs:service:DesiredCount`); `None` when it has none.
-    pub scaling: Option<Scaling>,
-}
-
-impl Service {
-    pub fn new(cluster: &str, name: &str) -> Self {
-        Self {
-            cluster: cluster.to_owned(),
-            name: name.to_owned(),
-            queue_arns: Vec::new(),
-            described: false,
-            missing: false,
-            stop_timeout_s: 30,
-            drain_s: None,
-            reader_health_checked: None,
-            scaling: None,
-        }
-    }
-
-    /// `service/CLUSTER/NAME`, as Application Auto Scaling names it.
-    pub fn resource_id(&self) -> String {
-        format!("service/{}/{}", self.cluster, self.name)
-    }
-}
-
-/// A service's scalable target and its policies.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Scaling {
-    pub min: u32,
-    pub max: u32,
-    /// The metric each policy follows: a predefined metric type
-    /// (`ECSServiceAverageCPUUtilization`), a custom metric's name, or `step` for step scaling.
-    pub policy_metrics: Vec<String>,
-}
-
-impl Scaling {
-    pub fn new(min: u32, max: u32, policy_metrics: Vec<String>) -> Self {
-        Self { min, max, policy_metrics }
-    }
-}
-
-/// A target of a deployed backlog-publisher (its `TARGETS`, or `QUEUE_URL` with
-/// `ECS_CLUSTER_NAME` and `ECS_SERVICE_NAME`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct PublisherTarget {
-    pub function: String,
-    pub queue_url: String,
-    pub cluster: String,
-    pub service: String,
-    /// `GetQueueAttributes` says its queue does not exist.
-    pub queue_missing: bool,
-}
-
-impl PublisherTarget {
-    pub(crate) fn name_matches(&self, service: &str) -> bool {
-        self.service == service
-    }
-
-    pub fn new(function: &str, queue_url: &str, cluster: &str, service: &str) -> Self {
-        Self {
-            function: function.to_owned(),
-            queue_url: queue_url.to_owned(),
-            cluster: cluster.to_owned(),
-            service: service.to_owned(),
-            queue_missing: false,
-        }
     }
 }
 
