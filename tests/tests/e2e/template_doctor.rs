@@ -293,3 +293,33 @@ fn a_batching_window_is_inside_the_visibility_timeout_the_template_sets() {
     assert_eq!(exit, 4, "{report}");
     assert_eq!(report["findings"][0]["rule"], "parameter-invalid", "{report}");
 }
+
+/// A set for a service you run that gives the task bounds: the stack registers no scaling for
+/// it, so the bounds take no effect, and doctor says so as a person reads it.
+#[test]
+fn task_bounds_given_for_a_service_whose_scaling_the_stack_leaves_alone_are_unused() {
+    let mut set = vec![
+        ("ConsumerType", "ecs"),
+        ("EcsClusterName", "workers"),
+        ("EcsServiceName", "orders-worker"),
+        ("ExistingWorkQueueArn", "arn:aws:sqs:us-east-1:123456789012:orders"),
+        ("MinTasks", "2"),
+        ("MaxTasks", "20"),
+    ];
+    let (exit, report) = doctor_on(&set);
+    let unused = [
+        ("parameter-unused".to_owned(), "parameter MaxTasks".to_owned()),
+        ("parameter-unused".to_owned(), "parameter MinTasks".to_owned()),
+    ];
+    assert_eq!((exit, findings(&report)), (3, unused.to_vec()), "{report}");
+    let said: Vec<String> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| format!("{}\nfix: {}", f["measured"], f["fix"]))
+        .collect();
+    insta::assert_snapshot!(said.join("\n"));
+    set.push(("ScalingTarget", "create"));
+    let (exit, report) = doctor_on(&set);
+    assert_eq!((exit, findings(&report)), (0, vec![]), "the stack registers them: {report}");
+}

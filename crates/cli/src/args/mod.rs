@@ -20,8 +20,9 @@ pub use filters::FilterArgs;
 #[derive(Debug, Parser)]
 #[command(name = "sqs-backpressure", version, about, long_about = None, after_help = EXIT_CODES)]
 pub struct Cli {
-    /// More on stderr: -v adds each message's audit line and progress notes,
-    /// -vv everything this tool logs (RUST_LOG, when set, decides instead).
+    /// More on stderr: -v the command's progress notes (and, for one that moves or deletes
+    /// messages, each message's audit line), -vv everything this tool logs (RUST_LOG, when
+    /// set, decides instead).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     #[command(flatten)]

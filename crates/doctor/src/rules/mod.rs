@@ -219,6 +219,15 @@ pub const PARAMETER_INVALID: Rule = Rule {
     source: CFN_PARAMETERS,
     peers: "none before the deploy (cfn-lint checks the template, not a set's values)",
 };
+pub const PARAMETER_UNUSED: Rule = Rule {
+    id: "parameter-unused",
+    severity: Severity::Warning,
+    threshold: "offline: every parameter the set gives is read by a resource or output the set \
+                creates, or by a condition deciding which",
+    source: CFN_PARAMETERS,
+    peers: "none (cfn-lint finds a parameter no resource names, not one a set's conditions leave \
+            unread)",
+};
 pub const TEMPLATE_RULE_REFUSES: Rule = Rule {
     id: "template-rule-refuses",
     severity: Severity::Broken,
@@ -254,6 +263,7 @@ pub const RULES: &[Rule] = &[
     PUBLISHER_TARGET_GONE,
     PARAMETER_INVALID,
     TEMPLATE_RULE_REFUSES,
+    PARAMETER_UNUSED,
 ];
 
 /// The peers' rules doctor does not take, and why: each misfires on an SQS-fed system.

@@ -13,6 +13,7 @@ mod resources;
 mod stack;
 #[cfg(test)]
 mod tests;
+mod unused;
 
 pub use parameters::ParameterSet;
 
@@ -155,6 +156,8 @@ pub fn check_template(
         finding.fix = planned.template_fix(&stack, &finding.fix);
         findings.push(finding);
     }
+    let given = set.values.keys().filter(|name| declared.contains_key(*name)).collect();
+    findings.extend(unused::unused_parameters(&stack, &given));
     let created = changes::created(&stack)?;
     let mut report = Report::new(&planned.deployment, findings);
     // A set that creates nothing left every rule nothing to look at: no pass.

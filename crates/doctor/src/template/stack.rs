@@ -2,7 +2,8 @@
 //! its intrinsic functions evaluated the way CloudFormation evaluates them,
 //! with placeholder names for what only a deploy makes (a queue's URL, an ARN).
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
@@ -16,14 +17,22 @@ const ACCOUNT: &str = "ACCOUNT";
 
 pub(crate) struct Stack<'t> {
     pub(crate) template: &'t Value,
-    values: BTreeMap<String, String>,
+    pub(super) values: BTreeMap<String, String>,
     pub(crate) name: String,
     guard: Guard,
+    /// The parameters read since [`Stack::parameters_used`] began.
+    pub(super) read: RefCell<BTreeSet<String>>,
 }
 
 impl<'t> Stack<'t> {
     pub(crate) fn new(template: &'t Value, values: BTreeMap<String, String>, name: &str) -> Self {
-        Self { template, values, name: name.to_owned(), guard: Guard::default() }
+        Self {
+            template,
+            values,
+            name: name.to_owned(),
+            guard: Guard::default(),
+            read: RefCell::default(),
+        }
     }
 
     /// The template's rules whose assertions fail for these values: each rule's name, the
@@ -235,6 +244,7 @@ impl<'t> Stack<'t> {
 
     fn reference(&self, name: &str) -> Result<Option<Value>, TemplateError> {
         if let Some(value) = self.values.get(name) {
+            self.read.borrow_mut().insert(name.to_owned());
             let kind = self.template["Parameters"][name]["Type"].as_str().unwrap_or_default();
             let list = kind == "CommaDelimitedList" || kind.starts_with("List<");
             return Ok(Some(if list {
@@ -337,43 +347,6 @@ impl<'t> Stack<'t> {
         }
         out.push_str(rest);
         Ok(out)
-    }
-
-    /// The parameters an expression reads, its conditions' included, in the order it reads
-    /// them: a worklist, each condition expanded once, so neither a cycle nor depth recurses.
-    pub(crate) fn parameters_read<'e>(&'e self, expression: &'e Value, into: &mut Vec<String>) {
-        let mut expanded: Vec<&str> = Vec::new();
-        let mut pending = vec![expression];
-        while let Some(expression) = pending.pop() {
-            let mut next: Vec<&Value> = Vec::new();
-            let mut condition = None;
-            match single(expression) {
-                Some(("Ref", name)) => {
-                    let name = name.as_str().unwrap_or_default();
-                    if self.values.contains_key(name) && !into.iter().any(|n| n == name) {
-                        into.push(name.to_owned());
-                    }
-                }
-                Some(("Condition", name)) => condition = Some(name),
-                Some(("Fn::If", args)) => {
-                    condition = args.get(0);
-                    next.extend(args.as_array().into_iter().flatten().skip(1).take(2));
-                }
-                Some((_, args)) => next.push(args),
-                None => match expression {
-                    Value::Array(items) => next.extend(items),
-                    Value::Object(fields) => next.extend(fields.values()),
-                    _ => {}
-                },
-            }
-            if let Some(name) = condition.map(|name| name.as_str().unwrap_or_default())
-                && !expanded.contains(&name)
-            {
-                expanded.push(name);
-                next.insert(0, &self.template["Conditions"][name]);
-            }
-            pending.extend(next.into_iter().rev());
-        }
     }
 }
 
