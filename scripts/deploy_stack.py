@@ -17,7 +17,8 @@ bucket and points that function's CodeUri at it, the one change `sam package` ma
 The template then goes to CreateStack as written, and the emulator runs the SAM
 transform, as CloudFormation does; with --transform-here (moto's CloudFormation has no
 SAM transform) it is first expanded here by the SAM translator, the library behind
-AWS's own transform. A failed create, update or delete prints the stack's failure
+AWS's own transform, and a policy statement that AWS::NoValue may leave out becomes one that
+allows nothing (moto keeps it as a null, which it then refuses). A failed create, update or delete prints the stack's failure
 reasons and exits 1.
 """
 
@@ -96,7 +97,33 @@ def transformed_here(text, parameters):
 
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")  # the translator's AWS::Region
     template = json.loads(json.dumps(cfn_yaml.loads(text)))
-    return json.dumps(transform(template, dict(parameters), NoManagedPolicies()))
+    return json.dumps(no_value_statements(transform(template, dict(parameters), NoManagedPolicies())))
+
+
+# moto's CloudFormation leaves AWS::NoValue in a list as null, where CloudFormation drops the
+# item, and refuses a managed policy holding a null statement. In its place, a statement that
+# allows nothing: what the policy grants is the same.
+INERT_STATEMENT = {"Effect": "Deny", "Action": "none:None", "Resource": "*"}
+
+
+def no_value_statements(node):
+    if isinstance(node, list):
+        return [no_value_statements(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: no_value_statements(value) for key, value in node.items()}
+    statements = out.get("Statement")
+    if isinstance(statements, list):
+        out["Statement"] = [inert_if_absent(statement) for statement in statements]
+    return out
+
+
+def inert_if_absent(statement):
+    branches = statement.get("Fn::If") if isinstance(statement, dict) else None
+    if not isinstance(branches, list) or len(branches) != 3:
+        return statement
+    absent = {"Ref": "AWS::NoValue"}
+    return {"Fn::If": [branches[0]] + [INERT_STATEMENT if b == absent else b for b in branches[1:]]}
 
 
 def artefact_bucket(stack):

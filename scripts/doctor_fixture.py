@@ -118,7 +118,7 @@ def make(args):
 # breaks one rule of its own.
 SERVICE_RULES = ("service-none", "service-unscaled", "service-scaled-on-cpu-only",
                  "stop-timeout-below-drain", "reader-without-health-check", "publisher-target-gone",
-                 "policy-metric-unpublished", "service-metric-elsewhere")
+                 "policy-metric-unpublished", "service-metric-elsewhere", "worker-unwired")
 
 
 def service(args, name, url, role_arn):
@@ -136,14 +136,20 @@ def service(args, name, url, role_arn):
         )
     if breaks == "publisher-target-gone":
         return
+    environment = [{"name": "QUEUE_URL", "value": url}, {"name": "DRAIN_SECONDS", "value": "100"}]
+    if breaks != "worker-unwired":
+        # The stack's quarantine queue, as its WorkerEnvironment output gives it.
+        quarantine = client(args.sqs or args.endpoint, "sqs").create_queue(QueueName=f"{name}-quarantine")
+        environment.append({"name": "QUARANTINE_QUEUE_URL", "value": quarantine["QueueUrl"]})
     container = {
         "name": "worker", "image": "worker:1", "memory": 512, "essential": True,
         "stopTimeout": 30 if breaks == "stop-timeout-below-drain" else 120,
-        "environment": [{"name": "QUEUE_URL", "value": url}, {"name": "DRAIN_SECONDS", "value": "100"}],
+        "environment": environment,
     }
     if breaks != "reader-without-health-check":
         container["healthCheck"] = {"command": ["CMD", "sqs-worker", "healthcheck"]}
-    task = ecs.register_task_definition(family=f"{name}-worker", containerDefinitions=[container])
+    task = ecs.register_task_definition(family=f"{name}-worker", containerDefinitions=[container],
+                                        taskRoleArn=role_arn)
     ecs.create_service(cluster=cluster, serviceName=service_name, desiredCount=1,
                        taskDefinition=task["taskDefinition"]["taskDefinitionArn"])
     if breaks == "service-unscaled":

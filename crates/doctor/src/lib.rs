@@ -12,7 +12,7 @@ mod template;
 
 pub use deployment::{
     Alarm, Deployment, Follows, Function, Mapping, Policy, PolicyMetric, Pollers, PublisherTarget,
-    Queue, RECENT_HOURS, Redrive, RedriveAllow, Scaling, Service, Unreadable,
+    Queue, RECENT_HOURS, Redrive, RedriveAllow, Scaling, Service, Unreadable, Wiring,
 };
 pub use finding::{Finding, Severity};
 pub use report::{Change, Offline};

@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use backpressure_core::config::variables::Reader;
+
 use crate::template_topology::{Deployment, SCALING, parameter_set, template};
 
 fn deploy(set: &str, changes: &[(&str, &str)]) -> Deployment {
@@ -93,4 +95,43 @@ fn an_existing_scaling_target_gets_the_publisher_alone() {
     );
     let metric_math = deploy("ecs-existing-scaling-target", &[("ScalingSignal", "metric-math")]);
     assert_eq!(metric_math.refused_by(), ["ExistingScalingTargetIsAnExistingService"]);
+}
+
+/// The names a `WorkerEnvironment`-shaped output lists (`{"name":"QUEUE_URL",...}`).
+fn listed_names(text: &str) -> std::collections::BTreeSet<String> {
+    text.split("{\"name\":\"")
+        .skip(1)
+        .filter_map(|rest| rest.split('"').next())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_service_you_run_gets_its_task_roles_policy_and_its_task_definitions_lines() {
+    let yours = deploy("ecs-existing-service", &[]);
+    assert!(yours.condition("ReadByYourService"));
+    assert_eq!(
+        deployed(&yours, &["ConsumerAccessPolicy", "QuarantineQueue", "WorkerTaskDefinition"]),
+        [true, true, false]
+    );
+    let policy = format!("{:?}", yours.template["Resources"]["ConsumerAccessPolicy"]);
+    assert!(policy.contains("TaskScaleInProtection") && policy.contains("ReadByYourService"));
+    let outputs = &yours.template["Outputs"];
+    assert_eq!(outputs["WorkerEnvironment"]["Condition"].as_str(), Some("ReadByYourService"));
+    assert_eq!(
+        outputs["ConsumerAccessPolicyArn"]["Condition"].as_str(),
+        Some("HasConsumerOfYours")
+    );
+    let text = format!("{:?}", outputs["WorkerEnvironment"]["Value"]).replace("\\\"", "\"");
+    let listed = listed_names(&text);
+    for needed in
+        ["QUEUE_URL", "QUARANTINE_QUEUE_URL", "QUARANTINE_OVERFLOW_BUCKET", "IDEMPOTENCY_TABLE"]
+    {
+        assert!(listed.contains(needed), "{needed} not in {listed:?}");
+    }
+    let worker_reads = crate::template::read(Reader::Worker);
+    let unread: Vec<&String> = listed.difference(&worker_reads).collect();
+    assert!(unread.is_empty(), "the worker does not read {unread:?}");
+    let ours = deploy("ecs-service", &[]);
+    assert!(!ours.condition("ReadByYourService"), "the stack's own worker has its own task role");
 }

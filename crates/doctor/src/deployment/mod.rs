@@ -4,7 +4,7 @@
 mod services;
 
 pub use services::{
-    Follows, Policy, PolicyMetric, PublisherTarget, RECENT_HOURS, Scaling, Service,
+    Follows, Policy, PolicyMetric, PublisherTarget, RECENT_HOURS, Scaling, Service, Wiring,
 };
 
 /// Everything read around the queues asked about.

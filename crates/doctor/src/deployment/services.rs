@@ -23,6 +23,34 @@ pub struct Service {
     pub reader_health_checked: Option<bool>,
     /// Its scalable target (`ecs:service:DesiredCount`); `None` when it has none.
     pub scaling: Option<Scaling>,
+    /// What the stack must give the container that reads the queue, when that container is a
+    /// worker on backpressure-app (it sets a variable only such a worker reads).
+    pub wiring: Option<Wiring>,
+}
+
+/// A backpressure-app worker's container: what it needs from the stack around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Wiring {
+    /// The variable that tells it is ours (`DRAIN_SECONDS`, say).
+    pub marker: String,
+    /// Its `QUARANTINE_QUEUE_URL`, without which `run_worker` does not start.
+    pub quarantine_queue_url: Option<String>,
+    /// `GetQueueAttributes` says that queue does not exist.
+    pub quarantine_missing: bool,
+    /// Its task definition names a task role (without one, its calls have no credentials).
+    pub task_role: bool,
+}
+
+impl Wiring {
+    pub fn new(marker: &str, quarantine_queue_url: Option<String>, task_role: bool) -> Self {
+        Self {
+            marker: marker.to_owned(),
+            quarantine_queue_url,
+            quarantine_missing: false,
+            task_role,
+        }
+    }
 }
 
 impl Service {
@@ -37,6 +65,7 @@ impl Service {
             drain_s: None,
             reader_health_checked: None,
             scaling: None,
+            wiring: None,
         }
     }
 

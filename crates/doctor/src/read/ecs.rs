@@ -9,7 +9,7 @@ use backlog_publisher::config::PublisherConfig;
 use backpressure_core::config::Vars;
 
 use super::{Clients, Limiters, slot, unreadable};
-use crate::deployment::{Deployment, PublisherTarget, Scaling, Service};
+use crate::deployment::{Deployment, PublisherTarget, Scaling, Service, Wiring};
 
 /// `CLUSTER/SERVICE` as given with `--service`.
 pub(super) fn given(services: &[String], deployment: &mut Deployment) {
@@ -181,6 +181,7 @@ async fn task(
     let mut queues = Vec::new();
     let (mut worker_stop, mut least_stop, mut drain) = (None, None::<u32>, None);
     let mut reader_health_checked = None;
+    let mut wiring = None;
     for container in containers {
         // ECS's default when the container does not say (Fargate's, and the agent's own).
         let stop = container.stop_timeout().and_then(|s| u32::try_from(s).ok()).unwrap_or(30);
@@ -201,6 +202,12 @@ async fn task(
         if reads_queue {
             let checked = container.health_check().is_some();
             reader_health_checked = Some(reader_health_checked.unwrap_or(true) && checked);
+            let names = container.environment().iter().filter_map(|kv| kv.name());
+            if let Some(marker) = names.into_iter().find(|name| super::wiring::marks_ours(name)) {
+                let quarantine = variable("QUARANTINE_QUEUE_URL").map(str::to_owned);
+                let task_role = output.task_definition().and_then(|t| t.task_role_arn()).is_some();
+                wiring = Some(Wiring::new(marker, quarantine, task_role));
+            }
         }
         if let Some(arn) = variable("QUEUE_URL").and_then(queue_of) {
             queues.push(arn);
@@ -210,6 +217,7 @@ async fn task(
     service.stop_timeout_s = worker_stop.or(least_stop).unwrap_or(30);
     service.drain_s = drain;
     service.reader_health_checked = reader_health_checked;
+    service.wiring = wiring;
     for arn in queues {
         if !service.queue_arns.contains(&arn) {
             service.queue_arns.push(arn);

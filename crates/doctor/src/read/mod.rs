@@ -7,6 +7,7 @@ mod ecs;
 mod lambda;
 mod policies;
 mod sqs;
+mod wiring;
 
 use std::collections::BTreeSet;
 
@@ -135,6 +136,7 @@ pub async fn read(
     ecs::read_publishers(clients, &limiters, matches!(scope, Scope::All), &mut deployment).await;
     ecs::read_services(clients, &limiters, &mut deployment).await;
     ecs::read_target_queues(clients, &limiters, &mut deployment).await;
+    wiring::read_quarantine_queues(clients, &limiters, &mut deployment).await;
     policies::read_recent_datapoints(clients, &limiters, &mut deployment).await;
     deployment
 }

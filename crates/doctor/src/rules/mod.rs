@@ -148,6 +148,8 @@ const ECS_AUTOSCALING: &str = "https://docs.aws.amazon.com/AmazonECS/latest/deve
 const ECS_QUEUE_SCALING: &str =
     "https://docs.aws.amazon.com/autoscaling/ec2/userguide/as-using-sqs-queue.html";
 const ECS_CUSTOM_METRIC: &str = "https://docs.aws.amazon.com/autoscaling/application/APIReference/API_CustomizedMetricSpecification.html";
+const ECS_TASK_ROLE: &str =
+    "https://docs.aws.amazon.com/AmazonECS/latest/developerguide/task-iam-roles.html";
 const ECS_HEALTH_CHECK: &str =
     "https://docs.aws.amazon.com/AmazonECS/latest/APIReference/API_HealthCheck.html";
 const ECS_STOP_TIMEOUT: &str =
@@ -190,6 +192,14 @@ pub const READER_WITHOUT_HEALTH_CHECK: Rule = Rule {
     threshold: "the container that reads the queue (its QUEUE_URL or DRAIN_SECONDS) has a \
                 healthCheck, so ECS replaces a task whose polling stopped",
     source: ECS_HEALTH_CHECK,
+    peers: "none",
+};
+pub const WORKER_UNWIRED: Rule = Rule {
+    id: "worker-unwired",
+    severity: Severity::Broken,
+    threshold: "a container on backpressure-app that reads the queue has QUARANTINE_QUEUE_URL, \
+                naming a queue that exists, and its task a task role",
+    source: ECS_TASK_ROLE,
     peers: "none",
 };
 pub const SERVICE_MISSING: Rule = Rule {
@@ -259,6 +269,7 @@ pub const RULES: &[Rule] = &[
     POLICY_METRIC_UNPUBLISHED,
     STOP_TIMEOUT_BELOW_DRAIN,
     READER_WITHOUT_HEALTH_CHECK,
+    WORKER_UNWIRED,
     SERVICE_MISSING,
     PUBLISHER_TARGET_GONE,
     PARAMETER_INVALID,

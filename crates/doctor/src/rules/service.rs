@@ -3,7 +3,7 @@
 
 use super::{
     PUBLISHER_TARGET_GONE, READER_WITHOUT_HEALTH_CHECK, SERVICE_MISSING,
-    SERVICE_SCALED_ON_CPU_ONLY, SERVICE_UNSCALED, STOP_TIMEOUT_BELOW_DRAIN,
+    SERVICE_SCALED_ON_CPU_ONLY, SERVICE_UNSCALED, STOP_TIMEOUT_BELOW_DRAIN, WORKER_UNWIRED,
 };
 use crate::deployment::{Deployment, Service};
 use crate::finding::Finding;
@@ -22,6 +22,7 @@ pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
         scaling(service, queue, &on, findings);
         stop_timeout(service, queue, &on, findings);
         health_check(service, queue, &on, findings);
+        wiring(service, queue, &on, findings);
     }
     missing_services(deployment, findings);
     gone_targets(deployment, findings);
@@ -185,6 +186,48 @@ fn health_check(service: &Service, queue: &str, on: &str, findings: &mut Vec<Fin
              stays RUNNING and counts as capacity while the backlog grows"
                 .into(),
             fix.into(),
+        )
+        .on(on.to_owned()),
+    );
+}
+
+/// A worker on backpressure-app without what the stack gives it: `run_worker` refuses to start
+/// without a quarantine queue, quarantining into one that is gone fails, and a task without a
+/// role has no credentials for either.
+fn wiring(service: &Service, queue: &str, on: &str, findings: &mut Vec<Finding>) {
+    let Some(wiring) = &service.wiring else { return };
+    let mut missing = Vec::new();
+    match &wiring.quarantine_queue_url {
+        None => missing.push(format!(
+            "it sets {} (a backpressure-app worker's) but no QUARANTINE_QUEUE_URL, without which \
+             run_worker does not start",
+            wiring.marker
+        )),
+        Some(url) if wiring.quarantine_missing => missing.push(format!(
+            "its QUARANTINE_QUEUE_URL names {url}, which does not exist: a message that fails \
+             for good cannot be quarantined, so it is retried until the redrive policy takes it"
+        )),
+        Some(_) => {}
+    }
+    if !wiring.task_role {
+        missing.push(
+            "its task definition has no taskRoleArn: the worker's calls to SQS have no \
+             credentials"
+                .to_owned(),
+        );
+    }
+    if missing.is_empty() {
+        return;
+    }
+    findings.push(
+        Finding::new(
+            &WORKER_UNWIRED,
+            queue,
+            format!("the container reading the queue: {}", missing.join("; ")),
+            "add the stack's WorkerEnvironment output to the container's environment and attach \
+             its ConsumerAccessPolicyArn to the task role (docs/your-code.md, a service that \
+             scales itself)"
+                .into(),
         )
         .on(on.to_owned()),
     );

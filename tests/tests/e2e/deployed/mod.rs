@@ -12,6 +12,7 @@ mod driver;
 mod run;
 mod wiring;
 mod yours;
+mod yours_service;
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,8 @@
-//! doctor matches each ECS service's target tracking policy to a metric that is published:
-//! the backlog-publisher's (read from its environment on moto), or one CloudWatch (LocalStack)
-//! holds datapoints of. A policy on a metric nobody puts is broken; a CloudWatch that cannot be
-//! read is never a pass.
+//! doctor on the ECS services that read a queue. Each target tracking policy follows a metric
+//! that is published: the backlog-publisher's (read from its environment on moto), or one
+//! CloudWatch (LocalStack) holds datapoints of; a policy on a metric nobody puts is broken, and
+//! a CloudWatch that cannot be read is never a pass. A backpressure-app worker in a service you
+//! run has the stack's quarantine queue and a task role.
 
 use serde_json::Value;
 
@@ -60,4 +61,15 @@ async fn a_policy_metric_cloudwatch_cannot_answer_for_is_never_a_pass() {
         assert!(named["resource"].as_str().unwrap().starts_with("SqsBackpresure/ScalingLoad ("));
         assert!(!named["message"].as_str().unwrap().contains("Error {"), "{report}");
     }
+}
+
+/// A worker on backpressure-app in a service you run, its task definition without the stack's
+/// quarantine queue: run_worker would not start, and doctor says so before a task does.
+#[tokio::test]
+async fn a_worker_without_its_quarantine_queue_is_broken() {
+    let queue = deployment("worker-unwired").await;
+    let (report, code) = run(&mut doctor_command(&queue, true)).await;
+    assert_eq!((rules(&report), code), (vec!["worker-unwired"], 4), "{report}");
+    let measured = report["findings"][0]["measured"].as_str().unwrap();
+    assert!(measured.contains("no QUARANTINE_QUEUE_URL"), "{measured}");
 }
