@@ -18,10 +18,11 @@ NEXTEST := scripts/tool.sh nextest
 GATE_TESTS := binary(recommend_agrees) | test(/_on_localstack$$|_on_fauxqs$$/) \
   | test(/^(deployed|planner_vs_worker|fault_matrix|reliability|hostile_input)::/) \
   | test(/^(worker_hostile_input|operator_cli_hostile|operator_cli_errors)::/) \
-  | test(/^(operator_cli_boundaries|operator_cli_disk)::/) | test(/^[a-z_]+_faults::/)
+  | test(/^(operator_cli_boundaries|operator_cli_disk|emulators_copy)::/) | test(/^[a-z_]+_faults::/)
 CACHE_ROOT = $(shell . scripts/cache.sh && echo "$$cache_root")
 
-.PHONY: help test test-build test-installs ci gate gate-cargo gate-beside check pre-push e2e template-doctor demo simulate simulate-full simulate-compare simulate-existing lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke build deploy emulators emulators-stop bench soak fuzz release clean
+
+.PHONY: help test test-build test-installs ci gate gate-cargo gate-beside check pre-push e2e template-doctor demo simulate simulate-full simulate-compare simulate-existing lint template-lint supply-chain builds-alone doc cli-docs worker-image unit invoke rehearse build deploy emulators emulators-stop bench soak fuzz release clean
 
 ## make help: the targets, and the loop for a change
 help:
@@ -215,7 +216,7 @@ simulate-compare:
 ## make demo: the emulators, both functions invoked on the sample events, what they did.
 ## Builds only the programs it and make invoke run, in one cargo call (so their features resolve once).
 DEMO_PACKAGES := -p backlog-publisher -p batch-consumer -p sqs-worker -p sqs-backpressure -p e2e-tests
-DEMO_BINS := backlog-publisher batch-consumer sqs-worker sqs-backpressure demo local-env
+DEMO_BINS := backlog-publisher batch-consumer sqs-worker sqs-backpressure demo local-env lambda-invoke
 DEMO_BUILD = $(CARGO) build $(DEMO_PACKAGES) $(addprefix --bin ,$(DEMO_BINS))
 demo:
 	@echo "== make demo 1/3: building $(DEMO_BINS) (the first time about 2 minutes on 2 cores, after downloading the crates)"
@@ -229,18 +230,35 @@ demo:
 ## through cargo-lambda (watch + invoke) against the emulators, with the template's default
 ## settings; prints its response and each message's outcome. KEEP=1 leaves the emulators up,
 ## their queues inspectable with the CLI.
+## make invoke BINARY=path/to/your-function EVENT=…: a Lambda function binary of yours, the same
+## way, under lambda-invoke (this repository's Runtime API host; no cargo-lambda needed).
 FUNCTION ?= publisher
-EVENT ?= events/schedule.json
+EVENT ?= $(if $(BINARY),events/sqs-standard.json,events/schedule.json)
 invoke:
 	@echo "== make invoke: building $(DEMO_BINS) as make demo does (nothing to do after it)"
+	$(DEMO_BUILD)
+	$(if $(BINARY),,scripts/sam.sh install)
+	$(EMULATORS) install
+ifeq ($(KEEP),1)
+	$(EMULATORS) start
+	. .emulators/env && KEEP=1 scripts/invoke.sh $(or $(BINARY),$(FUNCTION)) $(EVENT)
+else
+	$(EMULATORS) run -- scripts/invoke.sh $(or $(BINARY),$(FUNCTION)) $(EVENT)
+endif
+
+## make rehearse SET=your-set.json [KEEP=1]: your parameter set deployed from template.yaml on the
+## emulators (an ecs set on moto, any other on LocalStack), read back and deleted
+rehearse:
+	@test -n "$(SET)" || { echo "make rehearse: give your parameter set, as SET=path/to/set.json"; exit 2; }
+	@echo "== make rehearse: building the functions' binaries as make demo does"
 	$(DEMO_BUILD)
 	scripts/sam.sh install
 	$(EMULATORS) install
 ifeq ($(KEEP),1)
 	$(EMULATORS) start
-	. .emulators/env && KEEP=1 scripts/invoke.sh $(FUNCTION) $(EVENT)
+	. .emulators/env && KEEP=1 .venv-sam/bin/python scripts/rehearse.py $(SET) $(TARGET_DIR)
 else
-	$(EMULATORS) run -- scripts/invoke.sh $(FUNCTION) $(EVENT)
+	$(EMULATORS) run -- .venv-sam/bin/python scripts/rehearse.py $(SET) $(TARGET_DIR)
 endif
 
 ## make build: release binaries with cargo-lambda, arm64 when the aarch64 target is installed

@@ -26,16 +26,29 @@ import argparse
 import json
 import os
 import re
+import subprocess
 import sys
 import time
 import zipfile
 from pathlib import Path
 
-import boto3
-from botocore.config import Config
-from botocore.exceptions import ClientError
-
 ROOT = Path(__file__).resolve().parent.parent
+SAM_PYTHON = ROOT / ".venv-sam" / "bin" / "python"
+
+try:
+    import boto3
+    import cfnlint  # noqa: F401 (the template's loader, imported where used)
+    import samtranslator  # noqa: F401
+    from botocore.config import Config
+    from botocore.exceptions import ClientError
+except ImportError:
+    # Run with another interpreter: install the pinned SAM tooling (once a cache) and go on in it.
+    if Path(sys.executable).resolve() == SAM_PYTHON.resolve() or os.environ.get("DEPLOY_STACK_REEXEC"):
+        raise
+    print("deploy_stack: installing the SAM translator and boto3 (scripts/sam.sh install)", file=sys.stderr)
+    subprocess.run([str(ROOT / "scripts" / "sam.sh"), "install"], check=True)
+    os.environ["DEPLOY_STACK_REEXEC"] = "1"
+    os.execv(str(SAM_PYTHON), [str(SAM_PYTHON), __file__, *sys.argv[1:]])
 CAPABILITIES = ["CAPABILITY_IAM", "CAPABILITY_NAMED_IAM", "CAPABILITY_AUTO_EXPAND"]
 SETTLED = re.compile(r"_(COMPLETE|FAILED)$")
 
@@ -62,24 +75,41 @@ def pairs(items):
     return values
 
 
-def with_code_uris(text, uris):
+def with_code_uris(text, uris, absent):
     """The template's text with each function's `CodeUri: .` pointed at its artefact,
-    the function found by the `Binary:` of its build metadata, which comes first."""
+    the function found by the `Binary:` of its build metadata, which comes first. A function
+    the set does not create points at `absent`, which nothing reads."""
     out, binary, replaced = [], None, set()
     for line in text.splitlines(keepends=True):
         found = re.match(r"\s+Binary: (\S+)\s*$", line)
         if found:
             binary = found.group(1)
         if re.match(r"\s+CodeUri: \.\s*$", line):
-            if binary not in uris:
-                raise SystemExit(f"deploy_stack: no --artefact for the function built from {binary}")
-            line = line.replace("CodeUri: .", f"CodeUri: {uris[binary]}")
+            line = line.replace("CodeUri: .", f"CodeUri: {uris.get(binary, absent)}")
             replaced.add(binary)
         out.append(line)
     missing = set(uris) - replaced
     if missing:
         raise SystemExit(f"deploy_stack: the template has no function built from {sorted(missing)}")
     return "".join(out)
+
+
+def artefacts_for(text, values, given):
+    """The --artefact values the set deploys: each one it needs, or an error naming the flag."""
+    from cfnlint.decode import cfn_yaml
+    from stack_artefacts import deployed_binaries
+
+    created, skipped = deployed_binaries(cfn_yaml.loads(text), values)
+    needed = sorted(set(created) - set(given))
+    if needed:
+        lines = [f"  --artefact {b}=PATH   (for {', '.join(created[b])})" for b in needed]
+        raise SystemExit("deploy_stack: this parameter set deploys functions built from "
+                         f"{', '.join(needed)}; give their binaries:\n" + "\n".join(lines))
+    unused = sorted(set(given) - set(created))
+    for binary in unused:
+        print(f"deploy_stack: --artefact {binary} left out: this set creates no function built from it",
+              file=sys.stderr)
+    return {b: path for b, path in given.items() if b in created}
 
 
 def transformed_here(text, parameters):
@@ -191,8 +221,10 @@ def prepare(args):
     a template only from S3, as sam deploy sends it)."""
     values = json.loads(Path(args.set).read_text())
     values.update(pairs(args.param))
-    uris = upload(args, args.stack, pairs(args.artefact))
-    text = with_code_uris((ROOT / "template.yaml").read_text(), uris)
+    template = (ROOT / "template.yaml").read_text()
+    uris = upload(args, args.stack, artefacts_for(template, values, pairs(args.artefact)))
+    absent = f"s3://{artefact_bucket(args.stack)}/not-deployed.zip"
+    text = with_code_uris(template, uris, absent)
     body = transformed_here(text, values) if args.transform_here else text
     client(args, "s3").put_object(Bucket=artefact_bucket(args.stack), Key="template", Body=body.encode())
     parameters = [{"ParameterKey": k, "ParameterValue": v} for k, v in values.items()]
@@ -383,18 +415,40 @@ class Readers:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["create", "update", "describe", "delete", "disable-mappings", "reproduce"])
-    parser.add_argument("--template")
-    parser.add_argument("--then-delete", action="store_true")
-    parser.add_argument("--endpoint", required=True)
-    parser.add_argument("--stack", required=True)
-    parser.add_argument("--set")
-    parser.add_argument("--param", action="append")
-    parser.add_argument("--artefact", action="append")
-    parser.add_argument("--transform-here", action="store_true")
-    parser.add_argument("--workdir", default="/tmp")
-    parser.add_argument("--timeout", type=float, default=300)
+    parser = argparse.ArgumentParser(
+        description="Deploys template.yaml with a parameter set on a CloudFormation emulator "
+        "(moto or LocalStack), as `sam deploy` would, and reads the stack back. make rehearse "
+        "does it all for a set of yours.",
+        epilog="Each function's artefact is its built binary (target/debug/batch-consumer, say); "
+        "only the functions the set creates need one. Run with any python3: the SAM translator "
+        "and boto3 are installed first (scripts/sam.sh install) when missing.",
+    )
+    parser.add_argument("command", choices=["create", "update", "describe", "delete", "disable-mappings", "reproduce"],
+                        help="create: upload the artefacts and the template, CreateStack, wait; update: the "
+                        "same with changed --param values; describe: each resource read back, as JSON; delete; "
+                        "disable-mappings: turn the stack's event source mappings off; reproduce: an emulator "
+                        "defect's minimal template (--template)")
+    parser.add_argument("--endpoint", required=True, metavar="URL",
+                        help="the emulator's endpoint: moto's (AWS_ENDPOINT_URL_SQS in .emulators/env) or "
+                        "LocalStack's (E2E_LOCALSTACK_CLOUDFORMATION)")
+    parser.add_argument("--stack", required=True, metavar="NAME", help="the stack's name")
+    parser.add_argument("--set", metavar="FILE",
+                        help="create/update: the parameter set, a JSON object of parameter values "
+                        '({"ConsumerType": "ecs", ...}, as in tests/template-sets/)')
+    parser.add_argument("--param", action="append", metavar="NAME=VALUE",
+                        help="a parameter's value over the set's; repeat for several")
+    parser.add_argument("--artefact", action="append", metavar="BINARY=PATH",
+                        help="a function's built binary, by the Binary its build metadata names "
+                        "(batch-consumer, backlog-publisher); asked for only when the set creates that function")
+    parser.add_argument("--transform-here", action="store_true",
+                        help="expand the SAM transform here before CreateStack: for moto, whose "
+                        "CloudFormation has none (LocalStack runs it itself)")
+    parser.add_argument("--template", metavar="FILE", help="reproduce: the minimal template")
+    parser.add_argument("--then-delete", action="store_true", help="reproduce: delete the stack after")
+    parser.add_argument("--workdir", default="/tmp", metavar="DIR",
+                        help="where the artefacts are zipped before upload (default /tmp)")
+    parser.add_argument("--timeout", type=float, default=300, metavar="SECONDS",
+                        help="how long to wait for the stack to settle (default 300)")
     args = parser.parse_args()
     commands = {
         "create": create,

@@ -24,6 +24,10 @@
 # FAUXQS_RECEIPT_HANDLE_CHARS (380) sets fauxqs's receipt handles' length (SQS's: ~320-430).
 # redis-server, Debian's package (downloaded and unpacked, at .venv-redis/, no root, no service),
 # is at E2E_REDIS_URL for the idempotency store's tests.
+# Emulators already installed are used instead of the pinned ones when named:
+#   MOTO_SERVER=/path/to/moto_server   REDIS_SERVER=/path/to/redis-server
+# (off Debian, a redis-server on PATH is used as REDIS_SERVER). The script needs nothing of the
+# clone but its own scripts/ folder: a copy of the repository (git archive, a tarball) works.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -66,11 +70,24 @@ install() {
   fi
   local python_version
   python_version=$("$python" -VV)
-  cache_env "$venv" moto make_moto "$python_version" "$requirements" "$constraints"
+  if [ -n "${MOTO_SERVER:-}" ]; then
+    [ -x "$MOTO_SERVER" ] || { log "MOTO_SERVER=$MOTO_SERVER is not an executable moto_server"; return 1; }
+    log "using the moto_server installed at $MOTO_SERVER"
+  else
+    cache_env "$venv" moto make_moto "$python_version" "$requirements" "$constraints"
+  fi
   cache_env "$localstack_venv" localstack make_localstack "$python_version" "$localstack_requirements" "$constraints"
   cache_env "$fauxqs_home" fauxqs make_fauxqs "$(node --version 2>/dev/null || echo no-node)" \
     "$root/scripts/fauxqs/package.json" "$root/scripts/fauxqs/package-lock.json" "$root/scripts/fauxqs/serve.mjs"
-  cache_env "$redis_home" redis make_redis "$redis_packages" "$(uname -m)" "$(cat /etc/debian_version 2>/dev/null)"
+  if [ -z "${REDIS_SERVER:-}" ] && ! command -v apt-get >/dev/null && command -v redis-server >/dev/null; then
+    REDIS_SERVER=$(command -v redis-server)
+  fi
+  if [ -n "${REDIS_SERVER:-}" ]; then
+    [ -x "$REDIS_SERVER" ] || { log "REDIS_SERVER=$REDIS_SERVER is not an executable redis-server"; return 1; }
+    log "using the redis-server installed at $REDIS_SERVER"
+  else
+    cache_env "$redis_home" redis make_redis "$redis_packages" "$(uname -m)" "$(cat /etc/debian_version 2>/dev/null)"
+  fi
   # Released now: a `run` holds it for its install only, not while its command runs.
   exec 9>&-
 }
@@ -123,8 +140,18 @@ make_fauxqs() { # dir
   fi
 }
 
+# PING answered with PONG, over bash's own TCP: no redis-cli needed beside an installed server.
+redis_answers() { # port
+  local reply
+  { exec 3<>"/dev/tcp/127.0.0.1/$1"; } 2>/dev/null || return 1
+  printf 'PING\r\n' >&3
+  read -r -t 1 reply <&3 || true
+  exec 3>&-
+  [[ "$reply" == +PONG* ]]
+}
+
 free_port() {
-  "$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+  "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 wait_for() { # name url pattern pid
@@ -150,7 +177,7 @@ start() {
   redis_port=$(free_port)
 
   log "starting moto_server (SQS, SNS, ECS, STS, DynamoDB, S3, CloudFormation) on 127.0.0.1:$moto_port"
-  setsid "$venv/bin/moto_server" -H 127.0.0.1 -p "$moto_port" >"$state/moto.log" 2>&1 &
+  setsid "${MOTO_SERVER:-$venv/bin/moto_server}" -H 127.0.0.1 -p "$moto_port" >"$state/moto.log" 2>&1 &
   echo $! >"$state/moto.pid"
 
   # LocalStack in host mode (no Docker). Its own TMPDIR: two instances sharing one
@@ -169,7 +196,7 @@ start() {
   echo $! >"$state/fauxqs.pid"
 
   log "starting redis-server on 127.0.0.1:$redis_port"
-  setsid "$redis_home/bin/redis-server" --bind 127.0.0.1 --port "$redis_port" --save "" \
+  setsid "${REDIS_SERVER:-$redis_home/bin/redis-server}" --bind 127.0.0.1 --port "$redis_port" --save "" \
     --appendonly no --dir "$state" >"$state/redis.log" 2>&1 &
   echo $! >"$state/redis.pid"
 
@@ -187,7 +214,7 @@ export E2E_LOCALSTACK_CLOUDFORMATION=http://127.0.0.1:$localstack_port
 export E2E_FAUXQS_SQS=http://127.0.0.1:$fauxqs_port
 export E2E_FAUXQS_PID=$(cat "$state/fauxqs.pid")
 export E2E_REDIS_URL=redis://127.0.0.1:$redis_port
-export E2E_REDIS_SERVER=$redis_home/bin/redis-server
+export E2E_REDIS_SERVER=${REDIS_SERVER:-$redis_home/bin/redis-server}
 export AWS_ACCESS_KEY_ID=testing
 export AWS_SECRET_ACCESS_KEY=testing
 export AWS_REGION=us-east-1
@@ -198,7 +225,7 @@ ENV
   wait_for moto "http://127.0.0.1:$moto_port/moto-api/data.json" '{' "$(cat "$state/moto.pid")"
   wait_for fauxqs "http://127.0.0.1:$fauxqs_port/health" 'ok' "$(cat "$state/fauxqs.pid")"
   for _ in $(seq 1 100); do
-    "$redis_home/bin/redis-cli" -p "$redis_port" ping 2>/dev/null | grep -q PONG && break
+    redis_answers "$redis_port" && break
     kill -0 "$(cat "$state/redis.pid")" 2>/dev/null \
       || { log "redis-server exited while starting; its log:"; tail -n 20 "$state/redis.log" >&2; return 1; }
     sleep 0.1
@@ -207,7 +234,7 @@ ENV
     "$(cat "$state/localstack.pid")"
   # LocalStack loads a service on its first request, which can take seconds: pay that
   # here, not inside a test whose calls have a timeout of their own.
-  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing "$venv/bin/python" -c '
+  AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing "$localstack_venv/bin/python" -c '
 import sys, boto3
 boto3.client("cloudwatch", endpoint_url=sys.argv[1], region_name="us-east-1").list_metrics()
 if "sqs" in sys.argv[2].split(","):

@@ -1,17 +1,31 @@
 #!/usr/bin/env bash
 # make invoke FUNCTION=publisher|consumer EVENT=events/<file>.json [KEEP=1]
-# Runs one function on an event file through cargo-lambda (watch + invoke) against the emulators,
-# with the resources it needs created first, and prints its response and, for the consumer, each
-# message's outcome. Stops what it started (KEEP=1: the emulators stay up, queues inspectable).
+# make invoke BINARY=path/to/your-function EVENT=events/<file>.json [KEEP=1]
+# Runs one function on an event file against the emulators, with the resources it needs created
+# first, and prints its response and, for a consumer, each message's outcome. Ours run through
+# cargo-lambda (watch + invoke); a binary of yours (any Lambda function built for this machine)
+# runs under lambda-invoke, this repository's Runtime API host, with the consumer's variables
+# (QUARANTINE_QUEUE_URL, …) set as the stack sets them. Stops what it started (KEEP=1: the
+# emulators stay up, queues inspectable).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-function=${1:?usage: $0 publisher|consumer EVENT_FILE}
-event=${2:?usage: $0 publisher|consumer EVENT_FILE}
+usage="usage: $0 publisher|consumer|PATH_TO_YOUR_BINARY EVENT_FILE"
+function=${1:?$usage}
+event=${2:?$usage}
+yours=
 case "$function" in
   publisher) binary=backlog-publisher ;;
   consumer) binary=batch-consumer ;;
-  *) echo "FUNCTION must be publisher or consumer, not '$function'" >&2; exit 2 ;;
+  *)
+    [ -f "$function" ] && [ -x "$function" ] || {
+      echo "FUNCTION must be publisher or consumer, or BINARY a function binary you built; '$function' is neither" >&2
+      exit 2
+    }
+    yours=$(cd "$(dirname "$function")" && pwd)/$(basename "$function")
+    binary=$(basename "$function")
+    function=consumer
+    ;;
 esac
 [ -f "$event" ] || { echo "no event file $event" >&2; exit 2; }
 state="$root/.emulators"
@@ -21,6 +35,14 @@ target=$(cd "$root" && cargo metadata --format-version 1 --no-deps \
 mkdir -p "$state"
 export PATH="$root/.venv-sam/bin:$PATH"
 
+keep_hints() { # quarantine queue URL
+  [ "${KEEP:-}" = 1 ] || return 0
+  echo "== the emulators stay up (KEEP=1). Inspect with the operator's CLI, then stop them:" >&2
+  echo "   . .emulators/env && $target/debug/sqs-backpressure stats --queue-url $1" >&2
+  echo "   $target/debug/sqs-backpressure list --queue-url $1" >&2
+  echo "   scripts/emulators.sh stop" >&2
+}
+
 pids=()
 cleanup() {
   for pid in "${pids[@]}"; do pkill -TERM -P "$pid" 2>/dev/null || true; kill -TERM "$pid" 2>/dev/null || true; done
@@ -28,6 +50,28 @@ cleanup() {
   for pid in "${pids[@]}"; do pkill -KILL -P "$pid" 2>/dev/null || true; kill -KILL "$pid" 2>/dev/null || true; done
 }
 trap cleanup EXIT
+
+if [ -n "$yours" ]; then
+  rm -f "$state/$function.env"
+  "$target/debug/local-env" "$function" "$state/$function.env" &
+  pids+=($!)
+  for _ in $(seq 1 100); do [ -s "$state/$function.env" ] && break; sleep 0.1; done
+  [ -s "$state/$function.env" ] || { echo "the local environment was not prepared" >&2; exit 1; }
+  echo "== lambda-invoke $yours $event (the variables in ${state#"$root"/}/$function.env)" >&2
+  "$target/debug/lambda-invoke" "$yours" "$event" --env-file "$state/$function.env" \
+    --log "$state/watch.log" >"$state/response.json" || {
+    status=$?
+    echo "== the invocation failed; the function's log:" >&2
+    tail -n 40 "$state/watch.log" >&2
+    exit "$status"
+  }
+  cat "$state/response.json"; echo
+  echo "== each message's outcome" >&2
+  quarantine=$(sed -n 's/^QUARANTINE_QUEUE_URL=//p' "$state/$function.env")
+  "$target/debug/local-env" outcomes "$event" "$state/response.json" "$quarantine" "$state/watch.log"
+  keep_hints "$quarantine"
+  exit 0
+fi
 
 # cargo lambda watch builds the function on its own (cargo run -p PACKAGE --bin BINARY), and
 # those dependency features differ from make demo's one combined build; built here first, in
@@ -67,10 +111,5 @@ if [ "$function" = consumer ]; then
   echo "== each message's outcome" >&2
   quarantine=$(sed -n 's/^QUARANTINE_QUEUE_URL=//p' "$state/$function.env")
   "$target/debug/local-env" outcomes "$event" "$state/response.json" "$quarantine" "$state/watch.log"
-  if [ "${KEEP:-}" = 1 ]; then
-    echo "== the emulators stay up (KEEP=1). Inspect with the operator's CLI, then stop them:" >&2
-    echo "   . .emulators/env && $target/debug/sqs-backpressure stats --queue-url $quarantine" >&2
-    echo "   $target/debug/sqs-backpressure list --queue-url $quarantine" >&2
-    echo "   scripts/emulators.sh stop" >&2
-  fi
+  keep_hints "$quarantine"
 fi

@@ -9,6 +9,7 @@ mod dashboard;
 mod defects;
 mod doctor;
 mod driver;
+mod rehearse;
 mod run;
 mod wiring;
 mod yours;
