@@ -39,6 +39,7 @@ mod operator_cli_fields;
 mod operator_cli_fifo;
 mod operator_cli_fifo_held;
 mod operator_cli_hostile;
+mod operator_cli_notes;
 mod operator_cli_receive_ahead;
 mod operator_cli_resume;
 mod operator_cli_rotate_faults;

@@ -20,6 +20,38 @@ use crate::terminal::error::CliError;
 /// another left SQS waiting on each round trip.
 const RELEASES_AT_ONCE: usize = 8;
 
+/// What a read needs to know of a queue before it starts.
+#[derive(Debug, Clone)]
+pub(crate) struct QueueState {
+    pub(crate) visible: u64,
+    pub(crate) in_flight: u64,
+    /// Its `VisibilityTimeout`, seconds.
+    pub(crate) timeout: u64,
+    /// Its own `RedrivePolicy`, when it has one.
+    pub(crate) redrive: Option<OwnRedrive>,
+}
+
+/// A queue's own redrive policy: SQS moves a message received more than
+/// `max_receive_count` times to `dead_letter_queue`, and every read is a receive.
+#[derive(Debug, Clone)]
+pub(crate) struct OwnRedrive {
+    pub(crate) max_receive_count: u64,
+    pub(crate) dead_letter_queue: String,
+}
+
+impl OwnRedrive {
+    /// The note a read of such a queue prints before it starts.
+    pub(crate) fn note(&self, url: &str) -> String {
+        let name = url.rsplit('/').next().unwrap_or(url);
+        format!(
+            "note: {name} has a redrive policy of its own: every read adds one to each message's \
+             ApproximateReceiveCount, and SQS moves a message received more than {} times to \
+             {}",
+            self.max_receive_count, self.dead_letter_queue
+        )
+    }
+}
+
 /// One queue and how this tool holds its messages.
 #[derive(Debug, Clone)]
 pub struct Queue {
@@ -139,13 +171,13 @@ impl Queue {
 
     /// Approximate visible and in-flight counts.
     pub(crate) async fn counts(&self) -> Result<(u64, u64), CliError> {
-        let (visible, in_flight, _) = self.counts_and_timeout().await?;
-        Ok((visible, in_flight))
+        let state = self.state().await?;
+        Ok((state.visible, state.in_flight))
     }
 
-    /// Approximate visible and in-flight counts, and the queue's default
-    /// visibility timeout in seconds (how long a consumer holds a message).
-    pub(crate) async fn counts_and_timeout(&self) -> Result<(u64, u64, u64), CliError> {
+    /// Approximate visible and in-flight counts, the queue's default visibility timeout in
+    /// seconds (how long a consumer holds a message), and its own redrive policy.
+    pub(crate) async fn state(&self) -> Result<QueueState, CliError> {
         let output = self
             .client
             .get_queue_attributes()
@@ -153,17 +185,26 @@ impl Queue {
             .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
             .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
             .attribute_names(QueueAttributeName::VisibilityTimeout)
+            .attribute_names(QueueAttributeName::RedrivePolicy)
             .send()
             .await
             .map_err(|e| CliError::sqs("GetQueueAttributes", &self.url, e))?;
-        let count = |name| {
-            output.attributes().and_then(|a| a.get(&name)).and_then(|v| v.parse().ok()).unwrap_or(0)
-        };
-        Ok((
-            count(QueueAttributeName::ApproximateNumberOfMessages),
-            count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
-            count(QueueAttributeName::VisibilityTimeout),
-        ))
+        let attribute = |name| output.attributes().and_then(|a| a.get(&name));
+        let count = |name| attribute(name).and_then(|v| v.parse().ok()).unwrap_or(0);
+        let redrive = attribute(QueueAttributeName::RedrivePolicy).and_then(|policy| {
+            let policy: serde_json::Value = serde_json::from_str(policy).ok()?;
+            let max = policy["maxReceiveCount"].as_u64().or_else(|| {
+                policy["maxReceiveCount"].as_str().and_then(|text| text.parse().ok())
+            })?;
+            let target = policy["deadLetterTargetArn"].as_str()?.rsplit(':').next()?.to_owned();
+            Some(OwnRedrive { max_receive_count: max, dead_letter_queue: target })
+        });
+        Ok(QueueState {
+            visible: count(QueueAttributeName::ApproximateNumberOfMessages),
+            in_flight: count(QueueAttributeName::ApproximateNumberOfMessagesNotVisible),
+            timeout: count(QueueAttributeName::VisibilityTimeout),
+            redrive,
+        })
     }
 
     /// When messages held by someone else are visible again, at the latest,

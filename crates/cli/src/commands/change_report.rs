@@ -26,7 +26,8 @@ pub(crate) async fn finish(
     let (counted, in_flight_at_start) = at_start;
     // Every shortfall is said, whichever decides the exit code: a run with
     // failures may also have left messages it never reached.
-    let (_, in_flight, timeout) = source.counts_and_timeout().await?;
+    let state = source.state().await?;
+    let (in_flight, timeout) = (state.in_flight, state.timeout);
     let read: u64 = tally.seen.values().map(|&n| n as u64).sum();
     let unseen_from_start = if tally.limited {
         0

@@ -23,7 +23,7 @@ pub(crate) async fn list(
     json: bool,
 ) -> Result<Finish, CliError> {
     let now = Timestamp::now();
-    let (mut out, mut shown) = (String::new(), 0);
+    let (mut out, mut shown, mut untenanted) = (String::new(), 0, 0);
     let limit = limit.unwrap_or(usize::MAX);
     let mover = mover_for(queue).await?;
     let scanned = scan(queue, mover.as_ref(), |entry| {
@@ -32,6 +32,7 @@ pub(crate) async fn list(
         }
         if filter.matches(&entry) {
             shown += 1;
+            untenanted += usize::from(entry.tenant_id.is_none());
             if json {
                 out.push_str(&entry.to_json().to_string());
                 out.push('\n');
@@ -52,9 +53,27 @@ pub(crate) async fn list(
     } else {
         let head = headline(&scanned, shortfall.is_some(), stopped_at);
         out = format!("{head}{out}{shown} shown. {}", closing(queue, &scanned));
+        if untenanted > 0 {
+            out.push_str(&no_tenant(untenanted, queue));
+        }
     }
     print(&out)?;
     Ok(finish(shortfall))
+}
+
+/// Where the tenant of the messages shown with none would have come from.
+fn no_tenant(untenanted: usize, queue: &Queue) -> String {
+    match &queue.fields.tenant {
+        Some(selector) => format!(
+            "{untenanted} shown with no tenant: none at {selector} (--tenant-from) in them.\n"
+        ),
+        None => format!(
+            "{untenanted} shown with no tenant: a quarantine record's tenant is the tenantId its \
+             consumer wrote (its TENANT_FROM, or the body type's tenant_id), and other messages \
+             name none; --tenant-from /json/pointer (or attribute:NAME) reads one from each \
+             message instead.\n"
+        ),
+    }
 }
 
 /// One message in full, as pretty JSON.

@@ -50,8 +50,12 @@ pub(crate) async fn scan(
     mover: Option<&Mover>,
     visit: impl FnMut(Entry) -> ControlFlow<()>,
 ) -> Result<Scanned, CliError> {
-    let (counted, in_flight, timeout) = queue.counts_and_timeout().await?;
-    let visible_again = queue.when_visible(timeout);
+    let state = queue.state().await?;
+    if let Some(redrive) = &state.redrive {
+        eprintln!("{}", redrive.note(&queue.url));
+    }
+    let (counted, in_flight) = (state.visible, state.in_flight);
+    let visible_again = queue.when_visible(state.timeout);
     let scanned =
         Scanned { counted, in_flight, visible_again, lease: queue.lease, ..Scanned::default() };
     let progress = crate::terminal::progress::bar(counted, "read");
