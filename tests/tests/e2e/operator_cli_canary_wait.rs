@@ -3,7 +3,9 @@
 //! visibility timeout (3 s) apart, and a 20 s poll: 26 s. A shorter wait is
 //! refused before anything is sent; the computed one fails a canary whose
 //! message still fails (sqs-worker on the work queue, the downstream
-//! answering 503) and passes one that is now done.
+//! answering 503) and passes one that is now done. A Lambda consumer on the
+//! engine mapped to the work queue holds each retry for its backoff: the
+//! least wait counts that instead.
 
 use aws_sdk_sqs::types::QueueAttributeName;
 use e2e_tests::downstream::Downstream;
@@ -158,4 +160,81 @@ async fn a_canary_whose_queue_cannot_be_read_sends_nothing() {
         assert!(!audit.exists() || audit_lines(&audit).is_empty(), "{cell}: nothing sent");
         assert_eq!(aws.counts(&dlq).await.unwrap(), (2, 0), "{cell}: both still dead-lettered");
     }
+}
+
+/// The work queue read by a Lambda consumer on the engine, made as its owner would (boto3 on
+/// moto: a role, the function with its variables, the mapping).
+fn mapped_consumer(work: &str, variables: &serde_json::Value) {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let script = r##"
+import io, json, sys, zipfile, boto3
+endpoint, queue_url, variables, name = sys.argv[1:5]
+def client(service):
+    return boto3.client(service, endpoint_url=endpoint, region_name="us-east-1")
+arn = client("sqs").get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+role = client("iam").create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))
+code = io.BytesIO()
+with zipfile.ZipFile(code, "w") as zf:
+    zf.writestr("bootstrap", "#!/bin/sh\n")
+lam = client("lambda")
+lam.create_function(FunctionName=name, Runtime="provided.al2023", Role=role["Role"]["Arn"], Handler="bootstrap",
+                    Code={"ZipFile": code.getvalue()}, Environment={"Variables": json.loads(variables)})
+lam.create_event_source_mapping(EventSourceArn=arn, FunctionName=name, BatchSize=10)
+"##;
+    let output = std::process::Command::new(format!("{root}/.venv/bin/python"))
+        .args(["-c", script, &std::env::var("AWS_ENDPOINT_URL_SQS").unwrap(), work])
+        .arg(variables.to_string())
+        .arg(unique("consumer"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+}
+
+/// The consumer on the engine holds a retried message for its backoff (RETRY_BASE_SECONDS 300,
+/// RETRY_MAX_SECONDS 900), not the queue's 3 s: 300 + 600 for the two receives, and the poll.
+#[tokio::test]
+async fn a_consumers_retry_backoff_lengthens_the_least_canary_wait() {
+    let (aws, dlq, work) = dead_letters("ledger.fail").await;
+    let variables = json!({"QUARANTINE_QUEUE_URL": "q", "RETRY_BASE_SECONDS": "300",
+                           "RETRY_MAX_SECONDS": "900"});
+    mapped_consumer(&work, &variables);
+    let (code, said, replayed) = replay(&dlq, &work, &["--canary-wait", "30"]).await;
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains("give --canary-wait 920 or more"), "{said}");
+    assert!(said.contains("RETRY_BASE_SECONDS 300, RETRY_MAX_SECONDS 900"), "{said}");
+    assert_eq!((replayed, aws.counts(&dlq).await.unwrap()), (0, (2, 0)), "nothing sent");
+}
+
+/// Lambda denied (the fault proxy's denial, in a body Lambda's JSON client cannot parse): the
+/// least wait counts the visibility timeout alone, and the replay says first that a consumer
+/// holding retries longer needs a longer wait.
+#[tokio::test]
+async fn a_consumer_that_cannot_be_read_is_said_before_the_canary() {
+    use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
+    let (_aws, dlq, work) = dead_letters("ledger.fail").await;
+    let proxy =
+        FaultProxy::start(&std::env::var("AWS_ENDPOINT_URL_LAMBDA").unwrap()).await.unwrap();
+    proxy.inject(Rule::new("unknown", Fault::Deny));
+    let args = ["replay", "--queue-url", &dlq, "--to", &work, "--canary", "1", "--yes"];
+    let output = tokio::process::Command::new(binary("sqs-backpressure").unwrap())
+        .args(args)
+        .args(["--canary-wait", "10"])
+        .env("AWS_ENDPOINT_URL_LAMBDA", proxy.url())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let said = stderr(&output);
+    assert_eq!(output.status.code(), Some(2), "{said}");
+    assert!(
+        said.starts_with(
+            "note: the canary's wait counts the visibility timeout alone: the retry \
+                          backoff of the queue's consumer could not be read \
+                          (lambda:ListEventSourceMappings: "
+        ),
+        "{said}"
+    );
+    assert!(said.contains("give --canary-wait 26 or more"), "{said}");
+    assert!(proxy.total() > 0, "Lambda never called");
 }

@@ -15,6 +15,8 @@ pub struct Clients {
     pub sts: aws_sdk_sts::Client,
     /// Bodies a quarantine record keeps in S3.
     pub s3: aws_sdk_s3::Client,
+    /// The consumer a replay's canary waits on: its event source mapping and function.
+    pub lambda: aws_sdk_lambda::Client,
 }
 
 /// The clients for `aws`, or a usage error naming what to set. In the region
@@ -25,6 +27,7 @@ pub async fn connect(aws: &AwsArgs, queue: &str) -> Result<Clients, CliError> {
         sqs: aws_sdk_sqs::Client::new(&config),
         sts: aws_sdk_sts::Client::new(&config),
         s3: aws_sdk_s3::Client::new(&config),
+        lambda: aws_sdk_lambda::Client::new(&config),
     })
 }
 

@@ -7,6 +7,7 @@
 use aws_sdk_sqs::types::QueueAttributeName;
 use serde_json::Value;
 
+use super::consumer_backoff::ConsumerBackoff;
 use crate::aws::queue::Queue;
 use crate::terminal::error::CliError;
 
@@ -55,8 +56,14 @@ pub(crate) fn least_wait(
     }
 }
 
-/// Reads `target`'s redrive policy and visibility timeout, and `source`'s ARN.
-pub(crate) async fn read(target: &Queue, source: &Queue) -> Result<CanaryWait, CliError> {
+/// Reads `target`'s redrive policy and visibility timeout, and `source`'s ARN; then, when a
+/// failure comes back, the retry backoff of the function its event source mapping invokes. With
+/// a note for a person when that function could not be read.
+pub(crate) async fn read(
+    target: &Queue,
+    source: &Queue,
+    lambda: &aws_sdk_lambda::Client,
+) -> Result<(CanaryWait, Option<String>), CliError> {
     let attributes = |queue: &Queue, names: Vec<QueueAttributeName>| {
         let asked = queue.client.get_queue_attributes().queue_url(&queue.url);
         let url = queue.url.clone();
@@ -69,7 +76,11 @@ pub(crate) async fn read(target: &Queue, source: &Queue) -> Result<CanaryWait, C
     };
     let of_target = attributes(
         target,
-        vec![QueueAttributeName::RedrivePolicy, QueueAttributeName::VisibilityTimeout],
+        vec![
+            QueueAttributeName::RedrivePolicy,
+            QueueAttributeName::VisibilityTimeout,
+            QueueAttributeName::QueueArn,
+        ],
     )
     .await?;
     let of_source = attributes(source, vec![QueueAttributeName::QueueArn]).await?;
@@ -79,7 +90,56 @@ pub(crate) async fn read(target: &Queue, source: &Queue) -> Result<CanaryWait, C
         .unwrap_or(30);
     let source_arn = of_source.get(&QueueAttributeName::QueueArn).cloned().unwrap_or_default();
     let policy = of_target.get(&QueueAttributeName::RedrivePolicy).map(String::as_str);
-    Ok(least_wait(&target.url, policy, visibility, &source_arn))
+    let wait = least_wait(&target.url, policy, visibility, &source_arn);
+    let target_arn = of_target.get(&QueueAttributeName::QueueArn).cloned().unwrap_or_default();
+    // Our engine delays a retried message itself only on a standard queue.
+    if !matches!(wait, CanaryWait::Tells { .. }) || target_arn.ends_with(".fifo") {
+        return Ok((wait, None));
+    }
+    let count = max_receive_count(policy).unwrap_or(0);
+    Ok(match super::consumer_backoff::read(lambda, &target_arn).await {
+        Ok(Some(backoff)) => (with_backoff(&target.url, count, visibility, &backoff), None),
+        Ok(None) => (wait, None),
+        Err(unread) => (wait, Some(unread_note(&unread))),
+    })
+}
+
+fn max_receive_count(policy: Option<&str>) -> Option<u64> {
+    let policy: Value = serde_json::from_str(policy?).ok()?;
+    let count = &policy["maxReceiveCount"];
+    count.as_u64().or_else(|| count.as_str()?.parse().ok())
+}
+
+/// The least wait when the consumer holds each retried message for its backoff: each receive
+/// is the longer of the visibility timeout (a batch that failed whole) and the backoff.
+fn with_backoff(
+    target: &str,
+    count: u64,
+    visibility: u64,
+    backoff: &ConsumerBackoff,
+) -> CanaryWait {
+    let held: u64 = (0..count)
+        .map(|n| visibility.max(backoff.max.min(backoff.base.saturating_mul(1 << n.min(31)))))
+        .sum();
+    CanaryWait::Tells {
+        least: held + POLL_MARGIN_S,
+        why: format!(
+            "a message that fails on {target} comes back here only after its maxReceiveCount of \
+             {count} receives, each held the longer of its visibility timeout of {visibility} s \
+             and the retry backoff of {} (RETRY_BASE_SECONDS {}, RETRY_MAX_SECONDS {}), and a \
+             consumer's long poll of up to {POLL_MARGIN_S} s",
+            backoff.function, backoff.base, backoff.max
+        ),
+    }
+}
+
+/// Said before the canary when its consumer could not be read: the wait may be too short.
+fn unread_note(unread: &str) -> String {
+    format!(
+        "note: the canary's wait counts the visibility timeout alone: the retry backoff of the \
+         queue's consumer could not be read ({unread}), and a consumer that holds a retry \
+         longer than the visibility timeout needs a longer --canary-wait"
+    )
 }
 
 /// The wait to use: `given` when it can tell (or `unproven` says go on
@@ -124,6 +184,19 @@ mod tests {
         let elsewhere = least_wait("orders", Some(&policy), 30, "arn:aws:sqs:us-east-1:1:other");
         assert!(matches!(elsewhere, CanaryWait::CannotTell { .. }), "{elsewhere:?}");
         assert!(matches!(least_wait("orders", None, 30, DLQ), CanaryWait::CannotTell { .. }));
+    }
+
+    #[test]
+    fn a_consumer_holding_retries_for_its_backoff_lengthens_the_least_wait() {
+        let ours = |base, max| ConsumerBackoff { function: "orders-fn".into(), base, max };
+        // 300, 600, then capped at 900, each above the 30 s visibility timeout; and a poll.
+        let wait = with_backoff("orders", 3, 30, &ours(300, 900));
+        assert!(matches!(wait, CanaryWait::Tells { least: 1820, .. }), "{wait:?}");
+        // 10, 20, 40 s: each below a 185 s visibility timeout, which then holds each receive.
+        let wait = with_backoff("orders", 3, 185, &ours(10, 900));
+        assert!(matches!(wait, CanaryWait::Tells { least: 575, .. }), "{wait:?}");
+        let note = unread_note("lambda:ListEventSourceMappings: AccessDenied");
+        assert!(note.contains("could not be read (lambda:ListEventSourceMappings: AccessDenied)"));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub(crate) mod audit;
 pub(crate) mod canary_wait;
+mod consumer_backoff;
 pub(crate) mod destination;
 pub(crate) mod outgoing;
 pub(crate) mod pace;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use indicatif::ProgressBar;
 
 use crate::args::{ChangeArgs, ReplayArgs};
+use crate::aws::connect::Clients;
 use crate::aws::identity::operator;
 use crate::aws::queue::Queue;
 use crate::changing::audit::Audit;
@@ -33,7 +34,7 @@ pub(crate) async fn replay(
     filter: &Filter,
     args: &ReplayArgs,
     change: &ChangeArgs,
-    sts: &aws_sdk_sts::Client,
+    clients: &Clients,
 ) -> Result<Finish, CliError> {
     if !args.dry_run {
         require_consent(change.yes)?;
@@ -58,14 +59,20 @@ pub(crate) async fn replay(
         (None, _) => (0, true),
         (Some(_), target) => {
             let known = match &target {
-                Some(target) => Some(canary_wait::read(target, source).await?),
+                Some(target) => {
+                    let (wait, note) = canary_wait::read(target, source, &clients.lambda).await?;
+                    if let Some(note) = note {
+                        eprintln!("{note}");
+                    }
+                    Some(wait)
+                }
                 None => None,
             };
             canary_wait::decide(known, args.canary_wait, args.canary_unproven)?
         }
     };
     let mover = mover_for(source).await?;
-    let operator = operator(sts).await?;
+    let operator = operator(&clients.sts).await?;
     let matching = matching_if_wanted(source, filter, change.yes).await?;
     confirm(change.yes, &plan(source, args, change, matching, &operator))?;
     let audit = Audit::open(&change.audit, &source.url)?;
