@@ -87,7 +87,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
                 replay.to = Some(aws::connect::queue_url(&clients.sqs, "--to", to).await?);
             }
             let queue = with_bodies(queue(&q, filter.fields()), &filter);
-            commands::replay::replay(&queue, &objects, &filter, &replay, &change, &clients).await
+            commands::replay::replay(&queue, &objects, &filter, &replay, &change, clients).await
         }
         Command::Discard { queue: q, filters, limit, dry_run: true, .. } => {
             let filter = Filter::new(filters, now)?;
