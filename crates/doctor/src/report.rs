@@ -175,14 +175,21 @@ impl Report {
             }
         }
         if !self.unreadable.is_empty() {
-            out.push_str("\nnot checked, a read failed (docs/doctor.md has the whole policy):\n");
-            for read in &self.unreadable {
-                // A denial is the identity's to mend; anything else (no such queue, a network
-                // fault) is not a permission.
-                let denied = ["AccessDenied", "not authorized", "UnauthorizedOperation"]
+            // A denial is the identity's to mend; anything else (no such queue, a network
+            // fault, an answer the SDK could not parse) is not a permission.
+            let denied = |read: &UnreadableOut| {
+                ["AccessDenied", "not authorized", "UnauthorizedOperation"]
                     .iter()
-                    .any(|word| read.message.contains(word));
-                let hint = if denied {
+                    .any(|word| read.message.contains(word))
+            };
+            let policy = if self.unreadable.iter().any(denied) {
+                " (docs/doctor.md has the whole policy)"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "\nnot checked, a read failed{policy}:");
+            for read in &self.unreadable {
+                let hint = if denied(read) {
                     format!(" (the identity needs {})", read.action)
                 } else {
                     String::new()

@@ -132,3 +132,41 @@ fn every_metric_of_a_metric_math_policy_is_checked() {
     let measured = &findings(&deployment)[0].measured;
     assert!(measured.contains("metric QueueBacklg, which it does not put"), "{measured}");
 }
+
+#[test]
+fn with_the_functions_unread_no_policy_is_called_unpublished() {
+    let mut metric = advised();
+    metric.namespace = "Elsewhere".into();
+    metric.recent_datapoints = Some(false);
+    let mut deployment = deployment(metric);
+    deployment.publisher_targets.clear();
+    assert_eq!(ids(&deployment), ["policy-metric-unpublished"]);
+    let failed = "failed to parse JSON".to_owned();
+    deployment.unreadable =
+        vec![backpressure_doctor::Unreadable::new("lambda:ListFunctions", "*", failed)];
+    assert_eq!(ids(&deployment), Vec::<&str>::new(), "a publisher may be among the unread");
+    let report = check(&deployment);
+    assert_eq!(report.exit, backpressure_doctor::EXIT_INCOMPLETE);
+    let text = report.render();
+    assert!(text.contains("not checked, a read failed:\n"), "{text}");
+}
+
+#[test]
+fn a_cpu_only_service_is_given_a_whole_command_to_paste() {
+    let mut deployment = deployment(advised());
+    let cpu = Policy::new("cpu", Follows::Predefined("ECSServiceAverageCPUUtilization".into()));
+    deployment.services[0].scaling = Some(Scaling::new(2, 20, vec![cpu]));
+    deployment.publisher_targets[0].target_load_percent = Some(90.0);
+    let finding = &findings(&deployment)[0];
+    assert_eq!(finding.rule, "service-scaled-on-cpu-only");
+    assert!(!finding.fix.contains("..."), "{}", finding.fix);
+    let configuration = finding.fix.rsplit_once(" '").unwrap().1.trim_end_matches('\'');
+    let configuration: serde_json::Value = serde_json::from_str(configuration).unwrap();
+    assert_eq!(configuration["TargetValue"], 90.0, "the publisher's TARGET_LOAD_PERCENT");
+    let metric = &configuration["CustomizedMetricSpecification"];
+    assert_eq!(metric["MetricName"], "ScalingLoad");
+    assert_eq!(
+        metric["Dimensions"][2],
+        serde_json::json!({"Name": "QueueName", "Value": "orders"})
+    );
+}

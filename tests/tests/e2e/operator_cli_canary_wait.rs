@@ -1,6 +1,8 @@
 //! A canary on a dead-letter queue waits as long as a failure takes to come
-//! back: its work queue's maxReceiveCount (2) receives, each up to its
-//! visibility timeout (3 s) apart, and a 20 s poll: 26 s. A shorter wait is
+//! back: its work queue's maxReceiveCount (2) receives, each held the longer of
+//! its visibility timeout (3 s) and, with no event source mapping reading it, a
+//! worker on the engine's default backoff (10 s, then 20 s), and a 20 s poll:
+//! 50 s. A shorter wait is
 //! refused before anything is sent; the computed one fails a canary whose
 //! message still fails (sqs-worker on the work queue, the downstream
 //! answering 503) and passes one that is now done. A Lambda consumer on the
@@ -53,7 +55,6 @@ fn worker(sqs: Sqs, work: &str, downstream: &Downstream, quarantine: &str) -> Pr
         ("DOWNSTREAM_URL", url.as_str()),
         ("RECEIVE_WAIT_SECONDS", "1"),
         ("VISIBILITY_TIMEOUT_SECONDS", "3"),
-        ("RETRY_BASE_SECONDS", "0"),
         ("WORKER_POLLERS", "1"),
     ];
     Process::start(&binary("sqs-worker").unwrap(), &env).unwrap()
@@ -85,7 +86,8 @@ async fn a_canary_wait_shorter_than_a_failure_takes_to_come_back_is_refused() {
     assert_eq!(code, Some(2), "{said}");
     assert!(said.contains("--canary-wait 10 s cannot tell whether the canary failed"), "{said}");
     assert!(said.contains("maxReceiveCount of 2 receives"), "{said}");
-    assert!(said.contains("give --canary-wait 26 or more"), "{said}");
+    assert!(said.contains("give --canary-wait 50 or more"), "{said}");
+    assert!(said.starts_with("note: no event source mapping reads"), "{said}");
     assert_eq!(replayed, 0, "nothing sent");
     assert_eq!(aws.counts(&dlq).await.unwrap(), (2, 0), "both still dead-lettered");
     // Allowed, it goes on, and says the canary proved nothing.
@@ -122,7 +124,7 @@ async fn computed_wait_tells(sqs: Sqs) {
     let (failing, fixed) = tokio::join!(run("ledger.fail"), run("ledger.post"));
     let (code, said, replayed) = failing;
     assert_eq!(code, Some(3), "{said}");
-    assert!(said.contains("checking") && said.contains("in 26 s"), "the computed wait: {said}");
+    assert!(said.contains("checking") && said.contains("in 50 s"), "the computed wait: {said}");
     assert!(said.contains("canary failed: 1 of 1"), "{said}");
     assert_eq!(replayed, 1, "one replayed, then stopped");
     let (code, said, replayed) = fixed;

@@ -7,7 +7,7 @@
 use aws_sdk_sqs::types::QueueAttributeName;
 use serde_json::Value;
 
-use super::consumer_backoff::ConsumerBackoff;
+use super::consumer_backoff::{ConsumerBackoff, Reader};
 use crate::aws::queue::Queue;
 use crate::terminal::error::CliError;
 
@@ -98,10 +98,29 @@ pub(crate) async fn read(
     }
     let count = max_receive_count(policy).unwrap_or(0);
     Ok(match super::consumer_backoff::read(lambda, &target_arn).await {
-        Ok(Some(backoff)) => (with_backoff(&target.url, count, visibility, &backoff), None),
-        Ok(None) => (wait, None),
+        Ok(Reader::Engine(backoff)) => {
+            (with_backoff(&target.url, count, visibility, &backoff), None)
+        }
+        Ok(Reader::Other) => (wait, None),
+        Ok(Reader::Unmapped) => {
+            // An ECS worker on the engine is the likeliest reader left: count its backoff.
+            let worker = ConsumerBackoff::engine_default("a worker on this project's engine");
+            let note = unmapped_note(&target.url, &worker);
+            (with_backoff(&target.url, count, visibility, &worker), Some(note))
+        }
         Err(unread) => (wait, Some(unread_note(&unread))),
     })
+}
+
+/// Said before the canary when no event source mapping reads its queue.
+fn unmapped_note(target: &str, worker: &ConsumerBackoff) -> String {
+    format!(
+        "note: no event source mapping reads {target}: the canary's wait counts a worker on this \
+         project's engine at its default backoff (RETRY_BASE_SECONDS {}, RETRY_MAX_SECONDS {}), \
+         and it tells only if a consumer receives the replayed messages within it (give \
+         --canary-wait for one that holds them longer)",
+        worker.base, worker.max
+    )
 }
 
 fn max_receive_count(policy: Option<&str>) -> Option<u64> {

@@ -7,7 +7,18 @@ use backpressure_core::config::variables::{
 };
 use backpressure_core::error::error_chain;
 
-/// `RETRY_BASE_SECONDS` and `RETRY_MAX_SECONDS` of a function on the engine.
+/// Who reads a queue, as its event source mappings say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Reader {
+    /// A function on the engine, which holds a retried message for its backoff.
+    Engine(ConsumerBackoff),
+    /// Functions not on the engine (or with backoff off): each retry after the visibility timeout.
+    Other,
+    /// No mapping: an ECS service, or nothing.
+    Unmapped,
+}
+
+/// `RETRY_BASE_SECONDS` and `RETRY_MAX_SECONDS` of a consumer on the engine.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ConsumerBackoff {
     pub(crate) function: String,
@@ -23,13 +34,24 @@ fn default_of(variable: &Variable) -> u64 {
     }
 }
 
-/// The backoff of the first function mapped to `queue_arn` that runs on the engine (its
-/// environment names `QUARANTINE_QUEUE_URL`); `None` when no mapping reads the queue or its
-/// function is not ours. A failed read is its call and the service's message, for a note.
+impl ConsumerBackoff {
+    /// The engine's own defaults, for a consumer not named.
+    pub(crate) fn engine_default(consumer: &str) -> Self {
+        Self {
+            function: consumer.to_owned(),
+            base: default_of(&RETRY_BASE_SECONDS),
+            max: default_of(&RETRY_MAX_SECONDS),
+        }
+    }
+}
+
+/// Who reads `queue_arn`: the first function mapped to it that runs on the engine (its
+/// environment names `QUARANTINE_QUEUE_URL`) with its backoff, another function, or no
+/// mapping at all. A failed read is its call and the service's message, for a note.
 pub(crate) async fn read(
     lambda: &aws_sdk_lambda::Client,
     queue_arn: &str,
-) -> Result<Option<ConsumerBackoff>, String> {
+) -> Result<Reader, String> {
     let mappings = lambda
         .list_event_source_mappings()
         .event_source_arn(queue_arn)
@@ -55,9 +77,14 @@ pub(crate) async fn read(
         let name = configuration.function_name().unwrap_or(function).to_owned();
         let base = whole(&RETRY_BASE_SECONDS);
         if base == 0 {
-            return Ok(None); // backoff off: the queue's visibility timeout holds each retry
+            return Ok(Reader::Other); // backoff off: the visibility timeout holds each retry
         }
-        return Ok(Some(ConsumerBackoff { function: name, base, max: whole(&RETRY_MAX_SECONDS) }));
+        let max = whole(&RETRY_MAX_SECONDS);
+        return Ok(Reader::Engine(ConsumerBackoff { function: name, base, max }));
     }
-    Ok(None)
+    if mappings.event_source_mappings().is_empty() {
+        Ok(Reader::Unmapped)
+    } else {
+        Ok(Reader::Other)
+    }
 }

@@ -74,6 +74,11 @@ impl Deployment {
         })
     }
 
+    /// Whether the deployed backlog-publishers were read (every function's environment).
+    pub fn publishers_known(&self) -> bool {
+        !self.unreadable.iter().any(|read| read.action == "lambda:ListFunctions")
+    }
+
     /// Whether the alarms were read.
     pub fn alarms_known(&self) -> bool {
         !self.unreadable.iter().any(|read| read.action == "cloudwatch:DescribeAlarms")

@@ -3,7 +3,7 @@ use backpressure_core::config::DEFAULT_NAMESPACE;
 
 /// An ECS service that reads one of the queues: named with `--service`, or a
 /// backlog-publisher's target.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Service {
     pub cluster: String,
@@ -29,7 +29,7 @@ pub struct Service {
 }
 
 /// A backpressure-app worker's container: what it needs from the stack around it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Wiring {
     /// The variable that tells it is ours (`DRAIN_SECONDS`, say).
@@ -76,7 +76,7 @@ impl Service {
 }
 
 /// A service's scalable target and its policies.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Scaling {
     pub min: u32,
@@ -97,16 +97,18 @@ impl Scaling {
 }
 
 /// One scaling policy of a service.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Policy {
     pub name: String,
     pub follows: Follows,
+    /// A target tracking policy's `TargetValue`.
+    pub target_value: Option<f64>,
 }
 
 impl Policy {
     pub fn new(name: &str, follows: Follows) -> Self {
-        Self { name: name.to_owned(), follows }
+        Self { name: name.to_owned(), follows, target_value: None }
     }
 
     fn label(&self) -> String {
@@ -174,7 +176,7 @@ impl PolicyMetric {
 
 /// A target of a deployed backlog-publisher (its `TARGETS`, or `QUEUE_URL` with
 /// `ECS_CLUSTER_NAME` and `ECS_SERVICE_NAME`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct PublisherTarget {
     pub function: String,
@@ -185,6 +187,8 @@ pub struct PublisherTarget {
     pub namespace: String,
     /// It puts `ScalingLoad` (its `TARGET_LOAD_PERCENT` is set).
     pub scaling_load: bool,
+    /// Its `TARGET_LOAD_PERCENT`, the target a policy on its `ScalingLoad` takes.
+    pub target_load_percent: Option<f64>,
     /// `GetQueueAttributes` says its queue does not exist.
     pub queue_missing: bool,
 }
@@ -202,6 +206,7 @@ impl PublisherTarget {
             service: service.to_owned(),
             namespace: DEFAULT_NAMESPACE.to_owned(),
             scaling_load: false,
+            target_load_percent: None,
             queue_missing: false,
         }
     }

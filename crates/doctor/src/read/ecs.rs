@@ -101,6 +101,7 @@ fn targets(
             );
             found.namespace.clone_from(&config.namespace);
             found.scaling_load = config.load.is_some();
+            found.target_load_percent = config.load.map(|load| load.target_percent);
             found
         })
         .collect()

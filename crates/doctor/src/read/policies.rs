@@ -18,12 +18,17 @@ pub(super) fn policy_of(policy: &ScalingPolicy) -> Policy {
     let Some(tracking) = policy.target_tracking_scaling_policy_configuration() else {
         return Policy::new(name, Follows::Step);
     };
+    let tracked = |follows| {
+        let mut policy = Policy::new(name, follows);
+        policy.target_value = Some(tracking.target_value());
+        policy
+    };
     if let Some(predefined) = tracking.predefined_metric_specification() {
         let metric = predefined.predefined_metric_type().as_str().to_owned();
-        return Policy::new(name, Follows::Predefined(metric));
+        return tracked(Follows::Predefined(metric));
     }
     let Some(custom) = tracking.customized_metric_specification() else {
-        return Policy::new(name, Follows::Custom(Vec::new()));
+        return tracked(Follows::Custom(Vec::new()));
     };
     let mut metrics = Vec::new();
     if let Some(metric_name) = custom.metric_name() {
@@ -44,7 +49,7 @@ pub(super) fn policy_of(policy: &ScalingPolicy) -> Policy {
             stat.stat(),
         ));
     }
-    Policy::new(name, Follows::Custom(metrics))
+    tracked(Follows::Custom(metrics))
 }
 
 /// Each policy metric no publisher target puts: does CloudWatch hold a datapoint of it in the

@@ -5,6 +5,7 @@ mod alarms;
 mod mapping;
 mod policy_metric;
 mod queue;
+mod scaling_command;
 mod service;
 
 use crate::deployment::Deployment;

@@ -4,6 +4,7 @@
 use backlog_publisher::metrics::SCALING_LOAD;
 
 use super::POLICY_METRIC_UNPUBLISHED;
+use super::scaling_command::{Followed, put_scaling_policy};
 use crate::deployment::{
     Deployment, Follows, Policy, PolicyMetric, PublisherTarget, RECENT_HOURS, Service,
 };
@@ -52,12 +53,24 @@ fn judge(
                 metric.statistic,
                 target.function
             ),
-            format!("set the policy's Statistic to Average ({})", put_scaling_policy(service)),
+            format!(
+                "set the policy's Statistic to Average: {}",
+                put_scaling_policy(
+                    service,
+                    &policy.name,
+                    &Followed {
+                        target: Some(target),
+                        metric_name: &metric.name,
+                        target_value: policy.target_value,
+                    }
+                )
+            ),
         );
         return Some(finding.on(on));
     }
-    if metric.recent_datapoints != Some(false) {
-        // Published by something doctor does not know, or the read failed and says so.
+    if metric.recent_datapoints != Some(false) || !deployment.publishers_known() {
+        // Published by something doctor does not know, or a read failed and says so: with the
+        // functions unread, a publisher putting it may be among them.
         return None;
     }
     let closest = closest_target(deployment, service);
@@ -86,13 +99,18 @@ fn judge(
                     target.function
                 )
             } else {
+                let name = metric_name_put(target, metric);
+                let followed = Followed {
+                    target: Some(target),
+                    metric_name: name,
+                    target_value: policy.target_value,
+                };
                 format!(
                     "set the policy's CustomizedMetricSpecification to Namespace {}, MetricName \
-                     {}, Dimensions {}, Statistic Average ({})",
+                     {name}, Dimensions {}, Statistic Average: {}",
                     target.namespace,
-                    metric_name_put(target, metric),
                     described(&target.dimensions()),
-                    put_scaling_policy(service)
+                    put_scaling_policy(service, &policy.name, &followed)
                 )
             }
         }
@@ -174,13 +192,4 @@ fn differences(target: &PublisherTarget, metric: &PolicyMetric) -> Vec<String> {
 fn described(dimensions: &[(String, String)]) -> String {
     let pairs: Vec<String> = dimensions.iter().map(|(n, v)| format!("{n}={v}")).collect();
     pairs.join(", ")
-}
-
-fn put_scaling_policy(service: &Service) -> String {
-    format!(
-        "aws application-autoscaling put-scaling-policy --service-namespace ecs \
-         --scalable-dimension ecs:service:DesiredCount --resource-id {} --policy-type \
-         TargetTrackingScaling ...",
-        service.resource_id()
-    )
 }

@@ -5,7 +5,10 @@ use super::{
     PUBLISHER_TARGET_GONE, READER_WITHOUT_HEALTH_CHECK, SERVICE_MISSING,
     SERVICE_SCALED_ON_CPU_ONLY, SERVICE_UNSCALED, STOP_TIMEOUT_BELOW_DRAIN, WORKER_UNWIRED,
 };
-use crate::deployment::{Deployment, Service};
+use backlog_publisher::metrics::SCALING_LOAD;
+
+use super::scaling_command::{Followed, put_scaling_policy};
+use crate::deployment::{Deployment, PublisherTarget, Service};
 use crate::finding::Finding;
 
 /// The predefined metrics that say how busy a task's processor and memory are, not how much
@@ -19,7 +22,11 @@ pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
     {
         let queue = service.queue_arns.first().map_or("", String::as_str);
         let on = format!("service {}/{}", service.cluster, service.name);
-        scaling(service, queue, &on, findings);
+        let target = deployment
+            .publisher_targets
+            .iter()
+            .find(|t| t.cluster == service.cluster && t.service == service.name);
+        scaling(service, target, queue, &on, findings);
         stop_timeout(service, queue, &on, findings);
         health_check(service, queue, &on, findings);
         wiring(service, queue, &on, findings);
@@ -28,8 +35,21 @@ pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
     gone_targets(deployment, findings);
 }
 
+/// The policy a fix advises: on the ScalingLoad the service's publisher puts (one is deployed
+/// for it, or to be).
+fn load_policy(service: &Service, target: Option<&PublisherTarget>) -> String {
+    let followed = Followed { target, metric_name: SCALING_LOAD, target_value: None };
+    put_scaling_policy(service, "scaling-load", &followed)
+}
+
 /// A service that reads a queue and does not scale, or scales on how busy its tasks are only.
-fn scaling(service: &Service, queue: &str, on: &str, findings: &mut Vec<Finding>) {
+fn scaling(
+    service: &Service,
+    target: Option<&PublisherTarget>,
+    queue: &str,
+    on: &str,
+    findings: &mut Vec<Finding>,
+) {
     match &service.scaling {
         None => findings.push(
             Finding::new(
@@ -41,9 +61,10 @@ fn scaling(service: &Service, queue: &str, on: &str, findings: &mut Vec<Finding>
                 format!(
                     "aws application-autoscaling register-scalable-target --service-namespace \
                      ecs --scalable-dimension ecs:service:DesiredCount --resource-id {} \
-                     --min-capacity 1 --max-capacity N, then a target tracking policy on \
-                     backlog-publisher's ScalingLoad (TARGET_LOAD_PERCENT; docs/publisher.md)",
-                    service.resource_id()
+                     --min-capacity 1 --max-capacity 10 (your bounds), then a target tracking \
+                     policy on backlog-publisher's ScalingLoad (docs/publisher.md): {}",
+                    service.resource_id(),
+                    load_policy(service, target)
                 ),
             )
             .on(on.to_owned()),
@@ -63,11 +84,8 @@ fn scaling(service: &Service, queue: &str, on: &str, findings: &mut Vec<Finding>
                     ),
                     format!(
                         "add a target tracking policy on backlog-publisher's ScalingLoad \
-                         (TARGET_LOAD_PERCENT; docs/publisher.md), beside the CPU one: aws \
-                         application-autoscaling put-scaling-policy --service-namespace ecs \
-                         --scalable-dimension ecs:service:DesiredCount --resource-id {} \
-                         --policy-type TargetTrackingScaling ...",
-                        service.resource_id()
+                         (docs/publisher.md), beside the CPU one: {}",
+                        load_policy(service, target)
                     ),
                 )
                 .on(on.to_owned()),
@@ -173,8 +191,10 @@ fn health_check(service: &Service, queue: &str, on: &str, findings: &mut Vec<Fin
         return;
     }
     let fix = if service.drain_s.is_some() {
-        "give the worker container \"healthCheck\": {\"command\": [\"CMD\", \"sqs-worker\", \
-         \"healthcheck\"]} (it fails once no poll succeeded for HEALTH_MAX_SILENCE_SECONDS)"
+        "give the worker container \"healthCheck\": {\"command\": [\"CMD\", \"BINARY\", \
+         \"healthcheck\"]}, BINARY its worker's path (/usr/local/bin/sqs-worker in sqs-worker's \
+         image, your binary's in yours): it fails once no poll succeeded for \
+         HEALTH_MAX_SILENCE_SECONDS"
     } else {
         "give the container a healthCheck whose command fails when it has stopped polling"
     };
