@@ -230,8 +230,9 @@ demo:
 ## through cargo-lambda (watch + invoke) against the emulators, with the template's default
 ## settings; prints its response and each message's outcome. KEEP=1 leaves the emulators up,
 ## their queues inspectable with the CLI.
-## make invoke BINARY=path/to/your-function EVENT=…: a Lambda function binary of yours, the same
-## way, under lambda-invoke (this repository's Runtime API host; no cargo-lambda needed).
+## make invoke BINARY=path/to/your-function EVENT=… [ENV_FILE=yours.env]: a Lambda function
+## binary of yours, the same way, under lambda-invoke (this repository's Runtime API host; no
+## cargo-lambda needed), with your NAME=VALUE lines after the consumer's.
 FUNCTION ?= publisher
 EVENT ?= $(if $(BINARY),events/sqs-standard.json,events/schedule.json)
 invoke:

@@ -4,7 +4,7 @@
 #                                       linked from the clone: moto at .venv/, LocalStack at
 #                                       .venv-localstack/ (it wants its own fork of moto), fauxqs
 #                                       at .venv-fauxqs/
-#   scripts/emulators.sh start | stop   moto_server (SQS, SNS, ECS, Lambda, STS, DynamoDB, S3, CloudFormation),
+#   scripts/emulators.sh start | stop   moto_server (SQS, SNS, ECS, Lambda, Application Auto Scaling, STS, DynamoDB, S3, CloudFormation),
 #                                       LocalStack (CloudWatch, SQS, and CloudFormation with what
 #                                       the template's Lambda sets create) and fauxqs (SQS)
 #   scripts/emulators.sh ensure         start, unless this checkout's are already running
@@ -176,7 +176,7 @@ start() {
   fauxqs_port=$(free_port)
   redis_port=$(free_port)
 
-  log "starting moto_server (SQS, SNS, ECS, Lambda, STS, DynamoDB, S3, CloudFormation) on 127.0.0.1:$moto_port"
+  log "starting moto_server (SQS, SNS, ECS, Lambda, Application Auto Scaling, STS, DynamoDB, S3, CloudFormation) on 127.0.0.1:$moto_port"
   setsid "${MOTO_SERVER:-$venv/bin/moto_server}" -H 127.0.0.1 -p "$moto_port" >"$state/moto.log" 2>&1 &
   echo $! >"$state/moto.pid"
 
@@ -208,6 +208,7 @@ export AWS_ENDPOINT_URL_ECS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_STS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_SNS=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_LAMBDA=http://127.0.0.1:$moto_port
+export AWS_ENDPOINT_URL_APPLICATION_AUTO_SCALING=http://127.0.0.1:$moto_port
 export AWS_ENDPOINT_URL_CLOUDWATCH=http://127.0.0.1:$localstack_port
 export E2E_LOCALSTACK_SQS=http://127.0.0.1:$localstack_port
 export E2E_LOCALSTACK_SNS=http://127.0.0.1:$localstack_port

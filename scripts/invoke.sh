@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make invoke FUNCTION=publisher|consumer EVENT=events/<file>.json [KEEP=1]
-# make invoke BINARY=path/to/your-function EVENT=events/<file>.json [KEEP=1]
+# make invoke BINARY=path/to/your-function EVENT=events/<file>.json [ENV_FILE=yours.env] [KEEP=1]
 # Runs one function on an event file against the emulators, with the resources it needs created
 # first, and prints its response and, for a consumer, each message's outcome. Ours run through
 # cargo-lambda (watch + invoke); a binary of yours (any Lambda function built for this machine)
@@ -51,12 +51,25 @@ cleanup() {
 }
 trap cleanup EXIT
 
+if [ -n "${ENV_FILE:-}" ] && [ ! -f "$ENV_FILE" ]; then
+  echo "ENV_FILE=$ENV_FILE is not a file: give NAME=VALUE lines (your processor's variables, ENVELOPE=sns, …)" >&2
+  exit 2
+fi
+
+# Your NAME=VALUE lines after the consumer's: the later line of a name is the one in force.
+add_env_file() { # env file
+  [ -n "${ENV_FILE:-}" ] || return 0
+  { echo; cat "$ENV_FILE"; } >>"$1"
+  echo "== with your variables from $ENV_FILE" >&2
+}
+
 if [ -n "$yours" ]; then
   rm -f "$state/$function.env"
   "$target/debug/local-env" "$function" "$state/$function.env" &
   pids+=($!)
   for _ in $(seq 1 100); do [ -s "$state/$function.env" ] && break; sleep 0.1; done
   [ -s "$state/$function.env" ] || { echo "the local environment was not prepared" >&2; exit 1; }
+  add_env_file "$state/$function.env"
   echo "== lambda-invoke $yours $event (the variables in ${state#"$root"/}/$function.env)" >&2
   "$target/debug/lambda-invoke" "$yours" "$event" --env-file "$state/$function.env" \
     --log "$state/watch.log" >"$state/response.json" || {

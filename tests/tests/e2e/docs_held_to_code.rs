@@ -125,3 +125,18 @@ fn durations_read_as_written() {
         ["13 min 40 s", "95 s", "20 min"]
     );
 }
+
+/// docs/your-code.md shows the ledger example whole, as it compiles.
+#[test]
+fn the_whole_function_in_the_docs_is_the_example_that_compiles() {
+    let example = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../crates/app/examples/ledger.rs"
+    ))
+    .unwrap();
+    let docs = doc("docs/your-code.md");
+    assert!(
+        docs.contains(&format!("```rust\n{example}```\n")),
+        "docs/your-code.md's ledger differs"
+    );
+}

@@ -322,4 +322,9 @@ fn task_bounds_given_for_a_service_whose_scaling_the_stack_leaves_alone_are_unus
     set.push(("ScalingTarget", "create"));
     let (exit, report) = doctor_on(&set);
     assert_eq!((exit, findings(&report)), (0, vec![]), "the stack registers them: {report}");
+    // The wrapper the queue's bodies come in reaches your worker through WorkerEnvironment.
+    set.retain(|(name, _)| !["ScalingTarget", "MinTasks", "MaxTasks"].contains(name));
+    set.push(("Envelope", "sns"));
+    let (exit, report) = doctor_on(&set);
+    assert_eq!((exit, findings(&report)), (0, vec![]), "Envelope is used: {report}");
 }

@@ -124,9 +124,13 @@ fn a_service_you_run_gets_its_task_roles_policy_and_its_task_definitions_lines()
     );
     let text = format!("{:?}", outputs["WorkerEnvironment"]["Value"]).replace("\\\"", "\"");
     let listed = listed_names(&text);
-    for needed in
-        ["QUEUE_URL", "QUARANTINE_QUEUE_URL", "QUARANTINE_OVERFLOW_BUCKET", "IDEMPOTENCY_TABLE"]
-    {
+    for needed in [
+        "QUEUE_URL",
+        "QUARANTINE_QUEUE_URL",
+        "QUARANTINE_OVERFLOW_BUCKET",
+        "IDEMPOTENCY_TABLE",
+        "ENVELOPE",
+    ] {
         assert!(listed.contains(needed), "{needed} not in {listed:?}");
     }
     let worker_reads = crate::template::read(Reader::Worker);

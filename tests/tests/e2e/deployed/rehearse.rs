@@ -36,6 +36,7 @@ async fn a_set_of_yours_for_a_service_you_run_is_rehearsed_and_deleted() {
     let set = write_set(&format!(
         r#"{{"ConsumerType": "ecs", "EcsClusterName": "{cluster}", "EcsServiceName": "orders-worker",
             "ExistingWorkQueueArn": "arn:aws:sqs:eu-west-1:210987654321:{cluster}-orders",
+            "ExistingDeadLetterQueueArn": "arn:aws:sqs:eu-west-1:210987654321:{cluster}-dlq",
             "ConsumerConcurrency": "8", "AvgProcessingSeconds": "2.5"}}"#
     ));
     let output = python("rehearse.py", &[&set, &target()]).await;
@@ -45,7 +46,10 @@ async fn a_set_of_yours_for_a_service_you_run_is_rehearsed_and_deleted() {
     assert!(stdout.contains("on moto: CREATE_COMPLETE"), "{stdout}");
     assert!(stdout.contains("WorkerEnvironment: [{\"name\":\"QUEUE_URL\""), "{stdout}");
     assert!(stderr.contains(&format!("the queue {cluster}-orders made on moto")), "{stderr}");
+    assert!(stderr.contains("its redrive policy to the dead-letter queue"), "{stderr}");
     assert!(stderr.contains("--artefact batch-consumer left out"), "{stderr}");
+    assert!(stdout.contains("moto's CloudFormation does not make"), "{stdout}");
+    assert!(!stdout.contains("(unnamed)"), "{stdout}");
     assert!(stderr.contains("deleted"), "{stderr}");
     std::fs::remove_file(&set).unwrap();
 }
@@ -76,4 +80,18 @@ async fn a_set_naming_a_function_of_yours_is_sent_to_make_invoke() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.starts_with("rehearse: the set names a function of your own"), "{stderr}");
     std::fs::remove_file(&set).unwrap();
+}
+
+/// rehearse.py names the types moto skips as the deployed tests know them.
+#[test]
+fn rehearse_names_the_types_moto_skips_as_the_tests_do() {
+    let script = std::fs::read_to_string(format!("{ROOT}/scripts/rehearse.py")).unwrap();
+    for kind in super::driver::Emulator::Moto.cannot_create() {
+        assert!(script.contains(&format!("\"{kind}\"")), "rehearse.py does not name {kind}");
+    }
+    let listed = script.split("MOTO_SKIPS = [").nth(1).unwrap().split(']').next().unwrap();
+    assert_eq!(
+        listed.matches("AWS::").count(),
+        super::driver::Emulator::Moto.cannot_create().len()
+    );
 }
