@@ -95,6 +95,12 @@ def main():
     print("outputs:")
     for key, value in sorted(read["outputs"].items()):
         print(f"  {key}: {value}")
+    if "WorkerEnvironment" in read["outputs"]:
+        print("for your service (docs/your-code.md, a service that scales itself): WorkerEnvironment goes into "
+              "its container's environment and ConsumerAccessPolicyArn onto its task role; give the container "
+              "a stopTimeout above its DRAIN_SECONDS and a healthCheck running your binary's `healthcheck`; "
+              "point a target tracking policy at ScalingMetric. On AWS, `sqs-backpressure doctor --queue … "
+              "--service CLUSTER/SERVICE` checks each of these.")
     if os.environ.get("KEEP") == "1":
         print(f"rehearse: KEEP=1: the stack stays on {emulator} ({endpoint}); scripts/emulators.sh stop ends it",
               file=sys.stderr)

@@ -170,3 +170,21 @@ fn a_cpu_only_service_is_given_a_whole_command_to_paste() {
         serde_json::json!({"Name": "QueueName", "Value": "orders"})
     );
 }
+
+#[test]
+fn with_no_publisher_for_the_service_the_fix_deploys_one_first() {
+    let mut deployment = deployment(advised());
+    let cpu = Policy::new("cpu", Follows::Predefined("ECSServiceAverageCPUUtilization".into()));
+    deployment.services[0].scaling = Some(Scaling::new(2, 20, vec![cpu]));
+    deployment.publisher_targets.clear();
+    let finding = &findings(&deployment)[0];
+    assert!(
+        finding.fix.contains(
+            "first deploy backlog-publisher for it (the template with \
+                                 ConsumerType=ecs EcsClusterName=shop EcsServiceName=orders-worker"
+        ),
+        "{}",
+        finding.fix
+    );
+    assert!(finding.fix.contains("then: aws application-autoscaling put-scaling-policy"));
+}

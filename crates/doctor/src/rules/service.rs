@@ -39,7 +39,17 @@ pub(super) fn check(deployment: &Deployment, findings: &mut Vec<Finding>) {
 /// for it, or to be).
 fn load_policy(service: &Service, target: Option<&PublisherTarget>) -> String {
     let followed = Followed { target, metric_name: SCALING_LOAD, target_value: None };
-    put_scaling_policy(service, "scaling-load", &followed)
+    let command = put_scaling_policy(service, "scaling-load", &followed);
+    if target.is_some() {
+        return command;
+    }
+    // A policy on a metric nobody puts yet would have no data: the publisher comes first.
+    format!(
+        "first deploy backlog-publisher for it (the template with ConsumerType=ecs \
+         EcsClusterName={} EcsServiceName={} and the queue: docs/your-code.md, a service that \
+         scales itself), then: {command}",
+        service.cluster, service.name
+    )
 }
 
 /// A service that reads a queue and does not scale, or scales on how busy its tasks are only.
