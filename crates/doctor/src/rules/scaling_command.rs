@@ -42,18 +42,20 @@ pub(super) fn put_scaling_policy(
             0.0
         }
     });
-    let configuration = serde_json::json!({
-        "TargetValue": target_value,
-        "CustomizedMetricSpecification": {
-            "Namespace": namespace,
-            "MetricName": followed.metric_name,
-            "Statistic": "Average",
-            "Dimensions": dimensions
-                .iter()
-                .map(|(name, value)| serde_json::json!({"Name": name, "Value": value}))
-                .collect::<Vec<_>>(),
-        }
-    });
+    // Structs, not a map: their fields keep this order whatever serde_json's features are.
+    let configuration = Configuration {
+        target_value,
+        customized_metric_specification: Specification {
+            namespace,
+            metric_name: followed.metric_name,
+            statistic: "Average",
+            dimensions: dimensions
+                .into_iter()
+                .map(|(name, value)| Dimension { name, value })
+                .collect(),
+        },
+    };
+    let configuration = serde_json::to_string(&configuration).unwrap_or_default();
     format!(
         "aws application-autoscaling put-scaling-policy --service-namespace ecs \
          --scalable-dimension ecs:service:DesiredCount --resource-id {} --policy-name {} \
@@ -62,4 +64,27 @@ pub(super) fn put_scaling_policy(
         policy_name,
         configuration
     )
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Configuration<'a> {
+    target_value: f64,
+    customized_metric_specification: Specification<'a>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Specification<'a> {
+    namespace: String,
+    metric_name: &'a str,
+    statistic: &'a str,
+    dimensions: Vec<Dimension>,
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
+struct Dimension {
+    name: String,
+    value: String,
 }
