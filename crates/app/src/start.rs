@@ -28,7 +28,6 @@ use backpressure_batch::idempotency::StoreError;
 use backpressure_batch::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
 #[cfg(feature = "s3-overflow")]
 use backpressure_batch::sqs::S3Overflow;
-use backpressure_batch::sqs::SqsVisibility;
 
 use crate::config::ConsumerConfig;
 use crate::idempotency::StoreChoice;
@@ -184,10 +183,9 @@ impl ConsumerConfig {
         };
         let mut builder = BatchProcessor::builder(processor)
             .quarantine(ConsumerQuarantine(quarantine))
-            .visibility(SqsVisibility::new(clients.sqs.clone()))
+            .retries(clients.sqs.clone(), self.backoff)
             .concurrency(self.concurrency)
             .deadline_margin(self.deadline_margin)
-            .backoff(self.backoff)
             .metrics_namespace(self.namespace.clone())
             .handler_version(handler_version);
         if let Some(per_group) = self.max_in_flight_per_group {

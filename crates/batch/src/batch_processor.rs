@@ -212,18 +212,25 @@ mod tests {
 
     #[cfg(feature = "sqs")]
     #[test]
-    fn a_backoff_or_a_fifo_release_without_a_visibility_client_is_refused_at_build() {
+    fn retries_come_with_their_client_so_every_setting_builds() {
         use crate::backoff::Backoff;
         use std::time::Duration;
 
+        let sqs = || {
+            let config = aws_sdk_sqs::Config::builder()
+                .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
+                .region(aws_sdk_sqs::config::Region::new("us-east-1"))
+                .build();
+            aws_sdk_sqs::Client::from_conf(config)
+        };
         let backoff = Backoff { base: Duration::from_secs(1), max: Duration::from_secs(60) };
-        let blind = BatchProcessor::builder(Accept).quarantine(Refuse).backoff(backoff);
-        assert_eq!(blind.build().map(|_| ()), Err(BuildError::BackoffWithoutVisibility));
+        let retried = BatchProcessor::builder(Accept).quarantine(Refuse).retries(sqs(), backoff);
+        assert!(retried.build().is_ok_and(|batch| batch.visibility.is_some()));
         let off = Backoff { base: Duration::ZERO, max: Duration::from_secs(60) };
-        let disabled = BatchProcessor::builder(Accept).quarantine(Refuse).backoff(off);
-        assert!(disabled.build().is_ok(), "a disabled backoff needs no visibility client");
-        let fifo = BatchProcessor::builder(Accept).quarantine(Refuse).fifo_retries_at_once();
-        assert_eq!(fifo.build().map(|_| ()), Err(BuildError::FifoReleaseWithoutVisibility));
+        let disabled = BatchProcessor::builder(Accept).quarantine(Refuse).retries(sqs(), off);
+        assert!(disabled.build().is_ok_and(|batch| batch.visibility.is_none()), "nothing to change");
+        let fifo = BatchProcessor::builder(Accept).quarantine(Refuse).fifo_retries_at_once(sqs());
+        assert!(fifo.build().is_ok_and(|batch| batch.visibility.is_some()));
     }
 
     #[test]

@@ -28,14 +28,6 @@ pub enum BuildError {
     /// Zero messages in flight (in all, or per group) would process nothing.
     #[error("concurrency (and the per-group limit, when set) must be at least 1")]
     ZeroConcurrency,
-    /// Backoff changes message visibility, which needs an SQS client.
-    #[error("a backoff was set without the SQS client that applies it (call .visibility)")]
-    BackoffWithoutVisibility,
-    /// Returning FIFO retries at once changes their visibility, which needs an SQS client.
-    #[error(
-        "fifo_retries_at_once was set without the SQS client that applies it (call .visibility)"
-    )]
-    FifoReleaseWithoutVisibility,
 }
 
 /// Builds a [`BatchProcessor`]; see [`BatchProcessor::builder`].
@@ -147,31 +139,27 @@ impl<P, Q, B> Builder<P, Q, B> {
     }
 
     /// Standard queues: retried messages come back after an exponential,
-    /// jittered delay instead of the queue's full visibility timeout. Needs
-    /// [`Builder::visibility`].
+    /// jittered delay (`backoff`) instead of the queue's full visibility
+    /// timeout, their visibility changed with `sqs`. A zero `backoff.base`
+    /// leaves every retry to the visibility timeout.
     #[cfg(feature = "sqs")]
     #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
-    pub fn backoff(mut self, backoff: Backoff) -> Self {
+    pub fn retries(mut self, sqs: aws_sdk_sqs::Client, backoff: Backoff) -> Self {
         self.backoff = Some(backoff);
+        self.visibility = Some(SqsVisibility::new(sqs));
         self
     }
 
     /// FIFO queues: a retried message, and the rest of its group after it,
-    /// visible again at once instead of after the queue's visibility timeout:
-    /// for a consumer that holds each group only while a batch of it is in
-    /// work (as the worker does). Needs [`Builder::visibility`].
+    /// visible again at once instead of after the queue's visibility timeout,
+    /// with `sqs`: for the worker, which holds each group only while a batch of
+    /// it is in work.
     #[cfg(feature = "sqs")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
-    pub fn fifo_retries_at_once(mut self) -> Self {
+    pub(crate) fn fifo_retries_at_once(mut self, sqs: aws_sdk_sqs::Client) -> Self {
         self.fifo_at_once = true;
-        self
-    }
-
-    /// The SQS client that changes retried messages' visibility.
-    #[cfg(feature = "sqs")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
-    pub fn visibility(mut self, visibility: SqsVisibility) -> Self {
-        self.visibility = Some(visibility);
+        if self.visibility.is_none() {
+            self.visibility = Some(SqsVisibility::new(sqs));
+        }
         self
     }
 
@@ -248,15 +236,15 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Builder<P, Q, B> {
             fifo_at_once: self.fifo_at_once,
         };
         #[cfg(feature = "sqs")]
+        // The client comes with every setting that needs it (`retries`, the worker's FIFO
+        // release), so a policy is never without one.
         let visibility = match (policy.backoff.is_some() || policy.fifo_at_once, self.visibility) {
             // Retries contended by another consumer's claim wait out its lease.
             (false, Some(visibility)) if self.guard.is_some() => Some((policy, visibility)),
-            (false, _) => None,
-            (true, Some(visibility)) => Some((policy, visibility)),
-            (true, None) if policy.backoff.is_some() => {
-                return Err(BuildError::BackoffWithoutVisibility);
+            (_, Some(visibility)) if policy.backoff.is_some() || policy.fifo_at_once => {
+                Some((policy, visibility))
             }
-            (true, None) => return Err(BuildError::FifoReleaseWithoutVisibility),
+            _ => None,
         };
         let mut engine = Engine::new(self.processor, self.quarantine, self.settings);
         if let Some(per_group) = self.per_group {

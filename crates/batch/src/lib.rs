@@ -29,7 +29,7 @@
 //! builder puts the processor together with what it needs:
 //!
 //! ```no_run
-//! use backpressure_batch::sqs::{QueueRef, SqsVisibility};
+//! use backpressure_batch::sqs::QueueRef;
 //! use backpressure_batch::{
 //!     Backoff, BatchProcessor, ContractViolation, ErrorCode, Message, Processor, SqsQuarantine,
 //!     Validate, Verdict,
@@ -68,8 +68,7 @@
 //! let quarantine = QueueRef::parse("https://sqs.eu-west-1.amazonaws.com/123456789012/quarantine")?;
 //! let batch = BatchProcessor::builder(Refunds)
 //!     .quarantine(SqsQuarantine::new(sqs.clone(), quarantine, 262_144))
-//!     .backoff(Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) })
-//!     .visibility(SqsVisibility::new(sqs))
+//!     .retries(sqs, Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) })
 //!     .build()?;
 //! lambda_runtime::run(batch.lambda_handler()).await?;
 //! # Ok(()) }

@@ -15,4 +15,4 @@ pub use message::record_from_message;
 #[cfg(feature = "s3-overflow")]
 #[cfg_attr(docsrs, doc(cfg(feature = "s3-overflow")))]
 pub use overflow::S3Overflow;
-pub use visibility::SqsVisibility;
+pub(crate) use visibility::SqsVisibility;

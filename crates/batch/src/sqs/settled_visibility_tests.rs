@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use crate::sqs::SqsVisibility;
 use crate::{Backoff, BatchProcessor, Message, SqsRecord, Verdict};
 use aws_sdk_sqs::operation::change_message_visibility_batch::{
     ChangeMessageVisibilityBatchError, ChangeMessageVisibilityBatchInput,
@@ -35,8 +34,7 @@ async fn settle(rule: &Rule) -> (Vec<String>, Vec<String>) {
     let client = mock_client!(aws_sdk_sqs, RuleMode::MatchAny, [rule]);
     let retry = |_: &Message<'_, Work>| async { Verdict::retry("later") };
     let batch = BatchProcessor::builder(retry)
-        .backoff(Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) })
-        .visibility(SqsVisibility::new(client))
+        .retries(client, Backoff { base: Duration::from_secs(10), max: Duration::from_secs(900) })
         .build()
         .unwrap();
     let records = [record("a"), record("b")];

@@ -7,13 +7,13 @@ use tracing::warn;
 
 /// `ChangeMessageVisibilityBatch` on the source queue.
 #[derive(Debug, Clone)]
-pub struct SqsVisibility {
+pub(crate) struct SqsVisibility {
     client: Client,
 }
 
 impl SqsVisibility {
     /// Changes visibility with this client.
-    pub fn new(client: Client) -> Self {
+    pub(crate) fn new(client: Client) -> Self {
         Self { client }
     }
 

@@ -12,7 +12,6 @@ use crate::body::Body;
 use crate::builder::{BuildError, Builder};
 use crate::processor::Processor;
 use crate::quarantine::QuarantineStore;
-use crate::sqs::SqsVisibility;
 use crate::worker::health::{Stamp, default_health_file};
 use crate::worker::leases::MAX_LEASE;
 use crate::worker::protection::Protection;
@@ -166,8 +165,7 @@ where
         check(&settings, batch.margin())?;
         let namespace = batch.namespace().map(str::to_owned);
         let batch = batch
-            .visibility(SqsVisibility::new(sqs.clone()))
-            .fifo_retries_at_once()
+            .fifo_retries_at_once(sqs.clone())
             .claims_renewed(settings.visibility_timeout)
             .build()?;
         // Protected for longer than one batch may work and hold its lease.
