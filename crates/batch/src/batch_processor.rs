@@ -228,7 +228,10 @@ mod tests {
         assert!(retried.build().is_ok_and(|batch| batch.visibility.is_some()));
         let off = Backoff { base: Duration::ZERO, max: Duration::from_secs(60) };
         let disabled = BatchProcessor::builder(Accept).quarantine(Refuse).retries(sqs(), off);
-        assert!(disabled.build().is_ok_and(|batch| batch.visibility.is_none()), "nothing to change");
+        assert!(
+            disabled.build().is_ok_and(|batch| batch.visibility.is_none()),
+            "nothing to change"
+        );
         let fifo = BatchProcessor::builder(Accept).quarantine(Refuse).fifo_retries_at_once(sqs());
         assert!(fifo.build().is_ok_and(|batch| batch.visibility.is_some()));
     }

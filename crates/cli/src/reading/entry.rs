@@ -12,7 +12,8 @@ use serde_json::{Map, Value};
 
 use crate::reading::attribute::Attribute;
 use crate::reading::fields::{Fields, Inside, Labels, Original};
-use crate::reading::origin::{self, Origin};
+use crate::reading::origin::Origin;
+use crate::reading::received::Received;
 
 /// Where a message's fields come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -85,111 +86,109 @@ impl Entry {
     /// where `fields` say. `None` for a message without id or receipt handle,
     /// which SQS never returns.
     pub(crate) fn from_message(message: &Message, raw: bool, fields: &Fields) -> Option<Self> {
-        let received_id = message.message_id()?.to_owned();
-        let receipt_handle = message.receipt_handle()?.to_owned();
-        let origin = Origin::of(message);
-        let queue_body = message.body().unwrap_or_default().to_owned();
-        let queue_attributes: BTreeMap<String, String> = message
-            .attributes()
-            .map(|all| all.iter().map(|(k, v)| (k.as_str().to_owned(), v.clone())).collect())
-            .unwrap_or_default();
-        let queue_message_attributes: BTreeMap<String, Attribute> = message
-            .message_attributes()
-            .map(|all| {
-                all.iter()
-                    .filter(|(name, _)| name.as_str() != origin::ATTRIBUTE)
-                    .map(|(k, v)| (k.clone(), Attribute::from_sdk(v)))
-                    .collect()
-            })
-            .unwrap_or_default();
-        let queue_message_id = origin.id.clone();
-        let record = if raw { None } else { quarantine_record(&queue_body) };
-        let entry = match record {
+        let received = Received::of(message)?;
+        let record = if raw { None } else { quarantine_record(&received.queue_body) };
+        Some(match record {
             Some((record, message_attributes)) => {
-                let (envelope, inside) = fields.envelope.open(record.body.as_deref());
-                let original = Original {
-                    message_id: &record.message_id,
-                    body: record.body.as_deref(),
-                    attributes: &message_attributes,
-                    envelope,
-                    inside: inside.as_ref(),
-                };
-                let written = Labels {
-                    tenant_id: record.tenant_id.clone(),
-                    operation: record.operation.clone(),
-                    idempotency_key: None,
-                };
-                let labels = fields.of_record(&original, written);
-                Self {
-                    envelope,
-                    inside,
-                    queue_message_id,
-                    received_id,
-                    receipt_handle,
-                    kind: Kind::Quarantine,
-                    original_message_id: record.message_id,
-                    error_code: Some(record.error_code),
-                    error_detail: Some(record.error_detail).filter(|detail| !detail.is_empty()),
-                    tenant_id: labels.tenant_id,
-                    operation: labels.operation,
-                    idempotency_key: labels.idempotency_key,
-                    source_queue_arn: record.source_queue_arn,
-                    group_id: record.message_group_id,
-                    at: record.last_seen.parse().ok(),
-                    body: record.body,
-                    body_object: record.body_object,
-                    body_problem: None,
-                    message_attributes,
-                    queue_body,
-                    queue_attributes,
-                    queue_message_attributes,
-                    origin,
-                }
+                Self::of_record(received, record, message_attributes, fields)
             }
-            None => {
-                let (envelope, inside) = fields.envelope.open(Some(&queue_body));
-                let original = Original {
-                    message_id: &queue_message_id,
-                    body: Some(&queue_body),
-                    attributes: &queue_message_attributes,
-                    envelope,
-                    inside: inside.as_ref(),
-                };
-                let labels = fields.of_raw(&original);
-                Self {
-                    envelope,
-                    inside,
-                    original_message_id: queue_message_id.clone(),
-                    queue_message_id,
-                    received_id,
-                    receipt_handle,
-                    kind: Kind::Raw,
-                    error_code: None,
-                    error_detail: None,
-                    tenant_id: labels.tenant_id,
-                    operation: labels.operation,
-                    idempotency_key: labels.idempotency_key,
-                    source_queue_arn: origin.dead_letter_queue_source_arn.clone(),
-                    group_id: queue_attributes
-                        .get(MessageSystemAttributeName::MessageGroupId.as_str())
-                        .cloned(),
-                    at: origin
-                        .sent_timestamp
-                        .as_deref()
-                        .and_then(|ms| ms.parse::<i64>().ok())
-                        .and_then(|ms| Timestamp::from_millisecond(ms).ok()),
-                    body: Some(queue_body.clone()),
-                    body_object: None,
-                    body_problem: None,
-                    message_attributes: queue_message_attributes.clone(),
-                    queue_body,
-                    queue_attributes,
-                    queue_message_attributes,
-                    origin,
-                }
-            }
+            None => Self::of_raw(received, fields),
+        })
+    }
+
+    /// A quarantine record: the diagnosis, and the original message inside.
+    fn of_record(
+        received: Received,
+        record: QuarantineRecord,
+        message_attributes: BTreeMap<String, Attribute>,
+        fields: &Fields,
+    ) -> Self {
+        let (envelope, inside) = fields.envelope.open(record.body.as_deref());
+        let original = Original {
+            message_id: &record.message_id,
+            body: record.body.as_deref(),
+            attributes: &message_attributes,
+            envelope,
+            inside: inside.as_ref(),
         };
-        Some(entry)
+        let written = Labels {
+            tenant_id: record.tenant_id.clone(),
+            operation: record.operation.clone(),
+            idempotency_key: None,
+        };
+        let labels = fields.of_record(&original, written);
+        Self {
+            envelope,
+            inside,
+            queue_message_id: received.queue_message_id,
+            received_id: received.received_id,
+            receipt_handle: received.receipt_handle,
+            kind: Kind::Quarantine,
+            original_message_id: record.message_id,
+            error_code: Some(record.error_code),
+            error_detail: Some(record.error_detail).filter(|detail| !detail.is_empty()),
+            tenant_id: labels.tenant_id,
+            operation: labels.operation,
+            idempotency_key: labels.idempotency_key,
+            source_queue_arn: record.source_queue_arn,
+            group_id: record.message_group_id,
+            at: record.last_seen.parse().ok(),
+            body: record.body,
+            body_object: record.body_object,
+            body_problem: None,
+            message_attributes,
+            queue_body: received.queue_body,
+            queue_attributes: received.queue_attributes,
+            queue_message_attributes: received.queue_message_attributes,
+            origin: received.origin,
+        }
+    }
+
+    /// A message SQS moved here unchanged: it is its own original.
+    fn of_raw(received: Received, fields: &Fields) -> Self {
+        let Received { queue_message_id, queue_body, queue_attributes, .. } = &received;
+        let (envelope, inside) = fields.envelope.open(Some(queue_body));
+        let original = Original {
+            message_id: queue_message_id,
+            body: Some(queue_body),
+            attributes: &received.queue_message_attributes,
+            envelope,
+            inside: inside.as_ref(),
+        };
+        let labels = fields.of_raw(&original);
+        let group_id =
+            queue_attributes.get(MessageSystemAttributeName::MessageGroupId.as_str()).cloned();
+        let origin = &received.origin;
+        let at = origin
+            .sent_timestamp
+            .as_deref()
+            .and_then(|ms| ms.parse::<i64>().ok())
+            .and_then(|ms| Timestamp::from_millisecond(ms).ok());
+        Self {
+            envelope,
+            inside,
+            original_message_id: received.queue_message_id.clone(),
+            kind: Kind::Raw,
+            error_code: None,
+            error_detail: None,
+            tenant_id: labels.tenant_id,
+            operation: labels.operation,
+            idempotency_key: labels.idempotency_key,
+            source_queue_arn: origin.dead_letter_queue_source_arn.clone(),
+            group_id,
+            at,
+            body: Some(received.queue_body.clone()),
+            body_object: None,
+            body_problem: None,
+            message_attributes: received.queue_message_attributes.clone(),
+            queue_message_id: received.queue_message_id,
+            received_id: received.received_id,
+            receipt_handle: received.receipt_handle,
+            queue_body: received.queue_body,
+            queue_attributes: received.queue_attributes,
+            queue_message_attributes: received.queue_message_attributes,
+            origin: received.origin,
+        }
     }
 
     /// Which source message this is a record of: its source queue, its id

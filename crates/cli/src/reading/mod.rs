@@ -12,6 +12,7 @@ pub(crate) mod filter;
 pub mod lease;
 pub(crate) mod objects;
 pub(crate) mod origin;
+pub(crate) mod received;
 pub(crate) mod rotate;
 pub(crate) mod scan;
 pub(crate) mod scanned;

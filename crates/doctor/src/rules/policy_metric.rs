@@ -42,38 +42,49 @@ fn judge(
         if LEVEL_STATISTICS.contains(&metric.statistic.as_str()) {
             return None;
         }
-        let finding = Finding::new(
-            &POLICY_METRIC_UNPUBLISHED,
-            queue,
-            format!(
-                "policy {} reads {} as its {}: {} puts a level each sample, which only Average, \
-                 Minimum or Maximum reads as one",
-                policy.name,
-                metric.describe(),
-                metric.statistic,
-                target.function
-            ),
-            format!(
-                "set the policy's Statistic to Average: {}",
-                put_scaling_policy(
-                    service,
-                    &policy.name,
-                    &Followed {
-                        target: Some(target),
-                        metric_name: &metric.name,
-                        target_value: policy.target_value,
-                    }
-                )
-            ),
-        );
-        return Some(finding.on(on));
+        let (measured, fix) = misread(service, policy, metric, target);
+        return Some(Finding::new(&POLICY_METRIC_UNPUBLISHED, queue, measured, fix).on(on));
     }
     if metric.recent_datapoints != Some(false) || !deployment.publishers_known() {
         // Published by something doctor does not know, or a read failed and says so: with the
         // functions unread, a publisher putting it may be among them.
         return None;
     }
-    let closest = closest_target(deployment, service);
+    let (measured, fix) = unpublished(deployment, service, policy, metric);
+    Some(Finding::new(&POLICY_METRIC_UNPUBLISHED, queue, measured, fix).on(on))
+}
+
+/// The published metric, read with a statistic that does not read a level.
+fn misread(
+    service: &Service,
+    policy: &Policy,
+    metric: &PolicyMetric,
+    target: &PublisherTarget,
+) -> (String, String) {
+    let measured = format!(
+        "policy {} reads {} as its {}: {} puts a level each sample, which only Average, \
+         Minimum or Maximum reads as one",
+        policy.name,
+        metric.describe(),
+        metric.statistic,
+        target.function
+    );
+    let followed = Followed {
+        target: Some(target),
+        metric_name: &metric.name,
+        target_value: policy.target_value,
+    };
+    let command = put_scaling_policy(service, &policy.name, &followed);
+    (measured, format!("set the policy's Statistic to Average: {command}"))
+}
+
+/// A metric nobody puts: what differs from the closest publisher's, and the fix.
+fn unpublished(
+    deployment: &Deployment,
+    service: &Service,
+    policy: &Policy,
+    metric: &PolicyMetric,
+) -> (String, String) {
     let mut measured = format!(
         "policy {} follows {}, which no backlog-publisher puts and CloudWatch holds no \
          datapoint of in the last {RECENT_HOURS} hours: the policy has no data and never \
@@ -81,46 +92,40 @@ fn judge(
         policy.name,
         metric.describe()
     );
-    let fix = match closest {
-        Some(target) => {
-            let differences = differences(target, metric);
-            measured.push_str(&format!(
-                "; {} puts {}/{} ({}), and this differs: {}",
-                target.function,
-                target.namespace,
-                metric_name_put(target, metric),
-                described(&target.dimensions()),
-                differences.join("; ")
-            ));
-            if metric.name == SCALING_LOAD && !target.scaling_load && names_match(target, metric) {
-                format!(
-                    "set TARGET_LOAD_PERCENT, CONSUMER_CONCURRENCY and AVG_PROCESSING_SECONDS on \
-                     {} so that it puts ScalingLoad (docs/publisher.md)",
-                    target.function
-                )
-            } else {
-                let name = metric_name_put(target, metric);
-                let followed = Followed {
-                    target: Some(target),
-                    metric_name: name,
-                    target_value: policy.target_value,
-                };
-                format!(
-                    "set the policy's CustomizedMetricSpecification to Namespace {}, MetricName \
-                     {name}, Dimensions {}, Statistic Average: {}",
-                    target.namespace,
-                    described(&target.dimensions()),
-                    put_scaling_policy(service, &policy.name, &followed)
-                )
-            }
-        }
-        None => format!(
+    let Some(target) = closest_target(deployment, service) else {
+        let fix = format!(
             "deploy backlog-publisher with a target for {}/{} (TARGETS; docs/publisher.md) and \
              point the policy at its ScalingLoad, or at a metric something puts",
             service.cluster, service.name
-        ),
+        );
+        return (measured, fix);
     };
-    Some(Finding::new(&POLICY_METRIC_UNPUBLISHED, queue, measured, fix).on(on))
+    let name = metric_name_put(target, metric);
+    measured.push_str(&format!(
+        "; {} puts {}/{name} ({}), and this differs: {}",
+        target.function,
+        target.namespace,
+        described(&target.dimensions()),
+        differences(target, metric).join("; ")
+    ));
+    if metric.name == SCALING_LOAD && !target.scaling_load && names_match(target, metric) {
+        let fix = format!(
+            "set TARGET_LOAD_PERCENT, CONSUMER_CONCURRENCY and AVG_PROCESSING_SECONDS on {} so \
+             that it puts ScalingLoad (docs/publisher.md)",
+            target.function
+        );
+        return (measured, fix);
+    }
+    let followed =
+        Followed { target: Some(target), metric_name: name, target_value: policy.target_value };
+    let fix = format!(
+        "set the policy's CustomizedMetricSpecification to Namespace {}, MetricName {name}, \
+         Dimensions {}, Statistic Average: {}",
+        target.namespace,
+        described(&target.dimensions()),
+        put_scaling_policy(service, &policy.name, &followed)
+    );
+    (measured, fix)
 }
 
 /// The publisher target for this service, else one on a queue it reads.
