@@ -147,21 +147,13 @@ pub fn warn_of_idempotency_without_table<F: Fn(&str) -> Option<String>>(vars: &V
 }
 
 impl ConsumerConfig {
-    /// The batch processor's builder as batch-consumer and sqs-worker run it:
-    /// `processor` with this configuration's quarantine queue (the queue's
-    /// `MaximumMessageSize` from `QUARANTINE_MAX_MESSAGE_BYTES` or read from
-    /// the queue; bodies too large for it to `QUARANTINE_OVERFLOW_BUCKET`),
-    /// the source queue's visibility, its concurrency, margin, backoff and
-    /// metrics, `handler_version` in quarantine records, and the idempotency
-    /// store (whose claims last until the batch's deadline, or under a worker
-    /// one visibility timeout at a time, renewed on its heartbeat).
-    pub async fn consumer<P, B>(
+    /// The quarantine queue (its size limit given, or read from it, at start when `reach`
+    /// says) with its S3 overflow for records too large for it.
+    async fn quarantine(
         &self,
-        processor: P,
         clients: &ConsumerClients,
         reach: Reach,
-        handler_version: String,
-    ) -> Result<Builder<P, ConsumerQuarantine, B>, ReachError> {
+    ) -> Result<SqsQuarantine, ReachError> {
         let queue = self.quarantine_queue.clone();
         let quarantine = match self.quarantine_max_message_bytes {
             Some(limit) => SqsQuarantine::new(clients.sqs.clone(), queue, limit),
@@ -181,6 +173,25 @@ impl ConsumerConfig {
             Some(bucket) => quarantine.overflow(S3Overflow::new(clients.s3.clone(), bucket, "")),
             None => quarantine,
         };
+        Ok(quarantine)
+    }
+
+    /// The batch processor's builder as batch-consumer and sqs-worker run it:
+    /// `processor` with this configuration's quarantine queue (the queue's
+    /// `MaximumMessageSize` from `QUARANTINE_MAX_MESSAGE_BYTES` or read from
+    /// the queue; bodies too large for it to `QUARANTINE_OVERFLOW_BUCKET`),
+    /// the source queue's visibility, its concurrency, margin, backoff and
+    /// metrics, `handler_version` in quarantine records, and the idempotency
+    /// store (whose claims last until the batch's deadline, or under a worker
+    /// one visibility timeout at a time, renewed on its heartbeat).
+    pub async fn consumer<P, B>(
+        &self,
+        processor: P,
+        clients: &ConsumerClients,
+        reach: Reach,
+        handler_version: String,
+    ) -> Result<Builder<P, ConsumerQuarantine, B>, ReachError> {
+        let quarantine = self.quarantine(clients, reach).await?;
         let mut builder = BatchProcessor::builder(processor)
             .quarantine(ConsumerQuarantine(quarantine))
             .retries(clients.sqs.clone(), self.backoff)
