@@ -208,35 +208,40 @@ async fn a_consumers_retry_backoff_lengthens_the_least_canary_wait() {
     assert_eq!((replayed, aws.counts(&dlq).await.unwrap()), (0, (2, 0)), "nothing sent");
 }
 
-/// Lambda denied (the fault proxy's denial, in a body Lambda's JSON client cannot parse): the
-/// least wait counts the visibility timeout alone, and the replay says first that a consumer
-/// holding retries longer needs a longer wait.
+/// Lambda denied (the fault proxy's denial, in a body Lambda's JSON client cannot parse),
+/// throttled, failing or hung: the least wait counts the visibility timeout alone, and the
+/// replay says first that a consumer holding retries longer needs a longer wait.
 #[tokio::test]
 async fn a_consumer_that_cannot_be_read_is_said_before_the_canary() {
     use e2e_tests::fault_proxy::{Fault, FaultProxy, Rule};
-    let (_aws, dlq, work) = dead_letters("ledger.fail").await;
-    let proxy =
-        FaultProxy::start(&std::env::var("AWS_ENDPOINT_URL_LAMBDA").unwrap()).await.unwrap();
-    proxy.inject(Rule::new("unknown", Fault::Deny));
+    let (aws, dlq, work) = dead_letters("ledger.fail").await;
     let args = ["replay", "--queue-url", &dlq, "--to", &work, "--canary", "1", "--yes"];
-    let output = tokio::process::Command::new(binary("sqs-backpressure").unwrap())
-        .args(args)
-        .args(["--canary-wait", "10"])
-        .env("AWS_ENDPOINT_URL_LAMBDA", proxy.url())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    let said = stderr(&output);
-    assert_eq!(output.status.code(), Some(2), "{said}");
-    assert!(
-        said.starts_with(
-            "note: the canary's wait counts the visibility timeout alone: the retry \
-                          backoff of the queue's consumer could not be read \
-                          (lambda:ListEventSourceMappings: "
-        ),
-        "{said}"
-    );
-    assert!(said.contains("give --canary-wait 26 or more"), "{said}");
-    assert!(proxy.total() > 0, "Lambda never called");
+    for fault in [Fault::Deny, Fault::Throttle, Fault::ServerError, Fault::Hang] {
+        let lambda = std::env::var("AWS_ENDPOINT_URL_LAMBDA").unwrap();
+        let proxy = FaultProxy::start(&lambda).await.unwrap();
+        proxy.inject(Rule::new("unknown", fault.clone()));
+        let output = tokio::process::Command::new(binary("sqs-backpressure").unwrap())
+            .args(args)
+            .args(["--canary-wait", "10", "--call-timeout", "3"])
+            .env("AWS_ENDPOINT_URL_LAMBDA", proxy.url())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        let said = stderr(&output);
+        let name = fault.name();
+        assert_eq!(output.status.code(), Some(2), "{name}: {said}");
+        assert!(
+            said.starts_with(
+                "note: the canary's wait counts the visibility timeout alone: the retry \
+                 backoff of the queue's consumer could not be read \
+                 (lambda:ListEventSourceMappings: "
+            ),
+            "{name}: {said}"
+        );
+        assert!(!said.contains("Error {"), "{name}: a Debug dump: {said}");
+        assert!(said.contains("give --canary-wait 26 or more"), "{name}: {said}");
+        assert!(proxy.total() > 0, "{name}: Lambda never called");
+    }
+    assert_eq!(aws.counts(&dlq).await.unwrap(), (2, 0), "nothing sent");
 }
