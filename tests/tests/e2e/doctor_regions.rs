@@ -21,14 +21,14 @@ async fn sqs_in(endpoint: &str, region: &str) -> aws_sdk_sqs::Client {
 }
 
 /// The report doctor prints in JSON, and its exit code.
-async fn run(command: &mut tokio::process::Command) -> (Value, i32) {
+pub(crate) async fn run(command: &mut tokio::process::Command) -> (Value, i32) {
     let output = command.output().await.unwrap();
     let report = serde_json::from_slice(&output.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stderr)));
     (report, output.status.code().unwrap_or(-1))
 }
 
-fn rules(report: &Value) -> Vec<&str> {
+pub(crate) fn rules(report: &Value) -> Vec<&str> {
     report["findings"].as_array().unwrap().iter().filter_map(|f| f["rule"].as_str()).collect()
 }
 

@@ -7,17 +7,7 @@
 use serde_json::Value;
 
 use crate::doctor::{deployment, doctor_command, endpoint};
-
-async fn run(command: &mut tokio::process::Command) -> (Value, i32) {
-    let output = command.output().await.unwrap();
-    let report = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stderr)));
-    (report, output.status.code().unwrap_or(-1))
-}
-
-fn rules(report: &Value) -> Vec<&str> {
-    report["findings"].as_array().unwrap().iter().filter_map(|f| f["rule"].as_str()).collect()
-}
+use crate::doctor_regions::{rules, run};
 
 #[tokio::test]
 async fn a_policy_on_a_misspelt_namespace_and_queue_is_broken_and_says_both() {

@@ -287,15 +287,8 @@ pub(super) async fn read_target_queues(
         if known.contains(&url) {
             continue;
         }
-        slot(&limiters.sqs).await;
-        let read = clients.sqs.get_queue_attributes().queue_url(&url).send().await;
-        if let Err(error) = read {
-            let missing = error.as_service_error().is_some_and(|e| e.is_queue_does_not_exist());
-            if missing {
-                deployment.publisher_targets[index].queue_missing = true;
-            } else {
-                deployment.unreadable.push(unreadable("sqs:GetQueueAttributes", &url, &error));
-            }
+        if super::queue_exists(clients, limiters, &url, deployment).await == Some(false) {
+            deployment.publisher_targets[index].queue_missing = true;
         }
     }
 }

@@ -108,6 +108,27 @@ pub(crate) fn unreadable(
     Unreadable::new(action, resource, error_chain(error))
 }
 
+/// Whether the queue at `url` exists: `Some(false)` when SQS says it does not, `None` when the
+/// read failed (recorded in `deployment.unreadable`).
+pub(crate) async fn queue_exists(
+    clients: &Clients,
+    limiters: &Limiters,
+    url: &str,
+    deployment: &mut Deployment,
+) -> Option<bool> {
+    slot(&limiters.sqs).await;
+    match clients.sqs.get_queue_attributes().queue_url(url).send().await {
+        Ok(_) => Some(true),
+        Err(error) if error.as_service_error().is_some_and(|e| e.is_queue_does_not_exist()) => {
+            Some(false)
+        }
+        Err(error) => {
+            deployment.unreadable.push(unreadable("sqs:GetQueueAttributes", url, &error));
+            None
+        }
+    }
+}
+
 /// Reads what hangs off the queues of `scope`. `progress` hears a line now and then (for
 /// stderr when many queues are read).
 pub async fn read(

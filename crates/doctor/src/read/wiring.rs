@@ -3,7 +3,7 @@
 
 use backpressure_core::config::variables::{Reader, read_by};
 
-use super::{Clients, Limiters, slot, unreadable};
+use super::{Clients, Limiters};
 use crate::deployment::Deployment;
 
 /// Whether a container setting `name` runs a worker on backpressure-app: a variable only such
@@ -24,17 +24,10 @@ pub(super) async fn read_quarantine_queues(
         if deployment.queues.iter().any(|queue| queue.url == url && !queue.missing) {
             continue;
         }
-        slot(&limiters.sqs).await;
-        let read = clients.sqs.get_queue_attributes().queue_url(&url).send().await;
-        if let Err(error) = read {
-            let missing = error.as_service_error().is_some_and(|e| e.is_queue_does_not_exist());
-            if missing {
-                if let Some(wiring) = deployment.services[index].wiring.as_mut() {
-                    wiring.quarantine_missing = true;
-                }
-            } else {
-                deployment.unreadable.push(unreadable("sqs:GetQueueAttributes", &url, &error));
-            }
+        if super::queue_exists(clients, limiters, &url, deployment).await == Some(false)
+            && let Some(wiring) = deployment.services[index].wiring.as_mut()
+        {
+            wiring.quarantine_missing = true;
         }
     }
 }

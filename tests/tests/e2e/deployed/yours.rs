@@ -39,7 +39,7 @@ async fn yours(endpoint: &str, args: &[&str]) -> Value {
 }
 
 /// The set deployed with `overrides`, read back, its resources checked.
-async fn deploy(set: &str, overrides: &[(&str, String)]) -> (Stack, Deployment, Value) {
+pub(super) async fn deploy(set: &str, overrides: &[(&str, String)]) -> (Stack, Deployment, Value) {
     let stack = Stack::create(unique("stack"), set, overrides).await.unwrap();
     let mut values: BTreeMap<String, String> = parameter_set(set);
     values.extend(overrides.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
@@ -214,13 +214,8 @@ async fn your_own_worker_image_runs_as_the_task_definition_says() {
         ),
     }
 
-    let env = deployed.container_environment();
-    let health = std::env::temp_dir().join(unique("thumbnails-health"));
-    let health = health.to_str().unwrap().to_owned();
-    let mut env = pairs(&env);
-    env.extend([("RECEIVE_WAIT_SECONDS", "1"), ("HEALTH_FILE", health.as_str())]);
+    let (mut worker, health) = example_worker(&deployed.container_environment());
     let example = binary("examples/worker").unwrap();
-    let mut worker = Process::start(&example, &env).unwrap();
     let work = deployed.work_queue_url();
     let bodies = [thumbnail("a.png", 200), thumbnail("b.png", 300), thumbnail("wide.png", 9_000)];
     aws.send_batch(&work, &bodies).await.unwrap();
@@ -236,6 +231,9 @@ async fn your_own_worker_image_runs_as_the_task_definition_says() {
     checks.eq("run: quarantined in the stack's queue", codes, vec!["invalid_json", "too_wide"]);
     let made = worker.lines().iter().filter(|l| l.contains("thumbnail made")).count();
     checks.eq("run: thumbnails made", made, 2);
+    let env = deployed.container_environment();
+    let mut env = pairs(&env);
+    env.extend([("RECEIVE_WAIT_SECONDS", "1"), ("HEALTH_FILE", health.as_str())]);
     let probe = Process::spawn(&example, &["healthcheck"], &env).unwrap().exit(SETTLED).await;
     checks.eq("run: `thumbnails healthcheck` while it polls", probe.unwrap().code(), Some(0));
     worker.signal("TERM").await.unwrap();
@@ -243,6 +241,17 @@ async fn your_own_worker_image_runs_as_the_task_definition_says() {
     let _ = std::fs::remove_file(&health);
     report(set, emulator, &checks);
     stack.delete().await.unwrap();
+}
+
+/// The library's example worker, started with `env` and nothing else of ours but a short
+/// receive wait and a health file of its own (whose path it also returns).
+pub(super) fn example_worker(env: &BTreeMap<String, String>) -> (Process, String) {
+    let health = std::env::temp_dir().join(unique("worker-health"));
+    let health = health.to_str().unwrap().to_owned();
+    let mut env = pairs(env);
+    env.extend([("RECEIVE_WAIT_SECONDS", "1"), ("HEALTH_FILE", health.as_str())]);
+    let worker = Process::start(&binary("examples/worker").unwrap(), &env).unwrap();
+    (worker, health)
 }
 
 /// The prerequisites of `set` on moto, and the service's own scalable target

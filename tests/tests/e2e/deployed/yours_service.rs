@@ -8,14 +8,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use e2e_tests::downstream::Downstream;
-use e2e_tests::fixtures::{Aws, binary, unique};
-use e2e_tests::process::Process;
+use e2e_tests::fixtures::Aws;
 use serde_json::{Value, json};
 
-use super::driver::{Emulator, Stack};
-use super::run::pairs;
+use super::driver::Emulator;
 use super::wiring::{Checks, Deployed};
-use crate::template_topology::{Deployment, parameter_set, template};
 
 const SETTLED: Duration = Duration::from_secs(60);
 
@@ -25,11 +22,7 @@ async fn your_worker_in_your_own_service_runs_on_the_stacks_outputs_alone() {
     let aws = Aws::from_env().await.unwrap();
     let downstream = Downstream::start().await.unwrap();
     let overrides = super::prerequisites(set, &aws, &downstream).await;
-    let stack = Stack::create(unique("stack"), set, &overrides).await.unwrap();
-    let mut values: BTreeMap<String, String> = parameter_set(set);
-    values.extend(overrides.iter().map(|(k, v)| ((*k).to_owned(), v.clone())));
-    let plan = Deployment::new(template(), &values);
-    let read = stack.describe().await.unwrap();
+    let (stack, plan, read) = super::yours::deploy(set, &overrides).await;
     let deployed = Deployed { read, plan: &plan, emulator: Emulator::Moto };
     let mut checks = Checks::default();
 
@@ -53,12 +46,7 @@ async fn your_worker_in_your_own_service_runs_on_the_stacks_outputs_alone() {
         Some(&deployed.work_queue_url()),
     );
 
-    let health = std::env::temp_dir().join(unique("own-service-health"));
-    let health = health.to_str().unwrap().to_owned();
-    let mut env = pairs(&env);
-    env.extend([("RECEIVE_WAIT_SECONDS", "1"), ("HEALTH_FILE", health.as_str())]);
-    let example = binary("examples/worker").unwrap();
-    let mut worker = Process::start(&example, &env).unwrap();
+    let (mut worker, health) = super::yours::example_worker(&env);
     let work = deployed.work_queue_url();
     let bodies = [
         json!({"image": "a.png", "width": 200}).to_string(),
