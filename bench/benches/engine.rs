@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use backpressure_app::WorkRequest;
-use backpressure_batch::SqsEvent;
+use backpressure_batch::record::SqsEvent;
 use backpressure_batch::Verdict;
 use backpressure_batch::envelope::Envelope;
 use backpressure_batch::quarantine::QuarantineRecord;
@@ -110,7 +110,7 @@ fn envelope_cost(c: &mut Criterion) {
             Ok(event) => event,
             Err(error) => panic!("the generated event does not parse: {error}"),
         };
-        let run = |records: &[backpressure_batch::SqsRecord]| {
+        let run = |records: &[backpressure_batch::record::SqsRecord]| {
             let deadline = tokio::time::Instant::now() + Duration::from_secs(900);
             match runtime.block_on(batch.process(records, deadline)) {
                 Ok(report) => assert!(report.batch_item_failures.is_empty(), "{name}"),

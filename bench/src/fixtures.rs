@@ -82,7 +82,7 @@ pub fn work_batch(messages: usize) -> Value {
 mod tests {
     use super::*;
     use backpressure_app::WorkRequest;
-    use backpressure_batch::SqsEvent;
+    use backpressure_batch::record::SqsEvent;
 
     #[test]
     fn five_thousand_messages_fit_the_payload_limit_and_keep_the_contract() {

@@ -20,7 +20,7 @@ use backpressure_app::delivery::Downstream;
 use backpressure_batch::ErrorCode;
 use backpressure_batch::Labels;
 use backpressure_batch::quarantine::record_for;
-use backpressure_batch::{SqsEvent, SqsRecord};
+use backpressure_batch::{record::SqsEvent, record::SqsRecord};
 use backpressure_core::config::Vars;
 use backpressure_core::queue::{QueueKind, QueueRef};
 use backpressure_core::sqs_limits::sqs_accepts;

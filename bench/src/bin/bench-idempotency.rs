@@ -18,7 +18,7 @@ use std::time::{Duration, SystemTime};
 
 use backpressure_app::WorkRequest;
 use backpressure_batch::idempotency::Idempotency;
-use backpressure_batch::{BatchProcessor, Message, SqsRecord, Verdict};
+use backpressure_batch::{BatchProcessor, Message, Verdict, record::SqsRecord};
 use backpressure_core::quarantine::body_hash;
 use e2e_tests::fault_proxy::FaultProxy;
 use e2e_tests::fixtures::BoxError;

@@ -4,7 +4,7 @@
 use std::{borrow::Cow, convert::Infallible, process::ExitCode};
 
 use backpressure_app::{Env, serve};
-use backpressure_batch::{ContractViolation, ErrorCode, Message, Processor, Validate, Verdict};
+use backpressure_batch::{ContractViolation, ErrorCode, Message, Processor, JsonBody, Verdict};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -13,7 +13,7 @@ struct Entry {
     cents: i64,
 }
 
-impl Validate for Entry {
+impl JsonBody for Entry {
     fn validate(&self) -> Result<(), ContractViolation> {
         let zero = || ContractViolation::new(ErrorCode::Custom("zero_amount".into()), "0 cents");
         if self.cents == 0 { Err(zero()) } else { Ok(()) }
@@ -34,7 +34,7 @@ struct Ledger {
 
 impl Processor<Entry> for Ledger {
     async fn process(&self, message: &Message<'_, Entry>) -> Verdict {
-        if self.frozen.as_ref() == Some(&message.request.account) {
+        if self.frozen.as_ref() == Some(&message.decoded.account) {
             return Verdict::retry("the account is frozen");
         }
         Verdict::Done

@@ -11,7 +11,7 @@ struct Uploads;
 
 impl Processor<S3Notification> for Uploads {
     async fn process(&self, message: &Message<'_, S3Notification>) -> Verdict {
-        for object in &message.request.records {
+        for object in &message.decoded.records {
             if object.key.ends_with(".exe") {
                 return Verdict::permanent(ErrorCode::Custom("refused_type".into()), "executable");
             }

@@ -4,7 +4,7 @@
 use std::{io, process::ExitCode, time::Duration};
 
 use backpressure_app::{Env, healthcheck, run_worker};
-use backpressure_batch::{ErrorCode, Message, Processor, Validate, Verdict};
+use backpressure_batch::{ErrorCode, Message, Processor, JsonBody, Verdict};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -15,7 +15,7 @@ struct Thumbnail {
     work_ms: u64,
 }
 
-impl Validate for Thumbnail {} // every shape that decodes is valid
+impl JsonBody for Thumbnail {} // every shape that decodes is valid
 
 struct Thumbnails {
     max_width: u32,
@@ -23,11 +23,11 @@ struct Thumbnails {
 
 impl Processor<Thumbnail> for Thumbnails {
     async fn process(&self, message: &Message<'_, Thumbnail>) -> Verdict {
-        if message.request.width > self.max_width {
+        if message.decoded.width > self.max_width {
             return Verdict::permanent(ErrorCode::Custom("too_wide".into()), "too wide");
         }
-        tokio::time::sleep(Duration::from_millis(message.request.work_ms)).await;
-        let (id, image) = (message.message_id, &message.request.image);
+        tokio::time::sleep(Duration::from_millis(message.decoded.work_ms)).await;
+        let (id, image) = (message.message_id, &message.decoded.image);
         tracing::info!(message_id = id, image, "thumbnail made");
         Verdict::Done
     }

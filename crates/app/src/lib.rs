@@ -13,12 +13,12 @@
 //! (`docs/your-code.md`). A whole function:
 //!
 //! ```no_run
-//! use backpressure_batch::{Message, Processor, Validate, Verdict};
+//! use backpressure_batch::{Message, Processor, JsonBody, Verdict};
 //! use serde::Deserialize;
 //!
 //! #[derive(Deserialize)]
 //! struct Refund { order: String, cents: i64 }
-//! impl Validate for Refund {}
+//! impl JsonBody for Refund {}
 //!
 //! struct Refunds;
 //! impl Processor<Refund> for Refunds {

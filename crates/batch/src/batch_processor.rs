@@ -6,7 +6,7 @@ use std::time::SystemTime;
 
 use crate::body::Body;
 use crate::engine::Engine;
-use crate::event::SqsRecord;
+use crate::record::SqsRecord;
 use crate::outcome::Outcome;
 use crate::processor::Processor;
 use crate::quarantine::QuarantineStore;

@@ -74,8 +74,10 @@ impl ContractViolation {
     }
 }
 
-/// A decoded message body. Implemented for every
-/// type that implements `serde::Deserialize` and [`Validate`].
+/// A decoded message body of any format: how its text decodes, and the
+/// labels and idempotency key it carries. Implement it for a body that is not
+/// JSON (CSV, XML, bytes in base64); a JSON body implements [`JsonBody`]
+/// instead and gets this for free.
 pub trait Body: Sized + Send + Sync {
     /// Decodes one message body, or says why it never can be.
     fn decode(text: &str) -> Result<Self, ContractViolation>;
@@ -93,23 +95,26 @@ pub trait Body: Sized + Send + Sync {
     }
 }
 
-/// Checks a decoded body beyond its shape: `Err` quarantines the message with
-/// the violation's own error code. The default accepts every body that decoded.
+/// A JSON body: a `serde::Deserialize` type that says what else it holds.
+/// Its check beyond the shape ([`JsonBody::validate`]: `Err` quarantines the
+/// message with the violation's own error code), its idempotency key, its
+/// tenant and its operation. Every method has a default: `impl JsonBody for
+/// Refund {}` accepts every body that decoded and labels none.
 ///
 /// ```
-/// use backpressure_batch::{ContractViolation, ErrorCode, Validate};
+/// use backpressure_batch::{ContractViolation, ErrorCode, JsonBody};
 ///
 /// #[derive(serde::Deserialize)]
 /// struct Refund { cents: i64 }
 ///
-/// impl Validate for Refund {
+/// impl JsonBody for Refund {
 ///     fn validate(&self) -> Result<(), ContractViolation> {
 ///         if self.cents > 0 { return Ok(()) }
 ///         Err(ContractViolation::new(ErrorCode::Custom("non_positive_amount".into()), "cents must be above 0"))
 ///     }
 /// }
 /// ```
-pub trait Validate {
+pub trait JsonBody {
     /// `Ok` when the body may be processed.
     fn validate(&self) -> Result<(), ContractViolation> {
         Ok(())
@@ -136,8 +141,8 @@ pub trait Validate {
     }
 }
 
-/// The labels a [`Validate`] body gives its quarantine record.
-fn labels<T: Validate>(body: &T) -> Labels {
+/// The labels a [`JsonBody`] body gives its quarantine record.
+fn labels<T: JsonBody>(body: &T) -> Labels {
     Labels {
         operation: body.operation().map(Cow::into_owned),
         tenant_id: body.tenant_id().map(Cow::into_owned),
@@ -145,7 +150,7 @@ fn labels<T: Validate>(body: &T) -> Labels {
     }
 }
 
-impl<T: DeserializeOwned + Validate + Send + Sync> Body for T {
+impl<T: DeserializeOwned + JsonBody + Send + Sync> Body for T {
     fn decode(text: &str) -> Result<Self, ContractViolation> {
         let body: T = serde_json::from_str(text).map_err(|error| {
             let code = match error.classify() {
@@ -168,7 +173,7 @@ impl<T: DeserializeOwned + Validate + Send + Sync> Body for T {
     }
 
     fn idempotency_key(&self) -> Option<Cow<'_, str>> {
-        Validate::idempotency_key(self)
+        JsonBody::idempotency_key(self)
     }
 }
 
@@ -183,7 +188,7 @@ mod tests {
         cents: i64,
     }
 
-    impl Validate for Transfer {
+    impl JsonBody for Transfer {
         fn validate(&self) -> Result<(), ContractViolation> {
             if self.cents > 0 {
                 Ok(())
@@ -211,7 +216,7 @@ mod tests {
         cents: i64,
     }
 
-    impl Validate for Invoice {
+    impl JsonBody for Invoice {
         fn validate(&self) -> Result<(), ContractViolation> {
             if self.cents >= 0 {
                 Ok(())

@@ -88,7 +88,7 @@ impl<P, B> Builder<P, NoQuarantine, B> {
 }
 
 impl<P, Q, B> Builder<P, Q, B> {
-    /// Where poison messages go: [`crate::SqsQuarantine`] in production. Without
+    /// Where poison messages go: [`crate::quarantine::SqsQuarantine`] in production. Without
     /// one, a permanent failure is reported as a batch item failure and the
     /// queue's redrive policy takes it after `maxReceiveCount`.
     pub fn quarantine<Q2>(self, quarantine: Q2) -> Builder<P, Q2, B> {
@@ -116,7 +116,7 @@ impl<P, Q, B> Builder<P, Q, B> {
     /// the envelope is quarantined as `invalid_envelope`; a message inside it
     /// that does not decode keeps its own code (`invalid_json`, …), its
     /// detail saying where it was. S3's test event is acknowledged unprocessed
-    /// ([`crate::Outcome::Skipped`]).
+    /// ([`crate::report::Outcome::Skipped`]).
     pub fn envelope(mut self, envelope: Envelope) -> Self {
         self.settings.envelope = Some(envelope);
         self

@@ -10,16 +10,20 @@
 //! | S3 event notifications | `S3` | the notification ([`S3Notification`]) | whether it is S3's test event |
 //!
 //! A payload an SQS or SNS Extended Client offloaded to S3 is read first
-//! when the builder has `OffloadedPayloads` (feature `offloaded-payloads`).
+//! when the builder has [`OffloadedPayloads`] (feature `offloaded-payloads`).
 
 use serde::Deserialize;
 
 pub use backpressure_core::envelope::{Delivery, Envelope};
 
-use crate::body::Validate;
+#[cfg(feature = "offloaded-payloads")]
+#[cfg_attr(docsrs, doc(cfg(feature = "offloaded-payloads")))]
+pub use crate::offloaded::{DEFAULT_MAX_PAYLOAD_BYTES, OffloadedPayloads};
+
+use crate::body::JsonBody;
 
 /// An S3 event notification: the objects it is about. S3's test event never
-/// reaches a processor ([`crate::Outcome::Skipped`]).
+/// reaches a processor ([`crate::report::Outcome::Skipped`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct S3Notification {
@@ -101,7 +105,7 @@ impl<'de> Deserialize<'de> for S3Notification {
     }
 }
 
-impl Validate for S3Notification {}
+impl JsonBody for S3Notification {}
 
 /// A key as S3 writes it in a notification: form-encoded, `+` a space.
 fn decoded_key(key: &str) -> String {

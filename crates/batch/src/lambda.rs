@@ -6,7 +6,7 @@
 use std::time::SystemTime;
 
 use crate::body::Body;
-use crate::event::IncomingEvent;
+use crate::record::IncomingEvent;
 use crate::processor::Processor;
 use crate::quarantine::QuarantineStore;
 use crate::report::BatchError;

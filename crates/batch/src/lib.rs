@@ -3,11 +3,11 @@
 //! **processed**, **durably quarantined**, or **returned to its queue**, and
 //! only the returned ones are reported (`ReportBatchItemFailures`).
 //!
-//! - Partial batch responses ([`BatchReport::response`]); one bad message never
+//! - Partial batch responses ([`report::BatchReport::response`]); one bad message never
 //!   retries the batch, and one record with an odd field never fails it.
-//! - Poison messages (a body that does not decode, a [`Validate`] failure, a
+//! - Poison messages (a body that does not decode, a [`JsonBody`] failure, a
 //!   processor's [`Verdict::Permanent`]) go to a quarantine queue
-//!   ([`SqsQuarantine`]) with everything needed to fix and replay them, and
+//!   ([`quarantine::SqsQuarantine`]) with everything needed to fix and replay them, and
 //!   are acknowledged only once SQS confirmed the write.
 //! - FIFO queues keep message group order: after a failure, the rest of its
 //!   group is retried, not processed.
@@ -17,22 +17,21 @@
 //! - A panic in the processor retries its own message only.
 //! - The producer's trace (`AWSTraceHeader`) is passed downstream as
 //!   `X-Amzn-Trace-Id` and W3C `traceparent`, and logged per failed record.
-//! - Records are source-neutral ([`SqsRecord`]): a Lambda event record and a
-//!   `ReceiveMessage` message ([`sqs::record_from_message`]) run the same engine.
+//! - Records are source-neutral ([`record::SqsRecord`]): a Lambda event record and a
+//!   `ReceiveMessage` message ([`record::from_message`]) run the same engine.
 //!
 //! # Your own body type and processor
 //!
-//! Any `serde::Deserialize` type is a body once it implements [`Validate`]
+//! Any `serde::Deserialize` type is a body once it implements [`JsonBody`]
 //! (whose default accepts everything). A body that is not JSON is
 //! quarantined as `invalid_json`, JSON of the wrong shape as
 //! `schema_violation`, and a failed validation with its own code. The
 //! builder puts the processor together with what it needs:
 //!
 //! ```no_run
-//! use backpressure_batch::sqs::QueueRef;
+//! use backpressure_batch::quarantine::{QueueRef, SqsQuarantine};
 //! use backpressure_batch::{
-//!     Backoff, BatchProcessor, ContractViolation, ErrorCode, Message, Processor, SqsQuarantine,
-//!     Validate, Verdict,
+//!     Backoff, BatchProcessor, ContractViolation, ErrorCode, JsonBody, Message, Processor, Verdict,
 //! };
 //! use serde::Deserialize;
 //! use std::time::Duration;
@@ -40,7 +39,7 @@
 //! #[derive(Deserialize)]
 //! struct Refund { order: String, cents: i64 }
 //!
-//! impl Validate for Refund {
+//! impl JsonBody for Refund {
 //!     fn validate(&self) -> Result<(), ContractViolation> {
 //!         if self.cents > 0 { return Ok(()) }
 //!         Err(ContractViolation::new(ErrorCode::Custom("non_positive".into()), "cents must be above 0"))
@@ -51,7 +50,7 @@
 //!
 //! impl Processor<Refund> for Refunds {
 //!     async fn process(&self, message: &Message<'_, Refund>) -> Verdict {
-//!         match refund(&message.request.order, message.request.cents).await {
+//!         match refund(&message.decoded.order, message.decoded.cents).await {
 //!             Ok(()) => Verdict::Done,
 //!             Err(Failure::Unavailable) => Verdict::retry("payments are unavailable"),
 //!             Err(Failure::UnknownOrder) => {
@@ -83,8 +82,8 @@
 //! # No side effect before a claim
 //!
 //! With an [`idempotency`] store, each body's key ([`Body::idempotency_key`],
-//! from [`Validate::idempotency_key`]) is claimed before its processor runs:
-//! a completed key is acknowledged as [`Outcome::Duplicate`], a key another
+//! from [`JsonBody::idempotency_key`]) is claimed before its processor runs:
+//! a completed key is acknowledged as [`report::Outcome::Duplicate`], a key another
 //! consumer holds is retried after that holder's lease, the same key with
 //! another body is quarantined as `idempotency_key_reused`. On top of the
 //! example above:
@@ -103,7 +102,7 @@
 //!
 //! [`BatchProcessor::process`] takes records and a deadline, whatever
 //! delivered them: convert `ReceiveMessage` messages with
-//! [`sqs::record_from_message`] and delete those not listed in the response.
+//! [`record::from_message`] and delete those not listed in the response.
 //! Without a quarantine ([`builder::Builder::quarantine`]), a permanent failure is
 //! reported as a batch item failure, and the queue's redrive policy moves the
 //! message to its dead-letter queue after `maxReceiveCount`. With the
@@ -139,7 +138,6 @@ mod builder;
 mod emf;
 mod engine;
 pub mod envelope;
-mod event;
 pub mod idempotency;
 #[cfg(feature = "lambda")]
 mod lambda;
@@ -148,13 +146,13 @@ mod offloaded;
 mod outcome;
 mod processor;
 pub mod quarantine;
-mod report;
+pub mod record;
+pub mod report;
 mod schedule;
 mod settled;
 mod source;
 #[cfg(feature = "sqs")]
-#[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
-pub mod sqs;
+mod sqs;
 mod summary;
 #[cfg(test)]
 mod test_request;
@@ -170,16 +168,7 @@ pub struct ReadmeDoctests;
 
 pub use backoff::Backoff;
 pub use batch_processor::BatchProcessor;
-pub use body::{Body, ContractViolation, Labels, Validate};
+pub use body::{Body, ContractViolation, JsonBody, Labels};
 pub use builder::{BuildError, Builder};
-pub use event::{SqsEvent, SqsRecord};
-#[cfg(feature = "offloaded-payloads")]
-#[cfg_attr(docsrs, doc(cfg(feature = "offloaded-payloads")))]
-pub use offloaded::{DEFAULT_MAX_PAYLOAD_BYTES, OffloadedPayloads};
-pub use outcome::{ErrorCode, Outcome, RetryCause, Verdict};
+pub use outcome::{ErrorCode, Verdict};
 pub use processor::{Message, Processor};
-pub use report::{BatchError, BatchReport, RecordOutcome};
-#[cfg(feature = "sqs")]
-#[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
-pub use sqs::quarantine::SqsQuarantine;
-pub use trace::TraceContext;

@@ -10,7 +10,7 @@ use tokio::time::Instant;
 use backpressure_core::envelope::Delivery;
 
 use crate::body::Labels;
-use crate::event::SqsRecord;
+use crate::record::SqsRecord;
 use crate::outcome::{IntoVerdict, Verdict};
 
 /// One message, as a processor sees it: its body already decoded and checked.
@@ -23,13 +23,13 @@ pub struct Message<'a, B> {
     /// The message as its producer published it: the body itself, or what
     /// was inside its envelope (SNS's `Message`, EventBridge's `detail`), or
     /// the payload read from S3 when the body pointed at one. `request` is
-    /// this, decoded.
+    /// this, decoded (`decoded`).
     pub payload: &'a str,
     /// What the envelope said of the message's delivery (SNS's `MessageId`
     /// and topic, EventBridge's `source` and `detail-type`); `None` without one.
     pub delivery: Option<&'a Delivery>,
     /// The body decoded ([`crate::Body::decode`]).
-    pub request: &'a B,
+    pub decoded: &'a B,
     /// The whole record: attributes, message attributes, receipt handle.
     pub record: &'a SqsRecord,
     /// Work on this message must be over by then: the engine cuts it off and
@@ -52,7 +52,7 @@ pub trait Processor<B>: Send + Sync {
     /// The message's labels when the processor knows them better than the
     /// body does (a forwarder configured to find the key in a message
     /// attribute, say): `Some` replaces the body's idempotency key, tenant
-    /// and operation ([`crate::Validate`]) for the claim and the quarantine
+    /// and operation ([`crate::JsonBody`]) for the claim and the quarantine
     /// record. `None` (the default) leaves them to the body.
     fn labels(&self, message: &Message<'_, B>) -> Option<Labels> {
         let _ = message;

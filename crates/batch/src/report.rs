@@ -1,13 +1,14 @@
-//! What became of a batch: every record's outcome, the retried ids, and the
-//! partial batch response Lambda reads.
+//! What became of a batch: every record's [`Outcome`] (a retry with its
+//! [`RetryCause`]), the retried ids, and the partial batch response Lambda
+//! reads ([`BatchReport::response`]).
 
 use aws_lambda_events::sqs::SqsBatchResponse;
 
 use std::collections::HashSet;
 
 use crate::backoff::VisibilityChange;
-use crate::event::{SourceQueue, SqsRecord};
-use crate::outcome::Outcome;
+use crate::record::{SourceQueue, SqsRecord};
+pub use crate::outcome::{Outcome, RetryCause};
 
 /// Why a batch fails as a whole (on Lambda, the invocation: Lambda then retries
 /// the whole batch).

@@ -123,7 +123,7 @@ impl BatchSummary {
 /// `group=count,...` for the `n` groups with the most records (ties by
 /// name), for one log field: which tenants filled the batch.
 pub(crate) fn top_groups<'a>(
-    records: impl Iterator<Item = &'a crate::event::SqsRecord>,
+    records: impl Iterator<Item = &'a crate::record::SqsRecord>,
     n: usize,
 ) -> String {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn the_top_groups_are_the_largest_first() {
-        use crate::event::SqsRecord;
+        use crate::record::SqsRecord;
         let grouped = |id: &str, g: &str| SqsRecord::new(id).with_attribute("MessageGroupId", g);
         let records = [
             grouped("1", "b"),

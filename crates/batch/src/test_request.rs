@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use crate::body::Validate;
+use crate::body::JsonBody;
 
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -18,7 +18,7 @@ pub(crate) struct TestRequest {
     pub(crate) idempotency_key: Option<String>,
 }
 
-impl Validate for TestRequest {
+impl JsonBody for TestRequest {
     fn idempotency_key(&self) -> Option<Cow<'_, str>> {
         self.idempotency_key.as_deref().map(Cow::Borrowed)
     }

@@ -10,10 +10,7 @@ use std::time::Duration;
 
 use backpressure_batch::envelope::{Delivery, Envelope, S3Notification};
 use backpressure_batch::idempotency::Idempotency;
-use backpressure_batch::{
-    BatchProcessor, Body, ContractViolation, ErrorCode, Message, Outcome, SqsEvent, Validate,
-    Verdict,
-};
+use backpressure_batch::{BatchProcessor, Body, ContractViolation, ErrorCode, JsonBody, Message, Verdict, record::SqsEvent, report::Outcome};
 use tokio::time::Instant;
 
 fn fixture(name: &str) -> SqsEvent {
@@ -33,7 +30,7 @@ fn recording<T: Clone + Send + Sync + 'static>(
 ) -> impl Fn(&Message<'_, T>) -> std::future::Ready<Verdict> + Send + Sync + use<T> {
     let seen = seen.clone();
     move |message: &Message<'_, T>| {
-        seen.lock().unwrap().push((message.request.clone(), message.delivery.cloned()));
+        seen.lock().unwrap().push((message.decoded.clone(), message.delivery.cloned()));
         std::future::ready(Verdict::Done)
     }
 }
@@ -43,7 +40,7 @@ struct Greeting {
     message: String,
     username: String,
 }
-impl Validate for Greeting {
+impl JsonBody for Greeting {
     fn idempotency_key(&self) -> Option<Cow<'_, str>> {
         Some(self.username.as_str().into())
     }
@@ -93,7 +90,7 @@ struct InstanceState {
     instance_id: String,
     state: String,
 }
-impl Validate for InstanceState {}
+impl JsonBody for InstanceState {}
 
 #[tokio::test]
 async fn powertools_eventbridge_event_gives_its_detail_as_the_processors_type() {

@@ -6,12 +6,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use backpressure_batch::{BatchProcessor, Message, Outcome, SqsRecord, Validate, Verdict};
+use backpressure_batch::{BatchProcessor, JsonBody, Message, Verdict, record::SqsRecord, report::Outcome};
 use tokio::time::Instant;
 
 #[derive(serde::Deserialize)]
 struct Work {}
-impl Validate for Work {}
+impl JsonBody for Work {}
 
 fn record(id: &str, group: &str) -> SqsRecord {
     SqsRecord::new(id)

@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use backpressure_batch::Outcome;
-use backpressure_batch::{BatchProcessor, ErrorCode, Message, SqsRecord, Verdict};
+use backpressure_batch::report::Outcome;
+use backpressure_batch::{BatchProcessor, ErrorCode, Message, Verdict, record::SqsRecord};
 use serde::Deserialize;
 use tokio::time::Instant;
 
@@ -15,7 +15,7 @@ struct Order {
     cents: i64,
 }
 
-impl backpressure_batch::Validate for Order {}
+impl backpressure_batch::JsonBody for Order {}
 
 fn record(id: &str, body: &str) -> SqsRecord {
     SqsRecord::new(id).with_body(body).with_source_arn("arn:aws:sqs:us-east-1:123456789012:orders")
@@ -34,7 +34,7 @@ fn charge(order: &Order) -> Result<(), Verdict> {
 async fn a_closure_with_question_marks_is_a_processor_and_without_quarantine_a_poison_message_is_left_to_the_redrive_policy()
  {
     let processor = |message: &Message<'_, Order>| {
-        let order = message.request.clone();
+        let order = message.decoded.clone();
         async move {
             charge(&order)?;
             assert!(!order.id.is_empty());

@@ -14,17 +14,14 @@ use aws_sdk_s3::operation::get_object::{GetObjectError, GetObjectOutput};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::error::NoSuchKey;
 use aws_smithy_mocks::{MockResponse, Rule, RuleMode, mock, mock_client};
-use backpressure_batch::{
-    BatchProcessor, ErrorCode, Message, OffloadedPayloads, Outcome, RetryCause, SqsRecord,
-    Validate, Verdict,
-};
+use backpressure_batch::{BatchProcessor, ErrorCode, JsonBody, Message, Verdict, envelope::OffloadedPayloads, record::SqsRecord, report::Outcome, report::RetryCause};
 use tokio::time::Instant;
 
 #[derive(Debug, Clone, serde::Deserialize)]
 struct Order {
     order: String,
 }
-impl Validate for Order {}
+impl JsonBody for Order {}
 
 fn pointer(id: &str, key: &str) -> SqsRecord {
     let body = format!(
@@ -99,7 +96,7 @@ async fn run(keys: &[&str], delete: bool) -> (Vec<Outcome>, Vec<String>, Vec<Str
     let processed: Arc<Mutex<Vec<String>>> = Arc::default();
     let log = processed.clone();
     let processor = move |message: &Message<'_, Order>| {
-        log.lock().unwrap().push(message.request.order.clone());
+        log.lock().unwrap().push(message.decoded.order.clone());
         assert!(message.body.contains("PayloadS3Pointer"), "the body stays the pointer");
         std::future::ready(Verdict::Done)
     };

@@ -6,9 +6,9 @@
 use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent as AwsSqsEvent};
 use std::time::Duration;
 
-use backpressure_batch::SqsEvent;
+use backpressure_batch::record::SqsEvent;
 use backpressure_batch::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
-use backpressure_batch::{BatchProcessor, Message, Processor, SqsRecord, Verdict};
+use backpressure_batch::{BatchProcessor, Message, Processor, Verdict, record::SqsRecord};
 use md5::{Digest, Md5};
 use tokio::time::Instant;
 
@@ -19,7 +19,7 @@ struct Work {
     operation: String,
 }
 
-impl backpressure_batch::Validate for Work {}
+impl backpressure_batch::JsonBody for Work {}
 
 #[test]
 fn sample_events_are_sqs_events() {

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use backpressure_app::{Env, serve, tokio_runtime};
-use backpressure_batch::{Message, Processor, Validate, Verdict};
+use backpressure_batch::{Message, Processor, JsonBody, Verdict};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]
@@ -15,13 +15,13 @@ struct Probe {
     action: String,
 }
 
-impl Validate for Probe {}
+impl JsonBody for Probe {}
 
 struct Hold;
 
 impl Processor<Probe> for Hold {
     async fn process(&self, message: &Message<'_, Probe>) -> Verdict {
-        if message.request.action == "panic" {
+        if message.decoded.action == "panic" {
             panic!("the probe was asked to panic on {}", message.message_id);
         }
         tokio::time::sleep(Duration::from_millis(200)).await;

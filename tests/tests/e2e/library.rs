@@ -58,7 +58,7 @@ async fn the_example_embeds_the_library_with_its_own_body_type_and_processor() {
     assert!(records.is_empty(), "nothing else was quarantined: {records:?}");
 }
 
-/// The body's own labels (`Validate::tenant_id`, `operation`) reach its
+/// The body's own labels (`JsonBody::tenant_id`, `operation`) reach its
 /// quarantine record, and the operator's CLI selects by them.
 #[tokio::test]
 async fn the_examples_own_labels_are_in_its_quarantine_records_and_the_cli_selects_by_them() {

@@ -19,7 +19,7 @@ pub(crate) async fn quarantined_records(
     fifo: bool,
     count: usize,
 ) -> (String, String, Vec<String>) {
-    use backpressure_batch::SqsRecord;
+    use backpressure_batch::record::SqsRecord;
     use backpressure_batch::quarantine::record_for;
     use backpressure_batch::{ErrorCode, Labels};
 

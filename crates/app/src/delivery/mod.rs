@@ -14,8 +14,8 @@ pub use status::{retry_after_seconds, verdict_for_status};
 use std::time::{Duration, SystemTime};
 
 use backpressure_batch::Labels;
-use backpressure_batch::TraceContext;
-use backpressure_batch::{ErrorCode, Message, Processor, SqsRecord, Verdict};
+use backpressure_batch::record::TraceContext;
+use backpressure_batch::{ErrorCode, Message, Processor, Verdict, record::SqsRecord};
 use backpressure_core::config::{ConfigError, Vars};
 use backpressure_core::error::error_chain;
 use backpressure_startup::rate::RateLimiter;
@@ -145,18 +145,18 @@ impl HttpDelivery {
     }
 
     fn request(&self, message: &Message<'_, WorkRequest>) -> Result<Request<Full<Bytes>>, String> {
-        let correlation = message.request.correlation_id.as_deref().unwrap_or(message.message_id);
+        let correlation = message.decoded.correlation_id.as_deref().unwrap_or(message.message_id);
         let headers = [
-            (IDEMPOTENCY_KEY, "idempotencyKey", Some(message.request.idempotency_key.as_str())),
+            (IDEMPOTENCY_KEY, "idempotencyKey", Some(message.decoded.idempotency_key.as_str())),
             (CORRELATION_ID, "correlationId", Some(correlation)),
-            (TENANT_ID, "tenantId", Some(message.request.tenant_id.as_str())),
+            (TENANT_ID, "tenantId", Some(message.decoded.tenant_id.as_str())),
         ];
         self.post(message.record, message.payload, "application/json", headers)
     }
 
     fn raw_request(&self, message: &Message<'_, RawBody>) -> Result<Request<Full<Bytes>>, String> {
         let labels = self.raw.of(message);
-        let content_type = content_type(message.record, message.request);
+        let content_type = content_type(message.record, message.decoded);
         let headers = [
             (IDEMPOTENCY_KEY, "the idempotency key", labels.idempotency_key.as_deref()),
             (CORRELATION_ID, "the message id", Some(message.message_id)),

@@ -93,10 +93,10 @@ impl RawLabels {
     pub fn of(&self, message: &Message<'_, RawBody>) -> Labels {
         let record = message.record;
         let select = |selector: &Selector| {
-            let text = message.request.is_json().then_some(message.payload);
+            let text = message.decoded.is_json().then_some(message.payload);
             let attribute = |name: &str| record.message_attribute(name);
             let envelope_id = message.delivery.and_then(|delivery| delivery.id());
-            selector.select(record.usable_message_id(), envelope_id, attribute, text)
+            selector.select(record.reportable_message_id(), envelope_id, attribute, text)
         };
         Labels::default()
             .idempotency_key(select(&self.key))
@@ -108,7 +108,7 @@ impl RawLabels {
 mod tests {
     use super::*;
 
-    use backpressure_batch::SqsRecord;
+    use backpressure_batch::record::SqsRecord;
     use backpressure_batch::envelope::Envelope;
     use tokio::time::Instant;
 
@@ -119,7 +119,7 @@ mod tests {
             body: text,
             payload: text,
             delivery: None,
-            request: body,
+            decoded: body,
             record,
             deadline: Instant::now(),
             claim_lapse: None,
@@ -165,7 +165,7 @@ mod tests {
             body: sns,
             payload: &opened.payload,
             delivery: Some(&opened.delivery),
-            request: &body,
+            decoded: &body,
             record: &record,
             deadline: Instant::now(),
             claim_lapse: None,

@@ -82,7 +82,7 @@ impl VisibilityPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{SourceQueue, SqsRecord};
+    use crate::record::{SourceQueue, SqsRecord};
     use crate::outcome::ErrorCode;
     use crate::report::RecordOutcome;
 

@@ -25,7 +25,7 @@ use crate::engine::open::processed_offloads;
 #[cfg(feature = "offloaded-payloads")]
 use crate::engine::open::read_offloaded;
 use crate::engine::open::{Payload, Unopened, open_all};
-use crate::event::{SourceQueue, SqsRecord};
+use crate::record::{SourceQueue, SqsRecord};
 use crate::idempotency::guard::{BatchClaims, Guard};
 use crate::outcome::{Outcome, RetryCause, Verdict};
 use crate::processor::{Message, Processor, panic_message};
@@ -188,7 +188,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             .iter()
             .enumerate()
             .map(|(position, record)| {
-                record.usable_message_id().ok_or(BatchError::MissingMessageId { position })
+                record.reportable_message_id().ok_or(BatchError::MissingMessageId { position })
             })
             .collect::<Result<Vec<&str>, _>>()
             .inspect_err(|e| error!(error = %e, "cannot report the batch item by item"))?;
@@ -312,7 +312,7 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             body,
             payload: text,
             delivery: payload.delivery.as_ref(),
-            request,
+            decoded: request,
             record,
             deadline: batch.processing_deadline,
             claim_lapse: None,

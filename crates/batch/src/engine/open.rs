@@ -18,7 +18,7 @@ use tracing::warn;
 
 use super::{Batch, Engine, EngineSettings};
 use crate::body::{Body, ContractViolation};
-use crate::event::SqsRecord;
+use crate::record::SqsRecord;
 use crate::outcome::{ErrorCode, Outcome, RetryCause};
 use crate::processor::Processor;
 use crate::quarantine::QuarantineStore;

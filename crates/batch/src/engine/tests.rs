@@ -7,7 +7,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::*;
-use crate::event::SqsEvent;
+use crate::record::SqsEvent;
 use crate::outcome::ErrorCode;
 use crate::quarantine::{QuarantineError, QuarantineRecord};
 use crate::test_request::TestRequest;
@@ -48,7 +48,7 @@ struct ScriptedProcessor {
 impl Processor<TestRequest> for ScriptedProcessor {
     async fn process(&self, message: &Message<'_, TestRequest>) -> Verdict {
         lock(&self.started).push(message.message_id.to_owned());
-        match message.request.operation.as_str() {
+        match message.decoded.operation.as_str() {
             "ok" => Verdict::Done,
             "retry" => Verdict::retry("downstream said 503"),
             "reject" => Verdict::permanent(ErrorCode::DownstreamRejected, "HTTP 400"),

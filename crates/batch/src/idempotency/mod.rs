@@ -3,7 +3,7 @@
 //! idempotency key is claimed before its processor runs:
 //!
 //! - the key already **completed** → acknowledged without processing
-//!   ([`crate::Outcome::Duplicate`], with the processor's stored result);
+//!   ([`crate::report::Outcome::Duplicate`], with the processor's stored result);
 //! - **in progress** under another holder's lease → retried, not visible
 //!   again before that lease ends;
 //! - the same key with a **different body** → quarantined as

@@ -11,7 +11,7 @@ use crate::idempotency::{
     StoreError, body_hash,
 };
 use crate::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
-use crate::{BatchProcessor, ErrorCode, Message, Outcome, SqsRecord, Validate, Verdict};
+use crate::{BatchProcessor, ErrorCode, JsonBody, Message, Verdict, record::SqsRecord, report::Outcome};
 use backpressure_core::error::ApiError;
 use tokio::time::Instant;
 
@@ -21,7 +21,7 @@ struct Payment {
     cents: i64,
 }
 
-impl Validate for Payment {
+impl JsonBody for Payment {
     fn idempotency_key(&self) -> Option<std::borrow::Cow<'_, str>> {
         self.key.as_deref().map(Into::into)
     }
@@ -61,7 +61,7 @@ fn payments(
     let runs = runs.clone();
     move |message: &Message<'_, Payment>| {
         runs.fetch_add(1, Ordering::SeqCst);
-        std::future::ready(match message.request.cents {
+        std::future::ready(match message.decoded.cents {
             0 => Verdict::retry("the bank is busy"),
             c if c < 0 => panic!("negative amount"),
             c => Verdict::done_with(format!("receipt-{c}")),

@@ -6,7 +6,7 @@ use backpressure_core::quarantine::QuarantineRecord;
 use backpressure_core::time::{checked_rfc3339, rfc3339};
 
 use crate::body::Labels;
-use crate::event::SqsRecord;
+use crate::record::SqsRecord;
 use crate::outcome::ErrorCode;
 
 /// The quarantine record of `record`, given up on at `now` with `code` and

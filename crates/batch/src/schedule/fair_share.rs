@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::order::groups;
-use crate::event::SqsRecord;
+use crate::record::SqsRecord;
 
 /// The per-group limit and the groups in work.
 #[derive(Debug)]

@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use crate::event::SqsRecord;
+use crate::record::SqsRecord;
 
 /// FIFO: the records of each message group, in batch order, groups in order
 /// of first appearance. Standard: every record alone. Returned as one list of

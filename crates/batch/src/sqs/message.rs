@@ -1,4 +1,4 @@
-use crate::event::SqsRecord;
+use crate::record::SqsRecord;
 use aws_sdk_sqs::types::{Message, MessageAttributeValue};
 use serde_json::{Map, Value, json};
 
@@ -81,7 +81,7 @@ mod tests {
             "arn:aws:sqs:eu-west-1:123456789012:work.fifo",
             "eu-west-1",
         );
-        assert_eq!(record.usable_message_id(), Some("m-1"));
+        assert_eq!(record.reportable_message_id(), Some("m-1"));
         assert_eq!(record.receive_count(), Some(3));
         assert_eq!(record.message_group_id(), Some("g"));
         assert_eq!(record.message_attribute("tenantId"), Some("t-1"));

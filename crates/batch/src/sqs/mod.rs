@@ -1,7 +1,7 @@
 //! SQS adapters: the quarantine queue, the source queue's visibility, and
 //! `ReceiveMessage` messages in the engine's source-neutral record form.
 
-pub mod calls;
+pub(crate) use backpressure_core::sqs_calls as calls;
 mod message;
 #[cfg(feature = "s3-overflow")]
 mod overflow;
@@ -10,9 +10,7 @@ pub(crate) mod quarantine;
 mod settled_visibility_tests;
 mod visibility;
 
-pub use backpressure_core::queue::QueueRef;
 pub use message::record_from_message;
 #[cfg(feature = "s3-overflow")]
-#[cfg_attr(docsrs, doc(cfg(feature = "s3-overflow")))]
 pub use overflow::S3Overflow;
 pub(crate) use visibility::SqsVisibility;

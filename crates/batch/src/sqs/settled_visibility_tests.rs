@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::{Backoff, BatchProcessor, Message, SqsRecord, Verdict};
+use crate::{Backoff, BatchProcessor, Message, Verdict, record::SqsRecord};
 use aws_sdk_sqs::operation::change_message_visibility_batch::{
     ChangeMessageVisibilityBatchError, ChangeMessageVisibilityBatchInput,
     ChangeMessageVisibilityBatchOutput,
@@ -21,7 +21,7 @@ struct Work {
     operation: String,
 }
 
-impl crate::Validate for Work {}
+impl crate::JsonBody for Work {}
 
 fn record(id: &str) -> SqsRecord {
     SqsRecord::new(id)

@@ -4,7 +4,7 @@ use backpressure_core::sync::lock;
 use std::collections::HashSet;
 use std::sync::Mutex;
 
-use crate::SqsRecord;
+use crate::record::SqsRecord;
 
 /// The message groups some batch of this worker is working on.
 #[derive(Debug, Default)]

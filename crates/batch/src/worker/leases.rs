@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::SqsRecord;
+use crate::record::SqsRecord;
 use crate::backoff::VisibilityChange;
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep};

@@ -12,20 +12,19 @@
 //! third ends the wait for the receives under way.
 //!
 //! ```no_run
-//! use backpressure_batch::{BatchProcessor, Message, Processor, Validate, Verdict};
-//! use backpressure_batch::sqs::QueueRef;
-//! use backpressure_batch::worker::{Ended, Worker};
+//! use backpressure_batch::{BatchProcessor, Message, Processor, JsonBody, Verdict};
+//! use backpressure_batch::worker::{Ended, QueueRef, Worker};
 //! use serde::Deserialize;
 //! use std::time::Duration;
 //!
 //! #[derive(Deserialize)]
 //! struct Resize { image: String }
-//! impl Validate for Resize {}
+//! impl JsonBody for Resize {}
 //!
 //! struct Resizer;
 //! impl Processor<Resize> for Resizer {
 //!     async fn process(&self, message: &Message<'_, Resize>) -> Verdict {
-//!         # let _ = &message.request.image;
+//!         # let _ = &message.decoded.image;
 //!         Verdict::Done
 //!     }
 //! }
@@ -57,6 +56,7 @@ mod settings;
 mod setup;
 mod signals;
 
+pub use backpressure_core::queue::QueueRef;
 pub use health::{Unhealthy, health_check};
 pub use runtime::{Ended, Worker};
 pub use setup::{WorkerBuilder, WorkerError};

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::SqsRecord;
+use crate::record::SqsRecord;
 use crate::backoff::VisibilityChange;
 use crate::sqs::calls::{self, MAX_ENTRIES};
 use crate::sqs::{SqsVisibility, record_from_message};

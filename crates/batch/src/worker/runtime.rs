@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::backoff::VisibilityChange;
 use crate::quarantine::QuarantineStore;
-use crate::{BatchProcessor, Body, Processor, SqsRecord};
+use crate::{BatchProcessor, Body, Processor, record::SqsRecord};
 use backpressure_core::error::error_chain;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::{Instant, sleep, timeout_at};

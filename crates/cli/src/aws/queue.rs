@@ -7,7 +7,7 @@ use aws_sdk_sqs::config::timeout::TimeoutConfig;
 use aws_sdk_sqs::types::{
     MessageSystemAttributeName, QueueAttributeName, SendMessageBatchRequestEntry,
 };
-use backpressure_batch::sqs::calls::{self as sqs_batch, MAX_ENTRIES};
+use backpressure_core::sqs_calls::{self as sqs_batch, MAX_ENTRIES};
 use futures::{StreamExt, TryStreamExt};
 
 use crate::reading::entry::Entry;

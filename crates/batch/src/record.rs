@@ -1,12 +1,18 @@
-//! The SQS event as Lambda delivers it, decoded so that nothing in one
-//! record can fail the batch: every field is optional and bodies stay text
-//! until the engine parses them one by one.
+//! One message as the engine reads it ([`SqsRecord`]), whatever delivered it:
+//! a record of the SQS event Lambda passes, or a `ReceiveMessage` message
+//! ([`from_message`], feature `sqs`). Decoded so that nothing in one record
+//! can fail the batch: every field is optional and bodies stay text until the
+//! engine parses them one by one. The `with_*` setters build records in
+//! tests. The producer's trace travels with it ([`TraceContext`]).
 
 pub(crate) use crate::source::SourceQueue;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
-use crate::trace::TraceContext;
+#[cfg(feature = "sqs")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
+pub use crate::sqs::record_from_message as from_message;
+pub use crate::trace::TraceContext;
 
 /// One record of an SQS event. Attributes are kept as delivered, because a
 /// quarantine record carries them unchanged.
@@ -114,7 +120,7 @@ impl SqsRecord {
     }
 
     /// The messageId, if it can identify the record in `batchItemFailures`.
-    pub fn usable_message_id(&self) -> Option<&str> {
+    pub fn reportable_message_id(&self) -> Option<&str> {
         self.message_id.as_deref().filter(|id| !id.trim().is_empty())
     }
 
@@ -133,6 +139,9 @@ impl SqsRecord {
 /// message that says what arrived instead.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(try_from = "Value")]
+// The engine's input on Lambda, public for the benchmarks and the fuzzer that
+// feed it events; a handler never names it.
+#[doc(hidden)]
 pub struct SqsEvent {
     /// Every record of the batch, in order.
     #[serde(rename = "Records")]
@@ -231,7 +240,7 @@ mod tests {
     )
     .unwrap();
         let record = &event.records[0];
-        assert_eq!(record.usable_message_id(), Some("059f36b4-87a3-44ab-83d2-661975830a7d"));
+        assert_eq!(record.reportable_message_id(), Some("059f36b4-87a3-44ab-83d2-661975830a7d"));
         assert_eq!(record.receive_count(), Some(3));
         assert_eq!(record.sent_timestamp_ms(), Some(1_545_082_649_183));
         assert_eq!(record.message_attribute("tenantId"), Some("t-1"));
@@ -243,8 +252,8 @@ mod tests {
         let event: SqsEvent =
             serde_json::from_str(r#"{"Records":[{}, {"messageId":" "}]}"#).unwrap();
         assert_eq!(event.records.len(), 2);
-        assert_eq!(event.records[0].usable_message_id(), None);
-        assert_eq!(event.records[1].usable_message_id(), None);
+        assert_eq!(event.records[0].reportable_message_id(), None);
+        assert_eq!(event.records[1].reportable_message_id(), None);
     }
 
     #[test]
@@ -258,7 +267,7 @@ mod tests {
     )
     .unwrap();
         let [a, b, c] = &event.records[..] else { panic!("{event:?}") };
-        assert_eq!((a.usable_message_id(), a.body.as_deref()), (Some("a"), None));
+        assert_eq!((a.reportable_message_id(), a.body.as_deref()), (Some("a"), None));
         assert!(a.attributes.is_empty() && a.message_attributes.is_empty());
         assert_eq!(a.event_source_arn, None);
         assert_eq!(b.receive_count(), None, "a number where SQS sends a string");

@@ -14,7 +14,7 @@ use aws_sdk_sqs::types::{
 };
 
 /// The most entries SQS takes in one batch call.
-pub const MAX_ENTRIES: usize = backpressure_core::sqs_limits::MAX_BATCH_ENTRIES;
+pub const MAX_ENTRIES: usize = crate::sqs_limits::MAX_BATCH_ENTRIES;
 
 /// What SQS answered for one entry of a batch call.
 #[derive(Debug, Clone, PartialEq, Eq)]
