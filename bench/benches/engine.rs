@@ -13,11 +13,11 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use backpressure_app::WorkRequest;
-use backpressure_batch::record::SqsEvent;
 use backpressure_batch::Verdict;
 use backpressure_batch::envelope::Envelope;
 use backpressure_batch::quarantine::QuarantineRecord;
 use backpressure_batch::quarantine::{QuarantineError, QuarantineStore};
+use backpressure_batch::record::SqsEvent;
 use backpressure_batch::{BatchProcessor, Message, Processor};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use sqs_backpressure_bench::fixtures::{work_batch, wrapped};

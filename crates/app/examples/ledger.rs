@@ -4,7 +4,7 @@
 use std::{borrow::Cow, convert::Infallible, process::ExitCode};
 
 use backpressure_app::{Env, serve};
-use backpressure_batch::{ContractViolation, ErrorCode, Message, Processor, JsonBody, Verdict};
+use backpressure_batch::{ContractViolation, ErrorCode, JsonBody, Message, Processor, Verdict};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]

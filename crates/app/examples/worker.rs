@@ -4,7 +4,7 @@
 use std::{io, process::ExitCode, time::Duration};
 
 use backpressure_app::{Env, healthcheck, run_worker};
-use backpressure_batch::{ErrorCode, Message, Processor, JsonBody, Verdict};
+use backpressure_batch::{ErrorCode, JsonBody, Message, Processor, Verdict};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]

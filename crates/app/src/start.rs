@@ -21,13 +21,13 @@ use backpressure_batch::BatchProcessor;
 use backpressure_batch::Builder;
 #[cfg(feature = "offloaded-payloads")]
 use backpressure_batch::envelope::OffloadedPayloads;
-use backpressure_batch::quarantine::SqsQuarantine;
 #[cfg(any(feature = "dynamodb", feature = "redis"))]
 use backpressure_batch::idempotency::Idempotency;
 use backpressure_batch::idempotency::StoreError;
-use backpressure_batch::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
 #[cfg(feature = "s3-overflow")]
 use backpressure_batch::quarantine::S3Overflow;
+use backpressure_batch::quarantine::SqsQuarantine;
+use backpressure_batch::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
 
 use crate::config::ConsumerConfig;
 use crate::idempotency::StoreChoice;

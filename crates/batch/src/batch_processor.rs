@@ -6,10 +6,10 @@ use std::time::SystemTime;
 
 use crate::body::Body;
 use crate::engine::Engine;
-use crate::record::SqsRecord;
 use crate::outcome::Outcome;
 use crate::processor::Processor;
 use crate::quarantine::QuarantineStore;
+use crate::record::SqsRecord;
 use crate::report::{BatchError, BatchReport, RecordOutcome};
 use crate::summary::BatchSummary;
 use tokio::time::Instant;
@@ -42,11 +42,6 @@ pub struct BatchProcessor<P, Q, B> {
 }
 
 impl<B: Body, P: Processor<B>, Q: QuarantineStore> BatchProcessor<P, Q, B> {
-    /// The processor, for callers that keep state in it.
-    pub fn processor(&self) -> &P {
-        self.engine.processor()
-    }
-
     /// Renews the idempotency claims of the work in flight, one lease more
     /// each ([`crate::idempotency::ClaimLease::Renewed`]; a worker calls it
     /// from its heartbeat). Returns how many renewals failed: those messages'

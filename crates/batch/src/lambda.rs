@@ -6,9 +6,9 @@
 use std::time::SystemTime;
 
 use crate::body::Body;
-use crate::record::IncomingEvent;
 use crate::processor::Processor;
 use crate::quarantine::QuarantineStore;
+use crate::record::IncomingEvent;
 use crate::report::BatchError;
 use crate::trace::{TraceContext, within_invocation};
 use aws_lambda_events::sqs::SqsBatchResponse;

@@ -188,7 +188,7 @@ impl Outcome {
     }
 
     /// Whether the message goes back to the queue.
-    pub fn is_retry(&self) -> bool {
+    pub(crate) fn is_retry(&self) -> bool {
         matches!(self, Self::Retry { .. } | Self::QuarantineFailed { .. })
     }
 }

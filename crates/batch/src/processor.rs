@@ -10,8 +10,8 @@ use tokio::time::Instant;
 use backpressure_core::envelope::Delivery;
 
 use crate::body::Labels;
-use crate::record::SqsRecord;
 use crate::outcome::{IntoVerdict, Verdict};
+use crate::record::SqsRecord;
 
 /// One message, as a processor sees it: its body already decoded and checked.
 #[derive(Debug)]

@@ -7,8 +7,8 @@ use aws_lambda_events::sqs::SqsBatchResponse;
 use std::collections::HashSet;
 
 use crate::backoff::VisibilityChange;
-use crate::record::{SourceQueue, SqsRecord};
 pub use crate::outcome::{Outcome, RetryCause};
+use crate::record::{SourceQueue, SqsRecord};
 
 /// Why a batch fails as a whole (on Lambda, the invocation: Lambda then retries
 /// the whole batch).

@@ -10,7 +10,10 @@ use std::time::Duration;
 
 use backpressure_batch::envelope::{Delivery, Envelope, S3Notification};
 use backpressure_batch::idempotency::Idempotency;
-use backpressure_batch::{BatchProcessor, Body, ContractViolation, ErrorCode, JsonBody, Message, Verdict, record::SqsEvent, report::Outcome};
+use backpressure_batch::{
+    BatchProcessor, Body, ContractViolation, ErrorCode, JsonBody, Message, Verdict,
+    record::SqsEvent, report::Outcome,
+};
 use tokio::time::Instant;
 
 fn fixture(name: &str) -> SqsEvent {

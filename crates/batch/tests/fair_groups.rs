@@ -6,7 +6,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use backpressure_batch::{BatchProcessor, JsonBody, Message, Verdict, record::SqsRecord, report::Outcome};
+use backpressure_batch::{
+    BatchProcessor, JsonBody, Message, Verdict, record::SqsRecord, report::Outcome,
+};
 use tokio::time::Instant;
 
 #[derive(serde::Deserialize)]

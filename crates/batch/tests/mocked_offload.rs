@@ -14,7 +14,10 @@ use aws_sdk_s3::operation::get_object::{GetObjectError, GetObjectOutput};
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::error::NoSuchKey;
 use aws_smithy_mocks::{MockResponse, Rule, RuleMode, mock, mock_client};
-use backpressure_batch::{BatchProcessor, ErrorCode, JsonBody, Message, Verdict, envelope::OffloadedPayloads, record::SqsRecord, report::Outcome, report::RetryCause};
+use backpressure_batch::{
+    BatchProcessor, ErrorCode, JsonBody, Message, Verdict, envelope::OffloadedPayloads,
+    record::SqsRecord, report::Outcome, report::RetryCause,
+};
 use tokio::time::Instant;
 
 #[derive(Debug, Clone, serde::Deserialize)]

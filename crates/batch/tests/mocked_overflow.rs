@@ -17,12 +17,12 @@ use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchResultEntry};
 use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
 use backpressure_batch::ErrorCode;
 use backpressure_batch::Labels;
+use backpressure_batch::quarantine::S3Overflow;
 use backpressure_batch::quarantine::SqsQuarantine;
-use backpressure_batch::record::SqsRecord;
 use backpressure_batch::quarantine::{
     QuarantineError, QuarantineRecord, QuarantineStore, record_for,
 };
-use backpressure_batch::quarantine::S3Overflow;
+use backpressure_batch::record::SqsRecord;
 use backpressure_core::queue::QueueRef;
 use sha2::Digest;
 

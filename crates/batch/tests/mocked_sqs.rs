@@ -14,9 +14,9 @@ use aws_smithy_mocks::{Rule, RuleMode, mock, mock_client};
 use backpressure_batch::ErrorCode;
 use backpressure_batch::Labels;
 use backpressure_batch::quarantine::SqsQuarantine;
-use backpressure_batch::record::SqsRecord;
 use backpressure_batch::quarantine::{QuarantineError, QuarantineStore};
 use backpressure_batch::quarantine::{QuarantineRecord, record_for};
+use backpressure_batch::record::SqsRecord;
 use backpressure_core::queue::QueueRef;
 
 const QUARANTINE: &str = "https://sqs.us-east-1.amazonaws.com/123456789012/quarantine";

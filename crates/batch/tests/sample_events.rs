@@ -6,8 +6,8 @@
 use aws_lambda_events::sqs::{SqsBatchResponse, SqsEvent as AwsSqsEvent};
 use std::time::Duration;
 
-use backpressure_batch::record::SqsEvent;
 use backpressure_batch::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
+use backpressure_batch::record::SqsEvent;
 use backpressure_batch::{BatchProcessor, Message, Processor, Verdict, record::SqsRecord};
 use md5::{Digest, Md5};
 use tokio::time::Instant;

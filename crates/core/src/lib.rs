@@ -16,8 +16,8 @@ pub mod field;
 pub mod quarantine;
 pub mod queue;
 pub mod redis_url;
-pub mod sqs_limits;
 #[cfg(feature = "sqs")]
 pub mod sqs_calls;
+pub mod sqs_limits;
 pub mod sync;
 pub mod time;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use backpressure_app::{Env, serve, tokio_runtime};
-use backpressure_batch::{Message, Processor, JsonBody, Verdict};
+use backpressure_batch::{JsonBody, Message, Processor, Verdict};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize)]

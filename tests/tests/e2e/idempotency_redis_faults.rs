@@ -9,7 +9,10 @@
 
 use std::time::Duration;
 
-use backpressure_batch::idempotency::{ClaimOutcome, ClaimRequest, Idempotency, IdempotencyStore};
+use backpressure_batch::idempotency::{
+    ClaimOutcome, ClaimRequest, CompleteRequest, Idempotency, IdempotencyStore, ReleaseRequest,
+    RenewRequest,
+};
 use e2e_tests::downstream::Downstream;
 use e2e_tests::fixtures::{Aws, binary, sqs_record, unique};
 use e2e_tests::redis_server::RedisServer;
@@ -112,9 +115,17 @@ async fn scripts_loaded() {
         now,
     };
     assert_eq!(store.claim(&claim).await.unwrap(), ClaimOutcome::Claimed);
-    store.complete("warm", "h", now + Duration::from_secs(60), None).await.unwrap();
-    store.release("warm-absent", "h").await.unwrap();
-    store.renew("warm", "h", now).await.unwrap_err();
+    store
+        .complete(&CompleteRequest {
+            id: "warm",
+            holder: "h",
+            expiration: now + Duration::from_secs(60),
+            data: None,
+        })
+        .await
+        .unwrap();
+    store.release(&ReleaseRequest { id: "warm-absent", holder: "h" }).await.unwrap();
+    store.renew(&RenewRequest { id: "warm", holder: "h", lease_until: now }).await.unwrap_err();
 }
 
 #[tokio::test]

@@ -8,7 +8,8 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use backpressure_batch::idempotency::{
-    CLOCK_SKEW_MARGIN, ClaimOutcome, ClaimRequest, Idempotency, IdempotencyStore, StoreError,
+    CLOCK_SKEW_MARGIN, ClaimOutcome, ClaimRequest, CompleteRequest, Idempotency, IdempotencyStore,
+    LookupRequest, ReleaseRequest, RenewRequest, StoreError,
 };
 use e2e_tests::fixtures::unique;
 use e2e_tests::idempotency_table::Table;
@@ -69,19 +70,49 @@ async fn contract(store: &impl IdempotencyStore, name: &str) {
     }
     // Not the holder: no completion, renewal or release.
     let later = at(now + 3_600_000);
-    assert!(matches!(store.complete(&id, "b", later, None).await, Err(StoreError::NotHeld)));
-    assert!(matches!(store.renew(&id, "b", at(now + 60_000)).await, Err(StoreError::NotHeld)));
-    assert!(matches!(store.release(&id, "b").await, Err(StoreError::NotHeld)));
+    assert!(matches!(
+        store
+            .complete(&CompleteRequest { id: &id, holder: "b", expiration: later, data: None })
+            .await,
+        Err(StoreError::NotHeld)
+    ));
+    assert!(matches!(
+        store.renew(&RenewRequest { id: &id, holder: "b", lease_until: at(now + 60_000) }).await,
+        Err(StoreError::NotHeld)
+    ));
+    assert!(matches!(
+        store.release(&ReleaseRequest { id: &id, holder: "b" }).await,
+        Err(StoreError::NotHeld)
+    ));
 
     // Renewed, the lease runs on past its first end.
-    store.renew(&id, "a", at(now + 90_000)).await.unwrap();
+    store
+        .renew(&RenewRequest { id: &id, holder: "a", lease_until: at(now + 90_000) })
+        .await
+        .unwrap();
     assert!(matches!(
         store.claim(&request(&id, "b", now + 60_000, 30_000)).await.unwrap(),
         ClaimOutcome::InProgress { .. }
     ));
     // Completed with the processor's result; a retried completion whose answer was lost is done too.
-    store.complete(&id, "a", later, Some("receipt-7")).await.unwrap();
-    store.complete(&id, "a", later, Some("receipt-7")).await.unwrap();
+    store
+        .complete(&CompleteRequest {
+            id: &id,
+            holder: "a",
+            expiration: later,
+            data: Some("receipt-7"),
+        })
+        .await
+        .unwrap();
+    store
+        .complete(&CompleteRequest {
+            id: &id,
+            holder: "a",
+            expiration: later,
+            data: Some("receipt-7"),
+        })
+        .await
+        .unwrap();
     let duplicate = ClaimOutcome::Completed {
         validation: "sha-of-the-body".to_owned(),
         data: Some("receipt-7".to_owned()),
@@ -91,7 +122,10 @@ async fn contract(store: &impl IdempotencyStore, name: &str) {
         duplicate,
         "{name}"
     );
-    let found = store.completed(&[id.clone(), format!("{id}-never")], at(now + 100)).await.unwrap();
+    let found = store
+        .completed(&LookupRequest { ids: &[id.clone(), format!("{id}-never")], now: at(now + 100) })
+        .await
+        .unwrap();
     assert_eq!(found.len(), 1, "{name}: {found:?}");
     assert_eq!(found[&id], duplicate);
     // Expired by the caller's clock though still stored: claimable again.
@@ -101,7 +135,13 @@ async fn contract(store: &impl IdempotencyStore, name: &str) {
         ClaimOutcome::Claimed,
         "{name}"
     );
-    assert!(store.completed(std::slice::from_ref(&id), at(after)).await.unwrap().is_empty());
+    assert!(
+        store
+            .completed(&LookupRequest { ids: std::slice::from_ref(&id), now: at(after) })
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     // A lapsed lease is taken over; the first holder then holds nothing.
     let lapsing = format!("orders#{}", unique("k"));
@@ -114,11 +154,16 @@ async fn contract(store: &impl IdempotencyStore, name: &str) {
         ClaimOutcome::Claimed,
         "{name}: the lease ends at its instant"
     );
-    assert!(matches!(store.complete(&lapsing, "a", later, None).await, Err(StoreError::NotHeld)));
+    assert!(matches!(
+        store
+            .complete(&CompleteRequest { id: &lapsing, holder: "a", expiration: later, data: None })
+            .await,
+        Err(StoreError::NotHeld)
+    ));
 
     // Released, the key is free; a retried release whose answer was lost is released too.
-    store.release(&lapsing, "b").await.unwrap();
-    store.release(&lapsing, "b").await.unwrap();
+    store.release(&ReleaseRequest { id: &lapsing, holder: "b" }).await.unwrap();
+    store.release(&ReleaseRequest { id: &lapsing, holder: "b" }).await.unwrap();
     assert_eq!(
         store.claim(&request(&lapsing, "c", now + 2_000, 30_000)).await.unwrap(),
         ClaimOutcome::Claimed,
@@ -207,7 +252,11 @@ async fn no_two_consumers_ever_hold_one_key_at_once(store: &impl IdempotencyStor
                         && *ends > now
                     {
                         let until = at(local(now, actor) + works_ms + skew as u64);
-                        if store.renew(&id, holder, until).await.is_ok() {
+                        if store
+                            .renew(&RenewRequest { id: &id, holder, lease_until: until })
+                            .await
+                            .is_ok()
+                        {
                             *ends = now + works_ms;
                         }
                     }
@@ -217,13 +266,18 @@ async fn no_two_consumers_ever_hold_one_key_at_once(store: &impl IdempotencyStor
                         && ends > now
                     {
                         let _ = store
-                            .complete(&id, &holder, at(local(now, actor) + 3_600_000), None)
+                            .complete(&CompleteRequest {
+                                id: &id,
+                                holder: &holder,
+                                expiration: at(local(now, actor) + 3_600_000),
+                                data: None,
+                            })
                             .await;
                     }
                 }
                 Step::Release { actor } => {
                     if let Some((holder, _)) = holding[actor].take() {
-                        let _ = store.release(&id, &holder).await;
+                        let _ = store.release(&ReleaseRequest { id: &id, holder: &holder }).await;
                     }
                 }
             }

@@ -19,8 +19,8 @@ pub(crate) async fn quarantined_records(
     fifo: bool,
     count: usize,
 ) -> (String, String, Vec<String>) {
-    use backpressure_batch::record::SqsRecord;
     use backpressure_batch::quarantine::record_for;
+    use backpressure_batch::record::SqsRecord;
     use backpressure_batch::{ErrorCode, Labels};
 
     let work = new_queue(aws, "work", fifo).await;

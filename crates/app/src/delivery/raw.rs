@@ -108,8 +108,8 @@ impl RawLabels {
 mod tests {
     use super::*;
 
-    use backpressure_batch::record::SqsRecord;
     use backpressure_batch::envelope::Envelope;
+    use backpressure_batch::record::SqsRecord;
     use tokio::time::Instant;
 
     fn labels_of(labels: &RawLabels, record: &SqsRecord, body: &RawBody) -> Labels {

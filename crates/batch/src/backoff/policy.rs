@@ -82,8 +82,8 @@ impl VisibilityPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{SourceQueue, SqsRecord};
     use crate::outcome::ErrorCode;
+    use crate::record::{SourceQueue, SqsRecord};
     use crate::report::RecordOutcome;
 
     fn record(handle: &str) -> SqsRecord {

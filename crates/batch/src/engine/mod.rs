@@ -25,11 +25,11 @@ use crate::engine::open::processed_offloads;
 #[cfg(feature = "offloaded-payloads")]
 use crate::engine::open::read_offloaded;
 use crate::engine::open::{Payload, Unopened, open_all};
-use crate::record::{SourceQueue, SqsRecord};
 use crate::idempotency::guard::{BatchClaims, Guard};
 use crate::outcome::{Outcome, RetryCause, Verdict};
 use crate::processor::{Message, Processor, panic_message};
 use crate::quarantine::QuarantineStore;
+use crate::record::{SourceQueue, SqsRecord};
 use crate::report::batch_item_failures;
 use crate::report::{BatchError, BatchReport, RecordOutcome};
 use crate::schedule::{GroupLimits, admit, schedule};
@@ -167,7 +167,8 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         self.guard.as_ref()
     }
 
-    /// The processor, for callers that keep state in it.
+    /// The processor, for the tests that read the state kept in it.
+    #[cfg(test)]
     pub(crate) fn processor(&self) -> &P {
         &self.processor
     }

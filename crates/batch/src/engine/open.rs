@@ -18,10 +18,10 @@ use tracing::warn;
 
 use super::{Batch, Engine, EngineSettings};
 use crate::body::{Body, ContractViolation};
-use crate::record::SqsRecord;
 use crate::outcome::{ErrorCode, Outcome, RetryCause};
 use crate::processor::Processor;
 use crate::quarantine::QuarantineStore;
+use crate::record::SqsRecord;
 use crate::settled::Settled;
 
 /// A record's message as published, and what its envelope said of it.

@@ -7,9 +7,9 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::*;
-use crate::record::SqsEvent;
 use crate::outcome::ErrorCode;
 use crate::quarantine::{QuarantineError, QuarantineRecord};
+use crate::record::SqsEvent;
 use crate::test_request::TestRequest;
 
 /// What a test message asks the scripted processor to do, by its `operation`.

@@ -3,6 +3,7 @@
 //! in-memory store runs it directly; the DynamoDB store runs the same rules as
 //! condition expressions, and reads its answers back through it.
 
+use super::requests::ClaimRequest;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A key's state in the store.
@@ -123,23 +124,6 @@ impl StoredRecord {
     pub(crate) fn held_by(&self, holder: &str) -> bool {
         self.status == Status::InProgress && self.holder == holder
     }
-}
-
-/// A claim to write: the key's new in-progress record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClaimRequest<'a> {
-    /// The record's `id`.
-    pub id: &'a str,
-    /// This claim's token, unique per attempt.
-    pub holder: &'a str,
-    /// The body's SHA-256, hex.
-    pub validation: &'a str,
-    /// The lease ends then (already including the clock-skew margin).
-    pub lease_until: SystemTime,
-    /// The record expires then, whatever happens to the claim.
-    pub expiration: SystemTime,
-    /// The claimer's clock.
-    pub now: SystemTime,
 }
 
 impl ClaimRequest<'_> {
@@ -335,13 +319,13 @@ mod tests {
         };
         let mut slot = None;
         assert_eq!(claim(&mut slot, &request), ClaimOutcome::Claimed);
-        let retry = ClaimRequest { holder: "b", now: at(9_999), ..request.clone() };
+        let retry = ClaimRequest { holder: "b", now: at(9_999), ..request };
         assert!(matches!(claim(&mut slot, &retry), ClaimOutcome::InProgress { .. }));
-        let later = ClaimRequest { holder: "b", now: at(10_000), ..request.clone() };
+        let later = ClaimRequest { holder: "b", now: at(10_000), ..request };
         assert_eq!(claim(&mut slot, &later), ClaimOutcome::Claimed, "a lapsed lease is taken over");
         assert!(!complete(&mut slot, "a", at(50_000), None), "the first holder no longer holds it");
         assert!(complete(&mut slot, "b", at(50_000), Some("receipt")));
-        let duplicate = ClaimRequest { holder: "c", now: at(49_999), ..request.clone() };
+        let duplicate = ClaimRequest { holder: "c", now: at(49_999), ..request };
         assert_eq!(
             claim(&mut slot, &duplicate),
             ClaimOutcome::Completed { validation: "h".into(), data: Some("receipt".into()) }

@@ -18,7 +18,8 @@ use aws_sdk_dynamodb::types::{
 };
 use backpressure_core::error::ApiError;
 
-use super::claim::{ClaimOutcome, ClaimRequest, Status, StoredRecord, epoch_ms, epoch_s_ceil};
+use super::claim::{ClaimOutcome, Status, StoredRecord, epoch_ms, epoch_s_ceil};
+use super::requests::{ClaimRequest, CompleteRequest, LookupRequest, ReleaseRequest, RenewRequest};
 use super::{IdempotencyStore, StoreError};
 
 /// `BatchGetItem` reads at most 100 keys a call.
@@ -262,9 +263,9 @@ impl IdempotencyStore for DynamoDbStore {
 
     async fn completed(
         &self,
-        ids: &[String],
-        now: SystemTime,
+        request: &LookupRequest<'_>,
     ) -> Result<HashMap<String, ClaimOutcome>, StoreError> {
+        let LookupRequest { ids, now } = *request;
         let mut found = HashMap::new();
         for chunk in ids.chunks(MAX_KEYS) {
             self.read_completed(chunk, now, &mut found).await?;
@@ -297,13 +298,8 @@ impl IdempotencyStore for DynamoDbStore {
         ))
     }
 
-    async fn complete(
-        &self,
-        id: &str,
-        holder: &str,
-        expiration: SystemTime,
-        data: Option<&str>,
-    ) -> Result<(), StoreError> {
+    async fn complete(&self, request: &CompleteRequest<'_>) -> Result<(), StoreError> {
+        let CompleteRequest { id, holder, expiration, data } = *request;
         let mut values = HashMap::from([
             (":completed".to_owned(), s(Status::Completed.as_str())),
             (":expiration".to_owned(), n(epoch_s_ceil(expiration))),
@@ -328,12 +324,8 @@ impl IdempotencyStore for DynamoDbStore {
         }
     }
 
-    async fn renew(
-        &self,
-        id: &str,
-        holder: &str,
-        lease_until: SystemTime,
-    ) -> Result<(), StoreError> {
+    async fn renew(&self, request: &RenewRequest<'_>) -> Result<(), StoreError> {
+        let RenewRequest { id, holder, lease_until } = *request;
         let values = HashMap::from([
             (":until".to_owned(), n(epoch_ms(lease_until))),
             (":expiration".to_owned(), n(epoch_s_ceil(lease_until))),
@@ -342,7 +334,8 @@ impl IdempotencyStore for DynamoDbStore {
         self.update_held("UpdateItem", id, holder, update, values).await
     }
 
-    async fn release(&self, id: &str, holder: &str) -> Result<(), StoreError> {
+    async fn release(&self, request: &ReleaseRequest<'_>) -> Result<(), StoreError> {
+        let ReleaseRequest { id, holder } = *request;
         let values = held_values(holder);
         let sent = self
             .client

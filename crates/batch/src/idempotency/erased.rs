@@ -3,11 +3,11 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use futures::future::BoxFuture;
 
-use super::claim::{ClaimOutcome, ClaimRequest};
+use super::claim::ClaimOutcome;
+use super::requests::{ClaimRequest, CompleteRequest, LookupRequest, ReleaseRequest, RenewRequest};
 use super::{IdempotencyStore, StoreError};
 
 /// [`IdempotencyStore`] with boxed futures, so the engine's type does not name the store.
@@ -15,8 +15,7 @@ pub(crate) trait ErasedStore: Send + Sync {
     fn check_boxed(&self) -> BoxFuture<'_, Result<(), StoreError>>;
     fn completed_boxed<'a>(
         &'a self,
-        ids: &'a [String],
-        now: SystemTime,
+        request: &'a LookupRequest<'a>,
     ) -> BoxFuture<'a, Result<HashMap<String, ClaimOutcome>, StoreError>>;
     fn claim_boxed<'a>(
         &'a self,
@@ -24,21 +23,15 @@ pub(crate) trait ErasedStore: Send + Sync {
     ) -> BoxFuture<'a, Result<ClaimOutcome, StoreError>>;
     fn complete_boxed<'a>(
         &'a self,
-        id: &'a str,
-        holder: &'a str,
-        expiration: SystemTime,
-        data: Option<&'a str>,
+        request: &'a CompleteRequest<'a>,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
     fn renew_boxed<'a>(
         &'a self,
-        id: &'a str,
-        holder: &'a str,
-        until: SystemTime,
+        request: &'a RenewRequest<'a>,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
     fn release_boxed<'a>(
         &'a self,
-        id: &'a str,
-        holder: &'a str,
+        request: &'a ReleaseRequest<'a>,
     ) -> BoxFuture<'a, Result<(), StoreError>>;
 }
 
@@ -48,10 +41,9 @@ impl<S: IdempotencyStore> ErasedStore for S {
     }
     fn completed_boxed<'a>(
         &'a self,
-        ids: &'a [String],
-        now: SystemTime,
+        request: &'a LookupRequest<'a>,
     ) -> BoxFuture<'a, Result<HashMap<String, ClaimOutcome>, StoreError>> {
-        Box::pin(self.completed(ids, now))
+        Box::pin(self.completed(request))
     }
     fn claim_boxed<'a>(
         &'a self,
@@ -61,27 +53,21 @@ impl<S: IdempotencyStore> ErasedStore for S {
     }
     fn complete_boxed<'a>(
         &'a self,
-        id: &'a str,
-        holder: &'a str,
-        expiration: SystemTime,
-        data: Option<&'a str>,
+        request: &'a CompleteRequest<'a>,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(self.complete(id, holder, expiration, data))
+        Box::pin(self.complete(request))
     }
     fn renew_boxed<'a>(
         &'a self,
-        id: &'a str,
-        holder: &'a str,
-        until: SystemTime,
+        request: &'a RenewRequest<'a>,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(self.renew(id, holder, until))
+        Box::pin(self.renew(request))
     }
     fn release_boxed<'a>(
         &'a self,
-        id: &'a str,
-        holder: &'a str,
+        request: &'a ReleaseRequest<'a>,
     ) -> BoxFuture<'a, Result<(), StoreError>> {
-        Box::pin(self.release(id, holder))
+        Box::pin(self.release(request))
     }
 }
 
@@ -107,27 +93,20 @@ impl IdempotencyStore for SharedStore {
     }
     async fn completed(
         &self,
-        ids: &[String],
-        now: SystemTime,
+        request: &LookupRequest<'_>,
     ) -> Result<HashMap<String, ClaimOutcome>, StoreError> {
-        self.0.completed_boxed(ids, now).await
+        self.0.completed_boxed(request).await
     }
     async fn claim(&self, request: &ClaimRequest<'_>) -> Result<ClaimOutcome, StoreError> {
         self.0.claim_boxed(request).await
     }
-    async fn complete(
-        &self,
-        id: &str,
-        holder: &str,
-        expiration: SystemTime,
-        data: Option<&str>,
-    ) -> Result<(), StoreError> {
-        self.0.complete_boxed(id, holder, expiration, data).await
+    async fn complete(&self, request: &CompleteRequest<'_>) -> Result<(), StoreError> {
+        self.0.complete_boxed(request).await
     }
-    async fn renew(&self, id: &str, holder: &str, until: SystemTime) -> Result<(), StoreError> {
-        self.0.renew_boxed(id, holder, until).await
+    async fn renew(&self, request: &RenewRequest<'_>) -> Result<(), StoreError> {
+        self.0.renew_boxed(request).await
     }
-    async fn release(&self, id: &str, holder: &str) -> Result<(), StoreError> {
-        self.0.release_boxed(id, holder).await
+    async fn release(&self, request: &ReleaseRequest<'_>) -> Result<(), StoreError> {
+        self.0.release_boxed(request).await
     }
 }

@@ -14,9 +14,10 @@ use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tracing::{info, warn};
 
-use super::claim::{ClaimOutcome, ClaimRequest};
+use super::claim::ClaimOutcome;
 use super::erased::SharedStore;
 use super::id::{id_head, id_in};
+use super::requests::{ClaimRequest, CompleteRequest, LookupRequest, ReleaseRequest, RenewRequest};
 use super::write::UnfinishedWrite;
 use super::{CLOCK_SKEW_MARGIN, ClaimLease, Idempotency, IdempotencyStore, MissingKey, body_hash};
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
@@ -158,7 +159,8 @@ impl Guard {
         if ids.is_empty() {
             return claims;
         }
-        let read = timeout_at(processing_deadline, self.store.completed(&ids, SystemTime::now()));
+        let lookup = LookupRequest { ids: &ids, now: SystemTime::now() };
+        let read = timeout_at(processing_deadline, self.store.completed(&lookup));
         match read.await {
             Ok(Ok(completed)) => BatchClaims { completed, ..claims },
             Ok(Err(e)) => {
@@ -318,10 +320,18 @@ impl Guard {
             Some(data) => {
                 done();
                 let expiration = SystemTime::now() + self.ttl;
-                let call = self.store.complete(&claim.id, &claim.holder, expiration, data);
+                let completion =
+                    CompleteRequest { id: &claim.id, holder: &claim.holder, expiration, data };
+                let call = self.store.complete(&completion);
                 timeout_at(claims.deadline, call).await
             }
-            None => timeout_at(claims.deadline, self.store.release(&claim.id, &claim.holder)).await,
+            None => {
+                timeout_at(
+                    claims.deadline,
+                    self.store.release(&ReleaseRequest { id: &claim.id, holder: &claim.holder }),
+                )
+                .await
+            }
         };
         let failed = match written {
             Ok(Ok(())) => None,
@@ -358,7 +368,10 @@ impl Guard {
         let now = Instant::now();
         let due = self.due(now, lease);
         let renewals = due.iter().map(|(holder, id, until)| async move {
-            let result = self.store.renew(id, holder, wall(*until) + CLOCK_SKEW_MARGIN).await;
+            let result = self
+                .store
+                .renew(&RenewRequest { id, holder, lease_until: wall(*until) + CLOCK_SKEW_MARGIN })
+                .await;
             (holder, until, result)
         });
         let mut failed = 0;

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use backpressure_core::sync::lock;
-use std::time::SystemTime;
 
-use super::claim::{self, ClaimOutcome, ClaimRequest, StoredRecord};
+use super::claim::{self, ClaimOutcome, StoredRecord};
+use super::requests::{ClaimRequest, CompleteRequest, LookupRequest, ReleaseRequest, RenewRequest};
 use super::{IdempotencyStore, StoreError};
 
 /// A claim store in memory, shared by its clones. Nothing survives the
@@ -58,9 +58,9 @@ fn held(ok: bool) -> Result<(), StoreError> {
 impl IdempotencyStore for MemoryStore {
     async fn completed(
         &self,
-        ids: &[String],
-        now: SystemTime,
+        request: &LookupRequest<'_>,
     ) -> Result<HashMap<String, ClaimOutcome>, StoreError> {
+        let LookupRequest { ids, now } = *request;
         let records = self.lock();
         Ok(ids
             .iter()
@@ -75,26 +75,18 @@ impl IdempotencyStore for MemoryStore {
         Ok(self.with(request.id, |slot| claim::claim(slot, request)))
     }
 
-    async fn complete(
-        &self,
-        id: &str,
-        holder: &str,
-        expiration: SystemTime,
-        data: Option<&str>,
-    ) -> Result<(), StoreError> {
+    async fn complete(&self, request: &CompleteRequest<'_>) -> Result<(), StoreError> {
+        let CompleteRequest { id, holder, expiration, data } = *request;
         held(self.with(id, |slot| claim::complete(slot, holder, expiration, data)))
     }
 
-    async fn renew(
-        &self,
-        id: &str,
-        holder: &str,
-        lease_until: SystemTime,
-    ) -> Result<(), StoreError> {
+    async fn renew(&self, request: &RenewRequest<'_>) -> Result<(), StoreError> {
+        let RenewRequest { id, holder, lease_until } = *request;
         held(self.with(id, |slot| claim::renew(slot, holder, lease_until)))
     }
 
-    async fn release(&self, id: &str, holder: &str) -> Result<(), StoreError> {
+    async fn release(&self, request: &ReleaseRequest<'_>) -> Result<(), StoreError> {
+        let ReleaseRequest { id, holder } = *request;
         held(self.with(id, |slot| claim::release(slot, holder)))
     }
 }

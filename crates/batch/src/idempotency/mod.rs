@@ -22,7 +22,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use backpressure_core::error::ApiError;
 
@@ -39,12 +39,13 @@ mod processor_tests;
 mod redis;
 #[cfg(feature = "redis")]
 mod redis_link;
+mod requests;
 mod write;
 
 /// The hex SHA-256 of a body: the record's `validation`.
 pub(crate) use backpressure_core::quarantine::body_hash;
 
-pub use claim::{ClaimOutcome, ClaimRequest};
+pub use claim::ClaimOutcome;
 #[cfg(feature = "dynamodb")]
 use dynamodb::DynamoDbStore;
 use erased::SharedStore;
@@ -52,10 +53,13 @@ pub use id::record_id;
 pub(crate) use memory::MemoryStore;
 #[cfg(feature = "redis")]
 use redis::RedisStore;
+pub use requests::{ClaimRequest, CompleteRequest, LookupRequest, ReleaseRequest, RenewRequest};
 
 /// How much longer a claim is written than its holder works under it: the
 /// clock difference between two consumers this design tolerates. A store of
 /// one's own compares expiry times as they are written; this is for its tests.
+// Hidden: only the stores' tests name it.
+#[doc(hidden)]
 pub const CLOCK_SKEW_MARGIN: Duration = Duration::from_secs(1);
 
 /// How long a completed key is remembered unless [`Idempotency::ttl`] says otherwise.
@@ -120,8 +124,7 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     /// claim then decides it).
     fn completed(
         &self,
-        ids: &[String],
-        now: SystemTime,
+        request: &LookupRequest<'_>,
     ) -> impl Future<Output = Result<HashMap<String, ClaimOutcome>, StoreError>> + Send;
 
     /// Claims a key atomically: written when absent, expired, or in progress
@@ -134,25 +137,19 @@ pub trait IdempotencyStore: Send + Sync + 'static {
     /// The holder's claim becomes completed until `expiration`, with `data`.
     fn complete(
         &self,
-        id: &str,
-        holder: &str,
-        expiration: SystemTime,
-        data: Option<&str>,
+        request: &CompleteRequest<'_>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// The holder's lease now ends at `lease_until`.
     fn renew(
         &self,
-        id: &str,
-        holder: &str,
-        lease_until: SystemTime,
+        request: &RenewRequest<'_>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     /// The holder's claim is removed.
     fn release(
         &self,
-        id: &str,
-        holder: &str,
+        request: &ReleaseRequest<'_>,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
@@ -229,6 +226,8 @@ impl Idempotency {
 
     /// The store claims are written to, to call directly (in a test of a
     /// store, or to read a record back).
+    // Hidden: only the stores' tests call it.
+    #[doc(hidden)]
     pub fn store(&self) -> &impl IdempotencyStore {
         &self.store
     }

@@ -7,11 +7,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use crate::idempotency::{
-    ClaimLease, ClaimOutcome, ClaimRequest, Idempotency, IdempotencyStore, MemoryStore, MissingKey,
-    StoreError, body_hash,
+    ClaimLease, ClaimOutcome, ClaimRequest, CompleteRequest, Idempotency, IdempotencyStore,
+    LookupRequest, MemoryStore, MissingKey, ReleaseRequest, RenewRequest, StoreError, body_hash,
 };
 use crate::quarantine::{QuarantineError, QuarantineRecord, QuarantineStore};
-use crate::{BatchProcessor, ErrorCode, JsonBody, Message, Verdict, record::SqsRecord, report::Outcome};
+use crate::{
+    BatchProcessor, ErrorCode, JsonBody, Message, Verdict, record::SqsRecord, report::Outcome,
+};
 use backpressure_core::error::ApiError;
 use tokio::time::Instant;
 
@@ -200,28 +202,21 @@ fn failed() -> StoreError {
 impl IdempotencyStore for Failing {
     async fn completed(
         &self,
-        ids: &[String],
-        now: SystemTime,
+        request: &LookupRequest<'_>,
     ) -> Result<std::collections::HashMap<String, ClaimOutcome>, StoreError> {
-        if self.claims_fail { Err(failed()) } else { self.inner.completed(ids, now).await }
+        if self.claims_fail { Err(failed()) } else { self.inner.completed(request).await }
     }
     async fn claim(&self, request: &ClaimRequest<'_>) -> Result<ClaimOutcome, StoreError> {
         if self.claims_fail { Err(failed()) } else { self.inner.claim(request).await }
     }
-    async fn complete(
-        &self,
-        _: &str,
-        _: &str,
-        _: SystemTime,
-        _: Option<&str>,
-    ) -> Result<(), StoreError> {
+    async fn complete(&self, _: &CompleteRequest<'_>) -> Result<(), StoreError> {
         Err(failed())
     }
-    async fn renew(&self, id: &str, holder: &str, until: SystemTime) -> Result<(), StoreError> {
-        self.inner.renew(id, holder, until).await
+    async fn renew(&self, request: &RenewRequest<'_>) -> Result<(), StoreError> {
+        self.inner.renew(request).await
     }
-    async fn release(&self, id: &str, holder: &str) -> Result<(), StoreError> {
-        self.inner.release(id, holder).await
+    async fn release(&self, request: &ReleaseRequest<'_>) -> Result<(), StoreError> {
+        self.inner.release(request).await
     }
 }
 

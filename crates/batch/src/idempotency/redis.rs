@@ -8,13 +8,14 @@
 //! DynamoDB store's conditions do.
 
 use std::collections::HashMap;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use redis::{Client, RedisError, RedisResult, Script};
 
-use super::claim::{ClaimOutcome, ClaimRequest, Status, StoredRecord, epoch_ms, epoch_s_ceil};
+use super::claim::{ClaimOutcome, Status, StoredRecord, epoch_ms, epoch_s_ceil};
 use super::id::redis_key;
 use super::redis_link::{Connection, Link};
+use super::requests::{ClaimRequest, CompleteRequest, LookupRequest, ReleaseRequest, RenewRequest};
 use super::{IdempotencyStore, StoreError};
 
 const FIELDS: [&str; 6] =
@@ -228,9 +229,9 @@ impl IdempotencyStore for RedisStore {
 
     async fn completed(
         &self,
-        ids: &[String],
-        now: SystemTime,
+        request: &LookupRequest<'_>,
     ) -> Result<HashMap<String, ClaimOutcome>, StoreError> {
+        let LookupRequest { ids, now } = *request;
         let mut used = self.connection().await?;
         let mut pipeline = redis::pipe();
         for id in ids {
@@ -284,24 +285,15 @@ impl IdempotencyStore for RedisStore {
         found.found(request.now).ok_or_else(|| unreadable(request.id, "claimable, yet not claimed"))
     }
 
-    async fn complete(
-        &self,
-        id: &str,
-        holder: &str,
-        expiration: SystemTime,
-        data: Option<&str>,
-    ) -> Result<(), StoreError> {
+    async fn complete(&self, request: &CompleteRequest<'_>) -> Result<(), StoreError> {
+        let CompleteRequest { id, holder, expiration, data } = *request;
         let mut args = vec![holder.to_owned(), epoch_s_ceil(expiration).to_string()];
         args.extend(data.map(str::to_owned));
         self.held("complete", &self.scripts.complete, id, &args).await
     }
 
-    async fn renew(
-        &self,
-        id: &str,
-        holder: &str,
-        lease_until: SystemTime,
-    ) -> Result<(), StoreError> {
+    async fn renew(&self, request: &RenewRequest<'_>) -> Result<(), StoreError> {
+        let RenewRequest { id, holder, lease_until } = *request;
         let args = [
             holder.to_owned(),
             epoch_ms(lease_until).to_string(),
@@ -310,7 +302,8 @@ impl IdempotencyStore for RedisStore {
         self.held("renew", &self.scripts.renew, id, &args).await
     }
 
-    async fn release(&self, id: &str, holder: &str) -> Result<(), StoreError> {
+    async fn release(&self, request: &ReleaseRequest<'_>) -> Result<(), StoreError> {
+        let ReleaseRequest { id, holder } = *request;
         self.held("release", &self.scripts.release, id, &[holder.to_owned()]).await
     }
 }

@@ -6,8 +6,8 @@ use backpressure_core::quarantine::QuarantineRecord;
 use backpressure_core::time::{checked_rfc3339, rfc3339};
 
 use crate::body::Labels;
-use crate::record::SqsRecord;
 use crate::outcome::ErrorCode;
+use crate::record::SqsRecord;
 
 /// The quarantine record of `record`, given up on at `now` with `code` and
 /// `detail` by `handler_version`, labelled with `labels` (its key is not

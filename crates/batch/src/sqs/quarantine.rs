@@ -1,9 +1,9 @@
 use std::sync::{Arc, OnceLock};
 
 use crate::quarantine::QuarantineRecord;
-use crate::quarantine::{QuarantineError, QuarantineStore};
 #[cfg(feature = "s3-overflow")]
 use crate::quarantine::S3Overflow;
+use crate::quarantine::{QuarantineError, QuarantineStore};
 use crate::sqs::calls::{self, EntryResult};
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageBatchRequestEntry};

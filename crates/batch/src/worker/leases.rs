@@ -7,8 +7,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::record::SqsRecord;
 use crate::backoff::VisibilityChange;
+use crate::record::SqsRecord;
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep};
 use tracing::warn;

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::record::SqsRecord;
 use crate::backoff::VisibilityChange;
+use crate::record::SqsRecord;
 use crate::sqs::calls::{self, MAX_ENTRIES};
 use crate::sqs::{SqsVisibility, record_from_message};
 use aws_sdk_sqs::Client;
