@@ -15,7 +15,7 @@ use backpressure_batch::idempotency::{Idempotency, MissingKey};
 
 /// The longest `IDEMPOTENCY_KEY_PREFIX`: a key of up to 1,024 bytes behind
 /// it stays within DynamoDB's 2,048-byte partition key.
-pub const MAX_KEY_PREFIX_BYTES: usize = 256;
+pub(crate) const MAX_KEY_PREFIX_BYTES: usize = 256;
 
 /// Where claims are written.
 #[derive(Debug, Clone, PartialEq, Eq)]

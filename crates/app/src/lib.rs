@@ -41,7 +41,9 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(any(feature = "lambda", feature = "worker"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "lambda", feature = "worker"))))]
+// Hidden: the start-up's reading of the variables, public only for the tests of the
+// binaries and templates and for the fuzzer, which check what the variables give.
+#[doc(hidden)]
 pub mod config;
 #[cfg(feature = "forwarder")]
 #[cfg_attr(docsrs, doc(cfg(feature = "forwarder")))]
@@ -49,18 +51,18 @@ pub mod delivery;
 #[cfg(feature = "worker")]
 mod healthcheck;
 #[cfg(any(feature = "lambda", feature = "worker"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "lambda", feature = "worker"))))]
-pub mod idempotency;
+mod idempotency;
 #[cfg(feature = "lambda")]
 mod lambda;
 #[cfg(any(feature = "lambda", feature = "worker"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "lambda", feature = "worker"))))]
-pub mod start;
+mod start;
 mod work_request;
 #[cfg(feature = "worker")]
 mod worker;
 #[cfg(feature = "worker")]
-#[cfg_attr(docsrs, doc(cfg(feature = "worker")))]
+// Hidden: the start-up's reading of the variables, public only for the tests of the
+// binaries and templates and for the fuzzer, which check what the variables give.
+#[doc(hidden)]
 pub mod worker_config;
 #[cfg(feature = "worker")]
 mod worker_help;
@@ -69,12 +71,17 @@ mod worker_help;
 #[cfg_attr(docsrs, doc(cfg(any(feature = "lambda", feature = "worker"))))]
 pub use backpressure_startup::Env;
 #[cfg(feature = "worker")]
+// Hidden: the start-up's reading of the variables, public only for the tests of the
+// binaries and templates and for the fuzzer, which check what the variables give.
+#[doc(hidden)]
+pub use healthcheck::HealthConfig;
+#[cfg(feature = "worker")]
 #[cfg_attr(docsrs, doc(cfg(feature = "worker")))]
-pub use healthcheck::{HealthConfig, healthcheck};
+pub use healthcheck::healthcheck;
 #[cfg(feature = "lambda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "lambda")))]
 pub use lambda::{serve, tokio_runtime};
-pub use work_request::{SUPPORTED_MAJOR_VERSION, WorkRequest};
+pub use work_request::WorkRequest;
 #[cfg(feature = "worker")]
 #[cfg_attr(docsrs, doc(cfg(feature = "worker")))]
 pub use worker::{StartError, run_worker};

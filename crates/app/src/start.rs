@@ -129,7 +129,7 @@ pub enum ReachError {
 
 /// Warns of each idempotency variable set while neither `IDEMPOTENCY_TABLE`
 /// nor `IDEMPOTENCY_REDIS_URL` is: it does nothing, for idempotency is off.
-pub fn warn_of_idempotency_without_table<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) {
+pub(crate) fn warn_of_idempotency_without_table<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) {
     if vars.get(IDEMPOTENCY_TABLE.name).is_some() || vars.get(IDEMPOTENCY_REDIS_URL.name).is_some()
     {
         return;

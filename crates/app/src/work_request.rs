@@ -12,7 +12,7 @@ use backpressure_batch::ErrorCode;
 use backpressure_batch::{Body, ContractViolation, Labels};
 
 /// The supported major version of `schemaVersion`.
-pub const SUPPORTED_MAJOR_VERSION: u64 = 1;
+pub(crate) const SUPPORTED_MAJOR_VERSION: u64 = 1;
 
 /// The fields the contract requires, read from a body; everything else in the
 /// body is payload and is passed on untouched.
@@ -137,6 +137,8 @@ fn readable(member: &Member) -> Option<String> {
 
 impl WorkRequest {
     /// Reads the contract's fields from a body in one pass, leaving the payload untouched.
+    // Hidden: the benchmarks and the fuzzer parse bodies without a batch around them.
+    #[doc(hidden)]
     pub fn parse(body: &str) -> Result<Self, ContractViolation> {
         let envelope: Envelope =
             serde_json::from_str(body).map_err(|error| unreadable(body, &error))?;

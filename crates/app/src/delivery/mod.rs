@@ -7,9 +7,12 @@ mod raw;
 mod settings;
 mod status;
 
-pub use raw::{BodyFormat, RawBody, RawLabels, Selector};
+pub(crate) use raw::RawLabels;
+pub use raw::{BodyFormat, RawBody};
+// Hidden: the downstream's settings as read, public for the worker's help test and the fuzzer.
+#[doc(hidden)]
 pub use settings::Downstream;
-pub use status::{retry_after_seconds, verdict_for_status};
+pub(crate) use status::{retry_after_seconds, verdict_for_status};
 
 use std::time::{Duration, SystemTime};
 
@@ -59,7 +62,7 @@ pub enum DeliveryError {
 }
 
 /// An HTTP/1 client for `http` and `https` URLs; clones share one connection pool.
-pub type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+pub(crate) type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// An [`HttpClient`] trusting the system's root certificates, keeping idle
 /// connections 60 s: the delivery's, shared through [`HttpDelivery::http_client`]
@@ -67,7 +70,7 @@ pub type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 /// process's one read of the trust store, made by the first `https`
 /// handshake of any client, the AWS SDK's included: a plain `http`
 /// downstream never reads them.
-pub fn https_client() -> std::io::Result<HttpClient> {
+pub(crate) fn https_client() -> std::io::Result<HttpClient> {
     let tls = backpressure_startup::tls::client_config().map_err(std::io::Error::other)?;
     let connector = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
@@ -120,13 +123,13 @@ impl HttpDelivery {
 
     /// Where a raw body's idempotency key and tenant are (by default, the
     /// message id and none), for the [`RawDelivery`] made of this one.
-    pub fn raw_labels(mut self, raw: RawLabels) -> Self {
+    pub(crate) fn raw_labels(mut self, raw: RawLabels) -> Self {
         self.raw = raw;
         self
     }
 
     /// A client for the downstream, with its timeout and rate limit.
-    pub fn new(downstream: &Downstream) -> Result<Self, DeliveryError> {
+    pub(crate) fn new(downstream: &Downstream) -> Result<Self, DeliveryError> {
         let url: Uri =
             downstream.url.parse().map_err(|e| DeliveryError::Url(downstream.url.clone(), e))?;
         let client = https_client().map_err(DeliveryError::Tls)?;
@@ -137,11 +140,6 @@ impl HttpDelivery {
             limiter: downstream.max_rps.and_then(RateLimiter::per_second),
             raw: RawLabels::default(),
         })
-    }
-
-    /// Its HTTP client, for other calls of the process to share its pool.
-    pub fn http_client(&self) -> HttpClient {
-        self.client.clone()
     }
 
     fn request(&self, message: &Message<'_, WorkRequest>) -> Result<Request<Full<Bytes>>, String> {

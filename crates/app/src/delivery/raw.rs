@@ -4,7 +4,7 @@
 
 use backpressure_core::config::variables::{BODY_FORMAT, IDEMPOTENCY_KEY_FROM, TENANT_FROM};
 use backpressure_core::config::{ConfigError, Vars};
-pub use backpressure_core::field::Selector;
+pub(crate) use backpressure_core::field::Selector;
 use backpressure_core::field::is_json;
 
 use backpressure_batch::{Body, ContractViolation, Labels, Message};
@@ -59,7 +59,7 @@ impl Body for RawBody {
 /// Where a raw body's labels are: `IDEMPOTENCY_KEY_FROM` (the message id
 /// unless set) and `TENANT_FROM` (none unless set).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RawLabels {
+pub(crate) struct RawLabels {
     /// Where the idempotency key is.
     pub key: Selector,
     /// Where the tenant is.
@@ -74,7 +74,9 @@ impl Default for RawLabels {
 
 impl RawLabels {
     /// Reads `IDEMPOTENCY_KEY_FROM` and `TENANT_FROM`; every bad one is named.
-    pub fn from_vars<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<Self, ConfigError> {
+    pub(crate) fn from_vars<F: Fn(&str) -> Option<String>>(
+        vars: &Vars<F>,
+    ) -> Result<Self, ConfigError> {
         let mut errors = Vec::new();
         let mut read = |name: &'static str| {
             let text = vars.get(name).filter(|text| !text.trim().is_empty())?;
@@ -90,7 +92,7 @@ impl RawLabels {
     /// The labels of one message, exactly as it has them (a number's JSON
     /// text as written); an empty one is none. A pointer reads the message
     /// inside its envelope; `envelope-id` is the envelope's own id.
-    pub fn of(&self, message: &Message<'_, RawBody>) -> Labels {
+    pub(crate) fn of(&self, message: &Message<'_, RawBody>) -> Labels {
         let record = message.record;
         let select = |selector: &Selector| {
             let text = message.decoded.is_json().then_some(message.payload);

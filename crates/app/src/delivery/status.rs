@@ -7,7 +7,7 @@ use backpressure_batch::{ErrorCode, Verdict};
 /// 2xx is done; 408, 425, 429 and 5xx may pass later; any other 4xx will
 /// not, whatever the retries. Anything else (1xx, 3xx) is unexpected from
 /// an API and is retried rather than dropped.
-pub fn verdict_for_status(status: u16, retry_after: Option<Duration>) -> Verdict {
+pub(crate) fn verdict_for_status(status: u16, retry_after: Option<Duration>) -> Verdict {
     match status {
         200..=299 => Verdict::Done,
         408 | 425 | 429 | 500..=599 => {
@@ -26,7 +26,7 @@ pub fn verdict_for_status(status: u16, retry_after: Option<Duration>) -> Verdict
 
 /// `Retry-After` as delta-seconds; the HTTP-date form is parsed by the caller,
 /// which has a clock.
-pub fn retry_after_seconds(value: &str) -> Option<Duration> {
+pub(crate) fn retry_after_seconds(value: &str) -> Option<Duration> {
     value.trim().parse::<u64>().ok().map(Duration::from_secs)
 }
 

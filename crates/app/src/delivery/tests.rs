@@ -1,6 +1,7 @@
 //! The forwarder's requests: headers, retry-after, and what is never sent.
 
 use super::*;
+use backpressure_core::field::Selector;
 
 #[test]
 fn retry_after_in_both_forms() {
