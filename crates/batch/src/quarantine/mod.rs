@@ -4,7 +4,11 @@
 //! itself ([`QuarantineRecord`], the format the operator's CLI reads), and
 //! why a write failed ([`QuarantineError`]).
 
+#[cfg(feature = "s3-overflow")]
+mod overflow;
 mod record;
+#[cfg(feature = "sqs")]
+mod sqs_queue;
 mod store;
 
 pub use backpressure_core::quarantine::QuarantineRecord;
@@ -19,7 +23,7 @@ pub use store::{NoQuarantine, QuarantineError, QuarantineStore};
 
 #[cfg(feature = "s3-overflow")]
 #[cfg_attr(docsrs, doc(cfg(feature = "s3-overflow")))]
-pub use crate::sqs::S3Overflow;
+pub use overflow::S3Overflow;
 #[cfg(feature = "sqs")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqs")))]
-pub use crate::sqs::quarantine::SqsQuarantine;
+pub use sqs_queue::SqsQuarantine;

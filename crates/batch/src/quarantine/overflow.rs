@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use backpressure_core::quarantine::BodyObject;
 
-use crate::quarantine::{QuarantineError, QuarantineRecord};
+use super::{QuarantineError, QuarantineRecord};
 
 /// The bucket and key prefix bodies are written to.
 #[derive(Debug, Clone)]

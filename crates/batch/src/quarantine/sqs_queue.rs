@@ -1,10 +1,10 @@
 use std::sync::{Arc, OnceLock};
 
-use crate::quarantine::QuarantineRecord;
+use super::QuarantineRecord;
 #[cfg(feature = "s3-overflow")]
-use crate::quarantine::S3Overflow;
-use crate::quarantine::{QuarantineError, QuarantineStore};
-use crate::sqs::calls::{self, EntryResult};
+use super::S3Overflow;
+use super::{QuarantineError, QuarantineStore};
+use backpressure_core::sqs_calls::{self as calls, EntryResult};
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageBatchRequestEntry};
 use backpressure_core::error::ApiError;
