@@ -95,24 +95,10 @@ async fn contract(store: &impl IdempotencyStore, name: &str) {
         ClaimOutcome::InProgress { .. }
     ));
     // Completed with the processor's result; a retried completion whose answer was lost is done too.
-    store
-        .complete(&CompleteRequest {
-            id: &id,
-            holder: "a",
-            expiration: later,
-            data: Some("receipt-7"),
-        })
-        .await
-        .unwrap();
-    store
-        .complete(&CompleteRequest {
-            id: &id,
-            holder: "a",
-            expiration: later,
-            data: Some("receipt-7"),
-        })
-        .await
-        .unwrap();
+    let completion =
+        CompleteRequest { id: &id, holder: "a", expiration: later, data: Some("receipt-7") };
+    store.complete(&completion).await.unwrap();
+    store.complete(&completion).await.unwrap();
     let duplicate = ClaimOutcome::Completed {
         validation: "sha-of-the-body".to_owned(),
         data: Some("receipt-7".to_owned()),

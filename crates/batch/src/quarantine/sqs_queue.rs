@@ -4,11 +4,11 @@ use super::QuarantineRecord;
 #[cfg(feature = "s3-overflow")]
 use super::S3Overflow;
 use super::{QuarantineError, QuarantineStore};
-use backpressure_core::sqs_calls::{self as calls, EntryResult};
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName, SendMessageBatchRequestEntry};
 use backpressure_core::error::ApiError;
 use backpressure_core::queue::{QueueKind, QueueRef};
+use backpressure_core::sqs_calls::{self as calls, EntryResult};
 #[cfg(feature = "s3-overflow")]
 use backpressure_core::sqs_limits::MAX_BATCH_BYTES;
 use backpressure_core::sqs_limits::plan_batches;
