@@ -103,7 +103,7 @@
 //! [`BatchProcessor::process`] takes records and a deadline, whatever
 //! delivered them: convert `ReceiveMessage` messages with
 //! [`record::from_message`] and delete those not listed in the response.
-//! Without a quarantine ([`builder::Builder::quarantine`]), a permanent failure is
+//! Without a quarantine ([`Builder::quarantine`]), a permanent failure is
 //! reported as a batch item failure, and the queue's redrive policy moves the
 //! message to its dead-letter queue after `maxReceiveCount`. With the
 //! `worker` feature, [`worker::Worker`] does all of that as an ECS service:

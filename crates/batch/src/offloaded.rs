@@ -24,6 +24,15 @@ pub(crate) const DEFAULT_FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(5);
 /// 32 MiB at a little over 1 MB/s.
 pub(crate) const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// One object's read limits: the first byte by one instant, the whole object
+/// by another, each with what a retry says when it was missed.
+struct ReadLimits {
+    first_byte_by: Instant,
+    no_first_byte: String,
+    whole_by: Instant,
+    not_whole: String,
+}
+
 /// Reads the payloads an Extended Client offloaded to S3: a body (or an SNS
 /// `Message`) that is its pointer is replaced by the object's text before
 /// the body is decoded. The quarantine record keeps the pointer, and the
@@ -94,16 +103,9 @@ impl OffloadedPayloads {
         self
     }
 
-    /// The text of the object `pointer` names, or why the message has none:
-    /// read within the first-byte and whole-read timeouts, none past `deadline`.
-    pub(crate) async fn fetch(
-        &self,
-        pointer: &S3Pointer,
-        deadline: Instant,
-    ) -> Result<String, Unopened> {
-        let uri = pointer.uri();
-        let quarantine =
-            |code, detail: String| Unopened::Quarantine(ContractViolation::new(code, detail));
+    /// When the first byte and the whole object must have come, from now,
+    /// and what the retry says of each when it did not.
+    fn limits(&self, uri: &str, deadline: Instant) -> ReadLimits {
         let started = Instant::now();
         let limit = |timeout: Duration, what: &str| -> (Instant, String) {
             let by = started + timeout;
@@ -121,6 +123,21 @@ impl OffloadedPayloads {
         } else {
             (first_byte_by, no_first_byte)
         };
+        ReadLimits { first_byte_by, no_first_byte, whole_by, not_whole }
+    }
+
+    /// The text of the object `pointer` names, or why the message has none:
+    /// read within the first-byte and whole-read timeouts, none past `deadline`.
+    pub(crate) async fn fetch(
+        &self,
+        pointer: &S3Pointer,
+        deadline: Instant,
+    ) -> Result<String, Unopened> {
+        let uri = pointer.uri();
+        let quarantine =
+            |code, detail: String| Unopened::Quarantine(ContractViolation::new(code, detail));
+        let ReadLimits { first_byte_by, no_first_byte, whole_by, not_whole } =
+            self.limits(&uri, deadline);
         let call = self.client.get_object().bucket(&pointer.bucket).key(&pointer.key).send();
         let object = match timeout_at(first_byte_by, call).await {
             Err(_) => return Err(Unopened::Retry(no_first_byte)),

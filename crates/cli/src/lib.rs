@@ -29,14 +29,7 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         return run_local(cli.command);
     };
     let call = queue_args.aws.or_early(&cli.early).call_timeout();
-    // Nobody to ask and no --yes: said before any call.
-    match &cli.command {
-        Command::Replay { replay, change, .. } if !replay.dry_run => {
-            require_consent(change.yes)?;
-        }
-        Command::Discard { dry_run: false, change, .. } => require_consent(change.yes)?,
-        _ => {}
-    }
+    consent_before_any_call(&cli.command)?;
     let url = aws::connect::queue_url(&clients.sqs, "--queue-url", &queue_args.queue_url).await?;
     let queue = |args: &QueueArgs, fields: &Fields| Queue {
         client: clients.sqs.clone(),
@@ -95,20 +88,24 @@ pub async fn run(cli: Cli, clients: &Clients) -> Result<Finish, CliError> {
         }
         Command::Discard { queue: q, filters, limit, change, .. } => {
             let filter = Filter::new(filters, now)?;
-            commands::discard::discard(
-                &queue(&q, filter.fields()),
-                &objects,
-                &filter,
-                limit,
-                &change,
-                &clients.sts,
-            )
-            .await
+            let queue = queue(&q, filter.fields());
+            commands::discard::discard(&queue, &objects, &filter, limit, &change, &clients.sts)
+                .await
         }
         Command::Audit { .. }
         | Command::Doctor { .. }
         | Command::Completions { .. }
         | Command::Man { .. } => run_local(cli.command),
+    }
+}
+
+/// A command that changes a queue, with nobody to ask and no `--yes`: said
+/// before any call.
+fn consent_before_any_call(command: &Command) -> Result<(), CliError> {
+    match command {
+        Command::Replay { replay, change, .. } if !replay.dry_run => require_consent(change.yes),
+        Command::Discard { dry_run: false, change, .. } => require_consent(change.yes),
+        _ => Ok(()),
     }
 }
 

@@ -25,9 +25,9 @@ use crate::engine::open::processed_offloads;
 #[cfg(feature = "offloaded-payloads")]
 use crate::engine::open::read_offloaded;
 use crate::engine::open::{Payload, Unopened, open_all};
-use crate::idempotency::guard::{BatchClaims, Guard};
-use crate::outcome::{Outcome, RetryCause, Verdict};
-use crate::processor::{Message, Processor, panic_message};
+use crate::idempotency::guard::{BatchClaims, Claimed, Guard};
+use crate::outcome::{Outcome, RetryCause};
+use crate::processor::{Message, Processor};
 use crate::quarantine::QuarantineStore;
 use crate::record::{SourceQueue, SqsRecord};
 use crate::report::batch_item_failures;
@@ -287,6 +287,21 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         }
     }
 
+    /// The message's idempotency claim, when the processor has a store: none
+    /// without a key the policy lets through, or the settlement that stands
+    /// in for processing (a duplicate, a contended or unreadable key).
+    async fn claim<'g>(
+        &'g self,
+        batch: &'g Batch<'_, '_, B>,
+        index: usize,
+        key: Option<&str>,
+        text: &str,
+    ) -> Result<Option<(&'g Guard, &'g BatchClaims, Claimed)>, Settled> {
+        let (Some(guard), Some(claims)) = (&self.guard, &batch.claims) else { return Ok(None) };
+        let claim = guard.begin(claims, key, text, batch.ids[index]).await?;
+        Ok(claim.map(|claim| (guard, claims, claim)))
+    }
+
     async fn handle(&self, batch: &Batch<'_, '_, B>, index: usize) -> Settled {
         let record = &batch.records[index];
         let message_id = batch.ids[index];
@@ -323,23 +338,16 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
             Some(labels) => labels.clone(),
             None => request.labels(),
         };
-        let claim = match (&self.guard, &batch.claims) {
-            (Some(guard), Some(claims)) => {
-                let key = match &labels {
-                    Some(labels) => labels.idempotency_key.as_deref().map(Cow::Borrowed),
-                    None => request.idempotency_key(),
-                };
-                let begin = guard.begin(claims, key.as_deref(), text, message_id);
-                match begin.await {
-                    Ok(claim) => claim.map(|claim| (guard, claims, claim)),
-                    Err(Settled::ToQuarantine { code, detail, .. }) => {
-                        let labels = quarantine_labels();
-                        return self.permanent(batch, index, code, detail, labels).await;
-                    }
-                    Err(settled) => return settled,
-                }
+        let key = match &labels {
+            Some(labels) => labels.idempotency_key.as_deref().map(Cow::Borrowed),
+            None => request.idempotency_key(),
+        };
+        let claim = match self.claim(batch, index, key.as_deref(), text).await {
+            Ok(claim) => claim,
+            Err(Settled::ToQuarantine { code, detail, .. }) => {
+                return self.permanent(batch, index, code, detail, quarantine_labels()).await;
             }
-            _ => None,
+            Err(settled) => return settled,
         };
         let message =
             Message { claim_lapse: claim.as_ref().map(|(_, _, claim)| claim.lapse()), ..message };
@@ -366,30 +374,13 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
                 }
             }
         };
-        match verdict {
-            Ok(Verdict::Done | Verdict::DoneWith { .. }) => Settled::Final(Outcome::Done),
-            Ok(Verdict::Retry { detail, retry_after }) => {
-                warn!(message_id, detail = %detail, "message will be retried");
-                Settled::Final(Outcome::Retry { cause: RetryCause::Processor, detail, retry_after })
-            }
-            Ok(Verdict::Permanent { code, detail }) => {
-                let labels = quarantine_labels();
-                self.permanent(batch, index, code, detail, labels).await
-            }
-            Err(panic) => {
-                let detail = panic_message(panic.as_ref());
-                error!(message_id, panic = %detail, "the processor panicked; the message will be retried");
-                Settled::Final(Outcome::retry(
-                    RetryCause::Panicked,
-                    format!("the processor panicked: {detail}"),
-                ))
-            }
-        }
+        self.settle_verdict(batch, index, verdict, quarantine_labels).await
     }
 }
 
 pub(crate) mod open;
 mod quarantining;
+mod verdict;
 
 #[cfg(test)]
 mod tests;

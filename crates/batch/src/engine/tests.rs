@@ -7,7 +7,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::*;
-use crate::outcome::ErrorCode;
+use crate::outcome::{ErrorCode, Verdict};
 use crate::quarantine::{QuarantineError, QuarantineRecord};
 use crate::record::SqsEvent;
 use crate::test_request::TestRequest;

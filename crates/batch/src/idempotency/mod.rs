@@ -1,5 +1,5 @@
 //! Idempotency: no side effect before an atomic claim. With a store
-//! configured ([`crate::builder::Builder::idempotency`]), each message's
+//! configured ([`crate::Builder::idempotency`]), each message's
 //! idempotency key is claimed before its processor runs:
 //!
 //! - the key already **completed** → acknowledged without processing
@@ -175,7 +175,7 @@ pub enum MissingKey {
     Quarantine,
 }
 
-/// The idempotency settings for [`crate::builder::Builder::idempotency`]:
+/// The idempotency settings for [`crate::Builder::idempotency`]:
 /// the store and how claims are kept in it.
 #[derive(Debug, Clone)]
 pub struct Idempotency {

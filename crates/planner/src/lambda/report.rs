@@ -152,27 +152,32 @@ pub fn recommendation(scenario: &Scenario, found: &LambdaRecommendation, verbose
     out.push_str(HEADER);
     out.push_str(&row(shown.setting, &shown.run, slo.quantile));
     if found.best.is_some() {
-        use crate::deployable::{
-            LAMBDA_FIRST_DEPLOY, lambda, leaves, own_function_leaves, own_function_line,
-        };
-        let line = deploy_line(scenario, shown.setting);
-        let problems = lambda(scenario);
-        let _ = match problems.is_empty() {
-            true => write!(
-                out,
-                "\nfor the function the stack creates:\n  {line}\n  note: {}\nfor a function of \
-                 your own (ConsumerFunctionArn):\n  {}\n  note: {}\n",
-                leaves(LAMBDA_FIRST_DEPLOY),
-                own_function_line(&line),
-                own_function_leaves(&line),
-            ),
-            false => write!(out, "\n{}", crate::deployable::block(line, &problems, "")),
-        };
+        out.push_str(&deploy_lines(scenario, shown.setting));
     }
     for note in notes(scenario, shown.setting, found.best.is_some()) {
         let _ = writeln!(out, "note: {note}");
     }
     out
+}
+
+/// The lines that deploy `setting`: for the function the stack creates and
+/// for one of your own, or why the template cannot deploy it.
+fn deploy_lines(scenario: &Scenario, setting: Setting) -> String {
+    use crate::deployable::{
+        LAMBDA_FIRST_DEPLOY, lambda, leaves, own_function_leaves, own_function_line,
+    };
+    let line = deploy_line(scenario, setting);
+    let problems = lambda(scenario);
+    if !problems.is_empty() {
+        return format!("\n{}", crate::deployable::block(line, &problems, ""));
+    }
+    format!(
+        "\nfor the function the stack creates:\n  {line}\n  note: {}\nfor a function of \
+         your own (ConsumerFunctionArn):\n  {}\n  note: {}\n",
+        leaves(LAMBDA_FIRST_DEPLOY),
+        own_function_line(&line),
+        own_function_leaves(&line),
+    )
 }
 
 /// What a person needs to know beside the figures of `setting`'s run, and

@@ -28,8 +28,9 @@ pub fn beside_label(target: f64) -> String {
     format!("CPU + load {target} %")
 }
 
-/// The whole answer for one trace.
-pub fn existing(scenario: &Scenario, found: &Existing) -> String {
+/// The answer's heading: the service's own policy, the grid searched beside
+/// it, the seeds and the SLO.
+fn existing_header(scenario: &Scenario, found: &Existing) -> String {
     let (slo, r, cpu) = (scenario.slo, found.beside.robustness, found.cpu);
     let targets = Policy::Load.targets();
     let mut out = String::new();
@@ -55,6 +56,13 @@ pub fn existing(scenario: &Scenario, found: &Existing) -> String {
         slo.quantile * 100.0,
         r.margin * slo.latency_seconds as f64,
     );
+    out
+}
+
+/// The whole answer for one trace.
+pub fn existing(scenario: &Scenario, found: &Existing) -> String {
+    let (slo, r) = (scenario.slo, found.beside.robustness);
+    let mut out = existing_header(scenario, found);
     out.push_str(
         "Application Auto Scaling scales the target out when either policy asks, and in only \
          when both are ready to.\n\n",

@@ -20,25 +20,7 @@ pub fn recommendation(
     use crate::recommend::binding_limit;
     let (slo, r) = (scenario.slo, found.robustness);
     let targets = Policy::TEMPLATE.targets();
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "### {}: {} settings ({} TargetLoadPercent values from {} to {} × MinTasks 0–{}, \
-         MaxTasks {}; --verbose lists them), each on {} seed(s); SLO {:.0} % ≤ {} s, met only \
-         with p{:.0} ≤ {:.0} s on every seed\n",
-        scenario.trace.name,
-        found.tried,
-        targets.len(),
-        targets[0],
-        targets[targets.len() - 1],
-        scenario.scaling.max_tasks.min(2),
-        scenario.scaling.max_tasks,
-        r.seeds,
-        slo.quantile * 100.0,
-        slo.latency_seconds,
-        slo.quantile * 100.0,
-        r.margin * slo.latency_seconds as f64,
-    );
+    let mut out = search_header(scenario, found);
     let describe = |c: &Candidate| {
         format!(
             "TargetLoadPercent={} MinTasks={}: {:.1} task-min, {:.1} actions and {:.1} reversals \
@@ -100,6 +82,29 @@ pub fn recommendation(
     }
     out.push_str(&alternatives_verdict(scenario, found.best.as_ref(), alternatives));
     out
+}
+
+/// The search's heading: the trace, the grid searched, the seeds and the SLO.
+fn search_header(scenario: &Scenario, found: &Recommendation) -> String {
+    let (slo, r) = (scenario.slo, found.robustness);
+    let targets = Policy::TEMPLATE.targets();
+    format!(
+        "### {}: {} settings ({} TargetLoadPercent values from {} to {} × MinTasks 0–{}, \
+         MaxTasks {}; --verbose lists them), each on {} seed(s); SLO {:.0} % ≤ {} s, met only \
+         with p{:.0} ≤ {:.0} s on every seed\n\n",
+        scenario.trace.name,
+        found.tried,
+        targets.len(),
+        targets[0],
+        targets[targets.len() - 1],
+        scenario.scaling.max_tasks.min(2),
+        scenario.scaling.max_tasks,
+        r.seeds,
+        slo.quantile * 100.0,
+        slo.latency_seconds,
+        slo.quantile * 100.0,
+        r.margin * slo.latency_seconds as f64,
+    )
 }
 
 /// The line for each shape of deployment, each with only what that shape

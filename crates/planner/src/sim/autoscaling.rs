@@ -200,6 +200,20 @@ impl Scaler {
         if let Some(cooldown) = cfg.step_scale_in {
             return self.step_in(now, eval, cooldown);
         }
+        self.tracking_in(now, eval, computed, cpu, cpu_computed)
+    }
+
+    /// Target tracking's scale-in: only when every policy on the target is
+    /// ready to and out of its cooldown, to the largest capacity they compute.
+    fn tracking_in(
+        &mut self,
+        now: u64,
+        eval: Evaluation,
+        computed: Option<u64>,
+        cpu: Option<(CpuPolicy, CpuEvaluation)>,
+        cpu_computed: Option<u64>,
+    ) -> Option<ScalingAction> {
+        let cfg = self.config;
         let cooled = |cooldown: u64| self.last_scale_in.is_none_or(|last| now >= last + cooldown);
         // Every target tracking policy on the target must be ready to scale in; the
         // capacity is the largest they compute, so none is left above its target.
