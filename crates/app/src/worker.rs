@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use backpressure_batch::BuildError;
 use backpressure_batch::worker::{Ended, Worker, WorkerError};
 use backpressure_batch::{Body, Processor};
-use backpressure_core::config::ConfigError;
-use backpressure_core::config::variables::{Reader, WORKER_LOG_FORMAT};
+use backpressure_core::config::variables::{DEADLINE_MARGIN_MS, Reader, WORKER_LOG_FORMAT};
+use backpressure_core::config::{ConfigError, margin_leaves_time};
 use backpressure_core::error::error_chain;
 use backpressure_startup as startup;
 use tracing::{error, info};
@@ -118,11 +118,13 @@ where
         .map_err(|e| errors.extend(e.into_each().into_iter().map(StartError::from)));
     let processor = processor(env).map_err(|e| errors.push(StartError::Processor(Box::new(e))));
     if let (Ok(worker), Ok(engine)) = (&worker, &engine)
-        && engine.deadline_margin >= worker.message_timeout
+        && let Err(why) = margin_leaves_time(engine.deadline_margin, worker.message_timeout)
     {
-        errors.push(StartError::Config(ConfigError::Conflict(
-            "DEADLINE_MARGIN_MS must be below MESSAGE_TIMEOUT_SECONDS: the margin is kept free \
-             of each batch's time, and nothing would be left to work in",
+        let margin = engine.deadline_margin.as_millis().to_string();
+        errors.push(StartError::Config(ConfigError::invalid(
+            DEADLINE_MARGIN_MS.name,
+            &margin,
+            why,
         )));
     }
     match (worker, health, engine, processor) {

@@ -18,7 +18,7 @@ pub use finding::{Finding, Severity};
 pub use report::{Change, Offline};
 pub use report::{EXIT_BROKEN, EXIT_CLEAN, EXIT_INCOMPLETE, EXIT_WARNINGS, Report};
 pub use rules::{REFUSED, RULES, Rule};
-pub use template::{CycleOf, ParameterSet, TemplateError, check_template};
+pub use template::{CycleOf, ParameterSet, TemplateError, TemplatePlan, check_template};
 
 /// Checks `deployment` against every rule.
 pub fn check(deployment: &Deployment) -> Report {

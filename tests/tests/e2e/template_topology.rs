@@ -1,11 +1,13 @@
 //! Which resources `template.yaml` deploys for each parameter set in
 //! `tests/template-sets/` (the sets `scripts/sam.sh lint` also lints): its
-//! conditions and rules evaluated the way CloudFormation evaluates them, so
-//! each set deploys exactly one consumer of the work queue, and a set that
-//! would deploy two, or a service without a name or a network, is refused.
+//! conditions and rules evaluated the way CloudFormation evaluates them, by
+//! doctor's evaluator, so each set deploys exactly one consumer of the work
+//! queue, and a set that would deploy two, or a service without a name or a
+//! network, is refused.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use backpressure_doctor::TemplatePlan;
 use serde_norway::Value;
 
 pub(crate) fn template() -> Value {
@@ -19,104 +21,38 @@ pub(crate) fn parameter_set(name: &str) -> BTreeMap<String, String> {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-/// The template with its parameters given values (the defaults, overridden).
+/// The template with its parameters given values (the defaults, overridden),
+/// evaluated by doctor's evaluator (`TemplatePlan`), the one `doctor
+/// --template` runs; `template` is the document as written, for the tests
+/// that read a resource's properties.
 pub(crate) struct Deployment {
     pub(crate) template: Value,
-    values: BTreeMap<String, Vec<String>>,
+    plan: TemplatePlan,
 }
 
 impl Deployment {
     pub(crate) fn new(template: Value, given: &BTreeMap<String, String>) -> Self {
-        let parameters = template["Parameters"].as_mapping().unwrap();
-        for name in given.keys() {
-            assert!(parameters.contains_key(name.as_str()), "no parameter {name}");
-        }
-        let values = parameters
-            .iter()
-            .map(|(name, spec)| {
-                let name = name.as_str().unwrap().to_owned();
-                let text = given.get(&name).cloned().unwrap_or_else(|| match &spec["Default"] {
-                    Value::String(s) => s.clone(),
-                    Value::Number(n) => n.to_string(),
-                    Value::Null => String::new(),
-                    other => panic!("{name}: default {other:?}"),
-                });
-                let list = spec["Type"].as_str() == Some("CommaDelimitedList");
-                let value =
-                    if list { text.split(',').map(str::to_owned).collect() } else { vec![text] };
-                (name, value)
-            })
-            .collect();
-        Self { template, values }
+        let text = serde_norway::to_string(&template).unwrap();
+        let plan = TemplatePlan::new("template.yaml", &text, given).unwrap();
+        Self { template, plan }
     }
 
     /// A parameter's value, a list's members joined with commas.
     pub(crate) fn value(&self, name: &str) -> String {
-        self.values[name].join(",")
-    }
-
-    fn holds(&self, expression: &Value) -> bool {
-        let Value::Tagged(tagged) = expression else { panic!("not a condition: {expression:?}") };
-        let args = &tagged.value;
-        match tagged.tag.to_string().trim_start_matches('!') {
-            "Equals" => self.text(&args[0]) == self.text(&args[1]),
-            "Not" => !self.holds(&args[0]),
-            "And" => args.as_sequence().unwrap().iter().all(|a| self.holds(a)),
-            "Or" => args.as_sequence().unwrap().iter().any(|a| self.holds(a)),
-            "Condition" => self.condition(args.as_str().unwrap()),
-            "EachMemberEquals" => {
-                let expected = self.text(&args[1]);
-                self.list(&args[0]).iter().all(|member| *member == expected)
-            }
-            other => panic!("condition function {other} not evaluated here"),
-        }
+        self.plan.value(name).unwrap().to_owned()
     }
 
     pub(crate) fn condition(&self, name: &str) -> bool {
-        self.holds(&self.template["Conditions"][name])
-    }
-
-    fn list(&self, expression: &Value) -> Vec<String> {
-        match expression {
-            Value::Tagged(tagged) if tagged.tag == "Ref" => {
-                self.values[tagged.value.as_str().unwrap()].clone()
-            }
-            other => panic!("not a list: {other:?}"),
-        }
-    }
-
-    fn text(&self, expression: &Value) -> String {
-        match expression {
-            Value::String(s) => s.clone(),
-            Value::Tagged(tagged) if tagged.tag == "Ref" => self.list(expression).join(","),
-            Value::Tagged(tagged) if tagged.tag == "Join" => {
-                self.list(&tagged.value[1]).join(tagged.value[0].as_str().unwrap())
-            }
-            other => panic!("not a text: {other:?}"),
-        }
+        self.plan.condition(name).unwrap()
     }
 
     /// The rules whose assertions fail.
     pub(crate) fn refused_by(&self) -> Vec<String> {
-        let rules = self.template["Rules"].as_mapping().unwrap();
-        rules
-            .iter()
-            .filter(|(_, rule)| rule.get("RuleCondition").is_none_or(|c| self.holds(c)))
-            .filter(|(_, rule)| {
-                let assertions = rule["Assertions"].as_sequence().unwrap();
-                !assertions.iter().all(|a| self.holds(&a["Assert"]))
-            })
-            .map(|(name, _)| name.as_str().unwrap().to_owned())
-            .collect()
+        self.plan.refused_rules().unwrap()
     }
 
     pub(crate) fn resources(&self) -> BTreeSet<String> {
-        let resources = self.template["Resources"].as_mapping().unwrap();
-        resources
-            .iter()
-            .filter(|(_, r)| r.get("Condition").is_none_or(|c| self.condition(c.as_str().unwrap())))
-            .map(|(name, _)| name.as_str().unwrap().to_owned())
-            .collect()
+        self.plan.resources().unwrap()
     }
 }
 

@@ -5,6 +5,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use aws_sdk_sqs::Client;
+use backpressure_core::config::margin_leaves_time;
+use backpressure_core::config::variables::{
+    MESSAGE_TIMEOUT_SECONDS, RECEIVE_WAIT_SECONDS, VISIBILITY_TIMEOUT_SECONDS, Variable,
+    WORKER_MAX_IN_FLIGHT, WORKER_POLLERS,
+};
 use backpressure_core::error::ApiError;
 use backpressure_core::queue::QueueRef;
 
@@ -13,7 +18,6 @@ use crate::builder::{BuildError, Builder};
 use crate::processor::Processor;
 use crate::quarantine::QuarantineStore;
 use crate::worker::health::{Stamp, default_health_file};
-use crate::worker::leases::MAX_LEASE;
 use crate::worker::protection::Protection;
 use crate::worker::queue::WorkQueue;
 use crate::worker::runtime::Worker;
@@ -181,41 +185,37 @@ where
     }
 }
 
-/// Every setting in its range, or the first that is not.
+/// Every setting in its range, or the first that is not. The ranges are the
+/// variable table's, where `run_worker` reads the same settings.
 fn check(settings: &Settings, margin: Duration) -> Result<(), WorkerError> {
-    let out = |what: &str, value: String, range: &str| {
+    let out = |what: &str, value: String, range: String| {
         Err(WorkerError::Setting(format!("{what} {value} is out of range: give {range}")))
     };
-    let seconds = |d: Duration| format!("{} s", d.as_secs_f64());
-    let in_secs =
-        |d: Duration, low: u64, high: Duration| d >= Duration::from_secs(low) && d <= high;
-    if !(1..=20).contains(&settings.pollers) {
-        return out("pollers", settings.pollers.to_string(), "1 to 20");
-    }
-    if !(10..=10_000).contains(&settings.max_in_flight) {
-        return out("max_in_flight", settings.max_in_flight.to_string(), "10 to 10,000");
-    }
-    if !in_secs(settings.receive_wait, 1, Duration::from_secs(20)) {
-        return out("receive_wait", seconds(settings.receive_wait), "1 to 20 s");
-    }
-    if !in_secs(settings.visibility_timeout, 1, MAX_LEASE) {
-        return out("visibility_timeout", seconds(settings.visibility_timeout), "1 s to 12 h");
-    }
-    if !in_secs(settings.message_timeout, 1, MAX_LEASE) {
-        return out("message_timeout", seconds(settings.message_timeout), "1 s to 12 h");
-    }
+    let count = |what: &str, value: usize, variable: &Variable| {
+        let (low, high) = variable.whole_range();
+        match (low..=high).contains(&(value as u64)) {
+            true => Ok(()),
+            false => out(what, value.to_string(), format!("{low} to {high}")),
+        }
+    };
+    let seconds = |what: &str, value: Duration, variable: &Variable| {
+        let (low, high) = variable.whole_range();
+        let range = Duration::from_secs(low)..=Duration::from_secs(high);
+        match range.contains(&value) {
+            true => Ok(()),
+            false => out(what, format!("{} s", value.as_secs_f64()), format!("{low} to {high} s")),
+        }
+    };
+    count("pollers", settings.pollers, &WORKER_POLLERS)?;
+    count("max_in_flight", settings.max_in_flight, &WORKER_MAX_IN_FLIGHT)?;
+    seconds("receive_wait", settings.receive_wait, &RECEIVE_WAIT_SECONDS)?;
+    seconds("visibility_timeout", settings.visibility_timeout, &VISIBILITY_TIMEOUT_SECONDS)?;
+    seconds("message_timeout", settings.message_timeout, &MESSAGE_TIMEOUT_SECONDS)?;
+    // Beyond the template's 110 s (ECS's stop timeout), a service of one's own may drain longer.
     if settings.drain.is_zero() {
-        return out("drain", seconds(settings.drain), "at least 1 s");
+        return out("drain", "0 s".to_owned(), "at least 1 s".to_owned());
     }
-    if margin >= settings.message_timeout {
-        return Err(WorkerError::Setting(format!(
-            "the deadline margin ({}) must be below the message timeout ({}): the margin is kept \
-             free of each batch's time, and nothing would be left to work in",
-            seconds(margin),
-            seconds(settings.message_timeout)
-        )));
-    }
-    Ok(())
+    margin_leaves_time(margin, settings.message_timeout).map_err(WorkerError::Setting)
 }
 
 #[cfg(test)]

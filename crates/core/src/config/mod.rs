@@ -45,3 +45,19 @@ pub fn namespace<F: Fn(&str) -> Option<String>>(vars: &Vars<F>) -> Result<String
         Ok(namespace)
     }
 }
+
+/// Whether a deadline margin leaves a message time to work within its
+/// message timeout, or the sentence that says why not. The worker's builder
+/// and the worker's start-up both ask it, so the rule and its words are one.
+pub fn margin_leaves_time(margin: Duration, message_timeout: Duration) -> Result<(), String> {
+    if margin < message_timeout {
+        return Ok(());
+    }
+    let seconds = |d: Duration| format!("{} s", d.as_secs_f64());
+    Err(format!(
+        "the deadline margin ({}) must be below the message timeout ({}): the margin is kept \
+         free of each batch's time, and nothing would be left to work in",
+        seconds(margin),
+        seconds(message_timeout)
+    ))
+}

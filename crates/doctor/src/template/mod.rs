@@ -9,6 +9,7 @@ mod cycles;
 mod document;
 mod guard;
 mod parameters;
+mod plan;
 mod resources;
 mod stack;
 #[cfg(test)]
@@ -16,6 +17,7 @@ mod tests;
 mod unused;
 
 pub use parameters::ParameterSet;
+pub use plan::TemplatePlan;
 
 use crate::finding::Finding;
 use crate::report::{Offline, Report};
