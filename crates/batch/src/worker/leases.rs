@@ -27,6 +27,9 @@ struct Lease {
     /// A renewal was refused: SQS may already have handed the message to
     /// another consumer, so this worker's result must not delete it.
     lost: bool,
+    /// Given back by a drain: no longer in work, and the same message
+    /// received again is not released a second time in the count.
+    released: bool,
 }
 
 /// What became of a lease when its message settled.
@@ -65,9 +68,14 @@ impl Leases {
         self.busy.subscribe()
     }
 
-    /// Messages held.
+    /// Messages in work: held, not given back.
     pub(crate) fn len(&self) -> usize {
-        lock(&self.table).len()
+        lock(&self.table).values().filter(|lease| !lease.released).count()
+    }
+
+    /// Whether a drain already gave this message back (under another receipt handle).
+    pub(crate) fn released_before(&self, message_id: &str) -> bool {
+        lock(&self.table).values().any(|lease| lease.released && lease.message_id == message_id)
     }
 
     /// Leases the received records.
@@ -81,7 +89,8 @@ impl Leases {
                 .first_receive_timestamp_ms()
                 .map_or(now, |ms| UNIX_EPOCH + Duration::from_millis(ms));
             let message_id = record.message_id.clone().unwrap_or_default();
-            table.insert(handle, Lease { message_id, first_received, expires, lost: false });
+            let lease = Lease { message_id, first_received, expires, lost: false, released: false };
+            table.insert(handle, lease);
         }
         if !table.is_empty() {
             self.busy.send_if_modified(|busy| !std::mem::replace(busy, true));
@@ -99,6 +108,7 @@ impl Leases {
         let mut last = Unleased::Gone;
         for handle in handles {
             last = match table.remove(handle) {
+                Some(lease) if lease.released => Unleased::Gone,
                 Some(lease) if lease.lost => {
                     warn!(message_id = %lease.message_id, "its lease was lost: its result does not delete it");
                     *lost += 1;
@@ -108,17 +118,22 @@ impl Leases {
                 None => Unleased::Gone,
             };
         }
-        if table.is_empty() {
+        if table.values().all(|lease| lease.released) {
             self.busy.send_if_modified(|busy| std::mem::replace(busy, false));
         }
         last
     }
 
-    /// Gives up every lease: each message's id, and the change that puts it back at once.
-    pub(crate) fn release_all(&self) -> Vec<(String, VisibilityChange)> {
+    /// Gives up every lease still in work: the changes that put each message
+    /// back at once. The leases stay, marked, so that a message
+    /// a receive takes back is known as released already.
+    pub(crate) fn release_all(&self) -> Vec<VisibilityChange> {
         let unfinished = lock(&self.table)
-            .drain()
-            .map(|(handle, lease)| (lease.message_id, release_now(handle)))
+            .iter_mut()
+            .filter_map(|(handle, lease)| {
+                let newly = !std::mem::replace(&mut lease.released, true);
+                newly.then(|| release_now(handle.clone()))
+            })
             .collect();
         self.busy.send_replace(false);
         unfinished
@@ -131,7 +146,9 @@ impl Leases {
         let visibility = self.visibility;
         lock(&self.table)
             .iter()
-            .filter(|(_, lease)| !lease.lost && lease.expires <= now + visibility / 2)
+            .filter(|(_, lease)| {
+                !lease.lost && !lease.released && lease.expires <= now + visibility / 2
+            })
             .map(|(handle, lease)| {
                 let age = wall_now.duration_since(lease.first_received).unwrap_or_default();
                 VisibilityChange {

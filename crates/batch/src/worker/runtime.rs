@@ -2,10 +2,8 @@
 //! most `max_in_flight` messages at a time; a heartbeat renews the lease of
 //! every message still in work; SIGTERM drains.
 
-use backpressure_core::sync::lock;
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::backoff::VisibilityChange;
@@ -43,7 +41,6 @@ pub struct Worker<P, Q, B> {
     /// FIFO: the message groups some batch is working on.
     groups: Groups,
     deleter: Deleter,
-    given_back: GivenBack,
 }
 
 /// How a run ended.
@@ -54,30 +51,6 @@ pub enum Ended {
     Drained,
     /// A third signal: the receives under way were not waited for.
     Quit,
-}
-
-/// The messages given back while draining, so each is counted once.
-#[derive(Debug, Default)]
-struct GivenBack {
-    draining: AtomicBool,
-    ids: Mutex<HashSet<String>>,
-}
-
-impl GivenBack {
-    /// How many of `ids` count as released now: all of them before the
-    /// drain; during it, those not released before.
-    fn first_time<'a>(&self, ids: impl Iterator<Item = &'a str>) -> usize {
-        if !self.draining.load(Ordering::SeqCst) {
-            return ids.count();
-        }
-        let mut given = lock(&self.ids);
-        ids.filter(|id| given.insert((*id).to_owned())).count()
-    }
-
-    /// Messages released during the drain.
-    fn count(&self) -> usize {
-        lock(&self.ids).len()
-    }
 }
 
 impl<B, P, Q> Worker<P, Q, B>
@@ -110,7 +83,6 @@ where
             namespace,
             groups: Groups::default(),
             deleter,
-            given_back: GivenBack::default(),
         }
     }
 
@@ -148,7 +120,6 @@ where
         );
         let mut stopped = stop.clone();
         let _ = stopped.wait_for(|stop| *stop).await;
-        self.given_back.draining.store(true, Ordering::SeqCst);
         let started = Instant::now();
         let deadline = started + self.config.drain;
         info!(drain_seconds = self.config.drain.as_secs(), "SIGTERM: receiving stopped, draining");
@@ -187,7 +158,7 @@ where
                 _ = &mut pollers => {}
                 _ = quit.wait_for(|quit| *quit) => {
                     error!(
-                        released = self.given_back.count(),
+                        released = self.counts.released.load(Ordering::Relaxed),
                         receives_under_way = self.config.pollers,
                         "third signal: exiting now; the messages in work were released, and only what the receives under way take is held until its visibility timeout"
                     );
@@ -207,10 +178,9 @@ where
 
     /// Gives up every lease: the messages in work are visible again at once.
     async fn release_in_hand(&self) {
-        let unfinished = self.leases.release_all();
-        let (ids, changes): (Vec<String>, Vec<VisibilityChange>) = unfinished.into_iter().unzip();
+        let changes = self.leases.release_all();
         let refused = self.queue.set_visibility(&changes).await;
-        self.count_released(&ids, &changes, &refused);
+        Counts::add(&self.counts.released, changes.len() - refused.len());
         if !refused.is_empty() {
             warn!(
                 count = refused.len(),
@@ -219,15 +189,15 @@ where
         }
     }
 
-    /// Counts the releases SQS confirmed; while draining, each message once,
-    /// however often it came back and went again.
+    /// Counts the releases SQS confirmed, each message once: one a drain
+    /// gave back and a receive took again counted already.
     fn count_released(&self, ids: &[String], changes: &[VisibilityChange], refused: &[String]) {
         let confirmed = ids
             .iter()
             .zip(changes)
             .filter(|(_, change)| !refused.contains(&change.receipt_handle))
-            .map(|(id, _)| id.as_str());
-        Counts::add(&self.counts.released, self.given_back.first_time(confirmed));
+            .filter(|(id, _)| !self.leases.released_before(id));
+        Counts::add(&self.counts.released, confirmed.count());
     }
 
     /// Renews the idempotency claims of the work in flight on the
