@@ -201,12 +201,17 @@ impl<P, Q, B> Builder<P, Q, B> {
         self
     }
 
-    /// A worker's claims: leased for its visibility timeout and renewed on
-    /// its heartbeat, whatever lease the [`Idempotency`] settings gave.
+    /// A worker's claims: leased for its visibility timeout, held in its
+    /// lease table and renewed on its heartbeat, whatever lease the
+    /// [`Idempotency`] settings gave.
     #[cfg(feature = "worker")]
-    pub(crate) fn claims_renewed(mut self, lease: Duration) -> Self {
+    pub(crate) fn claims_renewed(
+        mut self,
+        lease: Duration,
+        table: std::sync::Arc<crate::worker::leases::Leases>,
+    ) -> Self {
         if let Some(guard) = self.guard.as_mut() {
-            guard.set_lease(crate::idempotency::ClaimLease::Renewed(lease));
+            guard.renew_in(lease, table);
         }
         self
     }

@@ -160,6 +160,9 @@ mod trace;
 #[cfg(feature = "worker")]
 #[cfg_attr(docsrs, doc(cfg(feature = "worker")))]
 pub mod worker;
+// Without the worker, only its lease table, where renewed claims are held.
+#[cfg(not(feature = "worker"))]
+mod worker;
 
 /// The README's examples, compiled by `cargo test --doc`.
 #[cfg(all(doctest, feature = "lambda"))]

@@ -298,7 +298,9 @@ impl<B: Body, P: Processor<B>, Q: QuarantineStore> Engine<P, Q, B> {
         text: &str,
     ) -> Result<Option<(&'g Guard, &'g BatchClaims, Claimed)>, Settled> {
         let (Some(guard), Some(claims)) = (&self.guard, &batch.claims) else { return Ok(None) };
-        let claim = guard.begin(claims, key, text, batch.ids[index]).await?;
+        let record = &batch.records[index];
+        let entry = record.receipt_handle.as_deref().unwrap_or(batch.ids[index]);
+        let claim = guard.begin(claims, key, text, batch.ids[index], entry).await?;
         Ok(claim.map(|claim| (guard, claims, claim)))
     }
 

@@ -4,12 +4,11 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime};
 
 use backpressure_core::error::error_chain;
-use backpressure_core::sync::lock;
 use tokio::sync::watch;
 use tokio::time::{Instant, sleep_until, timeout_at};
 use tracing::{info, warn};
@@ -22,22 +21,18 @@ use super::write::UnfinishedWrite;
 use super::{CLOCK_SKEW_MARGIN, ClaimLease, Idempotency, IdempotencyStore, MissingKey, body_hash};
 use crate::outcome::{ErrorCode, Outcome, RetryCause, Verdict};
 use crate::settled::Settled;
+use crate::worker::leases::{HeldClaim, Leases};
 
 /// Results longer than this are not stored: a DynamoDB item holds at most 400 KB.
 pub(crate) const MAX_STORED_RESULT_BYTES: usize = 300_000;
-
-/// A claim this process holds, for renewals.
-struct Holding {
-    id: String,
-    lapse: watch::Sender<Instant>,
-    deadline: Instant,
-}
 
 /// One message's claim, held while its processor runs.
 #[derive(Debug)]
 pub(crate) struct Claimed {
     id: String,
     holder: String,
+    /// The message's entry in the lease table (its receipt handle).
+    entry: String,
     /// When this consumer stops working under the claim, unless renewed.
     lapse: watch::Receiver<Instant>,
 }
@@ -87,7 +82,9 @@ pub(crate) struct Guard {
     key_prefix: String,
     /// The processor's longest side effect: no renewed lease is shorter.
     side_effect: Option<Duration>,
-    holding: Mutex<HashMap<String, Holding>>,
+    /// Where renewed claims are held: a worker's lease table, beside each
+    /// message's visibility lease, or a table of this processor's own.
+    table: Option<Arc<Leases>>,
 }
 
 impl std::fmt::Debug for Guard {
@@ -111,15 +108,18 @@ impl Guard {
             scope: settings.scope,
             key_prefix: settings.key_prefix,
             side_effect: None,
-            holding: Mutex::default(),
+            table: matches!(settings.lease, ClaimLease::Renewed(_))
+                .then(|| Arc::new(Leases::new(Duration::ZERO))),
         }
     }
 
-    /// Claims of `lease` from now on (a worker's: its visibility timeout,
-    /// renewed on its heartbeat).
+    /// Claims of `lease` from now on, held in `table` beside each message's
+    /// visibility lease (a worker's: its visibility timeout, renewed on its
+    /// heartbeat).
     #[cfg(feature = "worker")]
-    pub(crate) fn set_lease(&mut self, lease: ClaimLease) {
-        self.lease = lease;
+    pub(crate) fn renew_in(&mut self, lease: Duration, table: Arc<Leases>) {
+        self.lease = ClaimLease::Renewed(lease);
+        self.table = Some(table);
     }
 
     /// Leases renewed claims for at least `timeout` and a margin: the
@@ -183,6 +183,7 @@ impl Guard {
         key: Option<&str>,
         body: &str,
         message_id: &str,
+        entry: &str,
     ) -> Before {
         let Some(key) = key.filter(|key| !key.is_empty()) else {
             return match self.missing_key {
@@ -222,11 +223,13 @@ impl Guard {
         let found = match answer {
             Ok(Ok(ClaimOutcome::Claimed)) => {
                 let (lapse, watching) = watch::channel(local_now + works_for);
-                if matches!(self.lease, ClaimLease::Renewed(_)) {
-                    let holding = Holding { id: id.clone(), lapse, deadline: claims.deadline };
-                    lock(&self.holding).insert(holder.clone(), holding);
+                if let Some(table) = &self.table {
+                    let (id, holder) = (id.clone(), holder.clone());
+                    let held = HeldClaim { id, holder, lapse, deadline: claims.deadline };
+                    table.hold_claim(entry, message_id, held);
                 }
-                return Ok(Some(Claimed { id, holder, lapse: watching }));
+                let entry = entry.to_owned();
+                return Ok(Some(Claimed { id, holder, entry, lapse: watching }));
             }
             Ok(Ok(found)) => found,
             Ok(Err(e)) => return Self::store_failed(claims, message_id, &error_chain(&e)),
@@ -304,7 +307,9 @@ impl Guard {
                 () = sleep_until(until) => if !lapse.has_changed().unwrap_or(false) { break None },
             }
         };
-        lock(&self.holding).remove(&claim.holder);
+        if let Some(table) = &self.table {
+            table.drop_claim(&claim.entry);
+        }
         let completed = match &verdict {
             Some(Ok(Verdict::Done)) => Some(None),
             Some(Ok(Verdict::DoneWith { result })) if result.len() > MAX_STORED_RESULT_BYTES => {
@@ -345,43 +350,24 @@ impl Guard {
         verdict
     }
 
-    /// The claims whose lease ends within half a lease: (holder, id, new lapse).
-    fn due(&self, now: Instant, lease: Duration) -> Vec<(String, String, Instant)> {
-        let mut holding = lock(&self.holding);
-        // Work cut at its batch's deadline never reached its own clean-up.
-        holding.retain(|_, held| held.deadline > now);
-        holding
-            .iter()
-            .filter(|(_, held)| *held.lapse.borrow() <= now + lease / 2)
-            .map(|(holder, held)| {
-                (holder.clone(), held.id.clone(), (now + lease).min(held.deadline))
-            })
-            .collect()
-    }
-
     /// Renews every held claim whose lease ends within half a lease, for one
     /// more (never past its batch's deadline). Returns how many renewals
     /// failed: their processors are cut when their leases lapse.
     pub(crate) async fn renew(&self) -> usize {
-        let ClaimLease::Renewed(lease) = self.lease else { return 0 };
+        let (ClaimLease::Renewed(lease), Some(table)) = (self.lease, &self.table) else {
+            return 0;
+        };
         let lease = self.renewed_lease(lease);
-        let now = Instant::now();
-        let due = self.due(now, lease);
-        let renewals = due.iter().map(|(holder, id, until)| async move {
-            let result = self
-                .store
-                .renew(&RenewRequest { id, holder, lease_until: wall(*until) + CLOCK_SKEW_MARGIN })
-                .await;
-            (holder, until, result)
+        let due = table.claims_due(Instant::now(), lease);
+        let renewals = due.iter().map(|due| async move {
+            let lease_until = wall(due.until) + CLOCK_SKEW_MARGIN;
+            let renewal = RenewRequest { id: &due.id, holder: &due.holder, lease_until };
+            (due, self.store.renew(&renewal).await)
         });
         let mut failed = 0;
-        for (holder, until, result) in futures::future::join_all(renewals).await {
+        for (due, result) in futures::future::join_all(renewals).await {
             match result {
-                Ok(()) => {
-                    if let Some(held) = lock(&self.holding).get(holder) {
-                        held.lapse.send_replace(*until);
-                    }
-                }
+                Ok(()) => table.claim_renewed(due),
                 Err(e) => {
                     failed += 1;
                     warn!(error = %error_chain(&e), "a claim was not renewed; its work stops when its lease lapses");

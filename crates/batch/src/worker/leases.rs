@@ -1,6 +1,9 @@
-//! The lease table: every message received and not yet settled, when its
-//! lease runs out, whether it was lost; the heartbeat that renews them; and
-//! whether the task is busy (for scale-in protection).
+//! The lease table: every message in work, when its visibility lease runs
+//! out, whether it was lost or given back, and, with idempotency, the claim
+//! held on it; the beat that renews the visibility leases (the claims are
+//! renewed on the same beat, through the idempotency store); and whether the
+//! task is busy (for scale-in protection). A batch processor outside a worker
+//! keeps the claims it renews in a table of its own.
 
 use backpressure_core::sync::lock;
 use std::collections::{HashMap, HashSet};
@@ -10,18 +13,23 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::backoff::VisibilityChange;
 use crate::record::SqsRecord;
 use tokio::sync::watch;
-use tokio::time::{Instant, sleep};
+use tokio::time::Instant;
 use tracing::warn;
 
+#[cfg(feature = "worker")]
 use crate::worker::queue::WorkQueue;
 
 /// SQS's limit on a message's visibility, counted from its first receipt.
 pub(crate) const MAX_LEASE: Duration = Duration::from_secs(12 * 3600);
 
-/// A message received and not yet settled.
+/// A message in work: its visibility lease, when this worker received it,
+/// and the idempotency claim held on it.
 #[derive(Debug)]
 struct Lease {
     message_id: String,
+    /// Whether this table renews the message's visibility (a worker's
+    /// receive); a batch processor's own table holds claims alone.
+    leased: bool,
     first_received: SystemTime,
     expires: Instant,
     /// A renewal was refused: SQS may already have handed the message to
@@ -30,6 +38,28 @@ struct Lease {
     /// Given back by a drain: no longer in work, and the same message
     /// received again is not released a second time in the count.
     released: bool,
+    claim: Option<HeldClaim>,
+}
+
+/// An idempotency claim held on a message while its processor runs.
+#[derive(Debug)]
+pub(crate) struct HeldClaim {
+    pub(crate) id: String,
+    pub(crate) holder: String,
+    /// When the processor's work under the claim must stop, unless renewed.
+    pub(crate) lapse: watch::Sender<Instant>,
+    /// The batch's deadline: never renewed past it.
+    pub(crate) deadline: Instant,
+}
+
+/// A claim due for renewal: the entry it is held on, its record and holder,
+/// and the lapse a renewal gives it.
+#[derive(Debug, Clone)]
+pub(crate) struct ClaimDue {
+    pub(crate) entry: String,
+    pub(crate) id: String,
+    pub(crate) holder: String,
+    pub(crate) until: Instant,
 }
 
 /// What became of a lease when its message settled.
@@ -48,7 +78,8 @@ pub(crate) fn release_now(receipt_handle: String) -> VisibilityChange {
     VisibilityChange { receipt_handle, timeout: Duration::ZERO }
 }
 
-/// Every lease the worker holds, keyed by receipt handle.
+/// Every message in work, keyed by receipt handle (by message id for a
+/// record without one).
 #[derive(Debug)]
 pub(crate) struct Leases {
     table: Mutex<HashMap<String, Lease>>,
@@ -68,9 +99,9 @@ impl Leases {
         self.busy.subscribe()
     }
 
-    /// Messages in work: held, not given back.
+    /// Messages in work: leased, not given back.
     pub(crate) fn len(&self) -> usize {
-        lock(&self.table).values().filter(|lease| !lease.released).count()
+        lock(&self.table).values().filter(|lease| lease.leased && !lease.released).count()
     }
 
     /// Whether a drain already gave this message back (under another receipt handle).
@@ -89,16 +120,25 @@ impl Leases {
                 .first_receive_timestamp_ms()
                 .map_or(now, |ms| UNIX_EPOCH + Duration::from_millis(ms));
             let message_id = record.message_id.clone().unwrap_or_default();
-            let lease = Lease { message_id, first_received, expires, lost: false, released: false };
+            let lease = Lease {
+                message_id,
+                leased: true,
+                first_received,
+                expires,
+                lost: false,
+                released: false,
+                claim: None,
+            };
             table.insert(handle, lease);
         }
-        if !table.is_empty() {
+        if table.values().any(|lease| lease.leased) {
             self.busy.send_if_modified(|busy| !std::mem::replace(busy, true));
         }
     }
 
-    /// Stops renewing these leases; says whether the last was still held,
-    /// lost (its result must not delete it), or already given up, and counts the lost ones.
+    /// Stops renewing these leases, and any claim held on them; says whether
+    /// the last was still held, lost (its result must not delete it), or
+    /// already given up, and counts the lost ones.
     pub(crate) fn unlease<'a>(
         &self,
         handles: impl Iterator<Item = &'a str>,
@@ -108,7 +148,7 @@ impl Leases {
         let mut last = Unleased::Gone;
         for handle in handles {
             last = match table.remove(handle) {
-                Some(lease) if lease.released => Unleased::Gone,
+                Some(lease) if lease.released || !lease.leased => Unleased::Gone,
                 Some(lease) if lease.lost => {
                     warn!(message_id = %lease.message_id, "its lease was lost: its result does not delete it");
                     *lost += 1;
@@ -118,18 +158,19 @@ impl Leases {
                 None => Unleased::Gone,
             };
         }
-        if table.values().all(|lease| lease.released) {
+        if table.values().all(|lease| lease.released || !lease.leased) {
             self.busy.send_if_modified(|busy| std::mem::replace(busy, false));
         }
         last
     }
 
     /// Gives up every lease still in work: the changes that put each message
-    /// back at once. The leases stay, marked, so that a message
-    /// a receive takes back is known as released already.
+    /// back at once. The leases stay, marked, so that a message a receive
+    /// takes back is known as released already.
     pub(crate) fn release_all(&self) -> Vec<VisibilityChange> {
         let unfinished = lock(&self.table)
             .iter_mut()
+            .filter(|(_, lease)| lease.leased)
             .filter_map(|(handle, lease)| {
                 let newly = !std::mem::replace(&mut lease.released, true);
                 newly.then(|| release_now(handle.clone()))
@@ -139,15 +180,18 @@ impl Leases {
         unfinished
     }
 
-    /// The renewals due now: every lease not lost that runs out within half
-    /// a visibility timeout, renewed for one more, never past 12 hours from
-    /// its first receipt.
+    /// The visibility renewals due now: every lease in work and not lost
+    /// that runs out within half a visibility timeout, renewed for one more,
+    /// never past 12 hours from its first receipt.
     fn due(&self, now: Instant, wall_now: SystemTime) -> Vec<VisibilityChange> {
         let visibility = self.visibility;
         lock(&self.table)
             .iter()
             .filter(|(_, lease)| {
-                !lease.lost && !lease.released && lease.expires <= now + visibility / 2
+                lease.leased
+                    && !lease.lost
+                    && !lease.released
+                    && lease.expires <= now + visibility / 2
             })
             .map(|(handle, lease)| {
                 let age = wall_now.duration_since(lease.first_received).unwrap_or_default();
@@ -175,17 +219,76 @@ impl Leases {
         }
     }
 
-    /// Renews, before it runs out, the lease of every message still in work.
-    pub(crate) async fn heartbeat(&self, queue: &WorkQueue) {
-        loop {
-            sleep(self.visibility / 3).await;
-            let now = Instant::now();
-            let renewals = self.due(now, SystemTime::now());
-            if renewals.is_empty() {
-                continue;
+    /// One beat: renews, before it runs out, the visibility lease of every
+    /// message still in work.
+    #[cfg(feature = "worker")]
+    pub(crate) async fn renew_visibility(&self, queue: &WorkQueue) {
+        let now = Instant::now();
+        let renewals = self.due(now, SystemTime::now());
+        if renewals.is_empty() {
+            return;
+        }
+        let refused = queue.set_visibility(&renewals).await;
+        self.renewed(now, &renewals, &refused);
+    }
+
+    /// Holds `claim` on the message in work under `entry` (its receipt handle).
+    pub(crate) fn hold_claim(&self, entry: &str, message_id: &str, claim: HeldClaim) {
+        let mut table = lock(&self.table);
+        let lease = table.entry(entry.to_owned()).or_insert_with(|| Lease {
+            message_id: message_id.to_owned(),
+            leased: false,
+            first_received: SystemTime::now(),
+            expires: Instant::now(),
+            lost: false,
+            released: false,
+            claim: None,
+        });
+        lease.claim = Some(claim);
+    }
+
+    /// The claim on `entry` is over (its work returned, or was cut): no more renewals.
+    pub(crate) fn drop_claim(&self, entry: &str) {
+        let mut table = lock(&self.table);
+        if let Some(lease) = table.get_mut(entry) {
+            lease.claim = None;
+            if !lease.leased {
+                table.remove(entry);
             }
-            let refused = queue.set_visibility(&renewals).await;
-            self.renewed(now, &renewals, &refused);
+        }
+    }
+
+    /// The claims whose lease ends within half of `lease` from `now`, each
+    /// renewed for one more, never past its batch's deadline. A claim whose
+    /// work is gone (cut at its batch's deadline before its own clean-up) is
+    /// dropped.
+    pub(crate) fn claims_due(&self, now: Instant, lease: Duration) -> Vec<ClaimDue> {
+        let mut table = lock(&self.table);
+        for held in table.values_mut() {
+            if held.claim.as_ref().is_some_and(|c| c.deadline <= now || c.lapse.is_closed()) {
+                held.claim = None;
+            }
+        }
+        table.retain(|_, held| held.leased || held.claim.is_some());
+        table
+            .iter()
+            .filter_map(|(entry, held)| Some((entry, held.claim.as_ref()?)))
+            .filter(|(_, claim)| *claim.lapse.borrow() <= now + lease / 2)
+            .map(|(entry, claim)| ClaimDue {
+                entry: entry.clone(),
+                id: claim.id.clone(),
+                holder: claim.holder.clone(),
+                until: (now + lease).min(claim.deadline),
+            })
+            .collect()
+    }
+
+    /// A renewal the store confirmed: the claim's work may run on until `due.until`.
+    pub(crate) fn claim_renewed(&self, due: &ClaimDue) {
+        let table = lock(&self.table);
+        let claim = table.get(&due.entry).and_then(|lease| lease.claim.as_ref());
+        if let Some(claim) = claim.filter(|claim| claim.holder == due.holder) {
+            claim.lapse.send_replace(due.until);
         }
     }
 }

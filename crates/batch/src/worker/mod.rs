@@ -44,19 +44,33 @@
 //! In a container, stamp the health file where the task definition's health
 //! check reads it ([`WorkerBuilder::health_file`], [`health_check`]).
 
+#[cfg(feature = "worker")]
 mod deleter;
+#[cfg(feature = "worker")]
 mod groups;
+#[cfg(feature = "worker")]
 mod health;
-mod leases;
+pub(crate) mod leases;
+#[cfg(feature = "worker")]
 mod metrics;
+#[cfg(feature = "worker")]
 mod protection;
+#[cfg(feature = "worker")]
 mod queue;
+#[cfg(feature = "worker")]
 mod runtime;
+#[cfg(feature = "worker")]
 mod settings;
+#[cfg(feature = "worker")]
 mod setup;
+#[cfg(feature = "worker")]
 mod signals;
 
+#[cfg(feature = "worker")]
 pub use backpressure_core::queue::QueueRef;
+#[cfg(feature = "worker")]
 pub use health::{Unhealthy, health_check};
+#[cfg(feature = "worker")]
 pub use runtime::{Ended, Worker};
+#[cfg(feature = "worker")]
 pub use setup::{WorkerBuilder, WorkerError};

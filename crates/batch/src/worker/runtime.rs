@@ -33,7 +33,7 @@ pub struct Worker<P, Q, B> {
     batch: BatchProcessor<P, Q, B>,
     config: Settings,
     in_flight: Arc<Semaphore>,
-    leases: Leases,
+    leases: Arc<Leases>,
     counts: Counts,
     protection: Option<Protection>,
     health: Stamp,
@@ -59,10 +59,12 @@ where
     P: Processor<B> + 'static,
     Q: QuarantineStore + 'static,
 {
-    /// A worker for `queue`, running `batch`; `protection` when on ECS.
+    /// A worker for `queue`, running `batch`, which holds its renewed claims
+    /// in `leases`; `protection` when on ECS.
     pub(crate) fn new(
         queue: WorkQueue,
         batch: BatchProcessor<P, Q, B>,
+        leases: Arc<Leases>,
         config: Settings,
         protection: Option<Protection>,
         health: Stamp,
@@ -70,7 +72,6 @@ where
     ) -> Self {
         let in_flight = Arc::new(Semaphore::new(config.max_in_flight));
         let deleter = Deleter::start(queue.clone());
-        let leases = Leases::new(config.visibility_timeout);
         Self {
             queue,
             batch,
@@ -109,7 +110,7 @@ where
     ) -> Ended {
         let beating = self.clone();
         let heartbeat = tokio::spawn(async move {
-            tokio::join!(beating.leases.heartbeat(&beating.queue), beating.keep_claims())
+            beating.heartbeat().await
         });
         let metrics = tokio::spawn(self.clone().report_every(Duration::from_secs(60)));
         if let Some(protection) = self.protection.clone() {
@@ -200,14 +201,16 @@ where
         Counts::add(&self.counts.released, confirmed.count());
     }
 
-    /// Renews the idempotency claims of the work in flight on the
-    /// heartbeat's beat, one lease at a time: a claim lasts as long as this
-    /// process works on its message, and lapses within one lease of a crash
-    /// (the visibility timeout, or the processor's longest side effect).
-    async fn keep_claims(&self) {
+    /// Renews, every third of a visibility timeout, the lease of every
+    /// message in work and the idempotency claim held on it, one lease more
+    /// each: a claim lasts as long as this process works on its message,
+    /// and lapses within one lease of a crash (the visibility timeout, or the
+    /// processor's longest side effect).
+    async fn heartbeat(&self) {
         loop {
             sleep(self.config.visibility_timeout / 3).await;
-            let failed = self.batch.renew_claims().await;
+            let beat = self.leases.renew_visibility(&self.queue);
+            let ((), failed) = tokio::join!(beat, self.batch.renew_claims());
             Counts::add(&self.counts.claim_renewals_failed, failed);
         }
     }

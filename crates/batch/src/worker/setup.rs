@@ -2,6 +2,7 @@
 //! first poll.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use aws_sdk_sqs::Client;
@@ -18,6 +19,7 @@ use crate::builder::{BuildError, Builder};
 use crate::processor::Processor;
 use crate::quarantine::QuarantineStore;
 use crate::worker::health::{Stamp, default_health_file};
+use crate::worker::leases::Leases;
 use crate::worker::protection::Protection;
 use crate::worker::queue::WorkQueue;
 use crate::worker::runtime::Worker;
@@ -168,9 +170,11 @@ where
         let Self { batch, sqs, queue, settings, api_call_timeout, protection, health_file } = self;
         check(&settings, batch.margin())?;
         let namespace = batch.namespace().map(str::to_owned);
+        // One table for each message's visibility lease and the claim held on it.
+        let leases = Arc::new(Leases::new(settings.visibility_timeout));
         let batch = batch
             .fifo_retries_at_once(sqs.clone())
-            .claims_renewed(settings.visibility_timeout)
+            .claims_renewed(settings.visibility_timeout, leases.clone())
             .build()?;
         // Protected for longer than one batch may work and hold its lease.
         let horizon = settings.message_timeout + settings.visibility_timeout;
@@ -181,7 +185,7 @@ where
             .await
             .map_err(|source| WorkerError::Queue { queue: queue.url().to_owned(), source })?;
         let health = Stamp::new(&health_file);
-        Ok(Worker::new(work_queue, batch, settings, protection, health, namespace))
+        Ok(Worker::new(work_queue, batch, leases, settings, protection, health, namespace))
     }
 }
 
