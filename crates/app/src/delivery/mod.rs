@@ -82,9 +82,10 @@ pub(crate) fn https_client() -> std::io::Result<HttpClient> {
         .build(connector))
 }
 
-/// The default processor: delivers each [`WorkRequest`] to
-/// [`Downstream::url`] and turns the answer into a verdict
-/// ([`verdict_for_status`]); [`RawDelivery`] does the same for bodies as they are.
+/// The default processor: delivers each [`WorkRequest`] to `DOWNSTREAM_URL`
+/// and turns the answer into a verdict by its status (2xx done; 408, 425,
+/// 429 and 5xx retried, after any `Retry-After`; any other 4xx quarantined);
+/// [`RawDelivery`] does the same for bodies as they are.
 #[derive(Debug)]
 pub struct HttpDelivery {
     client: HttpClient,
@@ -258,8 +259,8 @@ fn content_type<'a>(record: &'a SqsRecord, body: &RawBody) -> &'a str {
 
 /// The forwarder for bodies as they are (`BODY_FORMAT=raw`): the same
 /// client, downstream and status table as [`HttpDelivery`], for [`RawBody`]s,
-/// POSTed unchanged with their content type, the key and tenant where its
-/// [`RawLabels`] say.
+/// POSTed unchanged with their content type, the key and tenant where
+/// `IDEMPOTENCY_KEY_FROM` and `TENANT_FROM` say.
 #[derive(Debug)]
 pub struct RawDelivery(HttpDelivery);
 

@@ -109,9 +109,7 @@ where
         mut quit: watch::Receiver<bool>,
     ) -> Ended {
         let beating = self.clone();
-        let heartbeat = tokio::spawn(async move {
-            beating.heartbeat().await
-        });
+        let heartbeat = tokio::spawn(async move { beating.heartbeat().await });
         let metrics = tokio::spawn(self.clone().report_every(Duration::from_secs(60)));
         if let Some(protection) = self.protection.clone() {
             tokio::spawn(protection.follow(self.leases.busy()));
