@@ -44,33 +44,29 @@
 //! In a container, stamp the health file where the task definition's health
 //! check reads it ([`WorkerBuilder::health_file`], [`health_check`]).
 
-#[cfg(feature = "worker")]
-mod deleter;
-#[cfg(feature = "worker")]
-mod groups;
-#[cfg(feature = "worker")]
-mod health;
+// The lease table is compiled without the worker too: a batch processor's
+// renewed claims are held in one. The rest is the worker's alone.
 pub(crate) mod leases;
-#[cfg(feature = "worker")]
-mod metrics;
-#[cfg(feature = "worker")]
-mod protection;
-#[cfg(feature = "worker")]
-mod queue;
-#[cfg(feature = "worker")]
-mod runtime;
-#[cfg(feature = "worker")]
-mod settings;
-#[cfg(feature = "worker")]
-mod setup;
-#[cfg(feature = "worker")]
-mod signals;
 
-#[cfg(feature = "worker")]
-pub use backpressure_core::queue::QueueRef;
-#[cfg(feature = "worker")]
-pub use health::{Unhealthy, health_check};
-#[cfg(feature = "worker")]
-pub use runtime::{Ended, Worker};
-#[cfg(feature = "worker")]
-pub use setup::{WorkerBuilder, WorkerError};
+/// Each item only with the `worker` feature.
+macro_rules! with_the_worker {
+    ($($item:item)*) => { $( #[cfg(feature = "worker")] $item )* };
+}
+
+with_the_worker! {
+    mod deleter;
+    mod groups;
+    mod health;
+    mod metrics;
+    mod protection;
+    mod queue;
+    mod runtime;
+    mod settings;
+    mod setup;
+    mod signals;
+
+    pub use backpressure_core::queue::QueueRef;
+    pub use health::{Unhealthy, health_check};
+    pub use runtime::{Ended, Worker};
+    pub use setup::{WorkerBuilder, WorkerError};
+}

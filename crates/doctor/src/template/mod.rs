@@ -107,6 +107,18 @@ fn cycle_sentence(of: CycleOf, path: &[String]) -> String {
     }
 }
 
+/// `text`, the template in `file`, read: a CloudFormation template whose
+/// conditions and resources refer to each other in no cycle.
+fn read(file: &str, text: &str) -> Result<serde_json::Value, TemplateError> {
+    let template = document::parse(text)
+        .map_err(|source| TemplateError::Template { file: file.into(), source })?;
+    if let Some(reason) = document::not_a_template(&template) {
+        return Err(TemplateError::NotATemplate { file: file.into(), reason });
+    }
+    cycles::refuse(&template)?;
+    Ok(template)
+}
+
 /// Checks what `template` (the text of `template_file`) would deploy with `set`.
 pub fn check_template(
     template_file: &str,
@@ -114,12 +126,7 @@ pub fn check_template(
     parameters_file: &str,
     set: &ParameterSet,
 ) -> Result<Report, TemplateError> {
-    let template = document::parse(template)
-        .map_err(|source| TemplateError::Template { file: template_file.into(), source })?;
-    if let Some(reason) = document::not_a_template(&template) {
-        return Err(TemplateError::NotATemplate { file: template_file.into(), reason });
-    }
-    cycles::refuse(&template)?;
+    let template = read(template_file, template)?;
     let declared = template["Parameters"].as_object().cloned().unwrap_or_default();
     let mut findings = Vec::new();
     let values = parameters::resolve(&declared, set, &mut findings);

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use super::stack::Stack;
-use super::{ParameterSet, TemplateError, cycles, document, parameters};
+use super::{ParameterSet, TemplateError, parameters};
 
 /// `template.yaml` (or any template) with a parameter set's values, each
 /// parameter's default for the rest: its Conditions and Rules evaluated as
@@ -27,12 +27,7 @@ impl TemplatePlan {
         template: &str,
         values: &BTreeMap<String, String>,
     ) -> Result<Self, TemplateError> {
-        let template = document::parse(template)
-            .map_err(|source| TemplateError::Template { file: file.into(), source })?;
-        if let Some(reason) = document::not_a_template(&template) {
-            return Err(TemplateError::NotATemplate { file: file.into(), reason });
-        }
-        cycles::refuse(&template)?;
+        let template = super::read(file, template)?;
         let declared = template["Parameters"].as_object().cloned().unwrap_or_default();
         let set = ParameterSet { stack_name: None, values: values.clone() };
         let mut unused_findings = Vec::new();
