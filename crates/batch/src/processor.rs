@@ -22,8 +22,8 @@ pub struct Message<'a, B> {
     pub body: &'a str,
     /// The message as its producer published it: the body itself, or what
     /// was inside its envelope (SNS's `Message`, EventBridge's `detail`), or
-    /// the payload read from S3 when the body pointed at one. `request` is
-    /// this, decoded (`decoded`).
+    /// the payload read from S3 when the body pointed at one. `decoded` is
+    /// this, decoded.
     pub payload: &'a str,
     /// What the envelope said of the message's delivery (SNS's `MessageId`
     /// and topic, EventBridge's `source` and `detail-type`); `None` without one.

@@ -24,8 +24,6 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::time::Duration;
 
-use backpressure_core::error::ApiError;
-
 mod claim;
 #[cfg(feature = "dynamodb")]
 mod dynamodb;
@@ -45,6 +43,7 @@ mod write;
 /// The hex SHA-256 of a body: the record's `validation`.
 pub(crate) use backpressure_core::quarantine::body_hash;
 
+pub use backpressure_core::error::ApiError;
 pub use claim::ClaimOutcome;
 #[cfg(feature = "dynamodb")]
 use dynamodb::DynamoDbStore;
@@ -112,6 +111,13 @@ pub enum StoreError {
 /// library's are [`Idempotency::dynamodb`], [`Idempotency::redis`] and
 /// [`Idempotency::in_memory`]. Every call compares expiry times itself: a store
 /// may keep expired records readable (DynamoDB's TTL deletes lazily).
+///
+/// The contract the engine relies on, beyond each method's own: a claim by
+/// the holder that already holds the key answers [`ClaimOutcome::Claimed`]
+/// (a retried call whose answer was lost); releasing a record that is gone
+/// is `Ok`; the store returns the `validation` it found and the engine, not
+/// the store, compares it with the body's. A backend's failure is
+/// [`StoreError::Call`] with an [`ApiError`] (`ApiError::new(operation, error)`).
 pub trait IdempotencyStore: Send + Sync + 'static {
     /// Whether the store answers (a cheap read): a long-lived worker calls it
     /// at start-up. The default answers yes without a call.
@@ -211,8 +217,9 @@ impl Idempotency {
     }
 
     /// Claims in a store of one's own. Completed keys are remembered for an
-    /// hour, leases last until the batch's deadline, keys are scoped by the
-    /// source queue's name.
+    /// hour, leases last until the batch's deadline (under a
+    /// [`crate::worker::Worker`]: one visibility timeout, renewed), keys are
+    /// scoped by the source queue's name.
     pub fn new(store: impl IdempotencyStore) -> Self {
         Self {
             store: SharedStore::new(store),
