@@ -18,7 +18,7 @@ pub fn init(verbose: u8) {
     let ours = match verbose {
         0 => "warn",
         1 => "warn,audit=debug,sqs_backpressure=info",
-        _ => "warn,audit=debug,sqs_backpressure=debug,backpressure_batch=debug",
+        _ => "warn,audit=debug,sqs_backpressure=debug",
     };
     let sdk = "aws_config=off,aws_runtime=off,aws_smithy_runtime=off,aws_smithy_http_client=off,\
                aws_sdk_sqs=off,aws_sdk_sts=off,aws_sdk_s3=off";
