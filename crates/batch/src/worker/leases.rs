@@ -8,6 +8,7 @@
 use backpressure_core::sync::lock;
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::backoff::VisibilityChange;
@@ -39,6 +40,13 @@ struct Lease {
     /// received again is not released a second time in the count.
     released: bool,
     claim: Option<HeldClaim>,
+}
+
+impl Lease {
+    /// Leased by a worker's receive and not given back.
+    fn in_work(&self) -> bool {
+        self.leased && !self.released
+    }
 }
 
 /// An idempotency claim held on a message while its processor runs.
@@ -83,6 +91,9 @@ pub(crate) fn release_now(receipt_handle: String) -> VisibilityChange {
 #[derive(Debug)]
 pub(crate) struct Leases {
     table: Mutex<HashMap<String, Lease>>,
+    /// Leases in work (leased, not given back), changed only under the
+    /// table's lock, so that asking needs no walk through the table.
+    in_work: AtomicUsize,
     visibility: Duration,
     /// Whether any message is in work, for task scale-in protection.
     busy: watch::Sender<bool>,
@@ -91,7 +102,12 @@ pub(crate) struct Leases {
 impl Leases {
     /// An empty table for leases of `visibility` each.
     pub(crate) fn new(visibility: Duration) -> Self {
-        Self { table: Mutex::default(), visibility, busy: watch::Sender::new(false) }
+        Self {
+            table: Mutex::default(),
+            in_work: AtomicUsize::new(0),
+            visibility,
+            busy: watch::Sender::new(false),
+        }
     }
 
     /// Turns true while any message is in work.
@@ -101,7 +117,7 @@ impl Leases {
 
     /// Messages in work: leased, not given back.
     pub(crate) fn len(&self) -> usize {
-        lock(&self.table).values().filter(|lease| lease.leased && !lease.released).count()
+        self.in_work.load(Ordering::Relaxed)
     }
 
     /// Whether a drain already gave this message back (under another receipt handle).
@@ -129,9 +145,12 @@ impl Leases {
                 released: false,
                 claim: None,
             };
-            table.insert(handle, lease);
+            let replaced = table.insert(handle, lease);
+            if !replaced.is_some_and(|old| old.in_work()) {
+                self.in_work.fetch_add(1, Ordering::Relaxed);
+            }
         }
-        if table.values().any(|lease| lease.leased) {
+        if self.in_work.load(Ordering::Relaxed) > 0 {
             self.busy.send_if_modified(|busy| !std::mem::replace(busy, true));
         }
     }
@@ -147,7 +166,11 @@ impl Leases {
         let mut table = lock(&self.table);
         let mut last = Unleased::Gone;
         for handle in handles {
-            last = match table.remove(handle) {
+            let removed = table.remove(handle);
+            if removed.as_ref().is_some_and(Lease::in_work) {
+                self.in_work.fetch_sub(1, Ordering::Relaxed);
+            }
+            last = match removed {
                 Some(lease) if lease.released || !lease.leased => Unleased::Gone,
                 Some(lease) if lease.lost => {
                     warn!(message_id = %lease.message_id, "its lease was lost: its result does not delete it");
@@ -158,7 +181,7 @@ impl Leases {
                 None => Unleased::Gone,
             };
         }
-        if table.values().all(|lease| lease.released || !lease.leased) {
+        if self.in_work.load(Ordering::Relaxed) == 0 {
             self.busy.send_if_modified(|busy| std::mem::replace(busy, false));
         }
         last
@@ -168,14 +191,17 @@ impl Leases {
     /// back at once. The leases stay, marked, so that a message a receive
     /// takes back is known as released already.
     pub(crate) fn release_all(&self) -> Vec<VisibilityChange> {
-        let unfinished = lock(&self.table)
+        let mut table = lock(&self.table);
+        let unfinished = table
             .iter_mut()
-            .filter(|(_, lease)| lease.leased)
-            .filter_map(|(handle, lease)| {
-                let newly = !std::mem::replace(&mut lease.released, true);
-                newly.then(|| release_now(handle.clone()))
+            .filter(|(_, lease)| lease.in_work())
+            .map(|(handle, lease)| {
+                lease.released = true;
+                release_now(handle.clone())
             })
             .collect();
+        self.in_work.store(0, Ordering::Relaxed);
+        drop(table);
         self.busy.send_replace(false);
         unfinished
     }
