@@ -203,14 +203,32 @@ where
     /// message in work and the idempotency claim held on it, one lease more
     /// each: a claim lasts as long as this process works on its message,
     /// and lapses within one lease of a crash (the visibility timeout, or the
-    /// processor's longest side effect).
+    /// processor's longest side effect). One beat drives both; neither waits
+    /// for the other, so a store that hangs never stops the visibility
+    /// renewals (nor SQS the claims'): a renewer still busy skips the beats
+    /// it misses.
     async fn heartbeat(&self) {
-        loop {
-            sleep(self.config.visibility_timeout / 3).await;
-            let beat = self.leases.renew_visibility(&self.queue);
-            let ((), failed) = tokio::join!(beat, self.batch.renew_claims());
-            Counts::add(&self.counts.claim_renewals_failed, failed);
-        }
+        let (tick, beat) = watch::channel(());
+        let ticker = async {
+            loop {
+                sleep(self.config.visibility_timeout / 3).await;
+                tick.send_replace(());
+            }
+        };
+        let mut visibility_beat = beat.clone();
+        let visibility = async {
+            while visibility_beat.changed().await.is_ok() {
+                self.leases.renew_visibility(&self.queue).await;
+            }
+        };
+        let mut claims_beat = beat;
+        let claims = async {
+            while claims_beat.changed().await.is_ok() {
+                let failed = self.batch.renew_claims().await;
+                Counts::add(&self.counts.claim_renewals_failed, failed);
+            }
+        };
+        tokio::join!(ticker, visibility, claims);
     }
 
     async fn report_every(self: Arc<Self>, period: Duration) {
